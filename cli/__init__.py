@@ -1,0 +1,1 @@
+"""The `kalah` command line: one subcommand module each, loaded on demand."""

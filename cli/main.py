@@ -1,0 +1,40 @@
+"""Entry point of the `kalah` command: dispatches to one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# subcommand -> (module under cli/, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "record": ("cli.record", "apply a game record and print each position and the result"),
+}
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
+    """The top-level parser with every subcommand registered by its module."""
+    parser = argparse.ArgumentParser(prog="kalah", description="Kalah Arena: play, serve, solve and study Kalah.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    runners: dict[str, Callable[[argparse.Namespace], int]] = {}
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        module.configure(sp)
+        runners[name] = module.run
+    return parser, runners
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `kalah` command line; returns the exit status."""
+    parser, runners = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return runners[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
