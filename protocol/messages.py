@@ -1,0 +1,313 @@
+"""Wire messages between clients and the server: strict pydantic v2 models with a `type` tag.
+
+Every message is one JSON object. `decode_client` / `decode_server` turn text into a model or
+raise `MessageError`; `encode` turns a model into text. Unknown fields, unknown types, wrong
+types and out-of-range numbers are all refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from protocol.actions import Action, Sow, Swap, Transfer
+from protocol.errors import KalahError
+from protocol.variant import Variant
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 16 * 1024
+
+Int32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
+Bin = Annotated[int, Field(ge=1, le=26)]
+MatchId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+Name = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.:-]+$")]
+Token = Annotated[str, Field(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
+SideName = Literal["south", "north"]
+Fen = Annotated[str, Field(max_length=512)]
+
+
+class MessageError(KalahError):
+    """A message that is not valid JSON or does not match any message type."""
+
+    code = "bad_message"
+
+
+class Message(BaseModel):
+    """Base of every wire message: strict, frozen, no unknown fields."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _check_variant(text: str) -> str:
+    """Validate a variant text and return its normal form."""
+    if len(text) > 200:
+        raise ValueError("variant text too long")
+    return Variant.parse(text).text()
+
+
+# ---------------------------------------------------------------- client -> server
+
+
+class Hello(Message):
+    """First message of a connection: a name, or a token to restore an identity."""
+
+    type: Literal["hello"] = "hello"
+    name: Name
+    token: Token | None = None
+    version: Int32 = PROTOCOL_VERSION
+
+
+class CreateMatch(Message):
+    """Create a match: a variant, the creator's seat, and an open seat or a hosted bot."""
+
+    type: Literal["create"] = "create"
+    variant: str = "kalah(6,4)"
+    seat: Literal["south", "north", "random"] = "south"
+    opponent: Annotated[str, Field(max_length=64)] | None = None
+    rated: bool = True
+
+    _variant = field_validator("variant")(_check_variant)
+
+
+class FindOpponent(Message):
+    """Ask to be paired with any other player waiting for the same variant."""
+
+    type: Literal["seek"] = "seek"
+    variant: str = "kalah(6,4)"
+
+    _variant = field_validator("variant")(_check_variant)
+
+
+class JoinMatch(Message):
+    """Take the open seat of a match."""
+
+    type: Literal["join"] = "join"
+    match_id: MatchId
+
+
+class WatchMatch(Message):
+    """Spectate a match; `since` is the last event number already seen (None: snapshot)."""
+
+    type: Literal["watch"] = "watch"
+    match_id: MatchId
+    since: Int32 | None = None
+
+
+class SyncMatch(Message):
+    """After reconnecting: send the events of a match after `since`, or a snapshot."""
+
+    type: Literal["sync"] = "sync"
+    match_id: MatchId
+    since: Int32 | None = None
+
+
+class LeaveMatch(Message):
+    """Stop watching a match, or give up an open seat before the game starts."""
+
+    type: Literal["leave"] = "leave"
+    match_id: MatchId
+
+
+class MakeMove(Message):
+    """Sow from a bin, at ply `ply` of the match (a resent move is acknowledged, not replayed)."""
+
+    type: Literal["move"] = "move"
+    match_id: MatchId
+    ply: Int32
+    bin: Bin
+
+
+class SwapSides(Message):
+    """Take the pie-rule swap on North's first turn."""
+
+    type: Literal["swap"] = "swap"
+    match_id: MatchId
+    ply: Int32
+
+
+class TransferSeed(Message):
+    """The opening transfer: move one seed from bin `src` to bin `dst`, or none (both null)."""
+
+    type: Literal["transfer"] = "transfer"
+    match_id: MatchId
+    ply: Int32
+    src: Bin | None = None
+    dst: Bin | None = None
+
+
+class Resign(Message):
+    """Resign a match."""
+
+    type: Literal["resign"] = "resign"
+    match_id: MatchId
+
+
+class ClaimWin(Message):
+    """Claim the win when the opponent has been disconnected past the grace period."""
+
+    type: Literal["claim"] = "claim"
+    match_id: MatchId
+
+
+class ListMatches(Message):
+    """Ask for the open and live matches."""
+
+    type: Literal["list"] = "list"
+
+
+ActionMessage = MakeMove | SwapSides | TransferSeed
+
+ClientMessage = Annotated[
+    Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
+    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches,
+    Field(discriminator="type"),
+]
+
+
+def message_action(msg: ActionMessage) -> Action:
+    """The rules `Action` an action message asks for."""
+    if isinstance(msg, MakeMove):
+        return Sow(msg.bin)
+    if isinstance(msg, SwapSides):
+        return Swap()
+    return Transfer(msg.src, msg.dst)
+
+
+# ---------------------------------------------------------------- server -> client
+
+
+class Welcome(Message):
+    """Answer to hello: the identity, its secret token, and the matches where it holds a seat."""
+
+    type: Literal["welcome"] = "welcome"
+    player_id: MatchId
+    name: Name
+    token: Token
+    seats: list[MatchId] = []
+    version: Int32 = PROTOCOL_VERSION
+
+
+class Clocks(Message):
+    """Milliseconds left for each side, and which one is running (None: stopped)."""
+
+    south_ms: Int32 | None = None
+    north_ms: Int32 | None = None
+    running: SideName | None = None
+
+
+class MatchSummary(Message):
+    """One match in a listing."""
+
+    match_id: MatchId
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    status: Literal["open", "live", "finished"]
+    ply: Int32 = 0
+    spectators: Int32 = 0
+    result: int | None = None
+
+
+class MatchList(Message):
+    """The open and live matches."""
+
+    type: Literal["matches"] = "matches"
+    matches: list[MatchSummary]
+
+
+class Snapshot(Message):
+    """The whole state of a match, as of event number `seq`."""
+
+    type: Literal["snapshot"] = "snapshot"
+    match_id: MatchId
+    seq: Int32
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    you: SideName | None = None
+    status: Literal["open", "live", "finished"]
+    record: list[Annotated[str, Field(max_length=8)]] = []
+    position: Fen
+    clocks: Clocks = Clocks()
+    spectators: Int32 = 0
+    result: int | None = None
+    reason: str | None = None
+
+
+class MatchEvent(Message):
+    """One numbered event of a match: an action with what it did, or a change of players."""
+
+    type: Literal["event"] = "event"
+    match_id: MatchId
+    seq: Int32
+    kind: Literal["action", "joined", "left", "spectators", "game_over"]
+    ply: Int32 | None = None
+    side: SideName | None = None
+    action: Annotated[str, Field(max_length=8)] | None = None
+    path: list[Bin] = []
+    capture: list[Int32] | None = None
+    extra_turn: bool = False
+    position: Fen | None = None
+    clocks: Clocks | None = None
+    player: Name | None = None
+    spectators: Int32 | None = None
+    result: int | None = None
+    reason: str | None = None
+
+
+class Ack(Message):
+    """An action was stored: it is durable from now on."""
+
+    type: Literal["ack"] = "ack"
+    match_id: MatchId
+    ply: Int32
+    seq: Int32
+
+
+class ErrorMessage(Message):
+    """A refused request: a stable `code`, a human message, and the request type it answers."""
+
+    type: Literal["error"] = "error"
+    code: Annotated[str, Field(max_length=64)]
+    message: Annotated[str, Field(max_length=1000)]
+    request: Annotated[str, Field(max_length=32)] | None = None
+    match_id: MatchId | None = None
+
+
+ServerMessage = Annotated[
+    Welcome | MatchList | Snapshot | MatchEvent | Ack | ErrorMessage,
+    Field(discriminator="type"),
+]
+
+_client_adapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
+_server_adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+
+M = TypeVar("M", bound=Message)
+
+
+def _decode(adapter: TypeAdapter[Any], data: str | bytes) -> Any:
+    """Validate JSON text against a union of messages, mapping failures to `MessageError`."""
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise MessageError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        return adapter.validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise MessageError(f"{where or 'message'}: {first['msg']}") from None
+
+
+def decode_client(data: str | bytes) -> ClientMessage:
+    """Parse a message sent by a client; raises `MessageError`."""
+    return _decode(_client_adapter, data)  # type: ignore[no-any-return]
+
+
+def decode_server(data: str | bytes) -> ServerMessage:
+    """Parse a message sent by the server; raises `MessageError`."""
+    return _decode(_server_adapter, data)  # type: ignore[no-any-return]
+
+
+def encode(msg: Message) -> str:
+    """The JSON text of a message."""
+    return msg.model_dump_json()
