@@ -16,7 +16,7 @@ REPETITION_LIMIT = 3
 class Game:
     """A game in progress or finished: a list of positions joined by actions."""
 
-    __slots__ = ("variant", "positions", "actions", "events", "_seen")
+    __slots__ = ("_seen", "actions", "events", "positions", "variant")
 
     def __init__(self, variant: Variant | None = None, start: Position | None = None) -> None:
         self.variant = variant or (start.variant if start else Variant())

@@ -233,6 +233,7 @@ class Snapshot(Message):
     spectators: Int32 = 0
     result: int | None = None
     reason: str | None = None
+    winner: SideName | None = None
 
 
 class MatchEvent(Message):
@@ -254,15 +255,34 @@ class MatchEvent(Message):
     spectators: Int32 | None = None
     result: int | None = None
     reason: str | None = None
+    winner: SideName | None = None
 
 
 class Ack(Message):
-    """An action was stored: it is durable from now on."""
+    """An action was stored: it is durable from now on (`duplicate`: a resent action, not replayed)."""
 
     type: Literal["ack"] = "ack"
     match_id: MatchId
     ply: Int32
     seq: Int32
+    duplicate: bool = False
+
+
+class Presence(Message):
+    """Who is there, outside the numbered events: spectator count and which seats are connected."""
+
+    type: Literal["presence"] = "presence"
+    match_id: MatchId
+    spectators: Int32 = 0
+    south_connected: bool = False
+    north_connected: bool = False
+
+
+class Seeking(Message):
+    """Answer to seek: waiting for an opponent of this variant (a snapshot follows when paired)."""
+
+    type: Literal["seeking"] = "seeking"
+    variant: str
 
 
 class ErrorMessage(Message):
@@ -276,7 +296,7 @@ class ErrorMessage(Message):
 
 
 ServerMessage = Annotated[
-    Welcome | MatchList | Snapshot | MatchEvent | Ack | ErrorMessage,
+    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | ErrorMessage,
     Field(discriminator="type"),
 ]
 

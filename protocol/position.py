@@ -77,8 +77,17 @@ _FEN = re.compile(r"([\d,]+) ([SN]) (\d{1,6}) ([ptw]*|-)(?: (\w+))?")
 class Position:
     """A position: pits in bin order, side to move, ply, and pie/transfer state."""
 
-    __slots__ = ("variant", "tables", "pits", "to_move", "ply", "pie_open", "transfer_pending",
-                 "swapped", "end")
+    __slots__ = (
+        "end",
+        "pie_open",
+        "pits",
+        "ply",
+        "swapped",
+        "tables",
+        "to_move",
+        "transfer_pending",
+        "variant",
+    )
 
     variant: Variant
     tables: Tables
@@ -205,7 +214,8 @@ class Position:
         if isinstance(action, Swap):
             if not self.swap_offered:
                 raise SwapNotOfferedError("swap is only offered on North's first turn with the pie rule")
-            pos = Position(self.variant, self.pits, mover, self.ply + 1, False, False, not self.swapped, None, self.tables)
+            pos = Position(self.variant, self.pits, mover, self.ply + 1, False, False, not self.swapped,
+                           None, self.tables)
             return pos, MoveEvent(action, mover, self.ply)
         if isinstance(action, Transfer):
             return self._transfer(action, mover)
@@ -250,8 +260,12 @@ class Position:
                 raise TransferError(f"bin {action.src} is empty")
             pits[action.src - 1] -= 1
             pits[action.dst - 1] += 1
-        pos = Position(self.variant, tuple(pits), Side.SOUTH, self.ply + 1, self.pie_open, False, self.swapped)
-        return pos, MoveEvent(action, mover, self.ply)
+        end = end_reason(self.tables, pits)  # a transfer can empty a row of a tiny board
+        if end is not None:
+            sweep(self.tables, pits)
+        pos = Position(self.variant, tuple(pits), Side.SOUTH, self.ply + 1, self.pie_open and end is None,
+                       False, self.swapped, end, self.tables)
+        return pos, MoveEvent(action, mover, self.ply, end=end)
 
     def finish(self, reason: str) -> Position:
         """This position ended for `reason` (e.g. repetition), with the leftover rule applied."""

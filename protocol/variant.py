@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from protocol.errors import VariantError
@@ -14,7 +14,7 @@ MIN_SEEDS, MAX_SEEDS = 1, 24
 MAX_CLOCK_MS = 24 * 3600 * 1000
 
 
-class Capture(str, Enum):
+class Capture(StrEnum):
     """What landing the last seed in an own empty house does."""
 
     STANDARD = "standard"
@@ -22,7 +22,7 @@ class Capture(str, Enum):
     NONE = "none"
 
 
-class Leftover(str, Enum):
+class Leftover(StrEnum):
     """Who receives the seeds still in houses when the game ends."""
 
     OWNER = "owner"
