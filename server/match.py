@@ -1,0 +1,359 @@
+"""One match, sans I/O: seats, rules, clocks, numbered events. No socket, no SQL, no clock source.
+
+Every change is two steps so the server can make it durable before anyone sees it:
+`prepare_*` validates and returns a change value (raising a typed error if refused), the
+caller stores it, then `commit(change)` advances the state and returns the new events.
+`play` does both at once for callers that need no storage.
+
+Seats are players: seat 0 opened as South, seat 1 as North. After a pie-rule swap the
+seats exchange sides, so `side_of(seat)` is `seat ^ swapped`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from protocol.actions import Action
+from protocol.errors import GameOverError
+from protocol.game import REPETITION_LIMIT, Game
+from protocol.messages import Clocks as WireClocks
+from protocol.messages import MatchEvent, MatchSummary, Snapshot
+from protocol.position import Position, Side
+from protocol.sowing import END_REPETITION
+from protocol.variant import Variant
+from server.clocks import Clocks
+from server.errors import (
+    AlreadySeatedError,
+    ClaimRefusedError,
+    FuturePlyError,
+    MatchFullError,
+    NotSeatedError,
+    NotStartedError,
+    StalePlyError,
+    TimeOutError,
+)
+
+Status = Literal["open", "live", "finished"]
+RESIGN, TIME, ABANDONMENT = "resign", "time", "abandonment"
+SIDE_NAMES: tuple[Literal["south"], Literal["north"]] = ("south", "north")
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A player in a seat: id, display name, and the hosted bot's name if it is one."""
+
+    player_id: str
+    name: str
+    bot: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinChange:
+    """A player takes a seat."""
+
+    seat: int
+    player: Seat
+
+
+@dataclass(frozen=True, slots=True)
+class EndChange:
+    """The game ends: reason, winning seat (None: draw), and the score margin if by score."""
+
+    reason: str
+    winner: int | None
+    result: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionChange:
+    """An accepted action at `ply` by `seat`, with both clocks after it and the end it causes."""
+
+    seat: int
+    action: Action
+    ply: int
+    clocks_ms: tuple[int, int]
+    at: float
+    end: EndChange | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """A resent action already stored at `ply`: acknowledge it again with its event number."""
+
+    ply: int
+    seq: int
+
+
+Change = JoinChange | EndChange | ActionChange
+
+
+class Match:
+    """A match: the game, its two seats, clocks, and its numbered event log."""
+
+    def __init__(self, match_id: str, variant: Variant, now: Callable[[], float],
+                 rated: bool = True, grace_s: float = 60.0) -> None:
+        self.match_id = match_id
+        self.variant = variant
+        self.now = now
+        self.rated = rated
+        self.grace_s = grace_s
+        self.game = Game(variant)
+        self.seats: list[Seat | None] = [None, None]
+        self.status: Status = "open"
+        self.clocks = Clocks(variant.time_control)
+        self.events: list[MatchEvent] = []
+        self.end: EndChange | None = None
+        self.away_since: list[float | None] = [None, None]
+        self._action_seq: dict[int, int] = {}
+
+    # --- queries ----------------------------------------------------------------------
+
+    @property
+    def position(self) -> Position:
+        """The current position."""
+        return self.game.position
+
+    @property
+    def ply(self) -> int:
+        """Number of actions played."""
+        return self.game.ply
+
+    @property
+    def seq(self) -> int:
+        """Number of the last event (0: none yet)."""
+        return len(self.events)
+
+    def side_of(self, seat: int) -> Side:
+        """The side a seat plays now (seats exchange sides after a swap)."""
+        return Side(seat ^ int(self.position.swapped))
+
+    def seat_of_side(self, side: Side) -> int:
+        """The seat playing `side` now."""
+        return int(side) ^ int(self.position.swapped)
+
+    def seat_of(self, player_id: str) -> int | None:
+        """The seat `player_id` holds here, or None."""
+        for i, s in enumerate(self.seats):
+            if s is not None and s.player_id == player_id:
+                return i
+        return None
+
+    def player_on(self, side: Side) -> Seat | None:
+        """Who plays `side` now."""
+        return self.seats[self.seat_of_side(side)]
+
+    def seat_to_move(self) -> int | None:
+        """The seat whose turn it is, or None when not live."""
+        return self.seat_of_side(self.position.to_move) if self.status == "live" else None
+
+    def deadline(self) -> float | None:
+        """When the running clock's flag falls (in the injected time), or None."""
+        return self.clocks.deadline() if self.status == "live" else None
+
+    def wire_clocks(self, now: float | None = None) -> WireClocks | None:
+        """Both clocks as of `now` (default: the time now), by side, for the wire (None: untimed)."""
+        if not self.clocks.enabled:
+            return None
+        now = self.now() if now is None else now
+        south, north = self.seat_of_side(Side.SOUTH), self.seat_of_side(Side.NORTH)
+        running = self.clocks.running
+        return WireClocks(south_ms=self.clocks.left(south, now), north_ms=self.clocks.left(north, now),
+                          running=None if running is None else SIDE_NAMES[self.side_of(running)])
+
+    def events_since(self, seq: int) -> list[MatchEvent] | None:
+        """The events after `seq`, or None if `seq` is beyond the log (send a snapshot)."""
+        if seq > len(self.events):
+            return None
+        return self.events[seq:]
+
+    def snapshot(self, you: int | None = None, spectators: int = 0) -> Snapshot:
+        """The whole state as of the last event, seen by seat `you` (None: a spectator)."""
+        south, north = self.player_on(Side.SOUTH), self.player_on(Side.NORTH)
+        end = self.end
+        return Snapshot(
+            match_id=self.match_id, seq=self.seq, variant=self.variant.text(),
+            south=south.name if south else None, north=north.name if north else None,
+            you=None if you is None else SIDE_NAMES[self.side_of(you)], status=self.status,
+            record=[a.token() for a in self.game.actions], position=self.position.fen(),
+            clocks=self.wire_clocks() or WireClocks(), spectators=spectators,
+            result=end.result if end else None, reason=end.reason if end else None,
+            winner=self._winner_side(end))
+
+    def summary(self, spectators: int = 0) -> MatchSummary:
+        """One line of the lobby listing."""
+        south, north = self.player_on(Side.SOUTH), self.player_on(Side.NORTH)
+        return MatchSummary(match_id=self.match_id, variant=self.variant.text(),
+                            south=south.name if south else None, north=north.name if north else None,
+                            status=self.status, ply=self.ply, spectators=spectators,
+                            result=self.end.result if self.end else None)
+
+    # --- preparing changes ----------------------------------------------------------
+
+    def prepare_join(self, player: Seat, seat: int | None = None) -> JoinChange:
+        """Seat `player` (in `seat`, or the open one); raises if full or already seated."""
+        if self.seat_of(player.player_id) is not None:
+            raise AlreadySeatedError("you already hold a seat in this match")
+        if self.status != "open":
+            raise MatchFullError("this match has no open seat")
+        free = [i for i, s in enumerate(self.seats) if s is None]
+        if seat is None:
+            seat = free[0]
+        if seat not in free:
+            raise MatchFullError("that seat is taken")
+        return JoinChange(seat, player)
+
+    def _check_live(self, seat: int) -> None:
+        """Refuse unless the match is live and `seat` is a real seat of it."""
+        if seat not in (0, 1) or self.seats[seat] is None:
+            raise NotSeatedError("you hold no seat in this match")
+        if self.status == "open":
+            raise NotStartedError("the match waits for a second player")
+        if self.status == "finished":
+            raise GameOverError(f"the game is over ({self.end.reason if self.end else 'finished'})")
+
+    def prepare_action(self, seat: int, action: Action, ply: int) -> ActionChange | Duplicate:
+        """Validate `action` by `seat` at `ply`; raises a typed error, or names a duplicate."""
+        if seat not in (0, 1) or self.seats[seat] is None:
+            raise NotSeatedError("you hold no seat in this match")
+        if ply < self.ply:
+            past = self.game.events[ply]
+            if past.action == action and self._seat_at(ply) == seat:
+                return Duplicate(ply, self._action_seq[ply])
+            raise StalePlyError(f"ply {ply} was already played ({past.action.token()}), now at {self.ply}")
+        self._check_live(seat)
+        if ply > self.ply:
+            raise FuturePlyError(f"ply {ply} is ahead of the game, which is at ply {self.ply}")
+        now = self.now()
+        if self.clocks.expired(now) is not None:
+            raise TimeOutError("your time has run out")
+        side = self.side_of(seat)
+        pos, _ = self.position.apply_event(action, side)
+        end: EndChange | None = None
+        if pos.end is None and self.variant.can_repeat:
+            key = pos.key()
+            if sum(1 for p in self.game.positions if p.key() == key) + 1 >= REPETITION_LIMIT:
+                pos = pos.finish(END_REPETITION)
+        if pos.end is not None:
+            end = self._score_end(pos)
+        return ActionChange(seat, action, ply, self.clocks.after_action(seat, now), now, end)
+
+    def _seat_at(self, ply: int) -> int:
+        """The seat that played the action at `ply` (sides are mapped with the swap state then)."""
+        before = self.game.positions[ply]
+        return int(self.game.events[ply].side) ^ int(before.swapped)
+
+    def _score_end(self, pos: Position) -> EndChange:
+        """The end of a game decided on the board."""
+        result = pos.result or 0
+        winner = None if result == 0 else Side.SOUTH if result > 0 else Side.NORTH
+        seat = None if winner is None else int(winner) ^ int(pos.swapped)
+        return EndChange(pos.end or "score", seat, result)
+
+    def prepare_resign(self, seat: int) -> EndChange:
+        """`seat` resigns; the other seat wins."""
+        self._check_live(seat)
+        return EndChange(RESIGN, 1 - seat)
+
+    def prepare_flag(self) -> EndChange | None:
+        """The end on time if the running clock has run out now, else None."""
+        if self.status != "live":
+            return None
+        loser = self.clocks.expired(self.now())
+        return None if loser is None else EndChange(TIME, 1 - loser)
+
+    def set_connected(self, seat: int, connected: bool) -> None:
+        """Note whether `seat`'s player has a connection (its absence starts the grace period)."""
+        if connected:
+            self.away_since[seat] = None
+        elif self.away_since[seat] is None:
+            self.away_since[seat] = self.now()
+
+    def prepare_claim(self, seat: int) -> EndChange:
+        """`seat` claims the win: the opponent must have been away for the grace period."""
+        self._check_live(seat)
+        since = self.away_since[1 - seat]
+        if since is None:
+            raise ClaimRefusedError("your opponent is connected")
+        wait = since + self.grace_s - self.now()
+        if wait > 0:
+            raise ClaimRefusedError(f"your opponent may still come back: claim in {wait:.1f} s")
+        return EndChange(ABANDONMENT, seat)
+
+    # --- committing changes -----------------------------------------------------------
+
+    def commit(self, change: Change) -> list[MatchEvent]:
+        """Apply a prepared (and stored) change; returns the new events."""
+        if isinstance(change, JoinChange):
+            return self._commit_join(change)
+        if isinstance(change, EndChange):
+            return self._commit_end(change)
+        return self._commit_action(change)
+
+    def play(self, seat: int, action: Action, ply: int) -> list[MatchEvent]:
+        """Prepare and commit an action at once (no storage); a duplicate gives no events."""
+        change = self.prepare_action(seat, action, ply)
+        return [] if isinstance(change, Duplicate) else self.commit(change)
+
+    def _event(self, kind: Literal["action", "joined", "game_over"], **fields: object) -> MatchEvent:
+        """Append the next numbered event."""
+        event = MatchEvent(match_id=self.match_id, seq=len(self.events) + 1, kind=kind, **fields)  # type: ignore[arg-type]
+        self.events.append(event)
+        return event
+
+    def _commit_join(self, change: JoinChange) -> list[MatchEvent]:
+        """Seat a player; the match goes live (clocks start) when both seats are taken."""
+        self.seats[change.seat] = change.player
+        event = self._event("joined", side=SIDE_NAMES[self.side_of(change.seat)], player=change.player.name)
+        if all(self.seats):
+            self.status = "live"
+            self.clocks.start(self.seat_of_side(self.position.to_move), self.now())
+        return [event]
+
+    def _commit_action(self, change: ActionChange) -> list[MatchEvent]:
+        """Play the action, move the clocks on, and end the game if it ended on the board."""
+        mv = self.game.play(change.action, self.side_of(change.seat))
+        pos = self.position
+        nxt = None if pos.over or change.end else self.seat_of_side(pos.to_move)
+        self.clocks.apply(change.clocks_ms, nxt, change.at)
+        cap = None if mv.capture is None else list(mv.capture)
+        event = self._event("action", ply=change.ply, side=SIDE_NAMES[mv.side], action=change.action.token(),
+                            path=list(mv.path), capture=cap, extra_turn=mv.extra_turn, position=pos.fen(),
+                            clocks=self.wire_clocks(change.at))
+        self._action_seq[change.ply] = event.seq
+        events = [event]
+        if change.end is not None:
+            events += self._commit_end(change.end)
+        return events
+
+    def _winner_side(self, end: EndChange | None) -> Literal["south", "north"] | None:
+        """The side the winning seat plays at the end."""
+        if end is None or end.winner is None:
+            return None
+        return SIDE_NAMES[self.side_of(end.winner)]
+
+    def _commit_end(self, change: EndChange) -> list[MatchEvent]:
+        """Finish the match."""
+        if self.status == "finished":
+            return []
+        self.clocks.stop()
+        if change.reason == TIME and change.winner is not None:
+            self.clocks.left_ms[1 - change.winner] = 0
+        self.status = "finished"
+        self.end = change
+        winner = None if change.winner is None else self.seats[change.winner]
+        return [self._event("game_over", result=change.result, reason=change.reason,
+                            winner=self._winner_side(change), player=winner.name if winner else None,
+                            position=self.position.fen(), clocks=self.wire_clocks())]
+
+    # --- resuming ----------------------------------------------------------------------
+
+    def restore_clocks(self, left_ms: tuple[int, int]) -> None:
+        """After a restart: set both clocks as stored and start the mover's clock now."""
+        if not self.clocks.enabled:
+            return
+        self.clocks.left_ms = list(left_ms)
+        seat = self.seat_to_move()
+        if seat is not None:
+            self.clocks.start(seat, self.now())
