@@ -1,0 +1,240 @@
+/* Alpha-beta search and endgame database construction; included by _search.c only. */
+
+static inline void make_key(const RulesObject *R, const int16_t *b, uint64_t *k1, uint64_t *k2) {
+    const int h = R->h, n = R->n;
+    if (R->packed) {
+        uint64_t lo = 0, hi = 0;
+        int shift = 0;
+        for (int i = 0; i < n; i++) {
+            if ((i == h || i == n - 1) && !R->majority) continue;
+            uint64_t v = (uint64_t)b[i];
+            if (shift < 64) {
+                lo |= v << shift;
+                if (shift + R->bits > 64) hi |= v >> (64 - shift);
+            } else {
+                hi |= v << (shift - 64);
+            }
+            shift += R->bits;
+        }
+        *k1 = lo; *k2 = hi;
+    } else {
+        uint64_t a = 0x9E3779B97F4A7C15ULL, c = 0xC2B2AE3D27D4EB4FULL;
+        for (int i = 0; i < n; i++) {
+            if ((i == h || i == n - 1) && !R->majority) continue;
+            a = (a ^ (uint64_t)(b[i] + 1)) * 0x100000001B3ULL; a ^= a >> 29;
+            c = (c + (uint64_t)(b[i] + 7)) * 0xFF51AFD7ED558CCDULL; c ^= c >> 31;
+        }
+        *k1 = a; *k2 = c;
+    }
+}
+
+static inline Entry *tt_bucket(SearcherObject *S, uint64_t k1, uint64_t k2) {
+    uint64_t x = k1 * 0x9E3779B97F4A7C15ULL ^ (k2 + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+    x ^= x >> 32;
+    return &S->tt[(x & S->mask) & ~1ULL];
+}
+
+static inline Entry *tt_find(SearcherObject *S, uint64_t k1, uint64_t k2) {
+    Entry *e = tt_bucket(S, k1, k2);
+    if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) return &e[0];
+    if (e[1].used && e[1].k1 == k1 && e[1].k2 == k2) return &e[1];
+    return NULL;
+}
+
+static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int depth, int lo, int hi, int move,
+                     uint64_t work) {
+    Entry *e = tt_bucket(S, k1, k2), *slot;
+    int w = 0;
+    while (work > 1 && w < 63) { work >>= 1; w++; }
+    if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) slot = &e[0];
+    else if (e[1].used && e[1].k1 == k1 && e[1].k2 == k2) slot = &e[1];
+    else if (!e[0].used || w >= e[0].work) { e[1] = e[0]; slot = &e[0]; slot->used = 0; }
+    else slot = &e[1];
+    if (slot->used && slot->k1 == k1 && slot->k2 == k2 && slot->depth > depth) {
+        slot->move = (int8_t)move;
+        return;
+    }
+    if (slot->used && slot->k1 == k1 && slot->k2 == k2 && slot->depth == depth) {
+        if (lo < slot->lo) lo = slot->lo;
+        if (hi > slot->hi) hi = slot->hi;
+        if (lo > hi) { lo = hi = (lo + hi) / 2; }
+        if (w < slot->work) w = slot->work;
+    }
+    slot->k1 = k1; slot->k2 = k2; slot->lo = (int16_t)lo; slot->hi = (int16_t)hi;
+    slot->depth = (uint8_t)depth; slot->move = (int8_t)move; slot->work = (uint8_t)w; slot->used = 1;
+}
+
+static inline int probe_known(SearcherObject *S, const Child *c, int *lo, int *hi) {
+    /* Bounds on a child's value known without searching it: database or exact table entry. */
+    if (c->k <= S->egdb_max) {
+        *lo = *hi = S->levels[c->k][rank_board(S->rules, c->b)];
+        return 1;
+    }
+    uint64_t k1, k2;
+    make_key(S->rules, c->b, &k1, &k2);
+    Entry *e = tt_find(S, k1, k2);
+    if (e && e->depth == EXACT) { *lo = e->lo; *hi = e->hi; return 1; }
+    return 0;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, int beta) {
+    const RulesObject *R = S->rules;
+    S->nodes++;
+    if ((++S->checks & 0xFFF) == 0 && S->deadline > 0 && now_s() > S->deadline) S->aborted = 1;
+    if (S->aborted) return 0;
+    if (k <= S->egdb_max) return S->levels[k][rank_board(R, b)];
+    if (k <= alpha) return k;
+    if (-k >= beta) return -k;
+    if (depth == 0) { S->horizon++; return 0; }
+    uint64_t k1, k2;
+    make_key(R, b, &k1, &k2);
+    int ttmove = -1;
+    Entry *e = tt_find(S, k1, k2);
+    if (e) {
+        ttmove = e->move;
+        if (e->depth >= depth) {
+            if (e->depth != EXACT) S->horizon++;
+            if (e->lo >= beta) return e->lo;
+            if (e->hi <= alpha) return e->hi;
+            if (e->lo > alpha) alpha = e->lo;
+            if (e->hi < beta) beta = e->hi;
+        }
+    }
+    if (k < beta) beta = k;
+    if (-k > alpha) alpha = -k;
+    if (alpha >= beta) return alpha;
+    Child ch[MAXH];
+    int nc = 0;
+    for (int p = 0; p < R->h; p++) {
+        if (!b[p]) continue;
+        Child *c = &ch[nc++];
+        make_move(R, b, p, c);
+        if (c->over) {
+            if (c->gain >= beta) return c->gain;
+            c->score = 1 << 20;
+        } else {
+            c->score = (p == ttmove ? 1 << 22 : 0) + (c->extra ? 1 << 18 : 0) + c->gain * 64 + p;
+            int lo, hi;
+            if (depth > 1 && probe_known(S, c, &lo, &hi)) {
+                if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta)
+                    return c->extra ? c->gain + lo : c->gain - hi;
+            }
+        }
+    }
+    for (int i = 1; i < nc; i++) {
+        Child t = ch[i];
+        int j = i;
+        while (j > 0 && ch[j - 1].score < t.score) { ch[j] = ch[j - 1]; j--; }
+        ch[j] = t;
+    }
+    const int a0 = alpha, b0 = beta;
+    const uint64_t n0 = S->nodes, h0 = S->horizon;
+    int best = -30000, bestmove = -1;
+    const int cd = depth == EXACT ? EXACT : depth - 1;
+    for (int i = 0; i < nc; i++) {
+        Child *c = &ch[i];
+        int v;
+        if (c->over) v = c->gain;
+        else if (c->extra) v = c->gain + ab(S, c->b, c->k, cd, alpha - c->gain, beta - c->gain);
+        else v = c->gain - ab(S, c->b, c->k, cd, c->gain - beta, c->gain - alpha);
+        if (S->aborted) return 0;
+        if (v > best) { best = v; bestmove = c->pit; }
+        if (best > alpha) alpha = best;
+        if (alpha >= beta) break;
+    }
+    int lo = best <= a0 ? -30000 : best, hi = best >= b0 ? 30000 : best;
+    if (lo < -k) lo = -k;
+    if (hi > k) hi = k;
+    int sd = S->horizon == h0 ? EXACT : depth;
+    tt_store(S, k1, k2, sd, lo, hi, bestmove, S->nodes - n0);
+    return best;
+}
+
+/* ---------------------------------------------------------------- endgame databases */
+
+typedef struct {
+    const RulesObject *R;
+    int k;
+    const int8_t *const *levels;
+    int8_t *out;
+} Builder;
+
+static int build_value(Builder *B, const int16_t *b) {
+    uint64_t r = rank_board(B->R, b);
+    if (B->out[r] != SENT) return B->out[r];
+    const RulesObject *R = B->R;
+    int best = -30000;
+    int empty_m = 1, empty_o = 1;
+    for (int p = 0; p < R->h; p++) {
+        if (b[p]) empty_m = 0;
+        if (b[p + R->h + 1]) empty_o = 0;
+    }
+    if (empty_m || empty_o) {
+        int k = B->k;
+        if (R->leftover == 0) best = empty_m ? -k : k;
+        else if (R->leftover == 1) best = empty_m ? k : -k;
+        else best = 0;
+        B->out[r] = (int8_t)best;
+        return best;
+    }
+    for (int p = 0; p < R->h; p++) {
+        if (!b[p]) continue;
+        Child c;
+        make_move(R, b, p, &c);
+        int v;
+        if (c.over) v = c.gain;
+        else {
+            int cv = c.k < B->k ? B->levels[c.k][rank_board(R, c.b)] : build_value(B, c.b);
+            v = c.extra ? c.gain + cv : c.gain - cv;
+        }
+        if (v > best) best = v;
+    }
+    B->out[r] = (int8_t)best;
+    return best;
+}
+
+/* Board (stores zero) of the composition with bar positions bars[0..m-2] of k seeds. */
+static void bars_to_board(const RulesObject *R, const int *bars, int k, int16_t *b) {
+    const int h = R->h, m = 2 * h;
+    memset(b, 0, sizeof(int16_t) * R->n);
+    int prev = -1;
+    for (int j = 0; j < m; j++) {
+        int p = j < m - 1 ? bars[j] : k + m - 1;
+        int x = p - prev - 1;
+        prev = p;
+        b[j < h ? j : j + 1] = (int16_t)x;
+    }
+}
+
+static void unrank_bars(int m, uint64_t r, int k, int *bars) {
+    int top = k + m - 2;
+    for (int j = m - 2; j >= 0; j--) {
+        int p = top;
+        while (binom[p][j + 1] > r) p--;
+        bars[j] = p;
+        r -= binom[p][j + 1];
+        top = p - 1;
+    }
+}
+
+static void build_range(Builder *B, uint64_t start, uint64_t stop) {
+    const int m = 2 * B->R->h, k = B->k;
+    int bars[MAXP];
+    int16_t b[MAXP];
+    if (start >= stop) return;
+    unrank_bars(m, start, k, bars);
+    for (uint64_t r = start; r < stop; r++) {
+        bars_to_board(B->R, bars, k, b);
+        build_value(B, b);
+        int j = 0;
+        while (j < m - 2 && bars[j] + 1 == bars[j + 1]) j++;
+        bars[j]++;
+        for (int i = 0; i < j; i++) bars[i] = i;
+    }
+}

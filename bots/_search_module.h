@@ -1,0 +1,254 @@
+/* Python-facing Searcher type and module functions; included by _search.c only. */
+
+static void release_levels(SearcherObject *S) {
+    for (int k = 1; k <= S->egdb_max; k++) {
+        if (S->views[k].obj) PyBuffer_Release(&S->views[k]);
+        S->levels[k] = NULL;
+    }
+    S->egdb_max = 0;
+}
+
+static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"rules", "tt_log2", "egdb", NULL};
+    PyObject *rules, *egdb = Py_None;
+    int tt_log2 = 20;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iO", kwlist, &RulesType, &rules, &tt_log2, &egdb))
+        return -1;
+    if (tt_log2 < 4 || tt_log2 > 32) {
+        PyErr_SetString(PyExc_ValueError, "tt_log2 must be 4..32");
+        return -1;
+    }
+    release_levels(self);
+    Py_XSETREF(self->rules, (RulesObject *)Py_NewRef(rules));
+    PyMem_RawFree(self->tt);
+    self->tt = PyMem_RawCalloc((size_t)1 << tt_log2, sizeof(Entry));
+    if (!self->tt) { PyErr_NoMemory(); return -1; }
+    self->mask = ((uint64_t)1 << tt_log2) - 1;
+    self->tt_log2 = tt_log2;
+    if (egdb != Py_None) {
+        Py_ssize_t levels = PySequence_Size(egdb);
+        if (levels < 0) return -1;
+        if (levels - 1 > MAXLEVEL) { PyErr_SetString(PyExc_ValueError, "too many database levels"); return -1; }
+        if (levels > 1 && self->rules->majority) {
+            PyErr_SetString(PyExc_ValueError, "endgame databases do not apply to majority-end variants");
+            return -1;
+        }
+        for (Py_ssize_t k = 1; k < levels; k++) {
+            PyObject *item = PySequence_GetItem(egdb, k);
+            if (!item) return -1;
+            int rc = PyObject_GetBuffer(item, &self->views[k], PyBUF_SIMPLE);
+            Py_DECREF(item);
+            if (rc) return -1;
+            self->egdb_max = (int)k;
+            uint64_t want = binom[k + 2 * self->rules->h - 1][2 * self->rules->h - 1];
+            if ((uint64_t)self->views[k].len != want) {
+                PyErr_Format(PyExc_ValueError, "database level %d has %zd bytes, expected %llu", (int)k,
+                             self->views[k].len, (unsigned long long)want);
+                return -1;
+            }
+            self->levels[k] = (const int8_t *)self->views[k].buf;
+        }
+    }
+    return 0;
+}
+
+static void Searcher_dealloc(SearcherObject *self) {
+    release_levels(self);
+    PyMem_RawFree(self->tt);
+    Py_XDECREF(self->rules);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", NULL};
+    PyObject *seq;
+    int depth, alpha, beta;
+    double limit = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|d", kwlist, &seq, &depth, &alpha, &beta, &limit))
+        return NULL;
+    if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return NULL; }
+    const RulesObject *R = self->rules;
+    int16_t b[MAXP];
+    if (board_from_py(R, seq, b)) return NULL;
+    int sm = 0, so = 0;
+    for (int i = 0; i < R->h; i++) { sm += b[i]; so += b[i + R->h + 1]; }
+    if (sm == 0 || so == 0 ||
+        (R->majority && (2 * b[R->h] > R->total || 2 * b[R->n - 1] > R->total))) {
+        PyErr_SetString(PyExc_ValueError, "the game is over on this board");
+        return NULL;
+    }
+    int d = depth < 0 || depth >= EXACT ? EXACT : depth;
+    int v;
+    self->aborted = 0;
+    self->deadline = limit > 0 ? now_s() + limit : 0;
+    uint64_t h0 = self->horizon;
+    Py_BEGIN_ALLOW_THREADS
+    v = ab(self, b, sm + so, d, alpha, beta);
+    Py_END_ALLOW_THREADS
+    self->last_exact = self->horizon == h0;
+    if (self->aborted) {
+        PyErr_SetString(PyExc_TimeoutError, "search time limit reached");
+        return NULL;
+    }
+    return PyLong_FromLong(v);
+}
+
+static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->tt) memset(self->tt, 0, sizeof(Entry) << self->tt_log2);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Searcher_get_nodes(SearcherObject *self, void *c) { return PyLong_FromUnsignedLongLong(self->nodes); }
+static PyObject *Searcher_get_exact(SearcherObject *self, void *c) { return PyBool_FromLong(self->last_exact); }
+static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return PyLong_FromLong(self->egdb_max); }
+
+static PyMethodDef Searcher_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Searcher_search, METH_VARARGS | METH_KEYWORDS,
+     "Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta)."},
+    {"clear", (PyCFunction)Searcher_clear, METH_NOARGS, "Empty the transposition table."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Searcher_getset[] = {
+    {"nodes", (getter)Searcher_get_nodes, NULL, "Nodes searched so far.", NULL},
+    {"exact", (getter)Searcher_get_exact, NULL, "Whether the last search reached no depth horizon.", NULL},
+    {"egdb_seeds", (getter)Searcher_get_egdb_seeds, NULL, "Largest seed count covered by databases.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject SearcherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bots._search.Searcher",
+    .tp_basicsize = sizeof(SearcherObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A search with its own transposition table and optional endgame databases.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Searcher_init,
+    .tp_dealloc = (destructor)Searcher_dealloc,
+    .tp_methods = Searcher_methods,
+    .tp_getset = Searcher_getset,
+};
+
+/* ---------------------------------------------------------------- module functions */
+
+static PyObject *mod_play(PyObject *m, PyObject *args) {
+    RulesObject *R;
+    PyObject *seq;
+    int pit;
+    if (!PyArg_ParseTuple(args, "O!Oi", &RulesType, &R, &seq, &pit)) return NULL;
+    int16_t b[MAXP];
+    if (board_from_py(R, seq, b)) return NULL;
+    if (pit < 0 || pit >= R->h || !b[pit]) {
+        PyErr_Format(PyExc_ValueError, "pit %d is not a non-empty house of the mover", pit);
+        return NULL;
+    }
+    Child c;
+    make_move(R, b, pit, &c);
+    PyObject *board = board_to_py(R, c.b);
+    if (!board) return NULL;
+    return Py_BuildValue("(NiNN)", board, c.gain, PyBool_FromLong(c.extra), PyBool_FromLong(c.over));
+}
+
+static PyObject *mod_legal(PyObject *m, PyObject *args) {
+    RulesObject *R;
+    PyObject *seq;
+    if (!PyArg_ParseTuple(args, "O!O", &RulesType, &R, &seq)) return NULL;
+    int16_t b[MAXP];
+    if (board_from_py(R, seq, b)) return NULL;
+    PyObject *out = PyList_New(0);
+    for (int p = 0; out && p < R->h; p++) {
+        if (!b[p]) continue;
+        PyObject *x = PyLong_FromLong(p);
+        if (!x || PyList_Append(out, x)) { Py_XDECREF(x); Py_CLEAR(out); break; }
+        Py_DECREF(x);
+    }
+    return out;
+}
+
+static PyObject *mod_rank(PyObject *m, PyObject *args) {
+    RulesObject *R;
+    PyObject *seq;
+    if (!PyArg_ParseTuple(args, "O!O", &RulesType, &R, &seq)) return NULL;
+    int16_t b[MAXP];
+    if (board_from_py(R, seq, b)) return NULL;
+    if (house_sum(R, b) > MAXLEVEL) { PyErr_SetString(PyExc_ValueError, "too many seeds to rank"); return NULL; }
+    return PyLong_FromUnsignedLongLong(rank_board(R, b));
+}
+
+static PyObject *mod_level_size(PyObject *m, PyObject *args) {
+    int houses, k;
+    if (!PyArg_ParseTuple(args, "ii", &houses, &k)) return NULL;
+    if (houses < 1 || houses > MAXH || k < 0 || k > MAXLEVEL) {
+        PyErr_SetString(PyExc_ValueError, "houses or seeds out of range");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(binom[k + 2 * houses - 1][2 * houses - 1]);
+}
+
+static PyObject *mod_build_level(PyObject *m, PyObject *args) {
+    RulesObject *R;
+    int k;
+    PyObject *levels, *outobj;
+    unsigned long long start, stop;
+    if (!PyArg_ParseTuple(args, "O!iOOKK", &RulesType, &R, &k, &levels, &outobj, &start, &stop)) return NULL;
+    if (k < 1 || k > MAXLEVEL || R->majority) {
+        PyErr_SetString(PyExc_ValueError, "bad level, or a majority-end variant");
+        return NULL;
+    }
+    Py_buffer views[MAXLEVEL + 1], out;
+    const int8_t *ptrs[MAXLEVEL + 1];
+    memset(views, 0, sizeof(views));
+    if (PyObject_GetBuffer(outobj, &out, PyBUF_WRITABLE)) return NULL;
+    uint64_t size = binom[k + 2 * R->h - 1][2 * R->h - 1];
+    int got = 0, ok = (uint64_t)out.len == size && start <= stop && stop <= size;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "output size or range does not match the level");
+    for (int j = 1; ok && j < k; j++) {
+        PyObject *item = PySequence_GetItem(levels, j);
+        if (!item || PyObject_GetBuffer(item, &views[j], PyBUF_SIMPLE)) { Py_XDECREF(item); ok = 0; break; }
+        Py_DECREF(item);
+        got = j;
+        ptrs[j] = (const int8_t *)views[j].buf;
+        if ((uint64_t)views[j].len != binom[j + 2 * R->h - 1][2 * R->h - 1]) {
+            PyErr_Format(PyExc_ValueError, "level %d has the wrong size", j);
+            ok = 0;
+        }
+    }
+    if (ok) {
+        Builder B = {R, k, ptrs, (int8_t *)out.buf};
+        Py_BEGIN_ALLOW_THREADS
+        if (start == 0) memset(out.buf, (unsigned char)SENT, out.len);
+        build_range(&B, start, stop);
+        Py_END_ALLOW_THREADS
+    }
+    for (int j = 1; j <= got; j++) PyBuffer_Release(&views[j]);
+    PyBuffer_Release(&out);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"play", mod_play, METH_VARARGS, "Sow a house of a mover-relative board: (board, gain, extra, over)."},
+    {"legal", mod_legal, METH_VARARGS, "Houses the mover may sow from."},
+    {"rank", mod_rank, METH_VARARGS, "Combinatorial rank of a board's houses among boards with as many seeds."},
+    {"level_size", mod_level_size, METH_VARARGS, "Number of house contents of k seeds on 2*houses houses."},
+    {"build_level", mod_build_level, METH_VARARGS,
+     "Fill ranks start..stop of database level k (start 0 first resets the level)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef search_module = {
+    PyModuleDef_HEAD_INIT, "bots._search", "C search core of the Kalah Arena bots.", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__search(void) {
+    init_binom();
+    if (PyType_Ready(&RulesType) < 0 || PyType_Ready(&SearcherType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&search_module);
+    if (!mod) return NULL;
+    if (PyModule_AddObjectRef(mod, "Rules", (PyObject *)&RulesType) < 0 ||
+        PyModule_AddObjectRef(mod, "Searcher", (PyObject *)&SearcherType) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

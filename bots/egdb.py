@@ -1,0 +1,128 @@
+"""Endgame databases: the exact value of every position with few seeds in play, cached on disk.
+
+One file per seed count k (1..N) and rule set: one signed byte per house contents, indexed
+by the combinatorial rank of the 2h houses from the mover's side, holding what the mover
+still gains over the opponent under perfect play. Values do not depend on the stores, so
+majority-end variants have no databases; clockwise and relay sowing can cycle, so they
+have none either (see `applies`).
+
+Files live in `$KALAH_EGDB_DIR`, or else in the user cache directory
+(`platformdirs.user_cache_path("kalah-arena") / "egdb"`). A level is built in memory,
+written to a temporary file and renamed into place, so an interrupted build leaves no
+partial file: the next run resumes from the first missing level. Loaded with mmap.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import platformdirs
+
+from protocol.tables import compile_variant
+from protocol.variant import Variant
+
+ENV_DIR = "KALAH_EGDB_DIR"
+FORMAT = "v1"
+CHUNKS = 64
+
+Progress = Callable[[int, int, int], None]
+"""Called as progress(level, ranks done, level size) while a level is built."""
+
+
+def cache_dir() -> Path:
+    """The database directory: `$KALAH_EGDB_DIR` or the user cache directory."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env)
+    return platformdirs.user_cache_path("kalah-arena") / "egdb"
+
+
+def applies(variant: Variant) -> bool:
+    """Whether databases exist for a variant: counter-clockwise, no relay, no majority end."""
+    return not (variant.clockwise or variant.relay or variant.majority_end)
+
+
+def rule_key(variant: Variant) -> str:
+    """The part of a file name naming the rules that change database values."""
+    extra = "extra" if variant.extra_turn else "alt"
+    return f"h{variant.houses}-{variant.capture.value}-{extra}-{variant.leftover.value}"
+
+
+def level_path(directory: Path, variant: Variant, k: int) -> Path:
+    """The file of level k for a variant's rules."""
+    return directory / f"{FORMAT}-kalah-{rule_key(variant)}-k{k:03d}.egdb"
+
+
+def print_progress(level: int, done: int, size: int) -> None:
+    """Default progress report on stderr."""
+    end = "\n" if done == size else ""
+    sys.stderr.write(f"\rendgame database level {level}: {100 * done // max(size, 1):3d}% of {size:,}{end}")
+    sys.stderr.flush()
+
+
+def _map(path: Path, size: int) -> mmap.mmap | None:
+    """Map a complete level file read-only, or None if it is missing or the wrong size."""
+    try:
+        with path.open("rb") as fh:
+            if os.fstat(fh.fileno()).st_size != size:
+                return None
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        return None
+
+
+def _write_atomic(path: Path, data: bytes | bytearray) -> None:
+    """Write `data` to a temporary file beside `path`, fsync it and rename it into place."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load(
+    variant: Variant,
+    seeds: int,
+    impl: ModuleType,
+    directory: Path | None = None,
+    progress: Progress | None = None,
+) -> list[Any]:
+    """Levels 0..seeds (level 0 is empty) for a variant, building missing ones on first need."""
+    if seeds <= 0 or not applies(variant):
+        return []
+    if seeds > 120:
+        raise ValueError("endgame databases go up to 120 seeds")
+    directory = directory or cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    rules = impl.Rules(compile_variant(variant))
+    h = variant.houses
+    levels: list[Any] = [b""]
+    for k in range(1, seeds + 1):
+        size = impl.level_size(h, k)
+        path = level_path(directory, variant, k)
+        mapped = _map(path, size)
+        if mapped is None:
+            out = bytearray(size)
+            step = max(1, -(-size // CHUNKS))
+            t0 = time.monotonic()
+            for start in range(0, size, step):
+                impl.build_level(rules, k, levels, out, start, min(size, start + step))
+                if progress is not None and time.monotonic() - t0 > 0.5:
+                    progress(k, min(size, start + step), size)
+            _write_atomic(path, out)
+            mapped = _map(path, size)
+            if mapped is None:
+                raise OSError(f"endgame database {path} vanished after writing")
+        levels.append(mapped)
+    return levels

@@ -1,0 +1,327 @@
+"""Pure-Python twin of the C search core `bots._search`: same functions, same signatures.
+
+Boards are mover-relative tuples of 2h+2 pits: the side to move owns pits 0..h-1 and
+store h, the opponent owns h+1..2h and store 2h+1. A value is what the side to move still
+gains over the opponent until the end of the game. Moves are made by `protocol.sowing`,
+so this twin is the oracle the C core is tested against; it also plays relay variants.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from math import comb
+from typing import Any
+
+from protocol.sowing import end_reason, sow, sweep
+from protocol.tables import SOUTH, Tables
+
+EXACT = 255
+SENTINEL = -128
+INF = 30000
+_CHECK_EVERY = 4096
+
+
+class Rules:
+    """A variant's tables, checked side-symmetric, for the mover-relative search."""
+
+    def __init__(self, tables: Tables) -> None:
+        h = tables.houses
+        n = 2 * h + 2
+        for pit in range(h):
+            south, north = tables.laps[0][pit], tables.laps[1][pit + h + 1]
+            if tuple((x + h + 1) % n for x in south) != north:
+                raise ValueError("tables are not side-symmetric")
+        self.tables = tables
+        self.h = h
+        self.n = n
+        self.majority = tables.majority_end
+        self.leftover = tables.leftover_code
+
+
+def play(rules: Rules, board: Sequence[int], pit: int) -> tuple[tuple[int, ...], int, bool, bool]:
+    """Sow a house of a mover-relative board: (board after, gain, extra turn, game over)."""
+    h, n = rules.h, rules.n
+    if not 0 <= pit < h or not board[pit]:
+        raise ValueError(f"pit {pit} is not a non-empty house of the mover")
+    if len(board) != n:
+        raise ValueError(f"a board has {n} pits")
+    t = rules.tables
+    pits = list(board)
+    _, _, extra = sow(t, pits, SOUTH, pit)
+    over = end_reason(t, pits) is not None
+    if over:
+        sweep(t, pits)
+        extra = False
+    gain = (pits[h] - board[h]) - (pits[n - 1] - board[n - 1])
+    if not over and not extra:
+        pits = pits[h + 1 :] + pits[: h + 1]
+    return tuple(pits), gain, extra, over
+
+
+def legal(rules: Rules, board: Sequence[int]) -> list[int]:
+    """Houses the mover may sow from."""
+    if len(board) != rules.n:
+        raise ValueError(f"a board has {rules.n} pits")
+    return [p for p in range(rules.h) if board[p]]
+
+
+def _houses(rules: Rules, board: Sequence[int]) -> list[int]:
+    """The 2h house counts, mover's first."""
+    h = rules.h
+    return [*board[:h], *board[h + 1 : 2 * h + 1]]
+
+
+def rank(rules: Rules, board: Sequence[int]) -> int:
+    """Combinatorial rank of a board's houses among boards with as many seeds."""
+    if len(board) != rules.n:
+        raise ValueError(f"a board has {rules.n} pits")
+    r, p = 0, -1
+    houses = _houses(rules, board)
+    for j, x in enumerate(houses[:-1]):
+        p += x + 1
+        r += comb(p, j + 1)
+    return r
+
+
+def level_size(houses: int, k: int) -> int:
+    """Number of house contents of k seeds on 2*houses houses."""
+    return comb(k + 2 * houses - 1, 2 * houses - 1)
+
+
+class Searcher:
+    """A search with its own transposition table and optional endgame databases."""
+
+    def __init__(self, rules: Rules, tt_log2: int = 20, egdb: Sequence[Any] | None = None) -> None:
+        if not 4 <= tt_log2 <= 32:
+            raise ValueError("tt_log2 must be 4..32")
+        self.rules = rules
+        self._cap = 1 << tt_log2
+        self._tt: dict[tuple[int, ...], tuple[int, int, int, int]] = {}
+        self._levels: list[memoryview] = []
+        if egdb is not None and len(egdb) > 1:
+            if rules.majority:
+                raise ValueError("endgame databases do not apply to majority-end variants")
+            for k in range(1, len(egdb)):
+                view = memoryview(egdb[k]).cast("B").cast("b")
+                if len(view) != level_size(rules.h, k):
+                    raise ValueError(f"database level {k} has the wrong size")
+                self._levels.append(view)
+        self._nodes = 0
+        self._horizon = 0
+        self._exact = False
+        self._deadline = 0.0
+        self._aborted = False
+
+    @property
+    def nodes(self) -> int:
+        """Nodes searched so far."""
+        return self._nodes
+
+    @property
+    def exact(self) -> bool:
+        """Whether the last search reached no depth horizon."""
+        return self._exact
+
+    @property
+    def egdb_seeds(self) -> int:
+        """Largest seed count covered by databases."""
+        return len(self._levels)
+
+    def clear(self) -> None:
+        """Empty the transposition table."""
+        self._tt.clear()
+
+    def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0) -> int:
+        """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta)."""
+        r = self.rules
+        if len(board) != r.n:
+            raise ValueError(f"a board has {r.n} pits")
+        b = tuple(board)
+        houses = _houses(r, b)
+        if end_reason(r.tables, list(b)) is not None:
+            raise ValueError("the game is over on this board")
+        d = EXACT if depth < 0 or depth >= EXACT else depth
+        self._deadline = time.monotonic() + time_limit if time_limit > 0 else 0.0
+        self._aborted = False
+        h0 = self._horizon
+        v = self._ab(b, sum(houses), d, alpha, beta)
+        self._exact = self._horizon == h0
+        if self._aborted:
+            raise TimeoutError("search time limit reached")
+        return v
+
+    def _key(self, b: tuple[int, ...]) -> tuple[int, ...]:
+        """Transposition key: houses, plus stores under majority end."""
+        if self.rules.majority:
+            return b
+        h = self.rules.h
+        return b[:h] + b[h + 1 : 2 * h + 1]
+
+    def _known(self, b: tuple[int, ...], k: int) -> tuple[int, int] | None:
+        """Bounds on a child's value known without searching it."""
+        if k <= len(self._levels):
+            v = self._levels[k - 1][rank(self.rules, b)]
+            return v, v
+        e = self._tt.get(self._key(b))
+        if e is not None and e[2] == EXACT:
+            return e[0], e[1]
+        return None
+
+    def _store(self, key: tuple[int, ...], depth: int, lo: int, hi: int, move: int) -> None:
+        """Record bounds, keeping deeper knowledge and merging same-depth bounds."""
+        old = self._tt.get(key)
+        if old is not None and old[2] > depth:
+            self._tt[key] = (old[0], old[1], old[2], move)
+            return
+        if old is not None and old[2] == depth:
+            lo, hi = max(lo, old[0]), min(hi, old[1])
+            if lo > hi:
+                lo = hi = (lo + hi) // 2
+        if len(self._tt) >= self._cap:
+            self._tt.clear()
+        self._tt[key] = (lo, hi, depth, move)
+
+    def _ab(self, b: tuple[int, ...], k: int, depth: int, alpha: int, beta: int) -> int:
+        """Fail-soft negamax alpha-beta; extra turns keep the sign."""
+        r = self.rules
+        self._nodes += 1
+        if self._nodes % _CHECK_EVERY == 0 and self._deadline and time.monotonic() > self._deadline:
+            self._aborted = True
+        if self._aborted:
+            return 0
+        if k <= len(self._levels):
+            return int(self._levels[k - 1][rank(r, b)])
+        if k <= alpha:
+            return k
+        if -k >= beta:
+            return -k
+        if depth == 0:
+            self._horizon += 1
+            return 0
+        key = self._key(b)
+        ttmove = -1
+        e = self._tt.get(key)
+        if e is not None:
+            ttmove = e[3]
+            if e[2] >= depth:
+                if e[2] != EXACT:
+                    self._horizon += 1
+                if e[0] >= beta:
+                    return e[0]
+                if e[1] <= alpha:
+                    return e[1]
+                alpha, beta = max(alpha, e[0]), min(beta, e[1])
+        beta, alpha = min(beta, k), max(alpha, -k)
+        if alpha >= beta:
+            return alpha
+        children = []
+        for p in range(r.h):
+            if not b[p]:
+                continue
+            child, gain, extra, over = play(r, b, p)
+            ck = 0 if over else sum(_houses(r, child))
+            if over:
+                if gain >= beta:
+                    return gain
+                score = 1 << 20
+            else:
+                score = (1 << 22 if p == ttmove else 0) + (1 << 18 if extra else 0) + gain * 64 + p
+                known = self._known(child, ck) if depth > 1 else None
+                if known is not None:
+                    v = gain + known[0] if extra else gain - known[1]
+                    if v >= beta:
+                        return v
+            children.append((score, p, child, gain, extra, over, ck))
+        children.sort(key=lambda c: -c[0])
+        a0, b0, h0 = alpha, beta, self._horizon
+        best, bestmove = -INF, -1
+        cd = EXACT if depth == EXACT else depth - 1
+        for _, p, child, gain, extra, over, ck in children:
+            if over:
+                v = gain
+            elif extra:
+                v = gain + self._ab(child, ck, cd, alpha - gain, beta - gain)
+            else:
+                v = gain - self._ab(child, ck, cd, gain - beta, gain - alpha)
+            if self._aborted:
+                return 0
+            if v > best:
+                best, bestmove = v, p
+            alpha = max(alpha, best)
+            if alpha >= beta:
+                break
+        lo = -INF if best <= a0 else best
+        hi = INF if best >= b0 else best
+        self._store(key, EXACT if self._horizon == h0 else depth, max(lo, -k), min(hi, k), bestmove)
+        return best
+
+
+def _board_of(rules: Rules, houses: Sequence[int]) -> tuple[int, ...]:
+    """A mover-relative board with empty stores from 2h house counts."""
+    h = rules.h
+    return (*houses[:h], 0, *houses[h:], 0)
+
+
+def _compositions(m: int, k: int, start: int, stop: int) -> Any:
+    """House contents of k seeds on m houses with ranks start..stop-1, in rank order."""
+    bars: list[int] = []
+    r, top = start, k + m - 2
+    for j in range(m - 2, -1, -1):
+        p = top
+        while comb(p, j + 1) > r:
+            p -= 1
+        bars.append(p)
+        r -= comb(p, j + 1)
+        top = p - 1
+    bars.reverse()
+    for _ in range(start, stop):
+        edges = [-1, *bars, k + m - 1]
+        yield [edges[j + 1] - edges[j] - 1 for j in range(m)]
+        j = 0
+        while j < m - 2 and bars[j] + 1 == bars[j + 1]:
+            j += 1
+        if bars:
+            bars[j] += 1
+            bars[:j] = range(j)
+
+
+def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int) -> None:
+    """Fill ranks start..stop of database level k (start 0 first resets the level)."""
+    if rules.majority or not 1 <= k <= 120:
+        raise ValueError("bad level, or a majority-end variant")
+    size = level_size(rules.h, k)
+    view = memoryview(out).cast("B").cast("b")
+    if len(view) != size or not 0 <= start <= stop <= size:
+        raise ValueError("output size or range does not match the level")
+    lower = [memoryview(levels[j]).cast("B").cast("b") for j in range(1, k)]
+    if start == 0:
+        for i in range(size):
+            view[i] = SENTINEL
+
+    def value(b: tuple[int, ...]) -> int:
+        """Memoised value of a board of this level."""
+        rk = rank(rules, b)
+        if view[rk] != SENTINEL:
+            return int(view[rk])
+        h = rules.h
+        mine, theirs = sum(b[:h]), sum(b[h + 1 : 2 * h + 1])
+        if not mine or not theirs:
+            best = (-k if not mine else k) if rules.leftover == 0 else (
+                (k if not mine else -k) if rules.leftover == 1 else 0)
+        else:
+            best = -INF
+            for p in legal(rules, b):
+                child, gain, extra, over = play(rules, b, p)
+                if over:
+                    v = gain
+                else:
+                    ck = sum(_houses(rules, child))
+                    cv = int(lower[ck - 1][rank(rules, child)]) if ck < k else value(child)
+                    v = gain + cv if extra else gain - cv
+                best = max(best, v)
+        view[rk] = best
+        return best
+
+    for houses in _compositions(2 * rules.h, k, start, stop):
+        value(_board_of(rules, houses))

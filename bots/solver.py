@@ -1,0 +1,210 @@
+"""Solving positions: an MTD(f) driver over the search core, per-move values, bounded search.
+
+Exact values exist only for acyclic variants (counter-clockwise sowing without relay):
+clockwise and relay sowing can repeat positions, and the search does not model the
+repetition rule, so those variants get a depth-limited search and `exact=False`.
+Relay variants always use the Python twin (the C core does not play relay sowing).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from bots import egdb as egdb_mod
+from bots import pysearch
+from protocol.position import Position, Side
+from protocol.tables import compile_variant
+from protocol.variant import Variant
+
+IMPLEMENTATIONS = ("c", "py")
+MAX_DEPTH = 254
+
+
+def implementation(name: str = "c") -> ModuleType:
+    """The search module: `c` (bots._search) or `py` (bots.pysearch)."""
+    if name == "c":
+        return importlib.import_module("bots._search")
+    if name == "py":
+        return pysearch
+    raise ValueError(f"unknown search implementation {name!r}: expected one of {IMPLEMENTATIONS}")
+
+
+def relative_board(position: Position) -> tuple[int, ...]:
+    """The position's pits seen from the side to move (mover's houses first)."""
+    pits = position.pits
+    if position.to_move == Side.SOUTH:
+        return pits
+    h = position.variant.houses
+    return pits[h + 1 :] + pits[: h + 1]
+
+
+def pit_to_bin(position: Position, pit: int) -> int:
+    """Bin number of the mover's relative house `pit`."""
+    return pit + 1 if position.to_move == Side.SOUTH else pit + position.variant.houses + 2
+
+
+@dataclass
+class Solution:
+    """A solved (or searched) position: values are South's store minus North's at the end."""
+
+    value: int
+    best: list[int]
+    per_move: dict[int, int] = field(default_factory=dict)
+    nodes: int = 0
+    seconds: float = 0.0
+    exact: bool = True
+    depth: int = -1
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON form of `kalah solve --json`."""
+        return {
+            "value": self.value,
+            "best": self.best,
+            "per_move": {str(b): v for b, v in self.per_move.items()},
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 4),
+            "exact": self.exact,
+        }
+
+
+class Engine:
+    """One variant's search: rules, a searcher with its table, and optional databases."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        impl: str = "c",
+        tt_log2: int = 20,
+        egdb_seeds: int = 0,
+        egdb_dir: Path | None = None,
+        progress: egdb_mod.Progress | None = None,
+    ) -> None:
+        self.variant = variant
+        self.module = pysearch if variant.relay else implementation(impl)
+        self.rules = self.module.Rules(compile_variant(variant))
+        self.exact_possible = not variant.can_repeat
+        self.levels = egdb_mod.load(variant, egdb_seeds, self.module, egdb_dir, progress)
+        self.searcher = self.module.Searcher(self.rules, tt_log2, self.levels or None)
+        self.lock = threading.Lock()
+        self.all_exact = True
+
+    def children(self, board: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], int, bool, bool]]:
+        """Each legal pit with (board after, gain, extra turn, game over)."""
+        return [(p, *self.module.play(self.rules, board, p)) for p in self.module.legal(self.rules, board)]
+
+    def _search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int, deadline: float) -> int:
+        """One search call with the time left before `deadline` (0: none)."""
+        left = 0.0
+        if deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("search time limit reached")
+        value = int(self.searcher.search(board, depth, alpha, beta, left))
+        self.all_exact = self.all_exact and bool(self.searcher.exact)
+        return value
+
+    def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0) -> int:
+        """Value of a non-terminal board for the mover by MTD(f) null-window searches."""
+        k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
+        lower, upper = -k, k
+        g = max(lower, min(upper, guess))
+        while lower < upper:
+            beta = max(g, lower + 1)
+            g = self._search(board, depth, beta - 1, beta, deadline)
+            if g < beta:
+                upper = g
+            else:
+                lower = g
+        return g
+
+    def child_value(self, child: tuple[tuple[int, ...], int, bool, bool], depth: int, guess: int,
+                    deadline: float) -> int:
+        """Mover's value of one move: its gain plus (or minus) the successor's value."""
+        board, gain, extra, over = child
+        if over:
+            return gain
+        sign = 1 if extra else -1
+        return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline)
+
+    def solve(self, position: Position, per_move: bool = False, time_limit: float = 0.0,
+              depth: int = -1) -> Solution:
+        """Value and best moves of a sowing position (exact unless the variant can cycle)."""
+        if position.over:
+            return Solution(int(position.margin), [], {}, 0, 0.0, True)
+        if position.transfer_pending:
+            raise ValueError("solve a position after the opening transfer")
+        if not self.exact_possible and depth < 0:
+            depth = 12
+        with self.lock:
+            t0 = time.monotonic()
+            n0 = self.searcher.nodes
+            deadline = t0 + time_limit if time_limit > 0 else 0.0
+            board = relative_board(position)
+            kids = self.children(board)
+            self.all_exact = True
+            value = self.mtdf(board, 0, depth, deadline)
+            values: dict[int, int] = {}
+            best: list[int] = []
+            for pit, *child in kids:
+                if per_move:
+                    v = self.child_value((child[0], child[1], child[2], child[3]), depth, value, deadline)
+                    values[pit] = v
+                    if v == value:
+                        best.append(pit)
+                elif self._reaches(tuple(child), value, depth, deadline):  # type: ignore[arg-type]
+                    best.append(pit)
+            sign = 1 if position.to_move == Side.SOUTH else -1
+            margin = int(position.margin)
+            return Solution(
+                value=margin + sign * value,
+                best=[pit_to_bin(position, p) for p in best],
+                per_move={pit_to_bin(position, p): margin + sign * v for p, v in values.items()},
+                nodes=int(self.searcher.nodes) - n0,
+                seconds=time.monotonic() - t0,
+                exact=self.all_exact and self.exact_possible,
+                depth=depth,
+            )
+
+    def _reaches(self, child: tuple[tuple[int, ...], int, bool, bool], value: int, depth: int,
+                 deadline: float) -> bool:
+        """Whether a move attains at least `value` for the mover (one null-window search)."""
+        board, gain, extra, over = child
+        if over:
+            return gain >= value
+        if extra:
+            return gain + self._search(board, depth, value - gain - 1, value - gain, deadline) >= value
+        return gain - self._search(board, depth, gain - value, gain - value + 1, deadline) >= value
+
+    def best_by_deepening(self, position: Position, budget_s: float) -> tuple[int, int, bool, int]:
+        """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget."""
+        board = relative_board(position)
+        deadline = time.monotonic() + max(budget_s, 0.001)
+        kids = self.children(board)
+        found: tuple[int, int, bool, int] | None = None
+        guess = 0
+        with self.lock:
+            for depth in (*range(2, MAX_DEPTH, 2), -1):
+                try:
+                    best_pit, best_v = -1, -(10**6)
+                    self.all_exact = True
+                    for pit, *child in sorted(kids, key=lambda c: c[0] != (found[0] if found else -1)):
+                        v = self.child_value((child[0], child[1], child[2], child[3]), depth, guess, deadline)
+                        if v > best_v:
+                            best_pit, best_v = pit, v
+                except TimeoutError:
+                    break
+                exact = self.all_exact and self.exact_possible
+                found = (best_pit, best_v, exact, depth)
+                guess = best_v
+                if exact or depth < 0:
+                    break
+        if found is None:
+            pit = max(kids, key=lambda c: (c[2], c[3]))[0]
+            return pit_to_bin(position, pit), 0, False, 0
+        return pit_to_bin(position, found[0]), found[1], found[2], found[3]

@@ -1,0 +1,14 @@
+"""Build of the C search core only; everything else is configured in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "bots._search",
+            sources=["bots/_search.c"],
+            depends=["bots/_search_core.h", "bots/_search_module.h"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wno-unused-parameter"],
+        )
+    ]
+)
