@@ -1,0 +1,1 @@
+"""The Textual client: lobby, play, spectate and replay from the terminal."""

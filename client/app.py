@@ -1,0 +1,203 @@
+"""The Textual application: routes server traffic down to screens and sends what they ask."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from client.connection import RETRY_DELAYS, Connection
+from client.embedded import EmbeddedServer, start_embedded
+from client.match_state import MatchState, result_text
+from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
+from client.screens.game import GameScreen
+from client.screens.lobby import LobbyScreen, NameChanged, ReplayRequested, WatchRequested
+from client.screens.replay import ReplayScreen, StoredGame
+from client.styles import CSS
+from client.ui_messages import ConnectionChanged, Outgoing, ServerMessageReceived
+from protocol import Variant
+from protocol.messages import (
+    CreateMatch,
+    ErrorMessage,
+    LeaveMatch,
+    Message,
+    Snapshot,
+    WatchMatch,
+    Welcome,
+)
+
+StartWith = Literal["lobby", "bot", "watch", "replay"]
+
+
+@dataclass
+class Launch:
+    """How a session starts: which server (None: an embedded one) and what to open first."""
+
+    url: str | None = None
+    name: str = "player"
+    token: str | None = None
+    db_path: Path | None = None
+    start: StartWith = "lobby"
+    match_id: str | None = None
+    variant: Variant = field(default_factory=Variant)
+    bot_level: int = DEFAULT_BOT_LEVEL
+    stored: StoredGame | None = None
+    animate: bool = True
+    light: bool = False
+    retry_delays: tuple[float, ...] = RETRY_DELAYS
+
+
+class KalahApp(App[None]):
+    """Kalah Arena in the terminal: lobby, play, spectate, replay."""
+
+    TITLE = "Kalah Arena"
+    CSS = CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark"),
+    ]
+
+    def __init__(self, launch: Launch) -> None:
+        super().__init__()
+        self.launch = launch
+        self.connection: Connection | None = None
+        self.embedded: EmbeddedServer | None = None
+        self.pending_replays: set[str] = set()
+        self._started = False
+        self.lobby = LobbyScreen(launch.name)
+
+    def on_mount(self) -> None:
+        """Lobby first; then connect (or open the stored replay directly)."""
+        self.theme = "textual-light" if self.launch.light else "textual-dark"
+        self.push_screen(self.lobby)
+        if self.launch.stored is not None:
+            self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
+            self.lobby.connection_changed(False, "Offline: replaying a stored game.")
+            return
+        self.run_network()
+
+    @work(exclusive=True, group="network")
+    async def run_network(self) -> None:
+        """Start the embedded server if no URL was given, then keep a connection up."""
+        url = self.launch.url
+        if url is None:
+            self.lobby.connection_changed(False, "Starting the local server…")
+            self.embedded = await start_embedded(self.launch.db_path)
+            url = self.embedded.url
+        self.connection = Connection(
+            url, self.launch.name, token=self.launch.token,
+            on_message=lambda m: self.post_message(ServerMessageReceived(m)),
+            on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
+            retry_delays=self.launch.retry_delays,
+        )
+        await self.connection.run()
+
+    async def on_unmount(self) -> None:
+        """Close the connection and stop the embedded server."""
+        if self.connection is not None:
+            await self.connection.close()
+        if self.embedded is not None:
+            await self.embedded.close()
+            self.embedded = None
+
+    # --- routing ------------------------------------------------------------------------
+
+    def game_screen(self, match_id: str) -> GameScreen | None:
+        """The open game screen of a match, if any."""
+        for screen in self.screen_stack:
+            if isinstance(screen, GameScreen) and screen.match_id == match_id:
+                return screen
+        return None
+
+    def on_server_message_received(self, event: ServerMessageReceived) -> None:
+        """Hand a server message to the screen it is for."""
+        msg = event.msg
+        if isinstance(msg, Welcome):
+            self.lobby.server_message(msg)
+            if not self._started:
+                self._started = True
+                self._first_steps()
+            return
+        match_id: str | None = getattr(msg, "match_id", None)
+        if match_id is None:
+            self.lobby.server_message(msg)
+            return
+        screen = self.game_screen(match_id)
+        if screen is not None:
+            screen.server_message(msg)
+        elif isinstance(msg, Snapshot):
+            self._open(msg)
+        elif isinstance(msg, ErrorMessage):
+            self.pending_replays.discard(match_id)
+            self.notify(msg.message, title="Server", severity="error")
+
+    def _open(self, snap: Snapshot) -> None:
+        """Open the screen a new snapshot asks for: a replay, or a live game."""
+        if snap.match_id in self.pending_replays:
+            self.pending_replays.discard(snap.match_id)
+            self.send(LeaveMatch(match_id=snap.match_id))
+            state = MatchState.from_snapshot(snap)
+            stored = StoredGame(snap.match_id, state.variant, tuple(snap.record), snap.south, snap.north,
+                                result_text(state) if state.over else "")
+            self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
+            return
+        self.push_screen(GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate))
+
+    def _first_steps(self) -> None:
+        """After the first welcome: create the bot game, or open the match asked for."""
+        launch = self.launch
+        if launch.start == "bot":
+            self.send(CreateMatch(variant=launch.variant.text(), seat="south",
+                                  opponent=bot_opponent(launch.bot_level), rated=False))
+        elif launch.start == "watch" and launch.match_id:
+            self.send(WatchMatch(match_id=launch.match_id))
+        elif launch.start == "replay" and launch.match_id:
+            self.open_replay(launch.match_id)
+
+    def on_connection_changed(self, event: ConnectionChanged) -> None:
+        """Tell every screen that shows the connection state."""
+        for screen in self.screen_stack:
+            if isinstance(screen, LobbyScreen | GameScreen):
+                screen.connection_changed(event.connected, event.detail)
+
+    # --- requests from screens ----------------------------------------------------------
+
+    def on_outgoing(self, event: Outgoing) -> None:
+        """Send what a screen asked for."""
+        self.send(event.msg)
+
+    def on_watch_requested(self, event: WatchRequested) -> None:
+        """Watch a live match from the lobby."""
+        self.send(WatchMatch(match_id=event.match_id))
+
+    def on_replay_requested(self, event: ReplayRequested) -> None:
+        """Replay a finished match from the lobby."""
+        self.open_replay(event.match_id)
+
+    def open_replay(self, match_id: str) -> None:
+        """Fetch a match's record (its snapshot) and open it in the replay screen."""
+        self.pending_replays.add(match_id)
+        self.send(WatchMatch(match_id=match_id))
+
+    async def on_name_changed(self, event: NameChanged) -> None:
+        """Say hello again under the new name."""
+        if self.connection is not None:
+            self.connection.name = event.name
+            self.connection.token = None
+            await self.connection.drop()
+
+    @work(group="send")
+    async def send(self, msg: Message) -> None:
+        """Send one message; say so if the connection is down."""
+        if self.connection is None or not await self.connection.send(msg):
+            self.notify("Not connected: not sent. Reconnecting…", severity="warning")
+
+    # --- app-wide actions -------------------------------------------------------------
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the dark and the light theme."""
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

@@ -1,0 +1,239 @@
+"""The client's view of one match: built from a snapshot, advanced by numbered events.
+
+Plain objects, no I/O and no Textual: screens hold a `MatchState` and hand its parts to
+widgets as attributes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+
+from protocol import Game, KalahError, MoveEvent, Position, Side, Variant, parse_action
+from protocol.messages import Clocks, MatchEvent, Snapshot
+
+
+class EventOutcome(Enum):
+    """What applying an event did to the state."""
+
+    APPLIED = "applied"
+    STALE = "stale"  # already seen (a resent or replayed event)
+    GAP = "gap"  # events are missing: ask the server for a sync
+
+
+@dataclass(frozen=True, slots=True)
+class LastAction:
+    """The most recent action, for highlighting: who, what, the bins sown, capture, extra turn."""
+
+    side: Side
+    token: str
+    path: tuple[int, ...] = ()
+    captured_bin: int | None = None
+    captured_seeds: int = 0
+    extra_turn: bool = False
+
+    @property
+    def landed(self) -> int | None:
+        """Bin where the last seed fell."""
+        return self.path[-1] if self.path else None
+
+
+def side_of(name: str | None) -> Side | None:
+    """`Side` for a wire side name (`south`/`north`), None for None."""
+    if name is None:
+        return None
+    return Side.SOUTH if name == "south" else Side.NORTH
+
+
+@dataclass
+class MatchState:
+    """Everything the client knows about one match, as of event number `seq`."""
+
+    match_id: str
+    variant: Variant
+    seq: int
+    status: str
+    positions: list[Position]
+    record: list[str]
+    south: str | None = None
+    north: str | None = None
+    you: Side | None = None
+    clocks: Clocks = field(default_factory=Clocks)
+    clocks_at: float = field(default_factory=time.monotonic)
+    spectators: int = 0
+    result: int | None = None
+    reason: str | None = None
+    winner: Side | None = None
+    last: LastAction | None = None
+
+    # --- building ---------------------------------------------------------------------
+
+    @classmethod
+    def from_snapshot(cls, snap: Snapshot) -> MatchState:
+        """The state a snapshot describes; the record is replayed to recover every position."""
+        variant = Variant.parse(snap.variant)
+        positions, last = _positions(variant, snap.record)
+        current = Position.from_fen(variant, snap.position)
+        if positions[-1].fen() != current.fen():
+            positions[-1] = current
+        return cls(
+            match_id=snap.match_id, variant=variant, seq=snap.seq, status=snap.status,
+            positions=positions, record=list(snap.record), south=snap.south, north=snap.north,
+            you=side_of(snap.you), clocks=snap.clocks, spectators=snap.spectators,
+            result=snap.result, reason=snap.reason, winner=side_of(snap.winner), last=last,
+        )
+
+    def apply_event(self, ev: MatchEvent) -> EventOutcome:
+        """Advance by one event; stale events are ignored and a gap is reported, not guessed."""
+        if ev.seq <= self.seq:
+            return EventOutcome.STALE
+        if ev.seq != self.seq + 1:
+            return EventOutcome.GAP
+        self.seq = ev.seq
+        if ev.clocks is not None:
+            self.clocks = ev.clocks
+            self.clocks_at = time.monotonic()
+        if ev.spectators is not None:
+            self.spectators = ev.spectators
+        if ev.kind == "action":
+            self._apply_action(ev)
+        elif ev.kind == "joined":
+            self._seat(ev)
+            if self.status == "open" and self.south and self.north:
+                self.status = "live"
+        elif ev.kind == "left":
+            if ev.side == "south":
+                self.south = None
+            elif ev.side == "north":
+                self.north = None
+        elif ev.kind == "game_over":
+            self.status = "finished"
+            self.result = ev.result
+            self.reason = ev.reason
+            self.winner = side_of(ev.winner)
+            self.clocks = Clocks(south_ms=self.clocks.south_ms, north_ms=self.clocks.north_ms)
+            if ev.position is not None:
+                self._set_current(ev.position)
+        return EventOutcome.APPLIED
+
+    def _seat(self, ev: MatchEvent) -> None:
+        """Record who sits where after a `joined` event."""
+        if ev.side == "south":
+            self.south = ev.player
+        elif ev.side == "north":
+            self.north = ev.player
+
+    def _apply_action(self, ev: MatchEvent) -> None:
+        """Append the position after an action; the server's position wins over a local replay."""
+        token = ev.action or ""
+        before = self.position
+        after: Position | None = None
+        move: MoveEvent | None = None
+        try:
+            after, move = before.apply_event(parse_action(token))
+        except KalahError:
+            after = None
+        if ev.position is not None:
+            server_pos = Position.from_fen(self.variant, ev.position)
+            if after is None or after.fen() != server_pos.fen():
+                after = server_pos
+        if after is None:
+            return
+        self.positions.append(after)
+        self.record.append(token)
+        mover = side_of(ev.side) or before.to_move
+        if token == "swap":
+            self.south, self.north = self.north, self.south
+            if self.you is not None:
+                self.you = self.you.other
+        if move is not None:
+            self.last = last_action(move)
+        else:
+            self.last = LastAction(mover, token, tuple(ev.path), None, 0, ev.extra_turn)
+        if self.status == "open":
+            self.status = "live"
+        if after.over:
+            self.status = "finished"
+            self.result = after.result
+            self.reason = self.reason or after.end
+            margin = after.margin
+            self.winner = None if margin == 0 else Side.SOUTH if margin > 0 else Side.NORTH
+
+    def _set_current(self, fen: str) -> None:
+        """Replace the current position by the server's, if it differs."""
+        pos = Position.from_fen(self.variant, fen)
+        if pos.fen() != self.position.fen():
+            self.positions[-1] = pos
+
+    # --- queries ----------------------------------------------------------------------
+
+    @property
+    def position(self) -> Position:
+        """The current position."""
+        return self.positions[-1]
+
+    @property
+    def ply(self) -> int:
+        """Number of actions played."""
+        return len(self.record)
+
+    @property
+    def over(self) -> bool:
+        """Whether the match has finished (by the rules, resignation, time or forfeit)."""
+        return self.status == "finished" or self.position.over
+
+    @property
+    def my_turn(self) -> bool:
+        """Whether the viewer is a player and it is their turn in a live match."""
+        return self.you is not None and not self.over and self.position.to_move == self.you
+
+    @property
+    def viewpoint(self) -> Side:
+        """The side drawn at the bottom: the player's own side, South for spectators."""
+        return self.you if self.you is not None else Side.SOUTH
+
+    def player(self, side: Side) -> str | None:
+        """Name of the player seated on `side`."""
+        return self.south if side == Side.SOUTH else self.north
+
+    def clock_ms(self, side: Side, now: float | None = None) -> int | None:
+        """Milliseconds left on `side`'s clock now, counting down if it is running."""
+        ms = self.clocks.south_ms if side == Side.SOUTH else self.clocks.north_ms
+        if ms is None:
+            return None
+        if self.clocks.running == ("south" if side == Side.SOUTH else "north") and not self.over:
+            elapsed = ((time.monotonic() if now is None else now) - self.clocks_at) * 1000
+            return max(0, int(ms - elapsed))
+        return ms
+
+
+def _positions(variant: Variant, record: list[str]) -> tuple[list[Position], LastAction | None]:
+    """Every position of a record, as far as it replays legally, and its last action."""
+    game = Game(variant)
+    for token in record:
+        try:
+            game.play(parse_action(token))
+        except KalahError:
+            break
+    return list(game.positions), (last_action(game.events[-1]) if game.events else None)
+
+
+def last_action(move: MoveEvent) -> LastAction:
+    """The highlight of a rules `MoveEvent`."""
+    cap_bin, cap_seeds = (None, 0) if move.capture is None else (move.capture[0] + 1, move.capture[1])
+    return LastAction(move.side, move.action.token(), move.path, cap_bin, cap_seeds, move.extra_turn)
+
+
+def result_text(state: MatchState) -> str:
+    """A one-line human verdict: who won, by how much, and why."""
+    why = f" ({state.reason})" if state.reason else ""
+    winner = state.winner
+    if winner is None and state.result:
+        winner = Side.SOUTH if state.result > 0 else Side.NORTH
+    if winner is None:
+        return f"Draw{why}" if state.result == 0 or state.reason in ("empty", "majority", "repetition") \
+            else f"Game over{why}"
+    name = state.player(winner) or winner.name.title()
+    by = f" by {abs(state.result)}" if state.result else ""
+    return f"{name} ({winner.name.title()}) wins{by}{why}"

@@ -1,0 +1,296 @@
+"""The game screen: play a match, or watch one read-only, live from the server's events."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from client.match_state import EventOutcome, LastAction, MatchState, result_text
+from client.screens.dialogs import ConfirmScreen, HelpScreen
+from client.ui_messages import Outgoing
+from client.widgets.board import Board, PitChosen
+from client.widgets.panels import MoveList, PlayerBar
+from protocol import Side
+from protocol.messages import (
+    Ack,
+    ErrorMessage,
+    LeaveMatch,
+    MakeMove,
+    MatchEvent,
+    Presence,
+    Resign,
+    ServerMessage,
+    Snapshot,
+    SwapSides,
+    SyncMatch,
+    TransferSeed,
+    WatchMatch,
+)
+
+
+def describe_last(last: LastAction) -> str:
+    """A notice for the last action: the move, then capture or extra turn."""
+    who = last.side.name.title()
+    if last.token == "swap":
+        return f"{who} took the pie swap: the players changed sides."
+    if last.token.startswith("t"):
+        return f"{who} opening transfer: {last.token}."
+    parts = [f"{who} sowed bin {last.token}."]
+    if last.captured_bin is not None:
+        parts.append(f"Capture! {last.captured_seeds} seeds from bin {last.captured_bin} to the store.")
+    if last.extra_turn:
+        parts.append(f"Extra turn: {who} moves again.")
+    return " ".join(parts)
+
+
+class GameScreen(Screen[None]):
+    """A live match: the board from the player's side, clocks, moves, notices."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "swap", "Swap (pie)"),
+        Binding("n", "no_transfer", "No transfer", show=False),
+        Binding("r", "resign", "Resign"),
+        Binding("question_mark,f1", "help", "Rules"),
+        Binding("escape", "leave", "Lobby"),
+    ]
+
+    def __init__(self, state: MatchState, *, animate: bool = True) -> None:
+        super().__init__()
+        self.state = state
+        self.animate_sowing = animate
+        self.pending = False  # an action was sent and not yet seen back
+        self.transfer_src: int | None = None
+        self.error: str | None = None
+        self.connection_notice: str | None = None
+        self._drawn_last: LastAction | None = None
+
+    @property
+    def match_id(self) -> str:
+        """The match shown."""
+        return self.state.match_id
+
+    @property
+    def spectating(self) -> bool:
+        """Whether the viewer is a spectator rather than a player."""
+        return self.state.you is None
+
+    def compose(self) -> ComposeResult:
+        """Title, the two player bars around the board, notices, move list, game-over panel."""
+        yield Static(id="connection", classes="banner")
+        yield Static(id="title")
+        with Horizontal(id="game-body"):
+            with Vertical(id="board-column"):
+                yield PlayerBar(id="top-player", classes="player")
+                yield Board(self.state.variant, self.state.viewpoint, animate=self.animate_sowing, id="board")
+                yield PlayerBar(id="bottom-player", classes="player")
+                yield Static(id="notice")
+                yield Static(id="error")
+                yield Static(id="game-over")
+            with VerticalScroll(id="side-panel"):
+                yield Static(id="spectators")
+                yield MoveList(id="moves")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Draw the state and start the clock tick."""
+        self.refresh_view()
+        self.set_interval(0.1, self._tick)
+        self.query_one(Board).focus()
+
+    # --- from the app -----------------------------------------------------------------
+
+    def server_message(self, msg: ServerMessage) -> None:
+        """Apply a snapshot, event, ack or error of this match."""
+        if getattr(msg, "match_id", None) != self.match_id:
+            return
+        if isinstance(msg, Snapshot):
+            you = self.state.you
+            self.state = MatchState.from_snapshot(msg)
+            if self.state.you is None and you is not None and msg.status != "finished":
+                self.state.you = you
+            self.pending = False
+        elif isinstance(msg, MatchEvent):
+            outcome = self.state.apply_event(msg)
+            if outcome is EventOutcome.GAP:
+                self.request_sync()
+                return
+            if outcome is EventOutcome.STALE:
+                return
+            if msg.kind == "action":
+                self.pending = False
+                self.error = None
+        elif isinstance(msg, ErrorMessage):
+            self.error = msg.message
+            self.pending = False
+            self.transfer_src = None
+        elif isinstance(msg, Presence):
+            self.state.spectators = msg.spectators
+        elif isinstance(msg, Ack):
+            return
+        self.refresh_view()
+
+    def connection_changed(self, connected: bool, detail: str) -> None:
+        """Show a banner while the connection is down."""
+        self.connection_notice = None if connected else detail
+        if connected:
+            self.pending = False
+        if self.is_mounted:
+            self.refresh_view()
+
+    def request_sync(self) -> None:
+        """Ask the server for what this screen missed."""
+        cls = WatchMatch if self.spectating else SyncMatch
+        self.post_message(Outgoing(cls(match_id=self.match_id, since=self.state.seq)))
+
+    # --- drawing -------------------------------------------------------------------------
+
+    def refresh_view(self) -> None:
+        """Set every widget's attributes from the match state."""
+        st = self.state
+        pos = st.position
+        board = self.query_one(Board)
+        board.set_viewpoint(st.viewpoint)
+        board.position = pos
+        board.choosable = frozenset(self._choosable())
+        if st.last is not self._drawn_last:
+            self._drawn_last = st.last
+            board.path = st.last.path if st.last else ()
+            captured = [] if st.last is None or st.last.captured_bin is None else [st.last.captured_bin]
+            board.captured = tuple(captured)
+        role = "Watching" if self.spectating else f"Playing {st.viewpoint.name.title()}"
+        self.query_one("#title", Static).update(
+            f"[b]Kalah Arena[/b] · match {st.match_id} · {st.variant.text()} · {role} · ply {st.ply}"
+        )
+        for bar_id, side in (("#bottom-player", st.viewpoint), ("#top-player", st.viewpoint.other)):
+            bar = self.query_one(bar_id, PlayerBar)
+            bar.side = side
+            bar.player = st.player(side)
+            bar.you = st.you == side
+            bar.to_move = not st.over and pos.to_move == side and st.status != "open"
+        self._tick()
+        self.query_one("#notice", Static).update(self._notice())
+        error = self.query_one("#error", Static)
+        error.update(f"⚠ {self.error}" if self.error else "")
+        error.display = bool(self.error)
+        banner = self.query_one("#connection", Static)
+        banner.update(self.connection_notice or "")
+        banner.display = bool(self.connection_notice)
+        self.query_one("#spectators", Static).update(f"👁 {st.spectators} watching")
+        self.query_one(MoveList).moves = tuple(
+            (before.to_move.letter, token) for before, token in zip(st.positions, st.record, strict=False)
+        )
+        over = self.query_one("#game-over", Static)
+        over.display = st.over
+        if st.over:
+            over.update(
+                f"[b]GAME OVER[/b]\n{result_text(st)}\n"
+                f"Stores: South {pos.stores[0]} · North {pos.stores[1]}\n"
+                "Esc: back to the lobby · q: quit"
+            )
+
+    def _tick(self) -> None:
+        """Count the running clock down."""
+        for bar in self.query(PlayerBar):
+            bar.clock_ms = self.state.clock_ms(bar.side)
+
+    def _choosable(self) -> list[int]:
+        """Bins the player may choose now: legal houses, or houses for the opening transfer."""
+        st = self.state
+        if not st.my_turn or self.pending or st.status == "open" or self.connection_notice:
+            return []
+        pos = st.position
+        if pos.transfer_pending:
+            houses = [b for side in (Side.SOUTH, Side.NORTH) for b in pos.house_bins(side)]
+            if self.transfer_src is None:
+                return [b for b in houses if pos.pits[b - 1]]
+            return [b for b in houses if b != self.transfer_src]
+        return pos.legal_bins()
+
+    def _notice(self) -> str:
+        """What the player should know now: offers, whose turn, the last move's effect."""
+        st = self.state
+        pos = st.position
+        lines: list[str] = []
+        if st.last is not None:
+            lines.append(describe_last(st.last))
+        if st.over:
+            pass
+        elif st.status == "open":
+            lines.append("Waiting for an opponent to join…")
+        elif st.my_turn and pos.transfer_pending:
+            if self.transfer_src is None:
+                lines.append("[b]Opening transfer:[/b] choose a house to take one seed from, or n for none.")
+            else:
+                lines.append(f"Take a seed from bin {self.transfer_src}: now choose the house to put it in.")
+        elif st.my_turn and pos.swap_offered:
+            lines.append("[b]Pie rule:[/b] press [b]s[/b] to swap sides and keep South's opening, or sow a house.")
+        elif st.my_turn:
+            lines.append("[b]Your move:[/b] house keys 1-9, or ←/→ and Enter, or click a house.")
+        elif not self.spectating:
+            lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")
+        return "\n".join(lines)
+
+    # --- actions ----------------------------------------------------------------------
+
+    def on_pit_chosen(self, event: PitChosen) -> None:
+        """Send a sowing, or build the opening transfer from two choices."""
+        event.stop()
+        st = self.state
+        if not st.my_turn or self.pending:
+            return
+        ply = st.position.ply
+        if st.position.transfer_pending:
+            if self.transfer_src is None:
+                self.transfer_src = event.bin
+                self.refresh_view()
+                return
+            src, self.transfer_src = self.transfer_src, None
+            self._send(TransferSeed(match_id=self.match_id, ply=ply, src=src, dst=event.bin))
+            return
+        self._send(MakeMove(match_id=self.match_id, ply=ply, bin=event.bin))
+
+    def _send(self, msg: MakeMove | SwapSides | TransferSeed | Resign) -> None:
+        """Send an action and wait for it to come back as an event."""
+        self.pending = True
+        self.error = None
+        self.post_message(Outgoing(msg))
+        self.refresh_view()
+
+    def action_swap(self) -> None:
+        """Take the pie-rule swap when it is offered."""
+        st = self.state
+        if st.my_turn and st.position.swap_offered and not self.pending:
+            self._send(SwapSides(match_id=self.match_id, ply=st.position.ply))
+
+    def action_no_transfer(self) -> None:
+        """Decline the opening transfer."""
+        st = self.state
+        if st.my_turn and st.position.transfer_pending and not self.pending:
+            self.transfer_src = None
+            self._send(TransferSeed(match_id=self.match_id, ply=st.position.ply))
+
+    def action_resign(self) -> None:
+        """Resign, after confirmation."""
+        if self.spectating or self.state.over:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.post_message(Outgoing(Resign(match_id=self.match_id)))
+
+        self.app.push_screen(ConfirmScreen("Resign this game?"), confirmed)
+
+    def action_help(self) -> None:
+        """Show the rules of this match's variant."""
+        self.app.push_screen(HelpScreen(self.state.variant))
+
+    def action_leave(self) -> None:
+        """Back to the lobby (spectators stop watching)."""
+        if self.spectating:
+            self.post_message(Outgoing(LeaveMatch(match_id=self.match_id)))
+        self.dismiss()

@@ -1,0 +1,184 @@
+"""The lobby: your name, open matches to join, live ones to watch, finished ones to replay."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+
+from client.screens.create import CreateMatchScreen
+from client.ui_messages import Outgoing
+from protocol.messages import (
+    CreateMatch,
+    ErrorMessage,
+    JoinMatch,
+    ListMatches,
+    MatchList,
+    MatchSummary,
+    ServerMessage,
+    Welcome,
+)
+
+
+class ReplayRequested(Message):
+    """The user wants to replay a finished match."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__()
+        self.match_id = match_id
+
+
+class WatchRequested(Message):
+    """The user wants to watch a live match."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__()
+        self.match_id = match_id
+
+
+class NameChanged(Message):
+    """The user typed a new name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+def _players(m: MatchSummary) -> str:
+    """`south - north` with open seats marked."""
+    return f"{m.south or '(open)'} - {m.north or '(open)'}"
+
+
+class LobbyScreen(Screen[None]):
+    """Where every session starts: pick a match or create one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "create", "Create match"),
+        Binding("g", "refresh", "Refresh"),
+        Binding("question_mark,f1", "help", "Rules"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__()
+        self.player_name = name
+        self.matches: list[MatchSummary] = []
+        self.connection_notice: str | None = "Connecting…"
+
+    def compose(self) -> ComposeResult:
+        """Name, three tables, and the create button."""
+        yield Static(id="connection", classes="banner")
+        yield Static("[b]Kalah Arena[/b] · lobby", id="title")
+        with Horizontal(id="name-row"):
+            yield Label("Your name ")
+            yield Input(self.player_name, id="name", max_length=32, restrict=r"[A-Za-z0-9_.:-]*")
+            yield Button("Create match (c)", id="create", variant="primary")
+        with Vertical(id="tables"):
+            yield Label("[b]Open matches[/b] — Enter to join", classes="table-title")
+            yield DataTable(id="open", cursor_type="row", zebra_stripes=True)
+            yield Label("[b]Live matches[/b] — Enter to watch", classes="table-title")
+            yield DataTable(id="live", cursor_type="row", zebra_stripes=True)
+            yield Label("[b]Finished matches[/b] — Enter to replay", classes="table-title")
+            yield DataTable(id="finished", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Set up the table columns."""
+        for table_id in ("open", "live", "finished"):
+            table = self.query_one(f"#{table_id}", DataTable)
+            table.add_columns("match", "variant", "players", "ply", "watching", "result")
+        self._draw()
+
+    # --- from the app -----------------------------------------------------------------
+
+    def server_message(self, msg: ServerMessage) -> None:
+        """Take the identity and the match listing."""
+        if isinstance(msg, Welcome):
+            self.player_name = msg.name
+            if self.is_mounted:
+                self.query_one("#name", Input).value = msg.name
+            self.post_message(Outgoing(ListMatches()))
+        elif isinstance(msg, MatchList):
+            self.matches = list(msg.matches)
+            if self.is_mounted:
+                self._draw()
+        elif isinstance(msg, ErrorMessage) and msg.match_id is None:
+            self.notify(msg.message, title="Server", severity="error")
+
+    def connection_changed(self, connected: bool, detail: str) -> None:
+        """Show or hide the connection banner."""
+        self.connection_notice = None if connected else detail
+        if self.is_mounted:
+            self._draw_banner()
+
+    # --- drawing -------------------------------------------------------------------------
+
+    def _draw_banner(self) -> None:
+        """The connection notice, if any."""
+        banner = self.query_one("#connection", Static)
+        banner.update(self.connection_notice or "")
+        banner.display = bool(self.connection_notice)
+
+    def _draw(self) -> None:
+        """Fill the three tables from the listing."""
+        self._draw_banner()
+        for status in ("open", "live", "finished"):
+            table = self.query_one(f"#{status}", DataTable)
+            table.clear()
+            for m in self.matches:
+                if m.status == status:
+                    result = "" if m.result is None else f"{m.result:+d}"
+                    table.add_row(m.match_id, m.variant, _players(m), str(m.ply), str(m.spectators), result,
+                                  key=m.match_id)
+
+    # --- user actions -----------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Join an open match, watch a live one, replay a finished one."""
+        match_id = event.row_key.value
+        if match_id is None:
+            return
+        table_id = event.data_table.id
+        if table_id == "open":
+            self.post_message(Outgoing(JoinMatch(match_id=match_id)))
+        elif table_id == "live":
+            self.post_message(WatchRequested(match_id))
+        else:
+            self.post_message(ReplayRequested(match_id))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """A new name takes effect on the next hello."""
+        name = event.value.strip()
+        if name and name != self.player_name:
+            self.player_name = name
+            self.post_message(NameChanged(name))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The create button."""
+        if event.button.id == "create":
+            self.action_create()
+
+    def action_create(self) -> None:
+        """Open the create-match form."""
+
+        def created(msg: CreateMatch | None) -> None:
+            if msg is not None:
+                self.post_message(Outgoing(msg))
+
+        self.app.push_screen(CreateMatchScreen(), created)
+
+    def action_refresh(self) -> None:
+        """Ask for the listing again."""
+        self.post_message(Outgoing(ListMatches()))
+
+    def action_help(self) -> None:
+        """Rules of the standard game."""
+        from client.screens.dialogs import HelpScreen
+        from protocol import Variant
+
+        self.app.push_screen(HelpScreen(Variant()))

@@ -1,0 +1,148 @@
+"""The replay screen: step through a stored game, each position with the move that led to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from client.match_state import LastAction
+from client.screens.dialogs import HelpScreen
+from client.screens.game import describe_last
+from client.widgets.board import Board
+from client.widgets.panels import PlayerBar
+from protocol import Game, KalahError, Side, Variant, parse_action
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A finished (or abandoned) game to replay: players, variant, record and how it ended."""
+
+    match_id: str
+    variant: Variant
+    record: tuple[str, ...]
+    south: str | None = None
+    north: str | None = None
+    verdict: str = ""
+
+
+def replay_game(stored: StoredGame) -> Game:
+    """The game of a stored record, as far as it replays legally."""
+    game = Game(stored.variant)
+    for token in stored.record:
+        try:
+            game.play(parse_action(token))
+        except KalahError:
+            break
+    return game
+
+
+class ReplayScreen(Screen[None]):
+    """Left/right step one action, Home/End jump to the start or the end."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "step(-1)", "Back"),
+        Binding("right", "step(1)", "Forward"),
+        Binding("home", "jump(0)", "Start"),
+        Binding("end", "jump(-1)", "End"),
+        Binding("question_mark,f1", "help", "Rules"),
+        Binding("escape", "leave", "Lobby"),
+    ]
+
+    index: reactive[int] = reactive(0)
+
+    def __init__(self, stored: StoredGame, *, animate: bool = True) -> None:
+        super().__init__()
+        self.stored = stored
+        self.game = replay_game(stored)
+        self.animate_sowing = animate
+
+    def compose(self) -> ComposeResult:
+        """Title, board between the players, the move that led here, and the move list."""
+        yield Static(id="title")
+        with Horizontal(id="game-body"):
+            with Vertical(id="board-column"):
+                yield PlayerBar(id="top-player", classes="player")
+                yield Board(self.stored.variant, Side.SOUTH, animate=self.animate_sowing, id="board")
+                yield PlayerBar(id="bottom-player", classes="player")
+                yield Static(id="notice")
+                yield Static(id="game-over")
+            with VerticalScroll(id="side-panel"):
+                yield Static(id="moves")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start at the first position."""
+        self.watch_index()
+
+    def _seat_name(self, side: Side) -> str | None:
+        """Who played `side` at the current position (players change sides after a swap)."""
+        swapped = self.game.positions[self.index].swapped
+        opener, other = self.stored.south, self.stored.north
+        if side == Side.SOUTH:
+            return other if swapped else opener
+        return opener if swapped else other
+
+    def watch_index(self) -> None:
+        """Show position `index` and the action that led to it."""
+        if not self.is_mounted:
+            return
+        g, i = self.game, self.index
+        pos = g.positions[i]
+        board = self.query_one(Board)
+        board.position = pos
+        last: LastAction | None = None
+        if i > 0:
+            ev = g.events[i - 1]
+            cap = None if ev.capture is None else ev.capture[0] + 1
+            seeds = 0 if ev.capture is None else ev.capture[1]
+            last = LastAction(ev.side, ev.action.token(), ev.path, cap, seeds, ev.extra_turn)
+        board.path = last.path if last else ()
+        board.captured = (last.captured_bin,) if last and last.captured_bin else ()
+        n = len(g.actions)
+        self.query_one("#title", Static).update(
+            f"[b]Replay[/b] · match {self.stored.match_id} · {self.stored.variant.text()} · "
+            f"position {i} of {n}"
+        )
+        for bar_id, side in (("#bottom-player", Side.SOUTH), ("#top-player", Side.NORTH)):
+            bar = self.query_one(bar_id, PlayerBar)
+            bar.side = side
+            bar.player = self._seat_name(side)
+            bar.to_move = not pos.over and pos.to_move == side
+        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last)
+        self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · Esc back")
+        over = self.query_one("#game-over", Static)
+        at_end = i == n
+        over.display = at_end and bool(self.stored.verdict or pos.over)
+        if over.display:
+            over.update(f"[b]GAME OVER[/b]\n{self.stored.verdict or pos.end}\n"
+                        f"Stores: South {pos.stores[0]} · North {pos.stores[1]}")
+        moves = Text()
+        moves.append("Moves\n", style="bold underline")
+        for k, (before, action) in enumerate(zip(g.positions, g.actions, strict=False), 1):
+            style = "reverse bold" if k == i else ""
+            moves.append(f"{k:3d}. {before.to_move.letter} {action.token()}\n", style=style)
+        self.query_one("#moves", Static).update(moves)
+
+    def action_step(self, step: int) -> None:
+        """One action back or forward."""
+        self.index = max(0, min(len(self.game.actions), self.index + step))
+
+    def action_jump(self, where: int) -> None:
+        """To the start (0) or the end (-1)."""
+        self.index = 0 if where == 0 else len(self.game.actions)
+
+    def action_help(self) -> None:
+        """The rules of this game's variant."""
+        self.app.push_screen(HelpScreen(self.stored.variant))
+
+    def action_leave(self) -> None:
+        """Back to where the replay was opened from."""
+        self.dismiss()
