@@ -10,6 +10,9 @@ from collections.abc import Callable, Sequence
 # subcommand -> (module under cli/, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "record": ("cli.record", "apply a game record and print each position and the result"),
+    "play": ("cli.play", "play in the terminal (no URL: a local server and a game against a bot)"),
+    "watch": ("cli.watch", "spectate a live match in the terminal"),
+    "replay": ("cli.replay", "step through a stored game in the terminal"),
 }
 
 

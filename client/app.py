@@ -46,6 +46,8 @@ class Launch:
     variant: Variant = field(default_factory=Variant)
     bot_level: int = DEFAULT_BOT_LEVEL
     stored: StoredGame | None = None
+    library: tuple[StoredGame, ...] = ()
+    offline: bool = False
     animate: bool = True
     light: bool = False
     retry_delays: tuple[float, ...] = RETRY_DELAYS
@@ -74,9 +76,11 @@ class KalahApp(App[None]):
         """Lobby first; then connect (or open the stored replay directly)."""
         self.theme = "textual-light" if self.launch.light else "textual-dark"
         self.push_screen(self.lobby)
-        if self.launch.stored is not None:
-            self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
-            self.lobby.connection_changed(False, "Offline: replaying a stored game.")
+        if self.launch.offline:
+            self.lobby.set_library(self.launch.library)
+            self.lobby.connection_changed(False, "Offline: stored games only.")
+            if self.launch.stored is not None:
+                self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
             return
         self.run_network()
 
@@ -175,8 +179,12 @@ class KalahApp(App[None]):
         self.send(WatchMatch(match_id=event.match_id))
 
     def on_replay_requested(self, event: ReplayRequested) -> None:
-        """Replay a finished match from the lobby."""
-        self.open_replay(event.match_id)
+        """Replay a finished match from the lobby (from the library when offline)."""
+        stored = {g.match_id: g for g in self.launch.library}.get(event.match_id)
+        if stored is not None:
+            self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
+        else:
+            self.open_replay(event.match_id)
 
     def open_replay(self, match_id: str) -> None:
         """Fetch a match's record (its snapshot) and open it in the replay screen."""
@@ -193,6 +201,8 @@ class KalahApp(App[None]):
     @work(group="send")
     async def send(self, msg: Message) -> None:
         """Send one message; say so if the connection is down."""
+        if self.launch.offline:
+            return
         if self.connection is None or not await self.connection.send(msg):
             self.notify("Not connected: not sent. Reconnecting…", severity="warning")
 

@@ -6,7 +6,10 @@ The client otherwise talks to the server only over the wire (see tests/test_laye
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from client.screens.replay import StoredGame
+from protocol import Variant
 
 
 class EmbeddedServer(Protocol):
@@ -35,3 +38,33 @@ async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
     path.parent.mkdir(parents=True, exist_ok=True)
     server: EmbeddedServer = await start_server(path, host="127.0.0.1", port=0)
     return server
+
+
+def _stored(game: Any) -> StoredGame:
+    """The client's `StoredGame` from the server's stored-game row."""
+    variant = Variant.parse(game.variant)
+    why = f" ({game.reason})" if game.reason else ""
+    if game.status != "finished":
+        verdict = f"unfinished ({game.status})"
+    elif game.winner is None:
+        verdict = f"Draw{why}"
+    else:
+        by = f" by {abs(game.result)}" if game.result else ""
+        verdict = f"{game.winner} wins{by}{why}"
+    return StoredGame(game.match_id, variant, tuple(game.record.split()), game.south, game.north, verdict)
+
+
+def load_stored(db_path: Path | None, match_id: str) -> StoredGame | None:
+    """One stored game from the database file (default: the per-user file), or None."""
+    from server.storage.games import fetch_game
+
+    game = fetch_game(db_path if db_path is not None else default_db_path(), match_id)
+    return None if game is None else _stored(game)
+
+
+def list_stored(db_path: Path | None, limit: int = 200) -> list[StoredGame]:
+    """The newest stored games of the database file, finished or not."""
+    from server.storage.games import list_games
+
+    return [_stored(g) for g in list_games(db_path if db_path is not None else default_db_path(),
+                                           limit=limit, status=None)]

@@ -10,7 +10,7 @@ from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from client.opponents import BOT_LEVELS, bot_opponent
+from client.opponents import BOT_LEVELS, DEFAULT_BOT_LEVEL, bot_label, bot_opponent
 from protocol import Capture, KalahError, Leftover, TimeControl, Variant
 from protocol.messages import CreateMatch
 
@@ -63,9 +63,9 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
                 yield Select([("South (moves first)", "south"), ("North", "north"), ("Random", "random")],
                              value="south", id="seat", allow_blank=False)
                 yield Label("Opponent")
-                yield Select([("Anyone (open seat)", "")] + [(f"Bot level {n}", bot_opponent(n))
+                yield Select([("Anyone (open seat)", "")] + [(bot_label(n), bot_opponent(n))
                                                              for n in BOT_LEVELS],
-                             value=bot_opponent(BOT_LEVELS[0]), id="opponent", allow_blank=False)
+                             value=bot_opponent(DEFAULT_BOT_LEVEL), id="opponent", allow_blank=False)
             for key, label in FLAG_LABELS.items():
                 yield Checkbox(label, value=key == "extra_turn", id=key)
             yield Static(id="form-error")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from client.screens.create import CreateMatchScreen
+from client.screens.replay import StoredGame
 from client.ui_messages import Outgoing
 from protocol.messages import (
     CreateMatch,
@@ -47,6 +49,11 @@ class NameChanged(Message):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
+
+
+def _name(name: str | None) -> str | None:
+    """A stored player name as the listing accepts it (None if it does not fit)."""
+    return name if name and len(name) <= 32 and re.fullmatch(r"[A-Za-z0-9_.:-]+", name) else None
 
 
 def _players(m: MatchSummary) -> str:
@@ -110,6 +117,16 @@ class LobbyScreen(Screen[None]):
         elif isinstance(msg, ErrorMessage) and msg.match_id is None:
             self.notify(msg.message, title="Server", severity="error")
 
+    def set_library(self, games: tuple[StoredGame, ...]) -> None:
+        """Show stored games read from a database file (offline replay)."""
+        self.matches = [
+            MatchSummary(match_id=g.match_id, variant=g.variant.text(), south=_name(g.south),
+                         north=_name(g.north), status="finished", ply=len(g.record))
+            for g in games
+        ]
+        if self.is_mounted:
+            self._draw()
+
     def connection_changed(self, connected: bool, detail: str) -> None:
         """Show or hide the connection banner."""
         self.connection_notice = None if connected else detail
@@ -171,6 +188,10 @@ class LobbyScreen(Screen[None]):
                 self.post_message(Outgoing(msg))
 
         self.app.push_screen(CreateMatchScreen(), created)
+
+    def on_screen_resume(self) -> None:
+        """Back in the lobby: refresh the listing."""
+        self.action_refresh()
 
     def action_refresh(self) -> None:
         """Ask for the listing again."""
