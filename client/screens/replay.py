@@ -48,10 +48,10 @@ class ReplayScreen(Screen[None]):
     """Left/right step one action, Home/End jump to the start or the end."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "step(-1)", "Back"),
-        Binding("right", "step(1)", "Forward"),
-        Binding("home", "jump(0)", "Start"),
-        Binding("end", "jump(-1)", "End"),
+        Binding("left", "step(-1)", "Back", priority=True),
+        Binding("right", "step(1)", "Forward", priority=True),
+        Binding("home", "jump(0)", "Start", priority=True),
+        Binding("end", "jump(-1)", "End", priority=True),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
     ]

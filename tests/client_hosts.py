@@ -1,0 +1,44 @@
+"""Test helpers for the client: an app hosting one screen with no network, recording what it sends."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.screen import Screen
+
+from client.styles import CSS
+from client.ui_messages import Outgoing
+from protocol import Game, Variant
+from protocol.messages import Clocks, Message, Snapshot
+
+
+class ScreenHost(App[None]):
+    """Shows one screen; messages the screen asks to send are kept in `sent`."""
+
+    CSS = CSS
+
+    def __init__(self, screen: Screen[None], light: bool = False) -> None:
+        super().__init__()
+        self.first = screen
+        self.light = light
+        self.sent: list[Message] = []
+
+    def on_mount(self) -> None:
+        """Show the hosted screen."""
+        self.theme = "textual-light" if self.light else "textual-dark"
+        self.push_screen(self.first)
+
+    def on_outgoing(self, event: Outgoing) -> None:
+        """Record instead of sending."""
+        self.sent.append(event.msg)
+
+
+def make_snapshot(record: str, variant: str = "kalah(6,4)", you: str | None = "south", *,
+                  status: str = "live", clocks: Clocks | None = None, spectators: int = 0,
+                  seq: int | None = None, **extra: object) -> Snapshot:
+    """A snapshot of match `m1` (ann South, bob North) after `record`."""
+    game = Game.from_record(Variant.parse(variant), record)
+    return Snapshot.model_validate({
+        "match_id": "m1", "seq": len(game.actions) + 2 if seq is None else seq, "variant": variant,
+        "south": "ann", "north": "bob", "you": you, "status": status, "record": record.split(),
+        "position": game.position.fen(), "clocks": clocks or Clocks(), "spectators": spectators, **extra,
+    }, strict=False)

@@ -1,0 +1,116 @@
+"""The board and game screen without a server: keys, mouse, pie swap, transfer, resign; snapshots."""
+
+from __future__ import annotations
+
+from client.match_state import MatchState
+from client.screens.game import GameScreen
+from client.screens.replay import ReplayScreen, StoredGame
+from client.widgets.board import Board, Pit
+from protocol import Variant
+from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
+from tests.client_hosts import ScreenHost, make_snapshot
+
+SIZE = (100, 26)
+
+
+def host(record: str = "", variant: str = "kalah(6,4)", you: str | None = "south", **kw: object) -> ScreenHost:
+    """A host app showing the game screen of `record`, without animation."""
+    state = MatchState.from_snapshot(make_snapshot(record, variant, you, **kw))  # type: ignore[arg-type]
+    return ScreenHost(GameScreen(state, animate=False))
+
+
+async def test_house_keys_arrows_and_enter_send_moves() -> None:
+    """Key 3 sows bin 3; after an extra turn, arrows and Enter choose another house."""
+    app = host()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        assert app.sent == [MakeMove(match_id="m1", ply=0, bin=3)]
+        await pilot.press("4")  # waiting for the move to come back: nothing more is sent
+        assert len(app.sent) == 1
+
+
+async def test_cursor_keys_and_click() -> None:
+    """Right, right, Enter sows the third legal house; a click on a house sows it."""
+    app = host("3")  # South moves again after the extra turn; bin 3 is empty
+    async with app.run_test(size=SIZE) as pilot:
+        board = app.screen.query_one(Board)
+        assert 3 not in board.choosable and board.cursor == 1
+        await pilot.press("right", "right", "enter")
+        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=4)]
+    app = host("3")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#pit-6")
+        await pilot.click("#pit-3")
+        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=6)]
+
+
+async def test_illegal_and_opponent_houses_are_unavailable() -> None:
+    """Empty own houses are marked unavailable; nothing is choosable on the opponent's turn."""
+    app = host("3")
+    async with app.run_test(size=SIZE):
+        pit = app.screen.query_one("#pit-3", Pit)
+        assert pit.has_class("-unavailable") and not pit.has_class("-legal")
+    app = host("3 6")
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.screen.query_one(Board).choosable == frozenset()
+        await pilot.press("1")
+        assert app.sent == []
+
+
+async def test_pie_swap_offered_to_north() -> None:
+    """North sees the swap offer on its first turn and `s` sends the swap."""
+    app = host("3 6", variant="kalah(6,4,pie=on)", you="north")
+    async with app.run_test(size=SIZE) as pilot:
+        assert "Pie rule" in str(app.screen.query_one("#notice").render())
+        await pilot.press("s")
+        assert app.sent == [SwapSides(match_id="m1", ply=2)]
+
+
+async def test_opening_transfer_two_choices_or_none() -> None:
+    """North picks a source and a destination house, or declines with n."""
+    app = host("", variant="kalah(6,4,transfer=on)", you="north")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#pit-8")
+        await pilot.click("#pit-2")
+        assert app.sent == [TransferSeed(match_id="m1", ply=0, src=8, dst=2)]
+    app = host("", variant="kalah(6,4,transfer=on)", you="north")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        assert app.sent == [TransferSeed(match_id="m1", ply=0)]
+
+
+async def test_resign_asks_first() -> None:
+    """r asks for confirmation; n keeps playing, y resigns."""
+    app = host("3 6 9")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "n")
+        assert app.sent == []
+        await pilot.press("r", "y")
+        assert app.sent == [Resign(match_id="m1")]
+
+
+def test_snapshot_south_after_capture(snap_compare: object) -> None:
+    """Board from South after North's capture, sowing highlighted, clocks stopped."""
+    clocks = Clocks(south_ms=181_000, north_ms=9_400)
+    app = host("1 11 2 1", clocks=clocks, spectators=3)
+    assert snap_compare(app, terminal_size=SIZE)  # type: ignore[operator]
+
+
+def test_snapshot_north_pie_offer_light(snap_compare: object) -> None:
+    """Board from North with the pie swap offered, in the light theme."""
+    state = MatchState.from_snapshot(make_snapshot("3 6", "kalah(6,4,pie=on)", "north"))
+    app = ScreenHost(GameScreen(state, animate=False), light=True)
+    assert snap_compare(app, terminal_size=SIZE)  # type: ignore[operator]
+
+
+def test_snapshot_spectator_game_over(snap_compare: object) -> None:
+    """A spectator's read-only board with the game-over panel."""
+    app = host("3 6", you=None, status="finished", result=None, reason="resign", winner="north")
+    assert snap_compare(app, terminal_size=SIZE)  # type: ignore[operator]
+
+
+def test_snapshot_replay_midgame(snap_compare: object) -> None:
+    """The replay screen two steps back from the end of a short record."""
+    stored = StoredGame("m9", Variant.parse("kalah(4,3)"), tuple(["1", "6", "2", "7", "3"]), "ann", "bob", "")
+    app = ScreenHost(ReplayScreen(stored, animate=False))
+    assert snap_compare(app, press=["end", "left", "left"], terminal_size=SIZE)  # type: ignore[operator]
