@@ -20,6 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bot", type=int, choices=sorted(BOTS), default=None,
                         help=f"start a game against a hosted bot of this level ({levels}); "
                              f"default without URL: {DEFAULT_BOT_LEVEL}")
+    parser.add_argument("--seat", choices=["south", "north", "random"], default="south",
+                        help="your seat in the bot game (South moves first)")
     parser.add_argument("--lobby", action="store_true", help="open the lobby instead of starting a bot game")
     add_client_args(parser)
     add_variant_args(parser)
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     launch = Launch(
         url=args.url, name=args.name or default_name(), db_path=db_arg(args.db),
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
-        bot_level=bot or DEFAULT_BOT_LEVEL, animate=not args.no_animation, light=args.light,
+        bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat, animate=not args.no_animation, light=args.light,
     )
     KalahApp(launch).run()
     return 0

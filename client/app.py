@@ -45,6 +45,7 @@ class Launch:
     match_id: str | None = None
     variant: Variant = field(default_factory=Variant)
     bot_level: int = DEFAULT_BOT_LEVEL
+    seat: Literal["south", "north", "random"] = "south"
     stored: StoredGame | None = None
     library: tuple[StoredGame, ...] = ()
     offline: bool = False
@@ -155,7 +156,7 @@ class KalahApp(App[None]):
         """After the first welcome: create the bot game, or open the match asked for."""
         launch = self.launch
         if launch.start == "bot":
-            self.send(CreateMatch(variant=launch.variant.text(), seat="south",
+            self.send(CreateMatch(variant=launch.variant.text(), seat=launch.seat,
                                   opponent=bot_opponent(launch.bot_level), rated=False))
         elif launch.start == "watch" and launch.match_id:
             self.send(WatchMatch(match_id=launch.match_id))

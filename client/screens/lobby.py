@@ -190,8 +190,9 @@ class LobbyScreen(Screen[None]):
         self.app.push_screen(CreateMatchScreen(), created)
 
     def on_screen_resume(self) -> None:
-        """Back in the lobby: refresh the listing."""
-        self.action_refresh()
+        """Back in the lobby: refresh the listing (once connected)."""
+        if self.connection_notice is None:
+            self.action_refresh()
 
     def action_refresh(self) -> None:
         """Ask for the listing again."""

@@ -10,9 +10,9 @@ from protocol import Side
 
 
 def format_clock(ms: int | None) -> str:
-    """`m:ss`, with tenths under ten seconds; a dash when there is no clock."""
+    """`m:ss`, with tenths under ten seconds; empty when there is no clock."""
     if ms is None:
-        return "--:--"
+        return ""
     if ms < 10_000:
         return f"0:{ms / 1000:04.1f}"
     seconds = ms // 1000
