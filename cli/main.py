@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 # subcommand -> (module under cli/, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("cli.serve", "run the game server (websockets, SQLite) until SIGTERM"),
     "record": ("cli.record", "apply a game record and print each position and the result"),
     "play": ("cli.play", "play in the terminal (no URL: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),

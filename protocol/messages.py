@@ -33,6 +33,30 @@ class MessageError(KalahError):
     code = "bad_message"
 
 
+class MessageTooLargeError(MessageError):
+    """A message longer than `MAX_MESSAGE_BYTES`."""
+
+    code = "too_large"
+
+
+class InvalidJsonError(MessageError):
+    """A message that is not one JSON object."""
+
+    code = "bad_json"
+
+
+class UnknownTypeError(MessageError):
+    """A JSON object without a known `type`."""
+
+    code = "unknown_type"
+
+
+class BadFieldError(MessageError):
+    """A known message type with a missing, unknown, mistyped or out-of-range field."""
+
+    code = "bad_field"
+
+
 class Message(BaseModel):
     """Base of every wire message: strict, frozen, no unknown fields."""
 
@@ -309,13 +333,19 @@ M = TypeVar("M", bound=Message)
 def _decode(adapter: TypeAdapter[Any], data: str | bytes) -> Any:
     """Validate JSON text against a union of messages, mapping failures to `MessageError`."""
     if len(data) > MAX_MESSAGE_BYTES:
-        raise MessageError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+        raise MessageTooLargeError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
         return adapter.validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        raise MessageError(f"{where or 'message'}: {first['msg']}") from None
+        kind = first.get("type", "")
+        cls: type[MessageError] = BadFieldError
+        if kind in ("union_tag_invalid", "union_tag_not_found"):
+            cls = UnknownTypeError
+        elif kind == "json_invalid" or not where:
+            cls = InvalidJsonError
+        raise cls(f"{where or 'message'}: {first['msg']}") from None
 
 
 def decode_client(data: str | bytes) -> ClientMessage:

@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS actions (
 CREATE TABLE IF NOT EXISTS ratings (
     player_id TEXT PRIMARY KEY REFERENCES players(id),
     rating REAL NOT NULL,
+    rd REAL NOT NULL,
+    volatility REAL NOT NULL,
     games INTEGER NOT NULL
 );
 """

@@ -166,10 +166,10 @@ class Storage:
                 found[a[0]].actions.append((a[1], a[2], a[3], a[4], a[5]))
         return list(found.values())
 
-    async def ratings(self) -> dict[str, tuple[float, int]]:
-        """Every player's rating and number of rated games."""
-        rows = await self._conn.execute_fetchall("SELECT player_id, rating, games FROM ratings")
-        return {r[0]: (r[1], r[2]) for r in rows}
+    async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
+        """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
+        rows = await self._conn.execute_fetchall("SELECT player_id, rating, rd, volatility, games FROM ratings")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
 
 # --- statements ------------------------------------------------------------------------
@@ -211,7 +211,9 @@ def op_cancel(match_id: str) -> Op:
     return ("UPDATE matches SET status = 'cancelled', finished_at = ? WHERE id = ?", (time.time(), match_id))
 
 
-def op_rating(player_id: str, rating: float, games: int) -> Op:
-    """Store a player's rating after a rated game."""
-    return ("INSERT INTO ratings (player_id, rating, games) VALUES (?, ?, ?) ON CONFLICT(player_id)"
-            " DO UPDATE SET rating = excluded.rating, games = excluded.games", (player_id, rating, games))
+def op_rating(player_id: str, rating: float, rd: float, volatility: float, games: int) -> Op:
+    """Store a player's Glicko-2 rating after a rated game."""
+    return ("INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+            " volatility = excluded.volatility, games = excluded.games",
+            (player_id, rating, rd, volatility, games))

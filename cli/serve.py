@@ -1,0 +1,52 @@
+"""`kalah serve`: run the game server until SIGTERM or Ctrl-C, then shut down gracefully."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from server.app import serve_forever, start_server
+from server.logs import configure as configure_logs
+from server.storage import default_db_path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Register the flags of `kalah serve`."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any)")
+    parser.add_argument("--db", type=Path, default=None,
+                        help=f"SQLite database file (default {default_db_path()})")
+    parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
+                        help="how long a disconnected player may be away before the win can be claimed")
+    parser.add_argument("--max-connections", type=int, default=10_000)
+    parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
+                        help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+
+async def _main(args: argparse.Namespace) -> None:
+    """Start the server, print where it listens, and serve until a stop signal."""
+    db = args.db or default_db_path()
+    running = await start_server(db, args.host, args.port, grace_s=args.grace,
+                                 max_connections=args.max_connections, synchronous=args.synchronous)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"kalah server listening on {running.url} (database {db})", flush=True)
+    await serve_forever(running, stop)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the server; exit 0 after a graceful shutdown."""
+    configure_logs(args.log_level)
+    try:
+        asyncio.run(_main(args))
+    except OSError as exc:
+        print(f"kalah serve: {exc}", file=sys.stderr)
+        return 1
+    return 0

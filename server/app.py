@@ -1,0 +1,190 @@
+"""The server factory: websockets on one port (plus `/health` over plain HTTP), storage, arena.
+
+`start_server(db_path, host, port=0, **options)` returns a `RunningServer` whose `close()`
+shuts down gracefully: refuse new changes, finish the writes in flight, close every
+connection with 1001 (going away), close the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, fields
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from protocol.errors import KalahError
+from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
+from server.arena import Arena, ArenaOptions
+from server.errors import RateLimitedError
+from server.hosted import BotRunner, PlayerFactory
+from server.lobby import Lobby
+from server.logs import event as log_event
+from server.session import RateLimiter, Session
+from server.storage import Storage
+
+
+@dataclass
+class ServerOptions:
+    """Connection-level limits; unknown keyword options of `start_server` are refused."""
+
+    max_connections: int = 10_000
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    rate: float = 30.0
+    """Messages per second a connection may send on average."""
+    burst: int = 60
+    """Messages a connection may send at once."""
+    max_refused: int = 200
+    """Messages refused for rate before the connection is closed (1008)."""
+    ping_interval: float | None = 20.0
+    ping_timeout: float | None = 20.0
+    synchronous: str = "FULL"
+    bot_factory: PlayerFactory | None = None
+    bot_workers: int = 2
+
+
+class RunningServer:
+    """A started server: where it listens, and how to stop it."""
+
+    def __init__(self, server: Server, arena: Arena, lobby: Lobby, host: str, port: int) -> None:
+        self.server = server
+        self.arena = arena
+        self.lobby = lobby
+        self.host = host
+        self.port = port
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """The websocket URL, `ws://host:port`."""
+        return f"ws://{self.host}:{self.port}"
+
+    async def close(self) -> None:
+        """Stop accepting, finish writes in flight, close connections (1001), close the database."""
+        if self._closed:
+            return
+        self._closed = True
+        log_event("shutdown_started", matches=len(self.arena.rooms))
+        self.server.close(close_connections=False)
+        await self.arena.drain()
+        self.server.close(close_connections=True)
+        await self.server.wait_closed()
+        await self.arena.storage.close()
+        self.arena.bots.close()
+        log_event("shutdown_done")
+
+    async def __aenter__(self) -> RunningServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _split_options(options: dict[str, Any]) -> tuple[ServerOptions, ArenaOptions]:
+    """Sort keyword options into the server's and the arena's; refuse unknown ones."""
+    known_server = {f.name for f in fields(ServerOptions)}
+    known_arena = {f.name for f in fields(ArenaOptions)}
+    unknown = set(options) - known_server - known_arena
+    if unknown:
+        raise TypeError(f"unknown server options: {', '.join(sorted(unknown))}")
+    return (ServerOptions(**{k: v for k, v in options.items() if k in known_server}),
+            ArenaOptions(**{k: v for k, v in options.items() if k in known_arena}))
+
+
+def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorMessage:
+    """The wire form of a refusal."""
+    return ErrorMessage(code=exc.code, message=str(exc)[:1000], request=request, match_id=match_id)
+
+
+class _Handler:
+    """The per-connection loop and the HTTP side of the port."""
+
+    def __init__(self, lobby: Lobby, opts: ServerOptions) -> None:
+        self.lobby = lobby
+        self.opts = opts
+        self.connections = 0
+
+    def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
+        """Answer `/health` over plain HTTP; refuse new connections beyond the limit (503)."""
+        arena = self.lobby.arena
+        if request.path.split("?")[0] == "/health":
+            status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
+            body = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
+                    "matches": len(arena.rooms), "actions": arena.actions,
+                    "commits": arena.storage.commits}
+            response = conn.respond(status, json.dumps(body) + "\n")
+            response.headers["Content-Type"] = "application/json"
+            return response
+        if self.connections >= self.opts.max_connections or arena.closing:
+            log_event("connection_refused", connections=self.connections)
+            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
+        return None
+
+    async def __call__(self, ws: ServerConnection) -> None:
+        """Serve one connection until it closes."""
+        self.connections += 1
+        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst))
+        try:
+            async for data in ws:
+                if not session.limiter.allow():
+                    if session.limiter.refused >= self.opts.max_refused:
+                        log_event("rate_limit_close", remote=session.remote, player=session.player_id)
+                        await ws.close(1008, "rate limit exceeded")
+                        break
+                    if session.limiter.refused % 20 == 1:
+                        session.send(_error(RateLimitedError("too many messages: slow down"), None, None))
+                    continue
+                for reply in await self.serve_one(session, data):
+                    session.send(reply)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.connections -= 1
+            await self.lobby.disconnect(session)
+
+    async def serve_one(self, session: Session, data: str | bytes) -> list[Message]:
+        """Decode and serve one message; any refusal becomes an error message."""
+        request = match_id = None
+        try:
+            msg = decode_client(data)
+            request, match_id = msg.type, getattr(msg, "match_id", None)
+            return await self.lobby.handle(session, msg)
+        except KalahError as exc:
+            return [_error(exc, request, match_id)]
+        except Exception as exc:
+            log_event("internal_error", request=request, error=repr(exc), level=40)
+            return [ErrorMessage(code="internal_error", message="the server failed to serve this request",
+                                 request=request, match_id=match_id)]
+
+
+async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,
+                       **options: Any) -> RunningServer:
+    """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
+    server_opts, arena_opts = _split_options(options)
+    storage = await Storage.open(db_path, server_opts.synchronous)
+    arena = Arena(storage, BotRunner(server_opts.bot_factory, server_opts.bot_workers), arena_opts)
+    try:
+        await arena.load()
+    except BaseException:
+        await storage.close()
+        raise
+    lobby = Lobby(arena)
+    handler = _Handler(lobby, server_opts)
+    server = await serve(handler, host, port, process_request=handler.process_request,
+                         max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
+                         ping_timeout=server_opts.ping_timeout, max_queue=16)
+    sock = next(iter(server.sockets))
+    bound_host, bound_port = sock.getsockname()[:2]
+    log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
+    return RunningServer(server, arena, lobby, host if host not in ("", "0.0.0.0") else bound_host, bound_port)
+
+
+async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:
+    """Serve until `stop` is set (by SIGTERM or SIGINT), then shut down gracefully."""
+    await stop.wait()
+    await running.close()
