@@ -63,6 +63,7 @@ class ReplayScreen(Screen[None]):
         self.stored = stored
         self.game = replay_game(stored)
         self.animate_sowing = animate
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
@@ -80,6 +81,7 @@ class ReplayScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Start at the first position."""
+        self._ready = True
         self.watch_index()
 
     def _seat_name(self, side: Side) -> str | None:
@@ -92,7 +94,7 @@ class ReplayScreen(Screen[None]):
 
     def watch_index(self) -> None:
         """Show position `index` and the action that led to it."""
-        if not self.is_mounted:
+        if not self._ready:
             return
         g, i = self.game, self.index
         pos = g.positions[i]

@@ -92,6 +92,7 @@ class Board(Widget, can_focus=True):
         self.viewpoint = viewpoint
         self.animate_sowing = animate
         self._timer: Timer | None = None
+        self._ready = False
 
     # --- layout -------------------------------------------------------------------------
 
@@ -111,6 +112,7 @@ class Board(Widget, can_focus=True):
 
     def on_mount(self) -> None:
         """Draw whatever was set before mounting."""
+        self._ready = True
         self._refresh_pits()
 
     def set_viewpoint(self, side: Side) -> None:
@@ -145,7 +147,7 @@ class Board(Widget, can_focus=True):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        if self.animate_sowing and path and self.is_mounted:
+        if self.animate_sowing and path and self._ready:
             self.shown = 0
             self._timer = self.set_interval(ANIMATION_STEP, self._step, repeat=len(path))
         else:
@@ -163,7 +165,7 @@ class Board(Widget, can_focus=True):
 
     def _refresh_pits(self) -> None:
         """Set every pit's count and classes from the attributes."""
-        if not self.is_mounted:
+        if not self._ready:
             return
         pos = self.position
         sown = set(self.path[: self.shown])

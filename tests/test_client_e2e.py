@@ -1,0 +1,169 @@
+"""The Textual client against a real server on a loopback port: play, spectate, pie swap, replay, reconnect."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from client.app import KalahApp, Launch
+from client.embedded import load_stored
+from client.screens.game import GameScreen
+from client.screens.replay import ReplayScreen
+from client.widgets.board import HOUSE_KEYS, Board, bottom_row
+from protocol import Game, Side, Variant, parse_action
+from server.app import RunningServer, start_server
+
+SIZE = (100, 30)
+SMALL = Variant.parse("kalah(3,2)")
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A real server with a fresh database on a free loopback port."""
+    running = await start_server(tmp_path / "arena.sqlite3")
+    try:
+        yield running
+    finally:
+        await running.close()
+
+
+async def until(pilot: Pilot[None], cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until `cond()` holds; fail after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting for the client")
+        await pilot.pause(0.02)
+
+
+def game_screen(app: KalahApp) -> GameScreen | None:
+    """The game screen on top, if that is what is shown."""
+    return app.screen if isinstance(app.screen, GameScreen) else None
+
+
+def launch(url: str, name: str, **kw: object) -> KalahApp:
+    """A client app for `url` with fast reconnection and no animation."""
+    return KalahApp(Launch(url=url, name=name, animate=False, retry_delays=(0.05, 0.1), **kw))  # type: ignore[arg-type]
+
+
+async def play_out(pilot: Pilot[None], app: KalahApp,
+                   on_turn: Callable[[GameScreen], bool] | None = None) -> GameScreen:
+    """Play the first legal house with its key on every turn until the game is over."""
+    await until(pilot, lambda: game_screen(app) is not None)
+    screen = game_screen(app)
+    assert screen is not None
+    while not screen.state.over:
+        await until(pilot, lambda: screen.state.over or (screen.state.my_turn and not screen.pending))
+        if screen.state.over:
+            break
+        if on_turn is not None and on_turn(screen):
+            continue
+        st = screen.state
+        row = bottom_row(st.variant, st.viewpoint)
+        await pilot.press(HOUSE_KEYS[row.index(st.position.legal_bins()[0])])
+        await until(pilot, lambda: screen.pending is False)
+    return screen
+
+
+async def test_play_a_bot_to_the_end_with_keys(server: RunningServer) -> None:
+    """Create a match against a bot, play it to the end with house keys, see the game-over panel."""
+    app = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await play_out(pilot, app)
+        assert screen.query_one("#game-over").display
+        st = screen.state
+        game = Game.from_record(SMALL, " ".join(st.record))
+        assert game.over and st.position.fen() == game.position.fen()
+        assert "GAME OVER" in str(screen.query_one("#game-over").render())
+
+
+async def test_a_second_client_spectates_every_move(server: RunningServer) -> None:
+    """A spectator opened on the match receives every move the player makes, read-only."""
+    player = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=2)
+    async with player.run_test(size=SIZE) as p1:
+        await until(p1, lambda: game_screen(player) is not None)
+        mine = game_screen(player)
+        assert mine is not None
+        watcher = launch(server.url, "eve", start="watch", match_id=mine.match_id)
+        async with watcher.run_test(size=SIZE) as p2:
+            await until(p2, lambda: game_screen(watcher) is not None)
+            theirs = game_screen(watcher)
+            assert theirs is not None and theirs.spectating
+            await until(p1, lambda: mine.state.spectators == 1)
+            await play_out(p1, player)
+            await until(p2, lambda: theirs.state.over)
+            assert theirs.state.record == mine.state.record
+            assert theirs.state.position.fen() == mine.state.position.fen()
+            assert theirs.query_one(Board).choosable == frozenset()
+
+
+async def test_pie_swap_offered_and_taken(server: RunningServer) -> None:
+    """Seated North against a bot, the client is offered the swap, takes it and plays on as South."""
+    variant = Variant.parse("kalah(3,2,pie=on)")
+    app = launch(server.url, "ann", start="bot", variant=variant, bot_level=1, seat="north")
+    offered: list[str] = []
+
+    def swap_once(screen: GameScreen) -> bool:
+        if screen.state.position.swap_offered and not offered:
+            offered.append(str(screen.query_one("#notice").render()))
+            screen.action_swap()
+            return True
+        return False
+
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await play_out(pilot, app, swap_once)
+        assert offered and "Pie rule" in offered[0]
+        st = screen.state
+        assert "swap" in st.record
+        assert st.you == Side.SOUTH and st.south == "ann"
+        assert screen.query_one(Board).viewpoint == Side.SOUTH
+
+
+async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_path: Path) -> None:
+    """After a game is stored, the replay screen shows each position with left/right/home/end."""
+    app = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1)
+    async with app.run_test(size=SIZE) as pilot:
+        match_id = (await play_out(pilot, app)).match_id
+    stored = load_stored(tmp_path / "arena.sqlite3", match_id)
+    assert stored is not None and stored.verdict
+    game = Game.from_record(SMALL, [parse_action(t) for t in stored.record])
+    viewer = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
+    async with viewer.run_test(size=SIZE) as pilot:
+        screen = viewer.screen
+        assert isinstance(screen, ReplayScreen)
+        board = screen.query_one(Board)
+        assert board.position == game.positions[0]
+        await pilot.press("right", "right")
+        assert screen.index == 2 and board.position == game.positions[2]
+        await pilot.press("end")
+        assert board.position == game.position and screen.query_one("#game-over").display
+        await pilot.press("left")
+        assert board.position == game.positions[-2]
+        await pilot.press("home")
+        assert screen.index == 0
+
+
+async def test_reconnects_with_last_seq_and_carries_on(server: RunningServer) -> None:
+    """When the connection drops the client says so on screen, reconnects by itself and plays on."""
+    app = KalahApp(Launch(url=server.url, name="ann", start="bot", variant=SMALL, bot_level=1,
+                          animate=False, retry_delays=(0.5,)))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: game_screen(app) is not None)
+        found = game_screen(app)
+        assert found is not None and app.connection is not None
+        screen: GameScreen = found
+        await until(pilot, lambda: screen.state.my_turn)
+        seq = screen.state.seq
+        await app.connection.drop()
+        banner = screen.query_one("#connection")
+        await until(pilot, lambda: bool(banner.display), timeout=5)
+        assert "Reconnecting" in str(banner.render())
+        assert screen.query_one(Board).choosable == frozenset()
+        await until(pilot, lambda: not banner.display, timeout=5)
+        assert app.connection.followed[screen.match_id].seq == seq
+        screen = await play_out(pilot, app)
+        assert Game.from_record(SMALL, " ".join(screen.state.record)).over
