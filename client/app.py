@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -11,7 +12,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
-from client.embedded import EmbeddedServer, start_embedded
+from client.embedded import EmbeddedServer, list_stored, start_embedded
 from client.match_state import MatchState, result_text
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.game import GameScreen
@@ -24,6 +25,7 @@ from protocol.messages import (
     CreateMatch,
     ErrorMessage,
     LeaveMatch,
+    ListMatches,
     Message,
     Snapshot,
     WatchMatch,
@@ -70,6 +72,7 @@ class KalahApp(App[None]):
         self.connection: Connection | None = None
         self.embedded: EmbeddedServer | None = None
         self.pending_replays: set[str] = set()
+        self.library: dict[str, StoredGame] = {g.match_id: g for g in launch.library}
         self._started = False
         self.lobby = LobbyScreen(launch.name)
 
@@ -147,7 +150,7 @@ class KalahApp(App[None]):
             self.send(LeaveMatch(match_id=snap.match_id))
             state = MatchState.from_snapshot(snap)
             stored = StoredGame(snap.match_id, state.variant, tuple(snap.record), snap.south, snap.north,
-                                result_text(state) if state.over else "")
+                                result_text(state) if state.over else "", state.result)
             self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
             return
         self.push_screen(GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate))
@@ -172,8 +175,24 @@ class KalahApp(App[None]):
     # --- requests from screens ----------------------------------------------------------
 
     def on_outgoing(self, event: Outgoing) -> None:
-        """Send what a screen asked for."""
+        """Send what a screen asked for; a listing request also rereads the local library."""
         self.send(event.msg)
+        if isinstance(event.msg, ListMatches) and self.launch.url is None:
+            self.load_library()
+
+    @work(exclusive=True, group="library", thread=True)
+    def load_library(self) -> None:
+        """Read the stored games of the embedded server's database for the lobby."""
+        try:
+            games = tuple(list_stored(self.launch.db_path))
+        except (OSError, sqlite3.Error):
+            return
+        self.call_from_thread(self._set_library, games)
+
+    def _set_library(self, games: tuple[StoredGame, ...]) -> None:
+        """Show the stored games in the lobby; replays of them open locally."""
+        self.library = {g.match_id: g for g in games}
+        self.lobby.set_library(games)
 
     def on_watch_requested(self, event: WatchRequested) -> None:
         """Watch a live match from the lobby."""
@@ -181,7 +200,7 @@ class KalahApp(App[None]):
 
     def on_replay_requested(self, event: ReplayRequested) -> None:
         """Replay a finished match from the lobby (from the library when offline)."""
-        stored = {g.match_id: g for g in self.launch.library}.get(event.match_id)
+        stored = self.library.get(event.match_id)
         if stored is not None:
             self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
         else:

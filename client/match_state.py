@@ -225,9 +225,25 @@ def last_action(move: MoveEvent) -> LastAction:
     return LastAction(move.side, move.action.token(), move.path, cap_bin, cap_seeds, move.extra_turn)
 
 
+REASONS = {
+    "empty": "a row is empty",
+    "majority": "a store holds the majority",
+    "repetition": "threefold repetition",
+    "resign": "resignation",
+    "time": "time ran out",
+    "abandonment": "abandoned",
+}
+"""Human words for the end reasons of the rules and the server."""
+
+
+def reason_text(reason: str | None) -> str:
+    """` (why)` for an end reason, or nothing."""
+    return f" ({REASONS.get(reason, reason)})" if reason else ""
+
+
 def result_text(state: MatchState) -> str:
     """A one-line human verdict: who won, by how much, and why."""
-    why = f" ({state.reason})" if state.reason else ""
+    why = reason_text(state.reason)
     winner = state.winner
     if winner is None and state.result:
         winner = Side.SOUTH if state.result > 0 else Side.NORTH

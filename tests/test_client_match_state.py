@@ -66,7 +66,7 @@ def test_game_over_event_and_verdict() -> None:
     st.apply_event(MatchEvent(match_id="m1", seq=3, kind="game_over", result=None, reason="resign",
                               winner="north"))
     assert st.over and not st.my_turn
-    assert result_text(st) == "bob (North) wins (resign)"
+    assert result_text(st) == "bob (North) wins (resignation)"
 
 
 def test_running_clock_counts_down() -> None:

@@ -71,10 +71,13 @@ class LobbyScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
+    AUTO_FOCUS = "#open"
+
     def __init__(self, name: str = "") -> None:
         super().__init__()
         self.player_name = name
         self.matches: list[MatchSummary] = []
+        self.library: list[MatchSummary] = []
         self.connection_notice: str | None = "Connecting…"
 
     def compose(self) -> ComposeResult:
@@ -118,10 +121,10 @@ class LobbyScreen(Screen[None]):
             self.notify(msg.message, title="Server", severity="error")
 
     def set_library(self, games: tuple[StoredGame, ...]) -> None:
-        """Show stored games read from a database file (offline replay)."""
-        self.matches = [
+        """Show stored games read from a database file, to replay."""
+        self.library = [
             MatchSummary(match_id=g.match_id, variant=g.variant.text(), south=_name(g.south),
-                         north=_name(g.north), status="finished", ply=len(g.record))
+                         north=_name(g.north), status="finished", ply=len(g.record), result=g.result)
             for g in games
         ]
         if self.is_mounted:
@@ -147,7 +150,9 @@ class LobbyScreen(Screen[None]):
         for status in ("open", "live", "finished"):
             table = self.query_one(f"#{status}", DataTable)
             table.clear()
-            for m in self.matches:
+            listed = {m.match_id for m in self.matches}
+            extra = [m for m in self.library if m.match_id not in listed]
+            for m in self.matches + extra:
                 if m.status == status:
                     result = "" if m.result is None else f"{m.result:+d}"
                     table.add_row(m.match_id, m.variant, _players(m), str(m.ply), str(m.spectators), result,

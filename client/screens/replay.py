@@ -31,6 +31,7 @@ class StoredGame:
     south: str | None = None
     north: str | None = None
     verdict: str = ""
+    result: int | None = None
 
 
 def replay_game(stored: StoredGame) -> Game:

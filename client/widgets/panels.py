@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Static
 
 from protocol import Side
@@ -45,10 +46,12 @@ class PlayerBar(Static):
         return text
 
 
-class MoveList(Static):
+class MoveList(Widget):
     """The moves so far in bin notation, one numbered line per action, with the mover's side."""
 
-    moves: reactive[tuple[tuple[str, str], ...]] = reactive(())
+    DEFAULT_CSS = "MoveList { height: auto; }"
+
+    moves: reactive[tuple[tuple[str, str], ...]] = reactive((), layout=True)
     """(side letter, token) per action."""
 
     def render(self) -> Text:
