@@ -80,11 +80,11 @@ ConfirmScreen, HelpScreen, CreateMatchScreen { align: center middle; }
 }
 .hint { color: $text-muted; margin-top: 1; }
 #create-form {
-    width: 72; max-height: 95%; height: auto; padding: 0 2;
+    width: 80; max-height: 95%; height: auto; padding: 0 2;
     border: thick $accent; background: $surface;
 }
-#create-grid { grid-size: 2; grid-columns: 32 1fr; grid-rows: 3; height: auto; }
-#create-grid Label { padding: 1 0; }
+#create-grid { grid-size: 2; grid-columns: 28 1fr; grid-rows: 1; grid-gutter: 1 0; height: auto; margin-bottom: 1; }
+#create-form Checkbox { margin-bottom: 0; }
 #form-error { color: $error; height: auto; }
 #form-buttons { height: 3; align: center middle; }
 """

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Select
 
 from client.app import KalahApp, Launch
 from client.embedded import load_stored
+from client.screens.create import CreateMatchScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
 from client.widgets.board import HOUSE_KEYS, Board, bottom_row
@@ -167,3 +169,35 @@ async def test_reconnects_with_last_seq_and_carries_on(server: RunningServer) ->
         assert app.connection.followed[screen.match_id].seq == seq
         screen = await play_out(pilot, app)
         assert Game.from_record(SMALL, " ".join(screen.state.record)).over
+
+
+async def test_open_match_created_in_lobby_and_joined_by_another(server: RunningServer) -> None:
+    """Ann creates an open match with the form; Bob sees it in his lobby, joins, and they play."""
+    ann = launch(server.url, "ann")
+    bob = launch(server.url, "bob")
+    async with ann.run_test(size=SIZE) as p1, bob.run_test(size=SIZE) as p2:
+        await until(p1, lambda: ann.connection is not None and ann.connection.connected)
+        await p1.press("c")
+        form = ann.screen
+        assert isinstance(form, CreateMatchScreen)
+        form.query_one("#houses", Input).value = "3"
+        form.query_one("#seeds", Input).value = "2"
+        form.query_one("#opponent", Select).value = ""
+        await p1.press("ctrl+s")
+        await until(p1, lambda: game_screen(ann) is not None)
+        mine = game_screen(ann)
+        assert mine is not None and mine.state.status == "open"
+        assert "Waiting for an opponent" in str(mine.query_one("#notice").render())
+        table = bob.lobby.query_one("#open", DataTable)
+        await until(p2, lambda: bob.connection is not None and bob.connection.connected)
+        await p2.press("g")
+        await until(p2, lambda: table.row_count == 1)
+        table.focus()
+        await p2.press("enter")
+        await until(p2, lambda: game_screen(bob) is not None)
+        theirs = game_screen(bob)
+        assert theirs is not None and theirs.state.you == Side.NORTH
+        await until(p1, lambda: mine.state.status == "live" and mine.state.north == "bob")
+        await p1.press("1")
+        await until(p2, lambda: theirs.state.record == ["1"])
+        assert theirs.state.position.fen() == mine.state.position.fen()

@@ -40,7 +40,10 @@ FLAG_LABELS = {
 class CreateMatchScreen(ModalScreen[CreateMatch | None]):
     """Fill in a match; dismisses with the `CreateMatch` message, or None if cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "create", "Create", priority=True),
+    ]
 
     def compose(self) -> ComposeResult:
         """The form."""
@@ -48,27 +51,28 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
             yield Static("[b]Create a match[/b]", id="create-title")
             with Grid(id="create-grid"):
                 yield Label("Houses (1-12)")
-                yield Input("6", id="houses", restrict=r"\d*", max_length=2)
+                yield Input("6", id="houses", restrict=r"\d*", max_length=2, compact=True)
                 yield Label("Seeds (1-24)")
-                yield Input("4", id="seeds", restrict=r"\d*", max_length=2)
+                yield Input("4", id="seeds", restrict=r"\d*", max_length=2, compact=True)
                 yield Label("Capture")
                 yield Select([(c.value, c.value) for c in Capture], value="standard", id="capture",
-                             allow_blank=False)
+                             allow_blank=False, compact=True)
                 yield Label("Leftover seeds go to")
                 yield Select([(x.value, x.value) for x in Leftover], value="owner", id="leftover",
-                             allow_blank=False)
-                yield Label("Clock (300+5, 10/move, empty: none)")
-                yield Input("", id="clock", placeholder="none")
+                             allow_blank=False, compact=True)
+                yield Label("Clock (300+5 or 10/move)")
+                yield Input("", id="clock", placeholder="none", compact=True)
                 yield Label("Your seat")
                 yield Select([("South (moves first)", "south"), ("North", "north"), ("Random", "random")],
-                             value="south", id="seat", allow_blank=False)
+                             value="south", id="seat", allow_blank=False, compact=True)
                 yield Label("Opponent")
                 yield Select([("Anyone (open seat)", "")] + [(bot_label(n), bot_opponent(n))
                                                              for n in BOT_LEVELS],
-                             value=bot_opponent(DEFAULT_BOT_LEVEL), id="opponent", allow_blank=False)
+                             value=bot_opponent(DEFAULT_BOT_LEVEL), id="opponent", allow_blank=False, compact=True)
             for key, label in FLAG_LABELS.items():
-                yield Checkbox(label, value=key == "extra_turn", id=key)
+                yield Checkbox(label, value=key == "extra_turn", id=key, compact=True)
             yield Static(id="form-error")
+            yield Static("Tab: next field · Space: toggle · Enter / ctrl+s: create · Esc: cancel", classes="hint")
             with Horizontal(id="form-buttons"):
                 yield Button("Create", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -85,7 +89,15 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
         """Create or cancel."""
         if event.button.id == "cancel":
             self.dismiss(None)
-            return
+        else:
+            self.action_create()
+
+    def on_input_submitted(self) -> None:
+        """Enter in a text field creates the match."""
+        self.action_create()
+
+    def action_create(self) -> None:
+        """Check the form and dismiss with the `create` message, or show what is wrong."""
         flags = {key: self.query_one(f"#{key}", Checkbox).value for key in FLAG_LABELS}
         try:
             variant = build_variant(self._value("houses"), self._value("seeds"), self._value("capture"),

@@ -1,0 +1,80 @@
+"""The lobby and the create-match form: listing, join, watch, every variant option, bad input."""
+
+from __future__ import annotations
+
+from textual.widgets import Checkbox, DataTable, Input, Select
+
+from client.opponents import bot_opponent
+from client.screens.create import CreateMatchScreen
+from client.screens.lobby import LobbyScreen
+from protocol.messages import CreateMatch, JoinMatch, MatchList, MatchSummary
+from tests.client_hosts import ScreenHost
+
+SIZE = (100, 40)
+
+
+def listing() -> MatchList:
+    """One open, one live and one finished match."""
+    return MatchList(matches=[
+        MatchSummary(match_id="open1", variant="kalah(6,4)", south="ann", status="open"),
+        MatchSummary(match_id="live1", variant="kalah(6,5)", south="bob", north="cy", status="live",
+                     ply=7, spectators=2),
+        MatchSummary(match_id="done1", variant="kalah(4,3)", south="bob", north="cy", status="finished",
+                     ply=30, result=4),
+    ])
+
+
+async def test_listing_fills_tables_and_enter_joins() -> None:
+    """Each match lands in its table; Enter on an open match asks to join it."""
+    lobby = LobbyScreen("ann")
+    app = ScreenHost(lobby)
+    async with app.run_test(size=SIZE) as pilot:
+        lobby.connection_changed(True, "connected")
+        lobby.server_message(listing())
+        await pilot.pause()
+        rows = {t.id: t.row_count for t in lobby.query(DataTable)}
+        assert rows == {"open": 1, "live": 1, "finished": 1}
+        lobby.query_one("#open", DataTable).focus()
+        await pilot.press("enter")
+        assert JoinMatch(match_id="open1") in app.sent
+
+
+async def test_create_form_sends_every_option() -> None:
+    """The form turns houses, seeds, options, clock, seat and opponent into one create message."""
+    app = ScreenHost(LobbyScreen("ann"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        form = app.screen
+        assert isinstance(form, CreateMatchScreen)
+        form.query_one("#houses", Input).value = "4"
+        form.query_one("#seeds", Input).value = "5"
+        form.query_one("#capture", Select).value = "empty"
+        form.query_one("#leftover", Select).value = "discard"
+        form.query_one("#clock", Input).value = "60+2"
+        form.query_one("#seat", Select).value = "north"
+        form.query_one("#opponent", Select).value = bot_opponent(3)
+        for key in ("clockwise", "pie", "opening_transfer", "majority_end"):
+            form.query_one(f"#{key}", Checkbox).value = True
+        form.query_one("#extra_turn", Checkbox).value = False
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        sent = [m for m in app.sent if isinstance(m, CreateMatch)]
+        assert sent == [CreateMatch(
+            variant="kalah(4,5,capture=empty,extra=off,clockwise=on,majority=on,pie=on,transfer=on,"
+                    "leftover=discard,clock=60+2)",
+            seat="north", opponent="alphabeta:4", rated=False)]
+
+
+async def test_create_form_names_bad_input() -> None:
+    """An out-of-range board size is refused on the form with the reason; nothing is sent."""
+    app = ScreenHost(LobbyScreen("ann"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        form = app.screen
+        form.query_one("#houses", Input).value = "13"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, CreateMatchScreen)
+        assert "houses" in str(form.query_one("#form-error").render())
+        await pilot.press("escape")
+        assert isinstance(app.screen, LobbyScreen)
+        assert not any(isinstance(m, CreateMatch) for m in app.sent)
