@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #define MAXH 12
 #define MAXP (2 * MAXH + 2)
@@ -46,6 +47,7 @@ typedef struct {
     PyObject_HEAD
     RulesObject *rules;
     Entry *tt;
+    size_t tt_bytes;
     uint64_t mask;
     int tt_log2;
     int egdb_max;
@@ -76,7 +78,8 @@ static void init_binom(void) {
 
 typedef struct {
     int16_t b[MAXP];
-    int gain, extra, over, pit, score, k;
+    int gain, extra, over, pit, score, k, known, val;
+    uint64_t k1, k2;
 } Child;
 
 /* Sow house `pit` of board `src` into `out`; fill gain/extra/over; rotate if the turn passes. */

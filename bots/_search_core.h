@@ -64,19 +64,6 @@ static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int depth, int
     slot->depth = (uint8_t)depth; slot->move = (int8_t)move; slot->work = (uint8_t)w; slot->used = 1;
 }
 
-static inline int probe_known(SearcherObject *S, const Child *c, int *lo, int *hi) {
-    /* Bounds on a child's value known without searching it: database or exact table entry. */
-    if (c->k <= S->egdb_max) {
-        *lo = *hi = S->levels[c->k][rank_board(S->rules, c->b)];
-        return 1;
-    }
-    uint64_t k1, k2;
-    make_key(S->rules, c->b, &k1, &k2);
-    Entry *e = tt_find(S, k1, k2);
-    if (e && e->depth == EXACT) { *lo = e->lo; *hi = e->hi; return 1; }
-    return 0;
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -110,37 +97,72 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     if (-k > alpha) alpha = -k;
     if (alpha >= beta) return alpha;
     Child ch[MAXH];
+    const void *probe[MAXH];
     int nc = 0;
     for (int p = 0; p < R->h; p++) {
         if (!b[p]) continue;
-        Child *c = &ch[nc++];
+        Child *c = &ch[nc];
         make_move(R, b, p, c);
+        probe[nc++] = NULL;
+        c->known = 0;
         if (c->over) {
             if (c->gain >= beta) return c->gain;
             c->score = 1 << 20;
         } else {
             c->score = (p == ttmove ? 1 << 22 : 0) + (c->extra ? 1 << 18 : 0) + c->gain * 64 + p;
-            int lo, hi;
-            if (depth > 1 && probe_known(S, c, &lo, &hi)) {
-                if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta)
-                    return c->extra ? c->gain + lo : c->gain - hi;
-            }
         }
     }
-    for (int i = 1; i < nc; i++) {
-        Child t = ch[i];
+    if (depth > 1) {
+        /* Enhanced transposition cut-off: prefetch every child's entry, then look. */
+        for (int i = 0; i < nc; i++) {
+            Child *c = &ch[i];
+            if (c->over) continue;
+            if (c->k <= S->egdb_max) {
+                probe[i] = &S->levels[c->k][rank_board(R, c->b)];
+            } else {
+                uint64_t c1, c2;
+                make_key(R, c->b, &c1, &c2);
+                c->k1 = c1; c->k2 = c2;
+                probe[i] = tt_bucket(S, c1, c2);
+            }
+            __builtin_prefetch(probe[i]);
+        }
+        for (int i = 0; i < nc; i++) {
+            Child *c = &ch[i];
+            if (!probe[i]) continue;
+            int lo, hi;
+            if (c->k <= S->egdb_max) {
+                lo = hi = *(const int8_t *)probe[i];
+                c->known = 1;
+                c->val = lo;
+                c->score = (1 << 24) + (c->extra ? c->gain + lo : c->gain - lo);
+            } else {
+                const Entry *e2 = (const Entry *)probe[i];
+                if (e2[0].used && e2[0].k1 == c->k1 && e2[0].k2 == c->k2 && e2[0].depth == EXACT) {
+                    lo = e2[0].lo; hi = e2[0].hi;
+                } else if (e2[1].used && e2[1].k1 == c->k1 && e2[1].k2 == c->k2 && e2[1].depth == EXACT) {
+                    lo = e2[1].lo; hi = e2[1].hi;
+                } else continue;
+            }
+            if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta)
+                return c->extra ? c->gain + lo : c->gain - hi;
+        }
+    }
+    int order[MAXH];
+    for (int i = 0; i < nc; i++) {
         int j = i;
-        while (j > 0 && ch[j - 1].score < t.score) { ch[j] = ch[j - 1]; j--; }
-        ch[j] = t;
+        while (j > 0 && ch[order[j - 1]].score < ch[i].score) { order[j] = order[j - 1]; j--; }
+        order[j] = i;
     }
     const int a0 = alpha, b0 = beta;
     const uint64_t n0 = S->nodes, h0 = S->horizon;
     int best = -30000, bestmove = -1;
     const int cd = depth == EXACT ? EXACT : depth - 1;
     for (int i = 0; i < nc; i++) {
-        Child *c = &ch[i];
+        Child *c = &ch[order[i]];
         int v;
         if (c->over) v = c->gain;
+        else if (c->known) { S->nodes++; v = c->extra ? c->gain + c->val : c->gain - c->val; }
         else if (c->extra) v = c->gain + ab(S, c->b, c->k, cd, alpha - c->gain, beta - c->gain);
         else v = c->gain - ab(S, c->b, c->k, cd, c->gain - beta, c->gain - alpha);
         if (S->aborted) return 0;

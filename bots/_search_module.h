@@ -8,6 +8,25 @@ static void release_levels(SearcherObject *S) {
     S->egdb_max = 0;
 }
 
+/* The table lives in anonymous memory advised to use huge pages (fewer TLB misses). */
+static int tt_alloc(SearcherObject *S, int log2) {
+    size_t bytes = sizeof(Entry) << log2;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    S->tt = p;
+    S->tt_bytes = bytes;
+    return 0;
+}
+
+static void tt_free(SearcherObject *S) {
+    if (S->tt) munmap(S->tt, S->tt_bytes);
+    S->tt = NULL;
+    S->tt_bytes = 0;
+}
+
 static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"rules", "tt_log2", "egdb", NULL};
     PyObject *rules, *egdb = Py_None;
@@ -20,9 +39,8 @@ static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
     }
     release_levels(self);
     Py_XSETREF(self->rules, (RulesObject *)Py_NewRef(rules));
-    PyMem_RawFree(self->tt);
-    self->tt = PyMem_RawCalloc((size_t)1 << tt_log2, sizeof(Entry));
-    if (!self->tt) { PyErr_NoMemory(); return -1; }
+    tt_free(self);
+    if (tt_alloc(self, tt_log2)) { PyErr_NoMemory(); return -1; }
     self->mask = ((uint64_t)1 << tt_log2) - 1;
     self->tt_log2 = tt_log2;
     if (egdb != Py_None) {
@@ -54,7 +72,7 @@ static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
 
 static void Searcher_dealloc(SearcherObject *self) {
     release_levels(self);
-    PyMem_RawFree(self->tt);
+    tt_free(self);
     Py_XDECREF(self->rules);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }

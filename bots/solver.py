@@ -24,6 +24,7 @@ from protocol.variant import Variant
 
 IMPLEMENTATIONS = ("c", "py")
 MAX_DEPTH = 254
+AUTO_EGDB_POSITIONS = 40_000_000
 
 
 def implementation(name: str = "c") -> ModuleType:
@@ -33,6 +34,19 @@ def implementation(name: str = "c") -> ModuleType:
     if name == "py":
         return pysearch
     raise ValueError(f"unknown search implementation {name!r}: expected one of {IMPLEMENTATIONS}")
+
+
+def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
+    """The largest database size (seeds) whose levels hold at most `budget` positions in all."""
+    if not egdb_mod.applies(variant):
+        return 0
+    seeds = total = 0
+    while seeds < variant.total_seeds:
+        total += pysearch.level_size(variant.houses, seeds + 1)
+        if total > budget:
+            break
+        seeds += 1
+    return seeds
 
 
 def relative_board(position: Position) -> tuple[int, ...]:
@@ -181,30 +195,45 @@ class Engine:
             return gain + self._search(board, depth, value - gain - 1, value - gain, deadline) >= value
         return gain - self._search(board, depth, gain - value, gain - value + 1, deadline) >= value
 
+    def _root(self, kids: list[tuple[int, tuple[int, ...], int, bool, bool]], depth: int, guess: int,
+              first: int, deadline: float) -> tuple[int, int]:
+        """(pit, mover value) of the best root move at `depth`, trying pit `first` first."""
+        best_pit, best_v = -1, -(10**6)
+        for pit, board, gain, extra, over in sorted(kids, key=lambda c: c[0] != first):
+            child = (board, gain, extra, over)
+            if best_pit >= 0 and not self._reaches(child, best_v + 1, depth, deadline):
+                continue
+            v = self.child_value(child, depth, guess, deadline)
+            if v > best_v:
+                best_pit, best_v = pit, v
+        return best_pit, best_v
+
+    def best_at_depth(self, position: Position, depth: int) -> tuple[int, int]:
+        """(bin, mover value) of the best move by a search of `depth` sowings."""
+        kids = self.children(relative_board(position))
+        with self.lock:
+            pit, v = self._root(kids, max(0, depth - 1), 0, -1, 0.0)
+        return pit_to_bin(position, pit), v
+
     def best_by_deepening(self, position: Position, budget_s: float) -> tuple[int, int, bool, int]:
         """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget."""
-        board = relative_board(position)
         deadline = time.monotonic() + max(budget_s, 0.001)
-        kids = self.children(board)
+        kids = self.children(relative_board(position))
         found: tuple[int, int, bool, int] | None = None
-        guess = 0
         with self.lock:
-            for depth in (*range(2, MAX_DEPTH, 2), -1):
+            depths = range(1, MAX_DEPTH, 2)
+            for depth in (*depths, -1) if self.exact_possible else depths:
+                self.all_exact = True
                 try:
-                    best_pit, best_v = -1, -(10**6)
-                    self.all_exact = True
-                    for pit, *child in sorted(kids, key=lambda c: c[0] != (found[0] if found else -1)):
-                        v = self.child_value((child[0], child[1], child[2], child[3]), depth, guess, deadline)
-                        if v > best_v:
-                            best_pit, best_v = pit, v
+                    pit, v = self._root(kids, depth, found[1] if found else 0,
+                                        found[0] if found else -1, deadline)
                 except TimeoutError:
                     break
                 exact = self.all_exact and self.exact_possible
-                found = (best_pit, best_v, exact, depth)
-                guess = best_v
-                if exact or depth < 0:
+                found = (pit, v, exact, depth)
+                if exact:
                     break
         if found is None:
-            pit = max(kids, key=lambda c: (c[2], c[3]))[0]
+            pit = max(kids, key=lambda c: (c[4], c[3], c[2]))[0]
             return pit_to_bin(position, pit), 0, False, 0
         return pit_to_bin(position, found[0]), found[1], found[2], found[3]

@@ -1,0 +1,133 @@
+"""Endgame databases: identical from both twins, exact, cached, and safe to interrupt."""
+
+from __future__ import annotations
+
+import random
+import types
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import pytest
+
+import bots._search as csearch
+from bots import egdb, pysearch
+from bots.solver import Engine
+from protocol import Capture, Leftover, Position, Variant, compile_variant
+
+SMALL = Variant(houses=2, seeds=3)
+
+
+def test_twins_build_identical_files(tmp_path: Path) -> None:
+    """The C core and the Python twin write byte-identical levels."""
+    for v in (SMALL, Variant(houses=2, seeds=3, capture=Capture.EMPTY, leftover=Leftover.EMPTIER),
+              Variant(houses=3, seeds=1, extra_turn=False, leftover=Leftover.DISCARD)):
+        c = egdb.load(v, 7, csearch, tmp_path / "c")
+        p = egdb.load(v, 7, pysearch, tmp_path / "py")
+        assert [bytes(x) for x in c] == [bytes(x) for x in p]
+        assert len(c) == min(7, v.total_seeds) + 1
+        for k in range(1, len(c)):
+            assert egdb.level_path(tmp_path / "c", v, k).read_bytes() == bytes(c[k])
+
+
+@pytest.mark.parametrize("capture", list(Capture))
+def test_values_are_exact(capture: Capture, tmp_path: Path) -> None:
+    """Every sampled entry equals the exact search value of its board without databases."""
+    v = Variant(houses=2, seeds=4, capture=capture)
+    levels = egdb.load(v, 9, csearch, tmp_path)
+    rules = pysearch.Rules(compile_variant(v))
+    plain = pysearch.Searcher(rules)
+    rng = random.Random(7)
+    for _ in range(300):
+        houses = [rng.randint(0, 3) for _ in range(4)]
+        if not any(houses[:2]) or not any(houses[2:]) or sum(houses) > 9:
+            continue
+        board = (houses[0], houses[1], 0, houses[2], houses[3], 0)
+        k = sum(houses)
+        entry = memoryview(levels[k]).cast("b")[pysearch.rank(rules, board)]
+        assert entry == plain.search(board, -1, -100, 100)
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_search_with_databases_keeps_values(impl: str, tmp_path: Path) -> None:
+    """Solving with databases gives the same values as without."""
+    v = Variant(houses=3, seeds=3)
+    pos = Position.initial(v)
+    with_db = Engine(v, impl=impl, egdb_seeds=10, egdb_dir=tmp_path).solve(pos, per_move=True)
+    without = Engine(v, impl=impl).solve(pos, per_move=True)
+    assert with_db.per_move == without.per_move
+    assert with_db.value == without.value == 2
+
+
+def test_interrupted_build_resumes(tmp_path: Path) -> None:
+    """An interrupt during a level leaves no partial file; the next load resumes and matches."""
+    calls = {"n": 0}
+
+    def failing(rules: Any, k: int, levels: Any, out: Any, start: int, stop: int) -> None:
+        """Build normally, but interrupt inside level 5."""
+        if k == 5:
+            calls["n"] += 1
+            raise KeyboardInterrupt
+        csearch.build_level(rules, k, levels, out, start, stop)
+
+    fake = types.ModuleType("fake_search")
+    fake.__dict__.update(Rules=csearch.Rules, level_size=csearch.level_size, build_level=failing)
+    with pytest.raises(KeyboardInterrupt):
+        egdb.load(SMALL, 8, fake, tmp_path)
+    assert calls["n"] == 1
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [egdb.level_path(tmp_path, SMALL, k).name for k in range(1, 5)]
+    resumed = egdb.load(SMALL, 8, csearch, tmp_path)
+    fresh = egdb.load(SMALL, 8, csearch, tmp_path / "fresh")
+    assert [bytes(x) for x in resumed] == [bytes(x) for x in fresh]
+
+
+def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while writing a level removes the temporary file and keeps no level file."""
+
+    def broken(src: Any, dst: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(egdb, "_rename", broken)
+    with pytest.raises(KeyboardInterrupt):
+        egdb.load(SMALL, 3, csearch, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_wrong_size_file_is_rebuilt(tmp_path: Path) -> None:
+    """A level file of the wrong size is ignored and rebuilt."""
+    good = [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)]
+    path = egdb.level_path(tmp_path, SMALL, 6)
+    path.write_bytes(b"\x00" * 5)
+    assert [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)] == good
+    assert path.read_bytes() == good[6]
+
+
+def test_progress_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow build reports progress up to the full size of each level."""
+    seen: list[tuple[int, int, int]] = []
+    clock = iter(range(0, 10**6))
+    monkeypatch.setattr(egdb, "monotonic", lambda: float(next(clock)))
+    egdb.load(SMALL, 4, csearch, tmp_path, lambda k, done, size: seen.append((k, done, size)))
+    assert {k for k, _, _ in seen} == {1, 2, 3, 4}
+    assert all((k, size, size) in seen for k, _, size in seen)
+
+
+def test_cache_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """$KALAH_EGDB_DIR chooses the directory; otherwise the user cache directory is used."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    assert egdb.cache_dir() == tmp_path
+    monkeypatch.delenv("KALAH_EGDB_DIR")
+    assert egdb.cache_dir() == platformdirs.user_cache_path("kalah-arena") / "egdb"
+
+
+def test_rules_that_change_values_name_the_files(tmp_path: Path) -> None:
+    """Capture, extra turn and leftover rules get their own files; cyclic or majority-end none."""
+    keys = {egdb.rule_key(v) for v in (
+        SMALL, Variant(houses=2, capture=Capture.EMPTY), Variant(houses=2, extra_turn=False),
+        Variant(houses=2, leftover=Leftover.DISCARD), Variant(houses=3))}
+    assert len(keys) == 5
+    assert egdb.rule_key(Variant(houses=2, seeds=5, pie=True)) == egdb.rule_key(SMALL)
+    for v in (Variant(clockwise=True), Variant(relay=True), Variant(majority_end=True)):
+        assert not egdb.applies(v)
+        assert egdb.load(v, 10, csearch, tmp_path) == []

@@ -1,0 +1,99 @@
+"""Exact values of whole games, computed by both search twins (C core and pure Python)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from bots.solver import Engine
+from protocol import Capture, Position, Sow, Variant
+
+DATA = json.loads((Path(__file__).parent / "data" / "small_boards.json").read_text())
+IMPLS = ["c", "py"]
+
+# The table of RULES.md (standard capture), copied from the page.
+RULES_TABLE = {1: [0, -2, 6, -2, 2, 0], 2: [2, -2, -2, -10, 6, 8], 3: [0, 4, 2, 2, 6, -8]}
+
+
+def oracle(variant: Variant) -> int:
+    """Plain memoised minimax over `Position` (no search tricks): South's final margin."""
+
+    @lru_cache(maxsize=None)
+    def value(pos: Position) -> int:
+        if pos.over:
+            return int(pos.margin)
+        values = [value(pos.apply(Sow(b))) for b in pos.legal_bins()]
+        return max(values) if pos.to_move == 0 else min(values)
+
+    return value(Position.initial(variant))
+
+
+def test_rules_table_matches_data_file() -> None:
+    """The data file's standard table is the one printed in RULES.md."""
+    assert {int(h): row for h, row in DATA["standard"].items()} == RULES_TABLE
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("capture", ["standard", "empty"])
+@pytest.mark.parametrize("houses", [1, 2, 3])
+def test_small_boards(impl: str, capture: str, houses: int) -> None:
+    """Kalah(h, s) for h 1..3 and s 1..6 has the tabled value under both capture rules."""
+    got = []
+    for seeds in range(1, 7):
+        v = Variant(houses=houses, seeds=seeds, capture=Capture(capture))
+        got.append(Engine(v, impl=impl).solve(Position.initial(v)).value)
+    assert got == DATA[capture][str(houses)]
+
+
+@pytest.mark.parametrize("capture", ["standard", "empty", "none"])
+@pytest.mark.parametrize(("houses", "seeds"), [(1, 3), (1, 6), (2, 2), (2, 3), (2, 4), (3, 1)])
+def test_matches_plain_minimax(capture: str, houses: int, seeds: int) -> None:
+    """Both twins agree with a plain minimax over Position on boards it can finish."""
+    v = Variant(houses=houses, seeds=seeds, capture=Capture(capture))
+    want = oracle(v)
+    for impl in IMPLS:
+        assert Engine(v, impl=impl).solve(Position.initial(v)).value == want
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_per_move_values_and_best(impl: str) -> None:
+    """Per-move values are each move's exact value; the best moves are those reaching the value."""
+    v = Variant(houses=3, seeds=3)
+    pos = Position.initial(v)
+    sol = Engine(v, impl=impl).solve(pos, per_move=True)
+    assert set(sol.per_move) == set(pos.legal_bins())
+    assert sol.value == max(sol.per_move.values())
+    assert sol.best == [b for b, x in sol.per_move.items() if x == sol.value]
+    for b, x in sol.per_move.items():
+        assert Engine(v, impl=impl).solve(pos.apply(Sow(b))).value == x
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_values_count_the_stores(impl: str) -> None:
+    """A position's value includes the seeds already stored, seen from North to move too."""
+    v = Variant(houses=2, seeds=3)
+    pos = Position.initial(v).apply(Sow(1))
+    assert pos.to_move == 1
+    sol = Engine(v, impl=impl).solve(pos, per_move=True)
+    assert sol.value == min(sol.per_move.values())
+    assert sol.value == oracle_from(pos)
+
+
+def oracle_from(start: Position) -> int:
+    """Plain minimax from any position."""
+    if start.over:
+        return int(start.margin)
+    values = [oracle_from(start.apply(Sow(b))) for b in start.legal_bins()]
+    return max(values) if start.to_move == 0 else min(values)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("capture", "want"), [("standard", 8), ("empty", 10)])
+def test_kalah_6_4(capture: str, want: int, tmp_path: Path) -> None:
+    """Kalah(6,4): South wins by 8 (standard) and by 10 (empty capture); C core with databases."""
+    v = Variant(capture=Capture(capture))
+    engine = Engine(v, tt_log2=22, egdb_seeds=16, egdb_dir=tmp_path)
+    assert engine.solve(Position.initial(v)).value == want
