@@ -153,7 +153,9 @@ class KalahApp(App[None]):
                                 result_text(state) if state.over else "", state.result)
             self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
             return
-        self.push_screen(GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate))
+        screen = GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate)
+        screen.server_url = self.connection.url if self.connection is not None else ""
+        self.push_screen(screen)
 
     def _first_steps(self) -> None:
         """After the first welcome: create the bot game, or open the match asked for."""

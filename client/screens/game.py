@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 from client.match_state import EventOutcome, LastAction, MatchState, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
 from client.ui_messages import Outgoing
-from client.widgets.board import Board, PitChosen
+from client.widgets.board import HOUSE_KEYS, Board, PitChosen
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Side
 from protocol.messages import (
@@ -53,7 +53,7 @@ class GameScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "swap", "Swap (pie)"),
-        Binding("n", "no_transfer", "No transfer", show=False),
+        Binding("n", "no_transfer", "No transfer"),
         Binding("r", "resign", "Resign"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
@@ -68,6 +68,7 @@ class GameScreen(Screen[None]):
         self.error: str | None = None
         self.connection_notice: str | None = None
         self._drawn_last: LastAction | None = None
+        self.server_url = ""
 
     @property
     def match_id(self) -> str:
@@ -94,6 +95,7 @@ class GameScreen(Screen[None]):
             with VerticalScroll(id="side-panel"):
                 yield Static(id="spectators")
                 yield MoveList(id="moves")
+                yield Static(id="server")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -192,6 +194,14 @@ class GameScreen(Screen[None]):
                 f"Stores: South {pos.stores[0]} · North {pos.stores[1]}\n"
                 "Esc: back to the lobby · q: quit"
             )
+        self.refresh_bindings()
+        self.query_one("#server", Static).update(self._watch_hint())
+
+    def _watch_hint(self) -> str:
+        """How someone else can watch this match."""
+        if not self.server_url:
+            return ""
+        return f"\n[dim]Watch from another terminal:[/dim]\nkalah watch {self.server_url} {self.match_id}"
 
     def _tick(self) -> None:
         """Count the running clock down."""
@@ -230,12 +240,24 @@ class GameScreen(Screen[None]):
         elif st.my_turn and pos.swap_offered:
             lines.append("[b]Pie rule:[/b] press [b]s[/b] to swap sides and keep South's opening, or sow a house.")
         elif st.my_turn:
-            lines.append("[b]Your move:[/b] house keys 1-9, or ←/→ and Enter, or click a house.")
+            keys = f"1-{HOUSE_KEYS[st.variant.houses - 1]}" if st.variant.houses > 1 else "1"
+            lines.append(f"[b]Your move:[/b] keys {keys}, or ←/→ and Enter, or click a house.")
         elif not self.spectating:
             lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")
         return "\n".join(lines)
 
     # --- actions ----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Show swap, transfer and resign keys only where they apply."""
+        st = self.state
+        if action == "swap":
+            return True if st.my_turn and st.position.swap_offered else (None if st.variant.pie else False)
+        if action == "no_transfer":
+            return st.my_turn and st.position.transfer_pending
+        if action == "resign":
+            return not self.spectating and not st.over
+        return True
 
     def on_pit_chosen(self, event: PitChosen) -> None:
         """Send a sowing, or build the opening transfer from two choices."""

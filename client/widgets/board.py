@@ -131,7 +131,10 @@ class Board(Widget, can_focus=True):
     def watch_choosable(self, choosable: frozenset[int]) -> None:
         """Keep the cursor on a choosable pit."""
         if choosable and self.cursor not in choosable:
-            self.cursor = self._ordered(choosable)[0]
+            order = bottom_row(self.variant, self.viewpoint) + top_row(self.variant, self.viewpoint)
+            start = order.index(self.cursor) if self.cursor in order else 0
+            rotated = order[start:] + order[:start]
+            self.cursor = next(b for b in rotated if b in choosable)
         self._refresh_pits()
 
     def watch_cursor(self) -> None:
