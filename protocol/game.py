@@ -58,16 +58,20 @@ class Game:
         """Number of actions played."""
         return len(self.actions)
 
+    def preview(self, action: Action, side: Side | None = None) -> tuple[Position, MoveEvent]:
+        """The position and event `action` would lead to, repetition rule included; changes nothing."""
+        pos, event = self.position.apply_event(action, side)
+        if pos.end is None and self.variant.can_repeat and self._seen[pos.key()] + 1 >= REPETITION_LIMIT:
+            pos = pos.finish(END_REPETITION)
+            event = MoveEvent(event.action, event.side, event.ply, event.segments, event.path,
+                              event.capture, event.extra_turn, END_REPETITION)
+        return pos, event
+
     def play(self, action: Action, side: Side | None = None) -> MoveEvent:
         """Apply an action (checking the mover if `side` is given) and return what happened."""
-        pos, event = self.position.apply_event(action, side)
-        if pos.end is None and self.variant.can_repeat:
-            key = pos.key()
-            self._seen[key] += 1
-            if self._seen[key] >= REPETITION_LIMIT:
-                pos = pos.finish(END_REPETITION)
-                event = MoveEvent(event.action, event.side, event.ply, event.segments, event.path,
-                                  event.capture, event.extra_turn, END_REPETITION)
+        pos, event = self.preview(action, side)
+        if self.variant.can_repeat:
+            self._seen[pos.key()] += 1
         self.positions.append(pos)
         self.actions.append(action)
         self.events.append(event)

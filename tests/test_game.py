@@ -56,3 +56,11 @@ def test_threefold_repetition_ends_game() -> None:
     assert game.over and game.position.end == "repetition"
     assert game.events[-1].end == "repetition"
     assert sum(game.position.stores) == 4
+
+
+def test_preview_changes_nothing() -> None:
+    """preview() shows the repetition ending without playing the move."""
+    game = Game.from_record(Variant.parse("kalah(2,1,clockwise=on)"), "2 4 1 5 2 4 1 5 2")
+    pos, event = game.preview(Sow(4))
+    assert pos.end == "repetition" and event.end == "repetition"
+    assert game.ply == 9 and not game.over
