@@ -114,3 +114,12 @@ def test_snapshot_replay_midgame(snap_compare: object) -> None:
     stored = StoredGame("m9", Variant.parse("kalah(4,3)"), tuple(["1", "6", "2", "7", "3"]), "ann", "bob", "")
     app = ScreenHost(ReplayScreen(stored, animate=False))
     assert snap_compare(app, press=["end", "left", "left"], terminal_size=SIZE)  # type: ignore[operator]
+
+
+async def test_twelve_houses_keys_reach_every_house() -> None:
+    """On Kalah(12,s) the keys 0, - and = choose houses 10, 11 and 12."""
+    for key, bin_number in (("0", 10), ("minus", 11), ("equals_sign", 12)):
+        app = host("", variant="kalah(12,2)")
+        async with app.run_test(size=(130, 26)) as pilot:
+            await pilot.press(key)
+            assert app.sent == [MakeMove(match_id="m1", ply=0, bin=bin_number)]

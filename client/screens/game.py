@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 from client.match_state import EventOutcome, LastAction, MatchState, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
 from client.ui_messages import Outgoing
-from client.widgets.board import HOUSE_KEYS, Board, PitChosen
+from client.widgets.board import KEY_LABELS, Board, PitChosen
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Side
 from protocol.messages import (
@@ -240,7 +240,7 @@ class GameScreen(Screen[None]):
         elif st.my_turn and pos.swap_offered:
             lines.append("[b]Pie rule:[/b] press [b]s[/b] to swap sides and keep South's opening, or sow a house.")
         elif st.my_turn:
-            keys = f"1-{HOUSE_KEYS[st.variant.houses - 1]}" if st.variant.houses > 1 else "1"
+            keys = f"1-{KEY_LABELS[st.variant.houses - 1]}" if st.variant.houses > 1 else "1"
             lines.append(f"[b]Your move:[/b] keys {keys}, or ←/→ and Enter, or click a house.")
         elif not self.spectating:
             lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")

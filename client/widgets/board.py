@@ -20,8 +20,11 @@ from textual.widgets import Static
 
 from protocol import Position, Side, Variant
 
-HOUSE_KEYS = "1234567890-="
-"""Key for the k-th house from the left of the bottom row (up to 12 houses)."""
+HOUSE_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "minus", "equals_sign")
+"""Key for the k-th house from the left of the bottom row (up to 12 houses: 1-9, 0, -, =)."""
+
+KEY_LABELS = "1234567890-="
+"""What each house key shows on the keyboard."""
 
 ANIMATION_STEP = 0.06
 """Seconds between two seeds of the sowing animation."""
