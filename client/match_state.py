@@ -66,6 +66,8 @@ class MatchState:
     reason: str | None = None
     winner: Side | None = None
     last: LastAction | None = None
+    away: frozenset[Side] = frozenset()
+    """Seated sides whose player has no connection now (from presence messages)."""
 
     # --- building ---------------------------------------------------------------------
 
@@ -165,6 +167,16 @@ class MatchState:
         pos = Position.from_fen(self.variant, fen)
         if pos.fen() != self.position.fen():
             self.positions[-1] = pos
+
+    def apply_presence(self, spectators: int, south_connected: bool, north_connected: bool) -> None:
+        """Spectator count and who is connected (outside the numbered events)."""
+        self.spectators = spectators
+        away = set()
+        if self.south is not None and not south_connected:
+            away.add(Side.SOUTH)
+        if self.north is not None and not north_connected:
+            away.add(Side.NORTH)
+        self.away = frozenset(away)
 
     # --- queries ----------------------------------------------------------------------
 

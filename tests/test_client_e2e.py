@@ -201,3 +201,27 @@ async def test_open_match_created_in_lobby_and_joined_by_another(server: Running
         await p1.press("1")
         await until(p2, lambda: theirs.state.record == ["1"])
         assert theirs.state.position.fen() == mine.state.position.fen()
+
+
+async def test_pairing_then_opponent_leaves_and_claim_is_refused_within_grace(server: RunningServer) -> None:
+    """Two players pair with `a`; when one goes, the other sees it and a claim waits for the grace period."""
+    ann = launch(server.url, "ann")
+    async with ann.run_test(size=SIZE) as p1:
+        await until(p1, lambda: ann.connection is not None and ann.connection.connected)
+        await p1.press("a")
+        bob = launch(server.url, "bob")
+        async with bob.run_test(size=SIZE) as p2:
+            await until(p2, lambda: bob.connection is not None and bob.connection.connected)
+            await p2.press("a")
+            await until(p2, lambda: game_screen(bob) is not None)
+            await until(p1, lambda: game_screen(ann) is not None)
+            mine, theirs = game_screen(ann), game_screen(bob)
+            assert mine is not None and theirs is not None
+            assert {mine.state.you, theirs.state.you} == {Side.SOUTH, Side.NORTH}
+        assert mine.state.you is not None
+        await until(p1, lambda: mine.state.you is not None and mine.state.you.other in mine.state.away)
+        assert "disconnected" in str(mine.query_one("#notice").render())
+        await p1.press("w")
+        await until(p1, lambda: mine.error is not None)
+        assert "claim" in (mine.error or "")
+        assert not mine.state.over

@@ -18,6 +18,7 @@ from client.widgets.panels import MoveList, PlayerBar
 from protocol import Side
 from protocol.messages import (
     Ack,
+    ClaimWin,
     ErrorMessage,
     LeaveMatch,
     MakeMove,
@@ -55,6 +56,7 @@ class GameScreen(Screen[None]):
         Binding("s", "swap", "Swap (pie)"),
         Binding("n", "no_transfer", "No transfer"),
         Binding("r", "resign", "Resign"),
+        Binding("w", "claim", "Claim win"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
     ]
@@ -131,7 +133,7 @@ class GameScreen(Screen[None]):
             self.pending = False
             self.transfer_src = None
         elif isinstance(msg, Presence):
-            self.state.spectators = msg.spectators
+            self.state.apply_presence(msg.spectators, msg.south_connected, msg.north_connected)
         elif isinstance(msg, Ack):
             return
         self.refresh_view()
@@ -173,6 +175,7 @@ class GameScreen(Screen[None]):
             bar.side = side
             bar.player = st.player(side)
             bar.you = st.you == side
+            bar.away = side in st.away and not st.over
             bar.to_move = not st.over and pos.to_move == side and st.status != "open"
         self._tick()
         self.query_one("#notice", Static).update(self._notice())
@@ -244,6 +247,9 @@ class GameScreen(Screen[None]):
             lines.append(f"[b]Your move:[/b] keys {keys}, or ←/→ and Enter, or click a house.")
         elif not self.spectating:
             lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")
+        if not st.over and st.you is not None and st.you.other in st.away:
+            lines.append("Your opponent is disconnected: press [b]w[/b] to claim the win once the grace "
+                         "period is over.")
         return "\n".join(lines)
 
     # --- actions ----------------------------------------------------------------------
@@ -257,6 +263,8 @@ class GameScreen(Screen[None]):
             return st.my_turn and st.position.transfer_pending
         if action == "resign":
             return not self.spectating and not st.over
+        if action == "claim":
+            return st.you is not None and not st.over and st.you.other in st.away
         return True
 
     def on_pit_chosen(self, event: PitChosen) -> None:
@@ -306,6 +314,12 @@ class GameScreen(Screen[None]):
                 self.post_message(Outgoing(Resign(match_id=self.match_id)))
 
         self.app.push_screen(ConfirmScreen("Resign this game?"), confirmed)
+
+    def action_claim(self) -> None:
+        """Claim the win while the opponent is disconnected (the server checks the grace period)."""
+        if self.state.you is not None and not self.state.over:
+            self.error = None
+            self.post_message(Outgoing(ClaimWin(match_id=self.match_id)))
 
     def action_help(self) -> None:
         """Show the rules of this match's variant."""

@@ -15,13 +15,16 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 from client.screens.create import CreateMatchScreen
 from client.screens.replay import StoredGame
 from client.ui_messages import Outgoing
+from protocol import Variant
 from protocol.messages import (
     CreateMatch,
     ErrorMessage,
+    FindOpponent,
     JoinMatch,
     ListMatches,
     MatchList,
     MatchSummary,
+    Seeking,
     ServerMessage,
     Welcome,
 )
@@ -66,6 +69,7 @@ class LobbyScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "create", "Create match"),
+        Binding("a", "seek", "Any opponent"),
         Binding("g", "refresh", "Refresh"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("q", "app.quit", "Quit"),
@@ -117,6 +121,8 @@ class LobbyScreen(Screen[None]):
             self.matches = list(msg.matches)
             if self.is_mounted:
                 self._draw()
+        elif isinstance(msg, Seeking):
+            self.notify(f"Waiting for another player who wants {msg.variant}…", title="Pairing")
         elif isinstance(msg, ErrorMessage) and msg.match_id is None:
             self.notify(msg.message, title="Server", severity="error")
 
@@ -199,6 +205,10 @@ class LobbyScreen(Screen[None]):
         if self.connection_notice is None:
             self.action_refresh()
 
+    def action_seek(self) -> None:
+        """Be paired with the next player asking for the standard game."""
+        self.post_message(Outgoing(FindOpponent(variant=Variant().text())))
+
     def action_refresh(self) -> None:
         """Ask for the listing again."""
         self.post_message(Outgoing(ListMatches()))
@@ -206,6 +216,5 @@ class LobbyScreen(Screen[None]):
     def action_help(self) -> None:
         """Rules of the standard game."""
         from client.screens.dialogs import HelpScreen
-        from protocol import Variant
 
         self.app.push_screen(HelpScreen(Variant()))

@@ -28,6 +28,7 @@ class PlayerBar(Static):
     to_move: reactive[bool] = reactive(False)
     clock_ms: reactive[int | None] = reactive(None)
     you: reactive[bool] = reactive(False)
+    away: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
         """The bar's text."""
@@ -38,6 +39,8 @@ class PlayerBar(Static):
         text.append(f"  {self.player or '(open seat)'}")
         if self.you:
             text.append("  (you)", style="italic")
+        if self.away:
+            text.append("  (disconnected)", style="bold")
         clock = format_clock(self.clock_ms)
         low = self.clock_ms is not None and self.clock_ms < 10_000
         pad = max(2, 56 - len(text.plain) - len(clock))
