@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.errors import KalahError
@@ -158,6 +158,13 @@ class TransferSeed(Message):
     ply: Int32
     src: Bin | None = None
     dst: Bin | None = None
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> TransferSeed:
+        """A transfer names both bins or neither."""
+        if (self.src is None) != (self.dst is None):
+            raise ValueError("a transfer names both src and dst, or neither")
+        return self
 
 
 class Resign(Message):

@@ -70,7 +70,7 @@ class RunningServer:
             return
         self._closed = True
         log_event("shutdown_started", matches=len(self.arena.rooms))
-        self.server.close(close_connections=False)
+        self.server.server.close()  # stop accepting; connections stay open while writes finish
         await self.arena.drain()
         self.server.close(close_connections=True)
         await self.server.wait_closed()
@@ -130,12 +130,15 @@ class _Handler:
         self.connections += 1
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst))
         try:
+            closing: asyncio.Task[None] | None = None
             async for data in ws:
+                if closing is not None:
+                    continue  # keep reading (and dropping) so the closing handshake gets through
                 if not session.limiter.allow():
                     if session.limiter.refused >= self.opts.max_refused:
                         log_event("rate_limit_close", remote=session.remote, player=session.player_id)
-                        await ws.close(1008, "rate limit exceeded")
-                        break
+                        closing = asyncio.create_task(ws.close(1008, "rate limit exceeded"))
+                        continue
                     if session.limiter.refused % 20 == 1:
                         session.send(_error(RateLimitedError("too many messages: slow down"), None, None))
                     continue
@@ -177,7 +180,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     handler = _Handler(lobby, server_opts)
     server = await serve(handler, host, port, process_request=handler.process_request,
                          max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
-                         ping_timeout=server_opts.ping_timeout, max_queue=16)
+                         ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None)
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))

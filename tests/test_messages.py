@@ -1,0 +1,155 @@
+"""Wire messages: every type round-trips; malformed input raises a typed `MessageError`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from protocol.actions import Sow, Swap, Transfer
+from protocol.messages import (
+    MAX_MESSAGE_BYTES,
+    Ack,
+    BadFieldError,
+    ClaimWin,
+    Clocks,
+    CreateMatch,
+    ErrorMessage,
+    FindOpponent,
+    Hello,
+    InvalidJsonError,
+    JoinMatch,
+    LeaveMatch,
+    ListMatches,
+    MakeMove,
+    MatchEvent,
+    MatchList,
+    MatchSummary,
+    Message,
+    MessageError,
+    MessageTooLargeError,
+    Presence,
+    Resign,
+    Seeking,
+    Snapshot,
+    SwapSides,
+    SyncMatch,
+    TransferSeed,
+    UnknownTypeError,
+    WatchMatch,
+    Welcome,
+    decode_client,
+    decode_server,
+    encode,
+    message_action,
+)
+
+TOKEN = "p0123456789a" + "x" * 43
+
+CLIENT_MESSAGES: list[Message] = [
+    Hello(name="alice"),
+    Hello(name="alice", token=TOKEN),
+    CreateMatch(variant="kalah(6,4,pie=on,clock=300+5)", seat="north", opponent="greedy", rated=False),
+    FindOpponent(variant="kalah(4,3)"),
+    JoinMatch(match_id="m1"),
+    WatchMatch(match_id="m1", since=3),
+    SyncMatch(match_id="m1"),
+    LeaveMatch(match_id="m1"),
+    MakeMove(match_id="m1", ply=0, bin=3),
+    SwapSides(match_id="m1", ply=1),
+    TransferSeed(match_id="m1", ply=0, src=2, dst=9),
+    TransferSeed(match_id="m1", ply=0),
+    Resign(match_id="m1"),
+    ClaimWin(match_id="m1"),
+    ListMatches(),
+]
+
+SERVER_MESSAGES: list[Message] = [
+    Welcome(player_id="p1", name="alice", token=TOKEN, seats=["m1"]),
+    MatchList(matches=[MatchSummary(match_id="m1", variant="kalah(6,4)", south="a", status="open")]),
+    Snapshot(match_id="m1", seq=4, variant="kalah(6,4)", south="a", north="b", you="south", status="live",
+             record=["3", "6"], position="4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p",
+             clocks=Clocks(south_ms=1000, north_ms=2000, running="north")),
+    MatchEvent(match_id="m1", seq=5, kind="action", ply=2, side="north", action="9", path=[10, 11, 12, 13],
+               capture=[3, 4], extra_turn=False, position="4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"),
+    MatchEvent(match_id="m1", seq=6, kind="game_over", result=-2, reason="resign", winner="north", player="b"),
+    Ack(match_id="m1", ply=2, seq=5, duplicate=True),
+    Presence(match_id="m1", spectators=3, south_connected=True),
+    Seeking(variant="kalah(6,4)"),
+    ErrorMessage(code="out_of_turn", message="not your turn", request="move", match_id="m1"),
+]
+
+
+@pytest.mark.parametrize("msg", CLIENT_MESSAGES, ids=lambda m: m.type)
+def test_client_messages_round_trip(msg: Message) -> None:
+    """Every client message type encodes and decodes back to an equal value."""
+    assert decode_client(encode(msg)) == msg
+
+
+@pytest.mark.parametrize("msg", SERVER_MESSAGES, ids=lambda m: m.type)
+def test_server_messages_round_trip(msg: Message) -> None:
+    """Every server message type encodes and decodes back to an equal value."""
+    assert decode_server(encode(msg)) == msg
+
+
+def test_every_message_type_is_covered() -> None:
+    """The round-trip lists hold every type of both unions."""
+    client_types = {m.type for m in CLIENT_MESSAGES}  # type: ignore[attr-defined]
+    server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
+    assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
+                            "transfer", "resign", "claim", "list"}
+    assert server_types == {"welcome", "matches", "snapshot", "event", "ack", "presence", "seeking", "error"}
+
+
+def test_message_actions() -> None:
+    """Action messages map to rules actions."""
+    assert message_action(MakeMove(match_id="m", ply=0, bin=4)) == Sow(4)
+    assert message_action(SwapSides(match_id="m", ply=1)) == Swap()
+    assert message_action(TransferSeed(match_id="m", ply=0, src=1, dst=8)) == Transfer(1, 8)
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("{", InvalidJsonError),
+    ("not json", InvalidJsonError),
+    ("[1, 2]", InvalidJsonError),
+    ("null", InvalidJsonError),
+    ('{"type": "teleport"}', UnknownTypeError),
+    ("{}", UnknownTypeError),
+    ('{"type": 5}', UnknownTypeError),
+    ('{"type": "move", "match_id": "m1", "ply": 0}', BadFieldError),
+    ('{"type": "move", "match_id": "m1", "ply": 0, "bin": 3, "extra": 1}', BadFieldError),
+    ('{"type": "move", "match_id": "m1", "ply": "0", "bin": 3}', BadFieldError),
+    ('{"type": "move", "match_id": "m1", "ply": 0, "bin": 3.5}', BadFieldError),
+    ('{"type": "move", "match_id": "m1", "ply": 99999999999999999999999, "bin": 3}', BadFieldError),
+    ('{"type": "move", "match_id": "m1", "ply": -1, "bin": 3}', BadFieldError),
+    ('{"type": "move", "match_id": "../etc", "ply": 0, "bin": 3}', BadFieldError),
+    ('{"type": "hello", "name": ""}', BadFieldError),
+    ('{"type": "hello", "name": "a b"}', BadFieldError),
+    ('{"type": "create", "variant": "kalah(99,4)"}', BadFieldError),
+    ('{"type": "create", "variant": "chess"}', BadFieldError),
+    ('{"type": "transfer", "match_id": "m1", "ply": 0, "src": 3}', BadFieldError),
+])
+def test_malformed_messages_raise(text: str, error: type[MessageError]) -> None:
+    """Each kind of malformed input raises its own `MessageError` subclass."""
+    with pytest.raises(error):
+        decode_client(text)
+
+
+def test_huge_message_is_refused_before_parsing() -> None:
+    """A message over the size limit is refused without being parsed."""
+    text = json.dumps({"type": "hello", "name": "a" * MAX_MESSAGE_BYTES})
+    with pytest.raises(MessageTooLargeError):
+        decode_client(text)
+
+
+def test_errors_have_wire_codes() -> None:
+    """Every message error kind carries a distinct wire code."""
+    codes = {cls.code for cls in (MessageError, MessageTooLargeError, InvalidJsonError, UnknownTypeError,
+                                  BadFieldError)}
+    assert len(codes) == 5
+
+
+def test_server_decoder_refuses_client_messages() -> None:
+    """The server-side union does not accept client message types."""
+    with pytest.raises(UnknownTypeError):
+        decode_server(encode(Hello(name="a")))
