@@ -136,8 +136,8 @@ static void make_move(const RulesObject *R, const int16_t *src, int pit, Child *
         memcpy(c->b, w, sizeof(int16_t) * n);
         c->k = over ? 0 : sm + so;
     } else {
-        int s = h + 1;
-        for (int i = 0; i < n; i++) c->b[i] = w[(i + s) % n];
+        memcpy(c->b, w + h + 1, sizeof(int16_t) * (h + 1));
+        memcpy(c->b + h + 1, w, sizeof(int16_t) * (h + 1));
         c->k = sm + so;
     }
 }

@@ -187,9 +187,12 @@ typedef struct {
     int8_t *out;
 } Builder;
 
+/* Threads may build disjoint rank ranges of one level at once: a position reached from two
+   ranges is computed by both, which store the same value, so relaxed atomics suffice. */
 static int build_value(Builder *B, const int16_t *b) {
     uint64_t r = rank_board(B->R, b);
-    if (B->out[r] != SENT) return B->out[r];
+    int8_t known = __atomic_load_n(&B->out[r], __ATOMIC_RELAXED);
+    if (known != SENT) return known;
     const RulesObject *R = B->R;
     int best = -30000;
     int empty_m = 1, empty_o = 1;
@@ -202,7 +205,7 @@ static int build_value(Builder *B, const int16_t *b) {
         if (R->leftover == 0) best = empty_m ? -k : k;
         else if (R->leftover == 1) best = empty_m ? k : -k;
         else best = 0;
-        B->out[r] = (int8_t)best;
+        __atomic_store_n(&B->out[r], (int8_t)best, __ATOMIC_RELAXED);
         return best;
     }
     for (int p = 0; p < R->h; p++) {
@@ -217,7 +220,7 @@ static int build_value(Builder *B, const int16_t *b) {
         }
         if (v > best) best = v;
     }
-    B->out[r] = (int8_t)best;
+    __atomic_store_n(&B->out[r], (int8_t)best, __ATOMIC_RELAXED);
     return best;
 }
 

@@ -234,7 +234,6 @@ static PyObject *mod_build_level(PyObject *m, PyObject *args) {
     if (ok) {
         Builder B = {R, k, ptrs, (int8_t *)out.buf};
         Py_BEGIN_ALLOW_THREADS
-        if (start == 0) memset(out.buf, (unsigned char)SENT, out.len);
         build_range(&B, start, stop);
         Py_END_ALLOW_THREADS
     }
@@ -250,7 +249,7 @@ static PyMethodDef module_methods[] = {
     {"rank", mod_rank, METH_VARARGS, "Combinatorial rank of a board's houses among boards with as many seeds."},
     {"level_size", mod_level_size, METH_VARARGS, "Number of house contents of k seeds on 2*houses houses."},
     {"build_level", mod_build_level, METH_VARARGS,
-     "Fill ranks start..stop of database level k (start 0 first resets the level)."},
+     "Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,14 +18,16 @@ from __future__ import annotations
 import mmap
 import os
 import sys
-from time import monotonic
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from time import monotonic
 from types import ModuleType
 from typing import Any
 
 import platformdirs
 
+from bots import pysearch
 from protocol.tables import compile_variant
 from protocol.variant import Variant
 
@@ -33,6 +35,7 @@ ENV_DIR = "KALAH_EGDB_DIR"
 FORMAT = "v1"
 CHUNKS = 64
 HUGE_PAGE = 2 << 20
+UNKNOWN = 0x80  # -128 as a byte: not yet computed
 _rename = os.replace
 
 Progress = Callable[[int, int, int], None]
@@ -122,6 +125,33 @@ def _write_atomic(path: Path, data: mmap.mmap | bytearray) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _build(impl: ModuleType, rules: Any, k: int, size: int, levels: list[Any],
+           progress: Progress | None) -> mmap.mmap | bytearray:
+    """Compute level k in memory by chunks of ranks, on every core when the core releases the GIL."""
+    out = _scratch(size)
+    block = bytes([UNKNOWN]) * min(size, 1 << 24)
+    for at in range(0, size, len(block)):
+        out[at : at + len(block)] = block[: size - at]
+    step = max(1, -(-size // CHUNKS))
+    chunks = [(start, min(size, start + step)) for start in range(0, size, step)]
+    workers = 1 if impl is pysearch else max(1, min(len(chunks), os.cpu_count() or 1))
+    t0 = monotonic()
+    done = 0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(impl.build_level, rules, k, levels, out, a, b) for a, b in chunks]
+        try:
+            for (a, b), future in zip(chunks, futures, strict=True):
+                future.result()
+                done += b - a
+                if progress is not None and monotonic() - t0 > 0.5:
+                    progress(k, done, size)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return out
+
+
 def load(
     variant: Variant,
     seeds: int,
@@ -145,13 +175,7 @@ def load(
         path = level_path(directory, variant, k)
         mapped = _map(path, size)
         if mapped is None:
-            out = _scratch(size)
-            step = max(1, -(-size // CHUNKS))
-            t0 = monotonic()
-            for start in range(0, size, step):
-                impl.build_level(rules, k, levels, out, start, min(size, start + step))
-                if progress is not None and monotonic() - t0 > 0.5:
-                    progress(k, min(size, start + step), size)
+            out = _build(impl, rules, k, size, levels, progress)
             _write_atomic(path, out)
             levels.append(out)
         else:

@@ -85,11 +85,10 @@ class SearchPlayer:
         deadline = time.monotonic() + max(0.01, budget_s)
         if position.transfer_pending:
             return self.transfer(position, deadline)
-        if position.swap_offered:
-            # After a swap the board stands and the opener moves as North: the swapper
-            # gains exactly when the position is good for South.
-            if self.evaluate(position, deadline) > 0:
-                return Swap()
+        # After a swap the board stands and the opener moves as North: the swapper
+        # gains exactly when the position is good for South.
+        if position.swap_offered and self.evaluate(position, deadline) > 0:
+            return Swap()
         bins = position.legal_bins()
         if len(bins) == 1:
             return Sow(bins[0])
@@ -163,15 +162,19 @@ class AlphaBetaPlayer(SearchPlayer):
         self.name = f"alphabeta:{depth}"
 
     def evaluate(self, position: Position, deadline: float) -> int:
-        """Depth-limited value for South."""
+        """Depth-limited value for South (the stores' margin if time runs out)."""
         engine = self.engine(position.variant)
-        with engine.lock:
-            v = engine.mtdf(relative_board(position), 0, self.depth)
+        try:
+            with engine.lock:
+                v = engine.mtdf(relative_board(position), 0, self.depth, deadline)
+        except TimeoutError:
+            v = 0
         return int(position.margin) + (v if position.to_move == Side.SOUTH else -v)
 
     def sow(self, position: Position, deadline: float) -> int:
-        """The best bin of a depth-N search."""
-        return self.engine(position.variant).best_at_depth(position, self.depth)[0]
+        """The best bin of a depth-N search (of the deepest completed one if time runs out)."""
+        engine = self.engine(position.variant)
+        return engine.best_by_deepening(position, deadline - time.monotonic(), self.depth - 1)[0]
 
 
 class PerfectPlayer(SearchPlayer):

@@ -287,7 +287,7 @@ def _compositions(m: int, k: int, start: int, stop: int) -> Any:
 
 
 def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int) -> None:
-    """Fill ranks start..stop of database level k (start 0 first resets the level)."""
+    """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""
     if rules.majority or not 1 <= k <= 120:
         raise ValueError("bad level, or a majority-end variant")
     size = level_size(rules.h, k)
@@ -295,9 +295,6 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
     if len(view) != size or not 0 <= start <= stop <= size:
         raise ValueError("output size or range does not match the level")
     lower = [memoryview(levels[j]).cast("B").cast("b") for j in range(1, k)]
-    if start == 0:
-        for i in range(size):
-            view[i] = SENTINEL
 
     def value(b: tuple[int, ...]) -> int:
         """Memoised value of a board of this level."""

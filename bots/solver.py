@@ -165,13 +165,14 @@ class Engine:
             value = self.mtdf(board, 0, depth, deadline)
             values: dict[int, int] = {}
             best: list[int] = []
-            for pit, *child in kids:
+            for pit, after, gain, extra, over in kids:
+                child = (after, gain, extra, over)
                 if per_move:
-                    v = self.child_value((child[0], child[1], child[2], child[3]), depth, value, deadline)
+                    v = self.child_value(child, depth, value, deadline)
                     values[pit] = v
                     if v == value:
                         best.append(pit)
-                elif self._reaches(tuple(child), value, depth, deadline):  # type: ignore[arg-type]
+                elif self._reaches(child, value, depth, deadline):
                     best.append(pit)
             sign = 1 if position.to_move == Side.SOUTH else -1
             margin = int(position.margin)
@@ -215,14 +216,22 @@ class Engine:
             pit, v = self._root(kids, max(0, depth - 1), 0, -1, 0.0)
         return pit_to_bin(position, pit), v
 
-    def best_by_deepening(self, position: Position, budget_s: float) -> tuple[int, int, bool, int]:
-        """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget."""
+    def best_by_deepening(self, position: Position, budget_s: float,
+                          max_depth: int | None = None) -> tuple[int, int, bool, int]:
+        """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget.
+
+        Depths are counted in sowings after the root move; without `max_depth` the last
+        iteration is the exact search (acyclic variants only).
+        """
         deadline = time.monotonic() + max(budget_s, 0.001)
         kids = self.children(relative_board(position))
         found: tuple[int, int, bool, int] | None = None
+        top = MAX_DEPTH if max_depth is None else max(0, min(max_depth, MAX_DEPTH))
+        depths: list[int] = sorted({*range(1, top, 2), top})
+        if max_depth is None and self.exact_possible:
+            depths.append(-1)
         with self.lock:
-            depths = range(1, MAX_DEPTH, 2)
-            for depth in (*depths, -1) if self.exact_possible else depths:
+            for depth in depths:
                 self.all_exact = True
                 try:
                     pit, v = self._root(kids, depth, found[1] if found else 0,

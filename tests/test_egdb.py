@@ -74,7 +74,7 @@ def test_interrupted_build_resumes(tmp_path: Path) -> None:
     fake.__dict__.update(Rules=csearch.Rules, level_size=csearch.level_size, build_level=failing)
     with pytest.raises(KeyboardInterrupt):
         egdb.load(SMALL, 8, fake, tmp_path)
-    assert calls["n"] == 1
+    assert calls["n"] >= 1
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == [egdb.level_path(tmp_path, SMALL, k).name for k in range(1, 5)]
     resumed = egdb.load(SMALL, 8, csearch, tmp_path)

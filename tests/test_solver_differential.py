@@ -32,7 +32,7 @@ def variants(draw: st.DrawFn, acyclic: bool = False, max_houses: int = 6) -> Var
 
 def random_boards(variant: Variant, rng: random.Random, count: int, max_seeds: int) -> list[tuple[int, ...]]:
     """Mover-relative boards: positions of random games, and random pit contents."""
-    out = []
+    out: list[tuple[int, ...]] = []
     pos = Position.initial(variant)
     while len(out) < count // 2 and not pos.over:
         pos = pos.apply(Sow(rng.choice(pos.legal_bins())))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ RULES_TABLE = {1: [0, -2, 6, -2, 2, 0], 2: [2, -2, -2, -10, 6, 8], 3: [0, 4, 2, 
 def oracle(variant: Variant) -> int:
     """Plain memoised minimax over `Position` (no search tricks): South's final margin."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def value(pos: Position) -> int:
         if pos.over:
             return int(pos.margin)

@@ -1,0 +1,100 @@
+"""Benchmark of the solver: C vs Python nodes per second, and full solves of Kalah(6,3) and Kalah(6,4).
+
+Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--games 6,3:standard,...]`.
+Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
+them and reports the build time, later runs load them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import time
+
+from bots import egdb
+from bots.solver import Engine, implementation, relative_board
+from protocol import Capture, Position, Sow, Variant, compile_variant
+
+GOAL_SOLVE_S = 10.0
+GOAL_BUILD_S = 600.0
+
+
+def sample_boards(variant: Variant, count: int, seed: int = 5) -> list[tuple[int, ...]]:
+    """Mover-relative boards from random games, 6 to 20 plies in."""
+    rng = random.Random(seed)
+    out: list[tuple[int, ...]] = []
+    while len(out) < count:
+        pos = Position.initial(variant)
+        for _ in range(rng.randint(6, 20)):
+            if pos.over:
+                break
+            pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
+        if not pos.over:
+            out.append(relative_board(pos))
+    return out
+
+
+def nodes_per_second(impl: str, boards: list[tuple[int, ...]], depth: int, variant: Variant) -> tuple[int, float]:
+    """(nodes, seconds) of fresh depth-limited full-window searches of every board."""
+    module = implementation(impl)
+    rules = module.Rules(compile_variant(variant))
+    nodes, t0 = 0, time.perf_counter()
+    for board in boards:
+        searcher = module.Searcher(rules, 18)
+        searcher.search(board, depth, -1000, 1000)
+        nodes += searcher.nodes
+    return nodes, time.perf_counter() - t0
+
+
+def compare_twins(depth: int) -> None:
+    """Print nodes per second of both twins on the same Kalah(6,4) positions, and the ratio."""
+    v = Variant()
+    boards = sample_boards(v, 12)
+    c_nodes, c_s = nodes_per_second("c", boards, depth, v)
+    p_nodes, p_s = nodes_per_second("py", boards, depth, v)
+    c_rate, p_rate = c_nodes / c_s, p_nodes / p_s
+    print(f"nodes/s on 12 Kalah(6,4) positions, depth {depth}:")
+    print(f"  C      {c_rate:>14,.0f}  ({c_nodes:,} nodes, {c_s:.2f} s)")
+    print(f"  Python {p_rate:>14,.0f}  ({p_nodes:,} nodes, {p_s:.2f} s)")
+    print(f"  ratio  {c_rate / p_rate:>14,.0f}x")
+
+
+def full_solve(variant: Variant, seeds: int, tt_bits: int) -> None:
+    """Build/load the databases, then solve the start with per-move values; print the figures."""
+    t0 = time.perf_counter()
+    engine = Engine(variant, tt_log2=tt_bits, egdb_seeds=seeds, progress=egdb.print_progress)
+    build_s = time.perf_counter() - t0
+    size = sum(len(level) for level in engine.levels)
+    t1 = time.perf_counter()
+    sol = engine.solve(Position.initial(variant), per_move=True)
+    solve_s = time.perf_counter() - t1
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    per_move = "  ".join(f"{b}:{v:+d}" for b, v in sol.per_move.items())
+    print(f"{variant.text()}: value {sol.value:+d}  best {sol.best}  per move {per_move}")
+    print(f"  solve {solve_s:.2f} s (goal {GOAL_SOLVE_S:.0f} s), {sol.nodes:,} nodes, "
+          f"{sol.nodes / max(solve_s, 1e-9):,.0f} nodes/s")
+    print(f"  databases up to {len(engine.levels) - 1} seeds: {size / 2**20:,.0f} MiB, "
+          f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
+
+
+def main() -> None:
+    """Print the solver's figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--egdb-seeds", type=int, default=20)
+    parser.add_argument("--tt-bits", type=int, default=24)
+    parser.add_argument("--depth", type=int, default=7, help="depth of the nodes/s comparison")
+    parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
+                        help="comma-separated h,s:capture list")
+    args = parser.parse_args()
+    compare_twins(args.depth)
+    items = args.games.split(",")
+    for i in range(0, len(items), 2):
+        h, rest = items[i], items[i + 1]
+        s, _, capture = rest.partition(":")
+        variant = Variant(houses=int(h), seeds=int(s), capture=Capture(capture or "standard"))
+        full_solve(variant, args.egdb_seeds, args.tt_bits)
+
+
+if __name__ == "__main__":
+    main()

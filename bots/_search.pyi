@@ -1,0 +1,46 @@
+"""Type stub of the C search core; bots/pysearch.py is its pure-Python twin."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from protocol.tables import Tables
+
+class Rules:
+    """Compiled rules of a (non-relay) variant for the C core."""
+
+    h: int
+    n: int
+    def __init__(self, tables: Tables) -> None: ...
+
+class Searcher:
+    """A search with its own transposition table and optional endgame databases."""
+
+    def __init__(self, rules: Rules, tt_log2: int = 20, egdb: Sequence[Any] | None = None) -> None: ...
+    def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0) -> int:
+        """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta)."""
+    def clear(self) -> None:
+        """Empty the transposition table."""
+    @property
+    def nodes(self) -> int:
+        """Nodes searched so far."""
+    @property
+    def exact(self) -> bool:
+        """Whether the last search reached no depth horizon."""
+    @property
+    def egdb_seeds(self) -> int:
+        """Largest seed count covered by databases."""
+
+def play(rules: Rules, board: Sequence[int], pit: int, /) -> tuple[tuple[int, ...], int, bool, bool]:
+    """Sow a house of a mover-relative board: (board, gain, extra, over)."""
+
+def legal(rules: Rules, board: Sequence[int], /) -> list[int]:
+    """Houses the mover may sow from."""
+
+def rank(rules: Rules, board: Sequence[int], /) -> int:
+    """Combinatorial rank of a board's houses among boards with as many seeds."""
+
+def level_size(houses: int, k: int, /) -> int:
+    """Number of house contents of k seeds on 2*houses houses."""
+
+def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int, /) -> None:
+    """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""

@@ -1,0 +1,84 @@
+"""`kalah solve` end to end through its real entry point, and the C core's presence."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+
+@pytest.fixture(autouse=True)
+def egdb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Databases go to a temporary directory."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_c_extension_is_built() -> None:
+    """The C search core is importable: CI fails when the extension did not build."""
+    module = importlib.import_module("bots._search")
+    assert {"Rules", "Searcher", "play", "legal", "rank", "level_size", "build_level"} <= set(dir(module))
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_json_with_per_move(impl: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json --per-move prints value, best moves, every move's value, nodes and seconds."""
+    assert main(["solve", "-H", "3", "-s", "3", "--json", "--per-move", "--impl", impl, "--egdb-seeds", "8"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 2 and out["exact"] is True
+    assert set(out["per_move"]) == {"1", "2", "3"}
+    assert out["best"] == [int(b) for b, v in out["per_move"].items() if v == 2]
+    assert isinstance(out["nodes"], int) and isinstance(out["seconds"], float)
+
+
+def test_moves_and_stores(capsys: pytest.CaptureFixture[str]) -> None:
+    """--moves solves the position after the record; the value counts the stores."""
+    assert main(["solve", "-H", "3", "-s", "3", "--json", "--per-move", "--moves", "3"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert main(["solve", "-H", "3", "-s", "3", "--json", "--per-move"]) == 0
+    start = json.loads(capsys.readouterr().out)
+    assert after["value"] == start["per_move"]["3"]
+
+
+def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text report names the value, the best moves and says it is exact."""
+    assert main(["solve", "-H", "2", "-s", "2", "--capture", "empty", "--egdb-seeds", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "value: -2" in out and "exact" in out and "best:" in out
+
+
+def test_cyclic_variant_is_marked_not_exact(capsys: pytest.CaptureFixture[str]) -> None:
+    """Clockwise sowing gets a bounded search, reported as not exact."""
+    assert main(["solve", "-H", "3", "-s", "2", "--clockwise", "--json", "--depth", "6"]) == 0
+    assert json.loads(capsys.readouterr().out)["exact"] is False
+    assert main(["solve", "-H", "3", "-s", "2", "--clockwise", "--depth", "6"]) == 0
+    assert "not exact" in capsys.readouterr().out
+
+
+def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """An illegal record, a pending transfer or bad sizes exit 2 with a message."""
+    assert main(["solve", "-H", "3", "-s", "3", "--moves", "9"]) == 2
+    assert "illegal move 1" in capsys.readouterr().err
+    assert main(["solve", "-H", "3", "-s", "3", "--opening-transfer"]) == 2
+    assert "transfer" in capsys.readouterr().err
+    assert main(["solve", "-H", "3", "-s", "3", "--egdb-seeds", "99"]) == 2
+
+
+def test_time_limit_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    """A solve that runs past --time-limit stops and exits 3."""
+    assert main(["solve", "-H", "6", "-s", "6", "--egdb-seeds", "0", "--tt-bits", "16",
+                 "--time-limit", "0.2"]) == 3
+    assert "time limit" in capsys.readouterr().err
+
+
+def test_installed_command() -> None:
+    """The `kalah solve` entry point runs as a process."""
+    done = subprocess.run([sys.executable, "-m", "cli.main", "solve", "-H", "1", "-s", "3", "--json"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["value"] == 6
