@@ -1,0 +1,230 @@
+"""Whole matches over real sockets: spectators, pie swap, clocks, reconnection, resends, bots, lobby."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol import Action, Game, Position, Sow, Swap, Transfer, Variant, parse_action
+from server.app import RunningServer, start_server
+from server.storage import fetch_game, list_games
+from tests.test_server_wire import Client, Json, live_match
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server on a free loopback port with a fresh database and a short grace period."""
+    running = await start_server(tmp_path / "arena.sqlite3", grace_s=0.3, bot_factory=FirstLegal.make)
+    try:
+        yield running
+    finally:
+        await running.close()
+
+
+class FirstLegal:
+    """A stand-in hosted bot: plays the first legal action."""
+
+    @classmethod
+    def make(cls, name: str) -> FirstLegal:
+        """The factory the server calls with a bot name."""
+        if name != "first":
+            raise ValueError(f"no bot {name}")
+        return cls()
+
+    async def choose(self, position: Position, budget_s: float) -> Action:
+        """The first legal action."""
+        return position.legal_actions()[0]
+
+
+def action_msg(action: Action, match_id: str, ply: int) -> Json:
+    """The wire message for an action at `ply`."""
+    if isinstance(action, Sow):
+        return {"type": "move", "match_id": match_id, "ply": ply, "bin": action.bin}
+    if isinstance(action, Swap):
+        return {"type": "swap", "match_id": match_id, "ply": ply}
+    assert isinstance(action, Transfer)
+    return {"type": "transfer", "match_id": match_id, "ply": ply, "src": action.src, "dst": action.dst}
+
+
+def at_ply(ply: int, kind: str = "action") -> Callable[[Json], bool]:
+    """A filter for the ack or action event of `ply`."""
+    return lambda m: m["ply"] == ply and (kind == "ack" or m.get("kind") == kind)
+
+
+async def play_out(south: Client, north: Client, match_id: str, variant: str, rng: random.Random,
+                   script: list[Action] | None = None, watcher: Client | None = None, already: int = 0) -> Game:
+    """Play random legal actions (after `script`, whose first `already` were sent before) to the end."""
+    game = Game(Variant.parse(variant))
+    seat = {"south": south, "north": north}
+    todo = list(script or [])
+    while not game.over:
+        pos = game.position
+        mover = seat[pos.to_move.name.lower()]
+        action = todo.pop(0) if todo else rng.choice(pos.legal_actions())
+        ply = game.ply
+        await mover.send(**action_msg(action, match_id, ply))
+        ack = await mover.expect("ack", where=at_ply(ply, "ack"))
+        assert ack["duplicate"] == (ply < already)
+        game.play(action)
+        for client in {south, north} | ({watcher} if watcher else set()):
+            if ply < already:
+                event = next(e for e in client.events(match_id) if e["kind"] == "action" and e["ply"] == ply)
+            else:
+                event = await client.expect("event", where=at_ply(ply))
+            assert event["seq"] == ack["seq"] and event["position"] == game.position.fen()
+        if isinstance(action, Swap):
+            seat = {"south": north, "north": south}
+    return game
+
+
+async def test_two_clients_play_whole_match_while_spectator_sees_every_event(server: RunningServer,
+                                                                            tmp_path: Path) -> None:
+    """A whole match between two clients; the spectator gets every event in order; it is stored."""
+    variant = "kalah(4,3)"
+    alice, bob, mid = await live_match(server.url, variant)
+    watcher = await Client.open(server.url, "watcher")
+    await watcher.send(type="watch", match_id=mid)
+    snap = await watcher.expect("snapshot")
+    assert snap["status"] == "live" and snap["you"] is None and snap["spectators"] == 1
+    presence = await alice.expect("presence", where=lambda m: m["spectators"] == 1)
+    assert presence["south_connected"] and presence["north_connected"]
+    game = await play_out(alice, bob, mid, variant, random.Random(7), watcher=watcher)
+    for client in (alice, bob, watcher):
+        over = await client.expect("event", where=lambda m: m["kind"] == "game_over")
+        assert over["result"] == game.result and over["reason"] == game.position.end
+    seqs = [e["seq"] for e in watcher.events(mid)]
+    assert seqs == list(range(snap["seq"] + 1, snap["seq"] + 1 + len(seqs)))
+    assert [e["action"] for e in watcher.events(mid) if e["kind"] == "action"] == game.record().split()
+    stored = fetch_game(tmp_path / "arena.sqlite3", mid)
+    assert stored is not None and stored.record == game.record() and stored.result == game.result
+    assert (stored.south, stored.north, stored.status) == ("alice", "bob", "finished")
+    assert [g.match_id for g in list_games(tmp_path / "arena.sqlite3")] == [mid]
+
+
+async def test_pie_swap_exchanges_the_players_sides(server: RunningServer) -> None:
+    """North swaps: the seats exchange sides, the opener moves next as North, play goes on."""
+    variant = "kalah(4,3,pie=on)"
+    alice, bob, mid = await live_match(server.url, variant)
+    await alice.send(type="move", match_id=mid, ply=0, bin=1)
+    await alice.expect("ack")
+    await bob.send(type="swap", match_id=mid, ply=1)
+    await bob.expect("ack")
+    await bob.send(type="sync", match_id=mid)
+    snap = await bob.expect("snapshot")
+    assert (snap["south"], snap["north"], snap["you"]) == ("bob", "alice", "south")
+    await bob.send(type="move", match_id=mid, ply=2, bin=2)
+    assert await bob.error() == "out_of_turn"
+    game = await play_out(alice, bob, mid, variant, random.Random(3), script=[Sow(1), Swap()], already=2)
+    assert "swap" in game.record()
+    over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    if game.result:
+        names = {"south": "bob", "north": "alice"}
+        assert over["player"] == names[over["winner"]]
+
+
+async def test_clock_running_out_loses(server: RunningServer) -> None:
+    """A player who lets the per-move clock run out loses on time; both players are told."""
+    alice, bob, mid = await live_match(server.url, "kalah(6,4,clock=0.3/move)")
+    await alice.send(type="move", match_id=mid, ply=0, bin=1)
+    await alice.expect("ack")
+    for client in (alice, bob):
+        over = await client.expect("event", timeout=3, where=lambda m: m["kind"] == "game_over")
+        assert (over["reason"], over["winner"], over["player"]) == ("time", "south", "alice")
+        assert over["clocks"]["north_ms"] == 0
+    await bob.send(type="move", match_id=mid, ply=1, bin=9)
+    assert await bob.error() == "game_over"
+
+
+async def test_reconnect_with_sequence_number(server: RunningServer) -> None:
+    """A player who drops and returns with its token gets its seat and exactly the missed events."""
+    alice, bob, mid = await live_match(server.url)
+    token = bob.welcome["token"]
+    await bob.close()
+    await alice.expect("presence", where=lambda m: not m["north_connected"])
+    await alice.send(type="move", match_id=mid, ply=0, bin=1)
+    ack = await alice.expect("ack")
+    bob = await Client.open(server.url, "bob", token=token)
+    assert bob.welcome["seats"] == [mid]
+    await alice.expect("presence", where=lambda m: m["north_connected"])
+    await bob.send(type="sync", match_id=mid, since=ack["seq"] - 1)
+    missed = await bob.expect("event")
+    assert (missed["seq"], missed["kind"], missed["action"]) == (ack["seq"], "action", "1")
+    await bob.send(type="sync", match_id=mid, since=999)
+    snap = await bob.expect("snapshot")
+    assert snap["record"] == ["1"] and snap["you"] == "north" and snap["seq"] == ack["seq"]
+    await bob.send(type="move", match_id=mid, ply=1, bin=9)
+    assert (await bob.expect("ack"))["ply"] == 1
+
+
+async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer) -> None:
+    """The same action at the same ply twice: acknowledged twice, applied once."""
+    alice, bob, mid = await live_match(server.url)
+    for _ in range(2):
+        await alice.send(type="move", match_id=mid, ply=0, bin=1)
+    first = await alice.expect("ack")
+    second = await alice.expect("ack")
+    assert (first["seq"], first["duplicate"]) == (second["seq"], False) and second["duplicate"]
+    await bob.send(type="move", match_id=mid, ply=1, bin=9)
+    await bob.expect("event", where=lambda m: m["kind"] == "action" and m["ply"] == 1)
+    assert [e["ply"] for e in bob.events(mid) if e["kind"] == "action"] == [0, 1]
+
+
+async def test_claim_after_grace_period_and_resign(server: RunningServer) -> None:
+    """A claim is refused within the grace period, then wins by abandonment; resigning loses."""
+    alice, bob, mid = await live_match(server.url)
+    await bob.close()
+    await alice.send(type="claim", match_id=mid)
+    assert await alice.error() == "claim_refused"
+    await asyncio.sleep(0.4)
+    await alice.send(type="claim", match_id=mid)
+    over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    assert (over["reason"], over["winner"]) == ("abandonment", "south")
+    carol, dave, mid2 = await live_match(server.url)
+    await dave.send(type="resign", match_id=mid2)
+    over = await carol.expect("event", where=lambda m: m["kind"] == "game_over")
+    assert (over["reason"], over["winner"], over["player"]) == ("resign", "south", "alice")
+
+
+async def test_hosted_bot_plays_its_turns(server: RunningServer) -> None:
+    """A match against a hosted bot: the bot answers every turn until the game ends."""
+    alice = await Client.open(server.url, "alice")
+    await alice.send(type="create", variant="kalah(3,2)", seat="south", opponent="first")
+    snap = await alice.expect("snapshot")
+    assert snap["status"] == "live" and snap["north"] == "bot:first"
+    mid, rng = snap["match_id"], random.Random(1)
+    game = Game(Variant.parse("kalah(3,2)"))
+    while not game.over:
+        if game.position.to_move.name == "SOUTH":
+            ply = game.ply
+            await alice.send(**action_msg(rng.choice(game.position.legal_actions()), mid, ply))
+        event = await alice.expect("event", where=lambda m: m["kind"] == "action" and m["ply"] == game.ply)
+        game.play(parse_action(event["action"]))
+        assert event["position"] == game.position.fen()
+    await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+
+
+async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
+    """Seeking pairs two players; the listing shows matches; leaving an open match cancels it."""
+    alice = await Client.open(server.url, "alice")
+    bob = await Client.open(server.url, "bob")
+    await alice.send(type="seek", variant="kalah(5,3)")
+    assert (await alice.expect("seeking"))["variant"] == "kalah(5,3)"
+    await bob.send(type="seek", variant="kalah(5,3)")
+    snaps: list[dict[str, Any]] = [await c.expect("snapshot") for c in (alice, bob)]
+    assert [s["you"] for s in snaps] == ["south", "north"] and snaps[0]["match_id"] == snaps[1]["match_id"]
+    await alice.send(type="create", variant="kalah(6,6)")
+    open_id = (await alice.expect("snapshot"))["match_id"]
+    await bob.send(type="list")
+    listing = (await bob.expect("matches"))["matches"]
+    assert [(m["status"], m["variant"]) for m in listing] == [("open", "kalah(6,6)"), ("live", "kalah(5,3)")]
+    await alice.send(type="leave", match_id=open_id)
+    await asyncio.sleep(0.05)
+    await bob.send(type="list")
+    assert [m["status"] for m in (await bob.expect("matches"))["matches"]] == ["live"]
+    await bob.send(type="join", match_id=open_id)
+    assert await bob.error() == "unknown_match"
