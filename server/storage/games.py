@@ -64,11 +64,21 @@ def _connect(db_path: str | Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
 
 
-def list_games(db_path: str | Path, limit: int = 50, offset: int = 0,
-               status: str | None = "finished") -> list[StoredGame]:
-    """Stored games, newest first (`status` None: every status, else only that one)."""
-    where = "" if status is None else "WHERE m.status = ?"
-    params: tuple[object, ...] = () if status is None else (status,)
+def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",
+               player: str | None = None, variant: str | None = None) -> list[StoredGame]:
+    """Stored games, newest first, optionally only of one status, player name or variant text."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if status is not None:
+        clauses.append("m.status = ?")
+        params.append(status)
+    if player is not None:
+        clauses.append("(p0.name = ? OR p1.name = ?)")
+        params += [player, player]
+    if variant is not None:
+        clauses.append("m.variant = ?")
+        params.append(variant)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     with _connect(db_path) as db:
         rows = db.execute(f"{_SELECT} {where} ORDER BY m.created_at DESC LIMIT ? OFFSET ?",
                           (*params, limit, offset)).fetchall()
@@ -82,10 +92,10 @@ def fetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
     return None if row is None else _game(row)
 
 
-async def alist_games(db_path: str | Path, limit: int = 50, offset: int = 0,
-                      status: str | None = "finished") -> list[StoredGame]:
+async def alist_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",
+                      player: str | None = None, variant: str | None = None) -> list[StoredGame]:
     """`list_games` off the event loop."""
-    return await asyncio.to_thread(list_games, db_path, limit, offset, status)
+    return await asyncio.to_thread(list_games, db_path, limit, offset, status, player, variant)
 
 
 async def afetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
