@@ -15,6 +15,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("cli.play", "play in the terminal (no URL: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),
     "replay": ("cli.replay", "step through a stored game in the terminal"),
+    "games": ("cli.games", "list stored games from a database file or a server"),
+    "export": ("cli.export", "write stored games as text records or NDJSON"),
 }
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from cli.variant_args import add_variant_args, variant_from_args
-from protocol import Game, IllegalRecordError, KalahError, Position
+from protocol import Game, IllegalRecordError, KalahError, Position, Variant, VariantError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -18,11 +18,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _read_record(text: str | None) -> str:
-    """The record from the argument, or standard input; `#` header lines are skipped."""
+def _read_record(text: str | None) -> tuple[str, dict[str, str]]:
+    """The record from the argument or standard input, and its `# key: value` header lines."""
     raw = sys.stdin.read() if text in (None, "-") else text
     assert raw is not None
-    return " ".join(line for line in raw.splitlines() if not line.lstrip().startswith("#"))
+    headers: dict[str, str] = {}
+    moves: list[str] = []
+    for line in raw.splitlines():
+        if line.lstrip().startswith("#"):
+            key, _, value = line.lstrip("# \t").partition(":")
+            headers[key.strip().lower()] = value.strip()
+        else:
+            moves.append(line)
+    return " ".join(moves), headers
+
+
+def _choose_variant(args: argparse.Namespace, headers: dict[str, str]) -> Variant:
+    """The flags' variant, or the record header's when no flag chose one; a conflict is an error."""
+    flagged = variant_from_args(args)
+    if "variant" not in headers:
+        return flagged
+    stored = Variant.parse(headers["variant"])
+    if flagged != Variant() and flagged != stored:
+        raise VariantError(f"the record is {stored.text()} but the flags say {flagged.text()}")
+    return stored
 
 
 def _describe(pos: Position) -> str:
@@ -33,8 +52,9 @@ def _describe(pos: Position) -> str:
 def run(args: argparse.Namespace) -> int:
     """Replay the record; exit 2 naming the move on an illegal record or bad variant."""
     try:
-        variant = variant_from_args(args)
-        game = Game.from_record(variant, _read_record(args.moves))
+        moves, headers = _read_record(args.moves)
+        variant = _choose_variant(args, headers)
+        game = Game.from_record(variant, moves)
     except IllegalRecordError as exc:
         print(f"kalah record: illegal move {exc.index + 1} (bin {exc.token}): {exc.cause}", file=sys.stderr)
         return 2
