@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from server.app import serve_forever, start_server
@@ -28,6 +30,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 
+def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop when it is installed (unless KALAH_LOOP=asyncio), else asyncio's own."""
+    if os.environ.get("KALAH_LOOP") == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 async def _main(args: argparse.Namespace) -> None:
     """Start the server, print where it listens, and serve until a stop signal."""
     db = args.db or default_db_path()
@@ -45,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the server; exit 0 after a graceful shutdown."""
     configure_logs(args.log_level)
     try:
-        asyncio.run(_main(args))
+        with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
+            runner.run(_main(args))
     except OSError as exc:
         print(f"kalah serve: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,270 @@
+"""Load benchmark of the game server: N concurrent matches of random players plus spectators.
+
+Starts `kalah serve` in a child process with a fresh database, opens 2N player connections
+and S spectator connections, and lets every pair play random legal actions as fast as the
+acks come back (a new match as soon as one ends) for a fixed time. Prints durable actions
+per second, the latency from sending an action to the opponent receiving its event (p50,
+p99), the server's CPU and memory, and errors. Then it kills the server with SIGKILL and
+checks that every acknowledged action is in the database.
+
+    python bench/load.py --matches 200 --spectators 200 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cli.serve import fast_loop_factory  # noqa: E402
+from protocol import Game, Sow, Swap, Transfer, Variant, parse_action  # noqa: E402
+from protocol.actions import Action  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Stats:
+    """What the clients measured."""
+
+    acked: int = 0
+    errors: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    sent_at: dict[tuple[str, int], float] = field(default_factory=dict)
+    durable: list[tuple[str, int]] = field(default_factory=list)
+    games: int = 0
+    events_seen_by_spectators: int = 0
+
+
+def action_msg(action: Action, match_id: str, ply: int) -> str:
+    """The wire text of an action."""
+    if isinstance(action, Sow):
+        return json.dumps({"type": "move", "match_id": match_id, "ply": ply, "bin": action.bin})
+    if isinstance(action, Swap):
+        return json.dumps({"type": "swap", "match_id": match_id, "ply": ply})
+    assert isinstance(action, Transfer)
+    return json.dumps({"type": "transfer", "match_id": match_id, "ply": ply, "src": action.src, "dst": action.dst})
+
+
+class Player:
+    """A scripted player: keeps its own copy of the game from the events and moves at once."""
+
+    def __init__(self, ws: ClientConnection, name: str, stats: Stats, rng: random.Random) -> None:
+        self.ws, self.name, self.stats, self.rng = ws, name, stats, rng
+        self.side = ""
+        self.match_id = ""
+        self.game = Game()
+        self.done: asyncio.Event = asyncio.Event()
+        self.snapshots: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    def start(self, match_id: str, variant: str, side: str) -> None:
+        """Begin following a new match."""
+        self.match_id, self.side, self.game = match_id, side, Game(Variant.parse(variant))
+        self.done = asyncio.Event()
+
+    async def maybe_move(self) -> None:
+        """Play a random legal action if it is this player's turn."""
+        g = self.game
+        if g.over or g.position.to_move.name.lower() != self.side:
+            return
+        action = self.rng.choice(g.position.legal_actions())
+        self.stats.sent_at[(self.match_id, g.ply)] = time.perf_counter()
+        await self.ws.send(action_msg(action, self.match_id, g.ply))
+
+    async def on_message(self, raw: str | bytes) -> None:
+        """Track the game from events; answer the turn."""
+        msg: dict[str, Any] = json.loads(raw)
+        kind = msg["type"]
+        if kind == "event" and msg["match_id"] == self.match_id:
+            if msg["kind"] == "action":
+                ply = msg["ply"]
+                if ply != self.game.ply:
+                    return
+                action = parse_action(msg["action"])
+                sent = self.stats.sent_at.get((self.match_id, ply))
+                if msg["side"] != self.side and sent is not None:
+                    self.stats.latencies.append(time.perf_counter() - sent)
+                self.game.play(action)
+                if isinstance(action, Swap):
+                    self.side = "south" if self.side == "north" else "north"
+                await self.maybe_move()
+            elif msg["kind"] == "game_over":
+                self.done.set()
+        elif kind == "snapshot":
+            self.snapshots.put_nowait(msg)
+        elif kind == "ack":
+            self.stats.acked += 1
+            self.stats.durable.append((msg["match_id"], msg["ply"]))
+        elif kind == "error":
+            self.stats.errors.append(f"{self.name}: {msg['code']} {msg['message']}")
+
+    async def read(self) -> None:
+        """Handle every incoming message until the connection closes."""
+        try:
+            async for raw in self.ws:
+                await self.on_message(raw)
+        except ConnectionClosed:
+            pass
+
+
+async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> tuple[ClientConnection, dict[str, Any]]:
+    """Connect and say hello (a few handshakes at a time)."""
+    async with gate:
+        ws = await connect(url, max_size=2**22, compression=None, open_timeout=60, ping_interval=None)
+        await ws.send(json.dumps({"type": "hello", "name": name}))
+        return ws, json.loads(await ws.recv())
+
+
+async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[ClientConnection],
+                    gate: asyncio.Semaphore, stop: asyncio.Event) -> None:
+    """One table: two players play match after match until `stop`; its spectators follow each match."""
+    rng = random.Random(index)
+    (ws_s, _), (ws_n, _) = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
+    south, north = Player(ws_s, f"s{index}", stats, rng), Player(ws_n, f"n{index}", stats, rng)
+    readers = [asyncio.create_task(p.read()) for p in (south, north)]
+    try:
+        while not stop.is_set():
+            await ws_s.send(json.dumps({"type": "create", "variant": variant, "seat": "south"}))
+            match_id = (await south.snapshots.get())["match_id"]
+            await ws_n.send(json.dumps({"type": "join", "match_id": match_id}))
+            await north.snapshots.get()
+            for w in watchers:
+                await w.send(json.dumps({"type": "watch", "match_id": match_id}))
+            south.start(match_id, variant, "south")
+            north.start(match_id, variant, "north")
+            await south.maybe_move()
+            waits = [asyncio.create_task(stop.wait()), asyncio.create_task(south.done.wait())]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for w8 in waits:
+                w8.cancel()
+            if south.done.is_set():
+                stats.games += 1
+            for w in watchers:
+                await w.send(json.dumps({"type": "leave", "match_id": match_id}))
+    except (ConnectionClosed, OSError) as exc:
+        stats.errors.append(f"table {index}: {exc!r}")
+    finally:
+        for t in readers:
+            t.cancel()
+
+
+async def spectate(ws: ClientConnection, stats: Stats) -> None:
+    """Count the events a spectator receives."""
+    try:
+        async for raw in ws:
+            if b'"type":"event"' in (raw if isinstance(raw, bytes) else raw.encode()):
+                stats.events_seen_by_spectators += 1
+    except ConnectionClosed:
+        pass
+
+
+def proc_usage(pid: int) -> tuple[float, int]:
+    """CPU seconds used by a process and its peak resident memory in bytes (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+    peak = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) * 1024
+    return cpu, peak
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Start the server, drive the load, print the figures, then kill -9 and check durability."""
+    tmp = Path(tempfile.mkdtemp(prefix="kalah-load-"))
+    db = tmp / "arena.sqlite3"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
+        "--synchronous", args.synchronous, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    line = (await proc.stdout.readline()).decode()
+    found = re.search(r"ws://\S+", line)
+    assert found, line
+    url = found[0]
+    stats = Stats()
+    gate = asyncio.Semaphore(50)
+    stop = asyncio.Event()
+    t_setup = time.perf_counter()
+    spectators = [ws for ws, _ in await asyncio.gather(*(open_ws(url, f"w{i}", gate)
+                                                         for i in range(args.spectators)))]
+    by_table: list[list[ClientConnection]] = [[] for _ in range(args.matches)]
+    for i, ws in enumerate(spectators):
+        by_table[i % args.matches].append(ws)
+    spectator_tasks = [asyncio.create_task(spectate(ws, stats)) for ws in spectators]
+    tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, stop))
+              for i in range(args.matches)]
+    while stats.acked < args.matches and time.perf_counter() - t_setup < 120:
+        await asyncio.sleep(0.05)
+    setup_s = time.perf_counter() - t_setup
+    stats.latencies.clear()
+    acked0, cpu0, t0 = stats.acked, proc_usage(proc.pid)[0], time.perf_counter()
+    own0 = time.process_time()
+    await asyncio.sleep(args.seconds)
+    elapsed = time.perf_counter() - t0
+    own = time.process_time() - own0
+    acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
+    lat = sorted(stats.latencies)
+    stop.set()
+    await asyncio.wait(tables, timeout=10)
+
+    os.kill(proc.pid, signal.SIGKILL)
+    await proc.wait()
+    with sqlite3.connect(db) as conn:
+        stored = set(conn.execute("SELECT match_id, ply FROM actions").fetchall())
+    lost = [d for d in stats.durable if d not in stored]
+    for t in spectator_tasks:
+        t.cancel()
+
+    def pct(p: float) -> float:
+        return 1000 * lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
+
+    print(f"server load: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
+          f"{args.variant}, synchronous={args.synchronous}, {args.seconds:.0f} s measured after {setup_s:.1f} s setup")
+    print(f"{'durable actions/s':<32}{acked / elapsed:>12.0f}   (goal >= 2000)")
+    print(f"{'latency p50 (ms)':<32}{pct(0.50):>12.1f}")
+    print(f"{'latency p99 (ms)':<32}{pct(0.99):>12.1f}   (goal < 50)")
+    print(f"{'latency mean (ms)':<32}{1000 * statistics.fmean(lat) if lat else float('nan'):>12.1f}")
+    print(f"{'games finished':<32}{stats.games:>12}")
+    print(f"{'events to spectators':<32}{stats.events_seen_by_spectators:>12}")
+    print(f"{'server CPU (% of one core)':<32}{100 * (cpu1 - cpu0) / elapsed:>12.0f}")
+    print(f"{'server peak memory (MiB)':<32}{peak / 2**20:>12.1f}")
+    print(f"{'client CPU (% of one core)':<32}{100 * own / elapsed:>12.0f}")
+    print(f"{'errors':<32}{len(stats.errors):>12}")
+    print(f"{'acked actions lost after kill -9':<32}{len(lost):>12}   (of {len(stats.durable)})")
+    for err in stats.errors[:5]:
+        print("  error:", err)
+    return 0 if not lost and not stats.errors else 1
+
+
+def main() -> None:
+    """Parse the options and run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=100)
+    parser.add_argument("--spectators", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--variant", default="kalah(6,4)")
+    parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
+    with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
+        sys.exit(runner.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
