@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -67,8 +68,11 @@ def action_msg(action: Action, match_id: str, ply: int) -> str:
 class Player:
     """A scripted player: keeps its own copy of the game from the events and moves at once."""
 
-    def __init__(self, ws: ClientConnection, name: str, stats: Stats, rng: random.Random) -> None:
-        self.ws, self.name, self.stats, self.rng = ws, name, stats, rng
+    def __init__(self, ws: ClientConnection, name: str, stats: Stats, rng: random.Random,
+                 think_s: float = 0.0) -> None:
+        self.ws, self.name, self.stats, self.rng, self.think_s = ws, name, stats, rng, think_s
+        self.thinking: set[asyncio.Task[None]] = set()
+        self.sent = ("", -1)
         self.side = ""
         self.match_id = ""
         self.game = Game()
@@ -83,11 +87,19 @@ class Player:
     async def maybe_move(self) -> None:
         """Play a random legal action if it is this player's turn."""
         g = self.game
-        if g.over or g.position.to_move.name.lower() != self.side:
+        if g.over or g.position.to_move.name.lower() != self.side or self.sent == (self.match_id, g.ply):
             return
+        self.sent = (self.match_id, g.ply)
         action = self.rng.choice(g.position.legal_actions())
         self.stats.sent_at[(self.match_id, g.ply)] = time.perf_counter()
         await self.ws.send(action_msg(action, self.match_id, g.ply))
+
+    async def think_then_move(self, match_id: str) -> None:
+        """Wait a human-like moment (half to one and a half times the think time), then move."""
+        await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+        if match_id == self.match_id:
+            with contextlib.suppress(ConnectionClosed):
+                await self.maybe_move()
 
     async def on_message(self, raw: str | bytes) -> None:
         """Track the game from events; answer the turn."""
@@ -105,7 +117,12 @@ class Player:
                 self.game.play(action)
                 if isinstance(action, Swap):
                     self.side = "south" if self.side == "north" else "north"
-                await self.maybe_move()
+                if self.think_s:
+                    task = asyncio.create_task(self.think_then_move(self.match_id))
+                    self.thinking.add(task)
+                    task.add_done_callback(self.thinking.discard)
+                else:
+                    await self.maybe_move()
             elif msg["kind"] == "game_over":
                 self.done.set()
         elif kind == "snapshot":
@@ -134,11 +151,11 @@ async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> tuple[ClientC
 
 
 async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[ClientConnection],
-                    gate: asyncio.Semaphore, stop: asyncio.Event) -> None:
+                    gate: asyncio.Semaphore, stop: asyncio.Event, think_s: float) -> None:
     """One table: two players play match after match until `stop`; its spectators follow each match."""
     rng = random.Random(index)
     (ws_s, _), (ws_n, _) = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
-    south, north = Player(ws_s, f"s{index}", stats, rng), Player(ws_n, f"n{index}", stats, rng)
+    south, north = (Player(ws_s, f"s{index}", stats, rng, think_s), Player(ws_n, f"n{index}", stats, rng, think_s))
     readers = [asyncio.create_task(p.read()) for p in (south, north)]
     try:
         while not stop.is_set():
@@ -191,8 +208,9 @@ async def run(args: argparse.Namespace) -> int:
     """Start the server, drive the load, print the figures, then kill -9 and check durability."""
     tmp = Path(tempfile.mkdtemp(prefix="kalah-load-"))
     db = tmp / "arena.sqlite3"
+    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
+        sys.executable, *profile, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
         "--synchronous", args.synchronous, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     line = (await proc.stdout.readline()).decode()
@@ -209,7 +227,8 @@ async def run(args: argparse.Namespace) -> int:
     for i, ws in enumerate(spectators):
         by_table[i % args.matches].append(ws)
     spectator_tasks = [asyncio.create_task(spectate(ws, stats)) for ws in spectators]
-    tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, stop))
+    tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, stop,
+                                             args.think_ms / 1000))
               for i in range(args.matches)]
     while stats.acked < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
@@ -225,7 +244,7 @@ async def run(args: argparse.Namespace) -> int:
     stop.set()
     await asyncio.wait(tables, timeout=10)
 
-    os.kill(proc.pid, signal.SIGKILL)
+    os.kill(proc.pid, signal.SIGTERM if args.profile else signal.SIGKILL)
     await proc.wait()
     with sqlite3.connect(db) as conn:
         stored = set(conn.execute("SELECT match_id, ply FROM actions").fetchall())
@@ -237,7 +256,8 @@ async def run(args: argparse.Namespace) -> int:
         return 1000 * lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
 
     print(f"server load: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
-          f"{args.variant}, synchronous={args.synchronous}, {args.seconds:.0f} s measured after {setup_s:.1f} s setup")
+          f"{args.variant}, think {args.think_ms:.0f} ms, synchronous={args.synchronous}, "
+          f"{args.seconds:.0f} s measured after {setup_s:.1f} s setup")
     print(f"{'durable actions/s':<32}{acked / elapsed:>12.0f}   (goal >= 2000)")
     print(f"{'latency p50 (ms)':<32}{pct(0.50):>12.1f}")
     print(f"{'latency p99 (ms)':<32}{pct(0.99):>12.1f}   (goal < 50)")
@@ -261,6 +281,9 @@ def main() -> None:
     parser.add_argument("--spectators", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--variant", default="kalah(6,4)")
+    parser.add_argument("--think-ms", type=float, default=0.0,
+                        help="mean pause before each action (0: move as soon as the turn comes)")
+    parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stopped by SIGTERM)")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         sys.exit(runner.run(run(parser.parse_args())))

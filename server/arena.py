@@ -53,6 +53,8 @@ class Arena:
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
         self.seeks: dict[str, Session] = {}
+        self.seated: defaultdict[str, set[str]] = defaultdict(set)
+        """Player id -> ids of the rooms where it holds a seat."""
         self.closing = False
         self.busy = 0
         self.actions = 0
@@ -71,6 +73,34 @@ class Arena:
         task = self.loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def add_room(self, room: Room) -> None:
+        """Register a room and index its seats by player."""
+        self.rooms[room.match.match_id] = room
+        self.index_seats(room)
+
+    def index_seats(self, room: Room) -> None:
+        """Note who holds a seat in `room` (after a join)."""
+        for seat in room.match.seats:
+            if seat is not None:
+                self.seated[seat.player_id].add(room.match.match_id)
+
+    def drop_room(self, match_id: str) -> Room | None:
+        """Forget a room and its seat index entries."""
+        room = self.rooms.pop(match_id, None)
+        if room is not None:
+            for seat in room.match.seats:
+                if seat is not None:
+                    ids = self.seated.get(seat.player_id)
+                    if ids is not None:
+                        ids.discard(match_id)
+                        if not ids:
+                            del self.seated[seat.player_id]
+        return room
+
+    def rooms_of(self, player_id: str) -> list[Room]:
+        """The rooms where `player_id` holds a seat."""
+        return [self.rooms[m] for m in self.seated.get(player_id, ()) if m in self.rooms]
 
     def room(self, match_id: str) -> Room:
         """The room of an open, live or recently finished match."""
@@ -120,7 +150,7 @@ class Arena:
                 if who is not None and who.bot is None:
                     match.set_connected(seat, False)
             room = Room(match)
-            self.rooms[match.match_id] = room
+            self.add_room(room)
             self.after_change(room)
             log_event("match_resumed", match=match.match_id, ply=match.ply, status=match.status)
 
@@ -179,9 +209,8 @@ class Arena:
             op = op_action(m.match_id, change.ply, seat, action.token(), change.clocks_ms)
             events = await self.store_and_commit(room, change, [op])
             self.actions += 1
-            if actor is not None:
-                actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
-            room.send_all(events)
+            ack = Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq)
+            room.send_all(events, None if actor is None else (actor, ack))
             self.after_change(room)
 
     async def finish(self, room: Room, end: EndChange) -> None:
@@ -207,7 +236,7 @@ class Arena:
 
     def evict(self, match_id: str) -> None:
         """Forget a finished match (it stays in the database)."""
-        room = self.rooms.pop(match_id, None)
+        room = self.drop_room(match_id)
         if room is not None:
             for session in list(room.followers):
                 room.unfollow(session)

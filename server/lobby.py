@@ -103,7 +103,7 @@ class Lobby:
         first = not a.sessions_of[pid]
         a.sessions_of[pid].add(s)
         seats = []
-        for room in a.rooms.values():
+        for room in a.rooms_of(pid):
             seat = room.match.seat_of(pid)
             if seat is not None and room.match.status != "finished":
                 seats.append(room.match.match_id)
@@ -138,7 +138,7 @@ class Lobby:
         for j in joins:
             match.commit(j)
         room = Room(match)
-        a.rooms[match.match_id] = room
+        a.add_room(room)
         log_event("match_created", match=match.match_id, variant=variant.text(),
                   players=[j.player.player_id for j in joins])
         return room
@@ -187,6 +187,7 @@ class Lobby:
             change = m.prepare_join(self.seat_of(s))
             await a.storage.write([op_join(m.match_id, change.seat, change.player.player_id, True)])
             room.send_all(m.commit(change))
+            a.index_seats(room)
             room.follow(s)
             s.send(m.snapshot(change.seat, room.spectators))
         a.after_change(room)
@@ -218,7 +219,7 @@ class Lobby:
             async with room.lock:
                 if m.status == "open":
                     await a.storage.write([op_cancel(m.match_id)])
-                    a.rooms.pop(m.match_id, None)
+                    a.drop_room(m.match_id)
                     room.cancel_timer()
                     log_event("match_cancelled", match=m.match_id)
         if room.unfollow(s):
@@ -256,7 +257,7 @@ class Lobby:
         if a.sessions_of[pid]:
             return
         del a.sessions_of[pid]
-        for room in a.rooms.values():
+        for room in a.rooms_of(pid):
             seat = room.match.seat_of(pid)
             if seat is not None and room.match.status == "live":
                 room.match.set_connected(seat, False)

@@ -12,7 +12,7 @@ seats exchange sides, so `side_of(seat)` is `seat ^ swapped`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from protocol.actions import Action
@@ -20,7 +20,7 @@ from protocol.errors import GameOverError
 from protocol.game import REPETITION_LIMIT, Game
 from protocol.messages import Clocks as WireClocks
 from protocol.messages import MatchEvent, MatchSummary, Snapshot
-from protocol.position import Position, Side
+from protocol.position import MoveEvent, Position, Side
 from protocol.sowing import END_REPETITION
 from protocol.variant import Variant
 from server.clocks import Clocks
@@ -76,6 +76,8 @@ class ActionChange:
     clocks_ms: tuple[int, int]
     at: float
     end: EndChange | None = None
+    after: tuple[Position, MoveEvent] | None = field(default=None, compare=False, repr=False)
+    """The position and move event `prepare_action` computed (reused when positions cannot repeat)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +231,8 @@ class Match:
         if self.clocks.expired(now) is not None:
             raise TimeOutError("your time has run out")
         side = self.side_of(seat)
-        pos, _ = self.position.apply_event(action, side)
+        pos, move = self.position.apply_event(action, side)
+        after = None if self.variant.can_repeat else (pos, move)
         end: EndChange | None = None
         if pos.end is None and self.variant.can_repeat:
             key = pos.key()
@@ -237,7 +240,7 @@ class Match:
                 pos = pos.finish(END_REPETITION)
         if pos.end is not None:
             end = self._score_end(pos)
-        return ActionChange(seat, action, ply, self.clocks.after_action(seat, now), now, end)
+        return ActionChange(seat, action, ply, self.clocks.after_action(seat, now), now, end, after)
 
     def _seat_at(self, ply: int) -> int:
         """The seat that played the action at `ply` (sides are mapped with the swap state then)."""
@@ -313,8 +316,15 @@ class Match:
 
     def _commit_action(self, change: ActionChange) -> list[MatchEvent]:
         """Play the action, move the clocks on, and end the game if it ended on the board."""
-        mv = self.game.play(change.action, self.side_of(change.seat))
-        pos = self.position
+        game = self.game
+        if change.after is not None and change.ply == game.ply and change.after[0].ply == game.ply + 1:
+            pos, mv = change.after
+            game.positions.append(pos)
+            game.actions.append(change.action)
+            game.events.append(mv)
+        else:
+            mv = game.play(change.action, self.side_of(change.seat))
+            pos = game.position
         nxt = None if pos.over or change.end else self.seat_of_side(pos.to_move)
         self.clocks.apply(change.clocks_ms, nxt, change.at)
         cap = None if mv.capture is None else list(mv.capture)

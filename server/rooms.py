@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from websockets.asyncio.server import broadcast
-
 from protocol.messages import Message, Presence, encode
 from protocol.position import Side
 from server.match import Match
-from server.session import Session
+from server.session import Session, push
 
 MAX_BUFFER_BYTES = 1 << 20
 
@@ -49,12 +47,19 @@ class Room:
                         south_connected=connected[m.seat_of_side(Side.SOUTH)],
                         north_connected=connected[m.seat_of_side(Side.NORTH)])
 
-    def send_all(self, messages: Iterable[Message]) -> None:
-        """Broadcast to every follower without waiting; drop followers that stopped reading."""
-        conns = [s.ws for s in self.followers]
-        for msg in messages:
-            broadcast(conns, encode(msg))
+    def send_all(self, messages: Iterable[Message], first: tuple[Session, Message] | None = None) -> None:
+        """Send to every follower without waiting (encoded once, one write per follower).
+
+        `first` puts a message (an ack) ahead of the others for one session, in the same write.
+        A follower that stopped reading (its write buffer over `MAX_BUFFER_BYTES`) is dropped.
+        """
+        texts = [encode(msg).encode() for msg in messages]
+        if first is not None:
+            push(first[0].ws, [encode(first[1]).encode(), *texts])
         for session in list(self.followers):
+            if first is not None and session is first[0]:
+                continue
+            push(session.ws, texts)
             transport = session.ws.transport
             if transport is not None and transport.get_write_buffer_size() > MAX_BUFFER_BYTES:
                 self.unfollow(session)

@@ -5,9 +5,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.asyncio.server import ServerConnection
+from websockets.protocol import State
 
 from protocol.messages import Message, encode
+
+
+def push(ws: ServerConnection, texts: list[bytes]) -> None:
+    """Queue text frames on an open connection in one write, without waiting (like `broadcast`)."""
+    if ws.protocol.state is not State.OPEN or ws.transport is None:
+        return
+    for text in texts:
+        ws.protocol.send_text(text)
+    data = b"".join(ws.protocol.data_to_send())
+    if data:
+        ws.transport.write(data)
 
 
 class RateLimiter:
@@ -45,7 +57,7 @@ class Session:
 
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""
-        broadcast([self.ws], encode(msg))
+        push(self.ws, [encode(msg).encode()])
 
     @property
     def remote(self) -> str:
