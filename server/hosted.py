@@ -36,7 +36,7 @@ def default_factory(name: str) -> Player:
     try:
         player: Player = module.make_player(name)
     except (ValueError, KeyError) as exc:
-        raise UnknownBotError(f"unknown bot {name!r}: {exc}") from None
+        raise UnknownBotError(str(exc)) from None
     return player
 
 

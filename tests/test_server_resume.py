@@ -7,9 +7,10 @@ import asyncio
 import time
 from pathlib import Path
 
-from protocol import Action, Position
+from protocol import Action, Game, Position, Variant, parse_action
 from server.app import start_server
 from server.storage import default_db_path, fetch_game, list_games
+from tests.test_server_play import action_msg
 from tests.test_server_wire import Client, live_match
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +79,28 @@ async def test_hosted_bot_thinks_off_the_event_loop(tmp_path: Path) -> None:
         assert time.perf_counter() - started < 0.2
         event = await alice.expect("event", where=lambda m: m["kind"] == "action")
         assert event["side"] == "south" and event["ply"] == 0
+    finally:
+        await running.close()
+
+
+async def test_real_hosted_bot_plays_a_whole_game(tmp_path: Path) -> None:
+    """A match against the `bots/` random player runs to its end; unknown bot names are refused."""
+    running = await start_server(tmp_path / "a.sqlite3")
+    try:
+        alice = await Client.open(running.url, "alice")
+        await alice.send(type="create", variant="kalah(3,2)", seat="north", opponent="nosuchbot")
+        assert await alice.error() == "unknown_bot"
+        await alice.send(type="create", variant="kalah(3,2)", seat="north", opponent="random")
+        snap = await alice.expect("snapshot")
+        mid, game = snap["match_id"], Game(Variant.parse("kalah(3,2)"))
+        while not game.over:
+            if game.position.to_move.name == "NORTH":
+                action = game.position.legal_actions()[0]
+                await alice.send(**action_msg(action, mid, game.ply))
+            event = await alice.expect("event", where=lambda m: m["kind"] == "action" and m["ply"] == game.ply)
+            game.play(parse_action(event["action"]))
+        over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+        assert over["result"] == game.result
     finally:
         await running.close()
 
