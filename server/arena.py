@@ -24,7 +24,7 @@ from server.match import ActionChange, Change, Duplicate, EndChange, JoinChange,
 from server.ratings import Rating, update_pair
 from server.rooms import Room
 from server.session import Session
-from server.storage import Op, Storage, StoredPlayer
+from server.storage import Op, Storage, StoredMatch, StoredPlayer
 from server.storage.writer import op_action, op_finish, op_rating
 
 
@@ -135,24 +135,45 @@ class Arena:
         for pid, (rating, rd, vol, games) in (await self.storage.ratings()).items():
             self.ratings[pid] = (Rating(rating, rd, vol), games)
         for stored in await self.storage.unfinished():
-            match = self.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
-            for seat in (stored.creator_seat, 1 - stored.creator_seat):
-                holder = stored.seats[seat]
-                if holder is not None and holder in self.players:
-                    p = self.players[holder]
-                    match.commit(JoinChange(seat, Seat(holder, p.name, p.bot)))
-            now = self.now()
-            for ply, seat, token, ms0, ms1 in stored.actions:
-                match.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), now))
-            if stored.actions:
-                match.restore_clocks(stored.actions[-1][3:5])
-            for seat, who in enumerate(match.seats):
-                if who is not None and who.bot is None:
-                    match.set_connected(seat, False)
-            room = Room(match)
+            room = Room(self.rebuild(stored))
             self.add_room(room)
             self.after_change(room)
-            log_event("match_resumed", match=match.match_id, ply=match.ply, status=match.status)
+            log_event("match_resumed", match=stored.match_id, ply=room.match.ply, status=room.match.status)
+
+    def rebuild(self, stored: StoredMatch) -> Match:
+        """A match replayed from storage: same seats, events and numbers as before; clocks as stored."""
+        match = self.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
+        for seat in (stored.creator_seat, 1 - stored.creator_seat):
+            holder = stored.seats[seat]
+            if holder is not None and holder in self.players:
+                p = self.players[holder]
+                match.commit(JoinChange(seat, Seat(holder, p.name, p.bot)))
+        now = self.now()
+        for ply, seat, token, ms0, ms1 in stored.actions:
+            match.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), now))
+        if stored.end is not None:
+            result, winner, reason = stored.end
+            match.commit(EndChange(reason, winner, result))
+            return match
+        if stored.actions:
+            match.restore_clocks(stored.actions[-1][3:5])
+        for seat, who in enumerate(match.seats):
+            if who is not None and who.bot is None:
+                match.set_connected(seat, False)
+        return match
+
+    async def room_or_stored(self, match_id: str) -> Room:
+        """The room of a match in memory, or a finished one read back from storage (kept a while)."""
+        room = self.rooms.get(match_id)
+        if room is not None:
+            return room
+        stored = await self.storage.stored_match(match_id)
+        if stored is None or stored.status != "finished" or match_id in self.rooms:
+            return self.room(match_id)
+        room = Room(self.rebuild(stored))
+        self.add_room(room)
+        self.after_change(room)
+        return room
 
     # --- the durable path -------------------------------------------------------------------
 

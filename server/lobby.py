@@ -61,6 +61,7 @@ class Lobby:
             await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)
             return []
         if isinstance(msg, WatchMatch | SyncMatch):
+            await self.arena.room_or_stored(msg.match_id)
             self.follow(s, msg.match_id, msg.since)
             return []
         if isinstance(msg, Resign | ClaimWin):

@@ -106,15 +106,27 @@ async def test_real_hosted_bot_plays_a_whole_game(tmp_path: Path) -> None:
 
 
 async def test_stored_games_and_default_path(tmp_path: Path) -> None:
-    """Stored games list and fetch without a server; the default database is per user."""
+    """Finished games sync after a restart, and list and fetch without a server; the default database is per user."""
     db = tmp_path / "arena.sqlite3"
     running = await start_server(db)
     alice, _bob, mid = await live_match(running.url)
     await alice.send(type="move", match_id=mid, ply=0, bin=1)
     await alice.expect("ack")
     await alice.send(type="resign", match_id=mid)
-    await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
     await running.close()
+    running = await start_server(db)
+    try:
+        again = await Client.open(running.url, "alice", token=alice.welcome["token"])
+        assert again.welcome["seats"] == []
+        await again.send(type="sync", match_id=mid, since=over["seq"] - 1)
+        assert await again.expect("event") == over
+        await again.send(type="watch", match_id=mid)
+        snap = await again.expect("snapshot")
+        assert (snap["status"], snap["reason"], snap["winner"]) == ("finished", "resign", "north")
+        assert snap["record"] == ["1"]
+    finally:
+        await running.close()
     game = fetch_game(db, mid)
     assert game is not None
     assert (game.record, game.winner, game.reason, game.result, game.ply) == ("1", "bob", "resign", None, 1)

@@ -44,6 +44,9 @@ class StoredMatch:
     creator_seat: int
     actions: list[tuple[int, int, str, int, int]] = field(default_factory=list)
     """(ply, seat, action token, seat0 ms, seat1 ms) in ply order."""
+    status: str = "live"
+    end: tuple[int | None, int | None, str] | None = None
+    """(result, winner seat, reason) of a finished match."""
 
 
 def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseException | None]:
@@ -165,6 +168,21 @@ class Storage:
             for a in acts:
                 found[a[0]].actions.append((a[1], a[2], a[3], a[4], a[5]))
         return list(found.values())
+
+    async def stored_match(self, match_id: str) -> StoredMatch | None:
+        """One match of any status with its actions and end, or None."""
+        rows = list(await self._conn.execute_fetchall(
+            "SELECT id, variant, rated, seat0, seat1, creator_seat, status, result, winner_seat, reason"
+            " FROM matches WHERE id = ?", (match_id,)))
+        if not rows:
+            return None
+        r = rows[0]
+        found = StoredMatch(r[0], r[1], bool(r[2]), (r[3], r[4]), r[5], status=r[6],
+                            end=None if r[9] is None else (r[7], r[8], r[9]))
+        acts = await self._conn.execute_fetchall(
+            "SELECT ply, seat, action, seat0_ms, seat1_ms FROM actions WHERE match_id = ? ORDER BY ply", (match_id,))
+        found.actions = [(a[0], a[1], a[2], a[3], a[4]) for a in acts]
+        return found
 
     async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
         """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
