@@ -30,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the client; returns when the user quits."""
     from client.app import KalahApp, Launch
+    from client.identities import default_identity_file
     from client.opponents import DEFAULT_BOT_LEVEL
 
     try:
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         url=args.url, name=args.name or default_name(), db_path=db_arg(args.db),
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
         bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat, animate=not args.no_animation, light=args.light,
+        identity_file=default_identity_file(),
     )
     KalahApp(launch).run()
     return 0

@@ -20,6 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the replay of a stored game, or the list of stored games."""
     from client.app import KalahApp, Launch
+    from client.identities import default_identity_file
 
     urls = [t for t in args.targets if is_url(t)]
     ids = [t for t in args.targets if not is_url(t)]
@@ -29,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     match_id = ids[0] if ids else None
     common = {"name": args.name or default_name(), "animate": not args.no_animation, "light": args.light}
     if urls:
-        launch = Launch(url=urls[0], start="replay" if match_id else "lobby", match_id=match_id, **common)
+        launch = Launch(url=urls[0], start="replay" if match_id else "lobby", match_id=match_id,
+                        identity_file=default_identity_file(), **common)
     else:
         from client.embedded import list_stored, load_stored
 

@@ -17,9 +17,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the client straight into spectating."""
     from client.app import KalahApp, Launch
+    from client.identities import default_identity_file
 
     launch = Launch(url=args.url, name=args.name or default_name(),
                     start="watch" if args.match else "lobby", match_id=args.match,
-                    animate=not args.no_animation, light=args.light)
+                    animate=not args.no_animation, light=args.light, identity_file=default_identity_file())
     KalahApp(launch).run()
     return 0

@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
 from client.embedded import EmbeddedServer, list_stored, start_embedded
+from client.identities import load_token, save_token
 from client.match_state import MatchState, result_text
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.game import GameScreen
@@ -28,6 +29,7 @@ from protocol.messages import (
     ListMatches,
     Message,
     Snapshot,
+    SyncMatch,
     WatchMatch,
     Welcome,
 )
@@ -54,6 +56,12 @@ class Launch:
     animate: bool = True
     light: bool = False
     retry_delays: tuple[float, ...] = RETRY_DELAYS
+    identity_file: Path | None = None
+    """Where tokens are remembered between sessions (None: not remembered)."""
+
+    def server_key(self) -> str:
+        """Which server an identity belongs to: the URL, or the embedded server's database file."""
+        return self.url or f"embedded:{self.db_path or 'default'}"
 
 
 class KalahApp(App[None]):
@@ -96,8 +104,11 @@ class KalahApp(App[None]):
             self.lobby.connection_changed(False, "Starting the local server…")
             self.embedded = await start_embedded(self.launch.db_path)
             url = self.embedded.url
+        token = self.launch.token
+        if token is None and self.launch.identity_file is not None:
+            token = load_token(self.launch.identity_file, self.launch.server_key(), self.launch.name)
         self.connection = Connection(
-            url, self.launch.name, token=self.launch.token,
+            url, self.launch.name, token=token,
             on_message=lambda m: self.post_message(ServerMessageReceived(m)),
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
             retry_delays=self.launch.retry_delays,
@@ -126,9 +137,10 @@ class KalahApp(App[None]):
         msg = event.msg
         if isinstance(msg, Welcome):
             self.lobby.server_message(msg)
+            self._remember(msg)
             if not self._started:
                 self._started = True
-                self._first_steps()
+                self._first_steps(msg.seats)
             return
         match_id: str | None = getattr(msg, "match_id", None)
         if match_id is None:
@@ -157,10 +169,23 @@ class KalahApp(App[None]):
         screen.server_url = self.connection.url if self.connection is not None else ""
         self.push_screen(screen)
 
-    def _first_steps(self) -> None:
-        """After the first welcome: create the bot game, or open the match asked for."""
+    def _remember(self, welcome: Welcome) -> None:
+        """Keep the identity's token for the next session."""
+        if self.launch.identity_file is None:
+            return
+        try:
+            save_token(self.launch.identity_file, self.launch.server_key(), welcome.name, welcome.token)
+        except OSError:
+            self.notify("Could not remember your identity for next time.", severity="warning")
+
+    def _first_steps(self, seats: list[str]) -> None:
+        """After the first welcome: resume an unfinished game, create the bot game, or open a match."""
         launch = self.launch
-        if launch.start == "bot":
+        if seats and launch.start in ("bot", "lobby"):
+            self.send(SyncMatch(match_id=seats[-1]))
+            if len(seats) > 1:
+                self.notify(f"You hold seats in {len(seats)} matches: see the lobby.", title="Welcome back")
+        elif launch.start == "bot":
             self.send(CreateMatch(variant=launch.variant.text(), seat=launch.seat,
                                   opponent=bot_opponent(launch.bot_level), rated=False))
         elif launch.start == "watch" and launch.match_id:

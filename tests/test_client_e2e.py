@@ -225,3 +225,22 @@ async def test_pairing_then_opponent_leaves_and_claim_is_refused_within_grace(se
         await until(p1, lambda: mine.error is not None)
         assert "claim" in (mine.error or "")
         assert not mine.state.over
+
+
+async def test_next_session_resumes_the_unfinished_game(server: RunningServer, tmp_path: Path) -> None:
+    """The token is remembered: quitting mid-game and starting again reopens the same game."""
+    identities = tmp_path / "identities.json"
+    first = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: game_screen(first) is not None)
+        screen = game_screen(first)
+        assert screen is not None
+        await until(pilot, lambda: screen.state.my_turn)
+        match_id, record = screen.match_id, list(screen.state.record)
+    assert identities.stat().st_mode & 0o077 == 0
+    again = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: game_screen(again) is not None)
+        resumed = game_screen(again)
+        assert resumed is not None and resumed.match_id == match_id
+        assert resumed.state.record == record and resumed.state.you == Side.SOUTH
