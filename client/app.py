@@ -102,7 +102,11 @@ class KalahApp(App[None]):
         url = self.launch.url
         if url is None:
             self.lobby.connection_changed(False, "Starting the local server…")
-            self.embedded = await start_embedded(self.launch.db_path)
+            try:
+                self.embedded = await start_embedded(self.launch.db_path)
+            except Exception as exc:  # any failure to start is shown, not raised into Textual
+                self.lobby.connection_changed(False, f"Could not start the local server: {exc}")
+                return
             url = self.embedded.url
         token = self.launch.token
         if token is None and self.launch.identity_file is not None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Checkbox, DataTable, Input, Select
 
+from client.app import KalahApp, Launch
 from client.opponents import bot_opponent
 from client.screens.create import CreateMatchScreen
 from client.screens.lobby import LobbyScreen
@@ -78,3 +81,17 @@ async def test_create_form_names_bad_input() -> None:
         await pilot.press("escape")
         assert isinstance(app.screen, LobbyScreen)
         assert not any(isinstance(m, CreateMatch) for m in app.sent)
+
+
+async def test_local_server_that_cannot_start_is_reported(tmp_path: Path) -> None:
+    """`kalah play` with an unusable database file says why on screen instead of crashing."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    app = KalahApp(Launch(db_path=blocker / "arena.sqlite3", start="bot", animate=False))
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            if "Could not start" in (app.lobby.connection_notice or ""):
+                break
+            await pilot.pause(0.02)
+        assert "Could not start the local server" in (app.lobby.connection_notice or "")
+        assert isinstance(app.screen, LobbyScreen)
