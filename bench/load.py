@@ -211,7 +211,8 @@ async def run(args: argparse.Namespace) -> int:
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     proc = await asyncio.create_subprocess_exec(
         sys.executable, *profile, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
-        "--synchronous", args.synchronous, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+        "--synchronous", args.synchronous, "--rate", "1000", "--burst", "1000",
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     line = (await proc.stdout.readline()).decode()
     found = re.search(r"ws://\S+", line)

@@ -24,6 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
                         help="how long a disconnected player may be away before the win can be claimed")
     parser.add_argument("--max-connections", type=int, default=10_000)
+    parser.add_argument("--rate", type=float, default=30.0, help="messages a second one connection may send")
+    parser.add_argument("--burst", type=int, default=60, help="messages one connection may send at once")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
                         help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -45,7 +47,8 @@ async def _main(args: argparse.Namespace) -> None:
     """Start the server, print where it listens, and serve until a stop signal."""
     db = args.db or default_db_path()
     running = await start_server(db, args.host, args.port, grace_s=args.grace,
-                                 max_connections=args.max_connections, synchronous=args.synchronous)
+                                 max_connections=args.max_connections, synchronous=args.synchronous,
+                                 rate=args.rate, burst=args.burst)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
