@@ -122,10 +122,12 @@ class Lobby:
     # --- lobby -------------------------------------------------------------------------------
 
     def listing(self) -> MatchList:
-        """Open matches first, then live ones by spectators."""
-        rooms = [r for r in self.arena.rooms.values() if r.match.status != "finished"]
+        """Open matches whose creator is connected first, then live ones by spectators."""
+        a = self.arena
+        rooms = [r for r in a.rooms.values()
+                 if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
-        return MatchList(matches=[r.match.summary(r.spectators) for r in rooms[: self.arena.options.max_list]])
+        return MatchList(matches=[r.match.summary(r.spectators) for r in rooms[: a.options.max_list]])
 
     async def open_match(self, variant: Variant, rated: bool, joins: list[JoinChange],
                          creator_seat: int, extra: list[Op]) -> Room:

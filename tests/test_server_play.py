@@ -209,7 +209,7 @@ async def test_hosted_bot_plays_its_turns(server: RunningServer) -> None:
 
 
 async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
-    """Seeking pairs two players; the listing shows matches; leaving an open match cancels it."""
+    """Seeking pairs; the listing shows matches (not those of absent creators); leaving cancels an open one."""
     alice = await Client.open(server.url, "alice")
     bob = await Client.open(server.url, "bob")
     await alice.send(type="seek", variant="kalah(5,3)")
@@ -228,3 +228,10 @@ async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
     assert [m["status"] for m in (await bob.expect("matches"))["matches"]] == ["live"]
     await bob.send(type="join", match_id=open_id)
     assert await bob.error() == "unknown_match"
+    carol = await Client.open(server.url, "carol")
+    await carol.send(type="create", variant="kalah(2,2)")
+    await carol.expect("snapshot")
+    await carol.close()
+    await asyncio.sleep(0.05)
+    await bob.send(type="list")
+    assert [m["variant"] for m in (await bob.expect("matches"))["matches"]] == ["kalah(5,3)"]
