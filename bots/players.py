@@ -87,8 +87,10 @@ class SearchPlayer:
             return self.transfer(position, deadline)
         # After a swap the board stands and the opener moves as North: the swapper
         # gains exactly when the position is good for South.
-        if position.swap_offered and self.evaluate(position, deadline) > 0:
-            return Swap()
+        if position.swap_offered:
+            half = time.monotonic() + (deadline - time.monotonic()) / 2
+            if self.evaluate(position, half) > 0:
+                return Swap()
         bins = position.legal_bins()
         if len(bins) == 1:
             return Sow(bins[0])

@@ -49,6 +49,12 @@ def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
     return seeds
 
 
+def auto_tt_bits(variant: Variant) -> int:
+    """A transposition table size (log2 of entries, 24 bytes each) fitting the board's seeds."""
+    total = variant.total_seeds
+    return 16 if total <= 24 else 20 if total <= 36 else 22 if total <= 48 else 24
+
+
 def relative_board(position: Position) -> tuple[int, ...]:
     """The position's pits seen from the side to move (mover's houses first)."""
     pits = position.pits

@@ -14,7 +14,7 @@ import json
 import sys
 
 from bots import egdb
-from bots.solver import Engine, Solution, auto_egdb_seeds
+from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Game, IllegalRecordError, KalahError, Position
 
@@ -29,7 +29,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--egdb-seeds", type=int, default=None, metavar="N",
                         help=f"endgame databases up to N seeds in play (default: sized to the board; "
                              f"cached in ${egdb.ENV_DIR} or the user cache directory)")
-    parser.add_argument("--tt-bits", type=int, default=23, metavar="B", help="transposition table of 2^B entries")
+    parser.add_argument("--tt-bits", type=int, default=None, metavar="B",
+                        help="transposition table of 2^B entries of 24 bytes (default: sized to the board)")
     parser.add_argument("--depth", type=int, default=12, help="search depth in sowings where exact play is impossible")
     parser.add_argument("--impl", choices=["c", "py"], default="c", help="search core (py: the pure-Python twin)")
 
@@ -66,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
-    if not 0 <= seeds <= 40 or not 8 <= args.tt_bits <= 30:
+    tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
+    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30:
         print("kalah solve: --egdb-seeds must be 0..40 and --tt-bits 8..30", file=sys.stderr)
         return 2
-    engine = Engine(variant, impl=args.impl, tt_log2=args.tt_bits, egdb_seeds=seeds,
+    engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds,
                     progress=None if args.json else egdb.print_progress)
     try:
         sol = engine.solve(position, per_move=args.per_move, time_limit=args.time_limit,

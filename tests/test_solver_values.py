@@ -92,8 +92,8 @@ def oracle_from(start: Position) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("capture", "want"), [("standard", 8), ("empty", 10)])
-def test_kalah_6_4(capture: str, want: int, tmp_path: Path) -> None:
+def test_kalah_6_4(capture: str, want: int, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Kalah(6,4): South wins by 8 (standard) and by 10 (empty capture); C core with databases."""
     v = Variant(capture=Capture(capture))
-    engine = Engine(v, tt_log2=22, egdb_seeds=16, egdb_dir=tmp_path)
+    engine = Engine(v, tt_log2=22, egdb_seeds=20, egdb_dir=tmp_path_factory.mktemp("egdb"))
     assert engine.solve(Position.initial(v)).value == want
