@@ -25,6 +25,10 @@ CSS = """
     padding: 0 1;
 }
 #spectators { color: $text-muted; }
+.-narrow #game-body { layout: vertical; }
+.-narrow #board-column { padding: 0 1; }
+.-narrow #side-panel { width: 100%; height: 1fr; min-height: 3; border-left: none; border-top: hkey $panel; }
+.-narrow #notice { margin-top: 0; }
 .player { height: 1; width: 66; padding: 0 1; }
 .player.-to-move { background: $boost; }
 #notice { height: auto; width: 66; min-height: 2; margin-top: 1; color: $text; }

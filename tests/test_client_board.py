@@ -123,3 +123,9 @@ async def test_twelve_houses_keys_reach_every_house() -> None:
         async with app.run_test(size=(130, 26)) as pilot:
             await pilot.press(key)
             assert app.sent == [MakeMove(match_id="m1", ply=0, bin=bin_number)]
+
+
+def test_snapshot_narrow_terminal(snap_compare: object) -> None:
+    """On an 80x24 terminal the move list goes under the board, wrapped."""
+    app = host("3 6 9 10 1", clocks=Clocks(south_ms=300_000, north_ms=295_500))
+    assert snap_compare(app, terminal_size=(80, 24))  # type: ignore[operator]

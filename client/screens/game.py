@@ -49,6 +49,10 @@ def describe_last(last: LastAction) -> str:
     return " ".join(parts)
 
 
+NARROW = 100
+"""Terminal width below which the move list goes under the board."""
+
+
 class GameScreen(Screen[None]):
     """A live match: the board from the player's side, clocks, moves, notices."""
 
@@ -96,8 +100,8 @@ class GameScreen(Screen[None]):
                 yield Static(id="game-over")
             with VerticalScroll(id="side-panel"):
                 yield Static(id="spectators")
-                yield MoveList(id="moves")
                 yield Static(id="server")
+                yield MoveList(id="moves")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -186,9 +190,11 @@ class GameScreen(Screen[None]):
         banner.update(self.connection_notice or "")
         banner.display = bool(self.connection_notice)
         self.query_one("#spectators", Static).update(f"👁 {st.spectators} watching")
-        self.query_one(MoveList).moves = tuple(
-            (before.to_move.letter, token) for before, token in zip(st.positions, st.record, strict=False)
-        )
+        moves = tuple((before.to_move.letter, token) for before, token in zip(st.positions, st.record, strict=False))
+        move_list = self.query_one(MoveList)
+        if moves != move_list.moves:
+            move_list.moves = moves
+            self.query_one("#side-panel").scroll_end(animate=False)
         over = self.query_one("#game-over", Static)
         over.display = st.over
         if st.over:
@@ -204,7 +210,14 @@ class GameScreen(Screen[None]):
         """How someone else can watch this match."""
         if not self.server_url:
             return ""
-        return f"\n[dim]Watch from another terminal:[/dim]\nkalah watch {self.server_url} {self.match_id}"
+        return f"[dim]Others can watch with:[/dim]\nkalah watch {self.server_url} {self.match_id}\n"
+
+    def on_resize(self) -> None:
+        """Stack the move list under the board on narrow terminals."""
+        narrow = self.size.width < NARROW
+        self.set_class(narrow, "-narrow")
+        self.query_one(MoveList).inline = narrow
+        self.query_one("#server").display = not narrow
 
     def _tick(self) -> None:
         """Count the running clock down."""

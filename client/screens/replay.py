@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,9 +14,9 @@ from textual.widgets import Footer, Static
 
 from client.match_state import LastAction
 from client.screens.dialogs import HelpScreen
-from client.screens.game import describe_last
+from client.screens.game import NARROW, describe_last
 from client.widgets.board import Board
-from client.widgets.panels import PlayerBar
+from client.widgets.panels import MoveList, PlayerBar
 from protocol import Game, KalahError, Side, Variant, parse_action
 
 
@@ -77,7 +76,7 @@ class ReplayScreen(Screen[None]):
                 yield Static(id="notice")
                 yield Static(id="game-over")
             with VerticalScroll(id="side-panel"):
-                yield Static(id="moves")
+                yield MoveList(id="moves")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -127,12 +126,16 @@ class ReplayScreen(Screen[None]):
         if over.display:
             over.update(f"[b]GAME OVER[/b]\n{self.stored.verdict or pos.end}\n"
                         f"Stores: South {pos.stores[0]} · North {pos.stores[1]}")
-        moves = Text()
-        moves.append("Moves\n", style="bold underline")
-        for k, (before, action) in enumerate(zip(g.positions, g.actions, strict=False), 1):
-            style = "reverse bold" if k == i else ""
-            moves.append(f"{k:3d}. {before.to_move.letter} {action.token()}\n", style=style)
-        self.query_one("#moves", Static).update(moves)
+        moves = self.query_one(MoveList)
+        moves.moves = tuple((before.to_move.letter, a.token()) for before, a in zip(g.positions, g.actions,
+                                                                                    strict=False))
+        moves.current = i or None
+
+    def on_resize(self) -> None:
+        """Stack the move list under the board on narrow terminals."""
+        narrow = self.size.width < NARROW
+        self.set_class(narrow, "-narrow")
+        self.query_one(MoveList).inline = narrow
 
     def action_step(self, step: int) -> None:
         """One action back or forward."""

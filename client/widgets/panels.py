@@ -50,19 +50,30 @@ class PlayerBar(Static):
 
 
 class MoveList(Widget):
-    """The moves so far in bin notation, one numbered line per action, with the mover's side."""
+    """The moves so far in bin notation with the mover's side: one per line, or wrapped inline."""
 
     DEFAULT_CSS = "MoveList { height: auto; }"
 
     moves: reactive[tuple[tuple[str, str], ...]] = reactive((), layout=True)
     """(side letter, token) per action."""
+    current: reactive[int | None] = reactive(None)
+    """1-based number of the action to highlight (the replay's position)."""
+    inline: reactive[bool] = reactive(False, layout=True)
+    """Wrap the moves in a paragraph (narrow terminals) instead of one per line."""
 
     def render(self) -> Text:
         """The list, newest last."""
         text = Text()
-        text.append("Moves\n", style="bold underline")
+        text.append("Moves", style="bold underline")
+        text.append(" " if self.inline else "\n")
         if not self.moves:
             text.append("(none yet)", style="italic")
         for i, (side, token) in enumerate(self.moves, 1):
-            text.append(f"{i:3d}. {side} {token}\n")
+            style = "reverse bold" if i == self.current else ""
+            if self.inline:
+                text.append(f"{i}.{side}{token}", style=style)
+                text.append(" ")
+            else:
+                text.append(f"{i:3d}. {side} {token}", style=style)
+                text.append("\n")
         return text
