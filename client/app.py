@@ -14,11 +14,11 @@ from textual.binding import Binding, BindingType
 from client.connection import RETRY_DELAYS, Connection
 from client.embedded import EmbeddedServer, list_stored, start_embedded
 from client.identities import load_token, save_token
-from client.match_state import MatchState, result_text
+from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen, NameChanged, ReplayRequested, WatchRequested
-from client.screens.replay import ReplayScreen, StoredGame
+from client.screens.replay import ReplayScreen, StoredGame, stored_from_state
 from client.styles import CSS
 from client.ui_messages import ConnectionChanged, Outgoing, ServerMessageReceived
 from protocol import Variant
@@ -164,9 +164,7 @@ class KalahApp(App[None]):
         if snap.match_id in self.pending_replays:
             self.pending_replays.discard(snap.match_id)
             self.send(LeaveMatch(match_id=snap.match_id))
-            state = MatchState.from_snapshot(snap)
-            stored = StoredGame(snap.match_id, state.variant, tuple(snap.record), snap.south, snap.north,
-                                result_text(state) if state.over else "", state.result)
+            stored = stored_from_state(MatchState.from_snapshot(snap))
             self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
             return
         screen = GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate)

@@ -1,5 +1,8 @@
 """The client's stylesheet: only theme variables, so it reads well in dark and light themes."""
 
+NARROW = 100
+"""Terminal width below which the move list goes under the board."""
+
 CSS = """
 .banner {
     dock: top;

@@ -16,6 +16,7 @@ from client.screens.create import CreateMatchScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
 from client.widgets.board import HOUSE_KEYS, Board, bottom_row
+from client.widgets.panels import PlayerBar
 from protocol import Game, Side, Variant, parse_action
 from server.app import RunningServer, start_server
 
@@ -81,6 +82,9 @@ async def test_play_a_bot_to_the_end_with_keys(server: RunningServer) -> None:
         game = Game.from_record(SMALL, " ".join(st.record))
         assert game.over and st.position.fen() == game.position.fen()
         assert "GAME OVER" in str(screen.query_one("#game-over").render())
+        await pilot.press("v")
+        replay = app.screen
+        assert isinstance(replay, ReplayScreen) and replay.stored.record == tuple(st.record)
 
 
 async def test_a_second_client_spectates_every_move(server: RunningServer) -> None:
@@ -123,6 +127,12 @@ async def test_pie_swap_offered_and_taken(server: RunningServer) -> None:
         assert "swap" in st.record
         assert st.you == Side.SOUTH and st.south == "ann"
         assert screen.query_one(Board).viewpoint == Side.SOUTH
+        await pilot.press("v")
+        replay = app.screen
+        assert isinstance(replay, ReplayScreen)
+        assert (replay.stored.south, replay.stored.north) == ("bot:random", "ann")
+        await pilot.press("end")
+        assert replay.query_one("#bottom-player", PlayerBar).player == "ann"
 
 
 async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from client.match_state import EventOutcome, LastAction, MatchState, result_text
+from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
+from client.screens.replay import ReplayScreen, stored_from_state
+from client.styles import NARROW
 from client.ui_messages import Outgoing
 from client.widgets.board import KEY_LABELS, Board, PitChosen
 from client.widgets.panels import MoveList, PlayerBar
@@ -34,25 +36,6 @@ from protocol.messages import (
 )
 
 
-def describe_last(last: LastAction) -> str:
-    """A notice for the last action: the move, then capture or extra turn."""
-    who = last.side.name.title()
-    if last.token == "swap":
-        return f"{who} took the pie swap: the players changed sides."
-    if last.token.startswith("t"):
-        return f"{who} opening transfer: {last.token}."
-    parts = [f"{who} sowed bin {last.token}."]
-    if last.captured_bin is not None:
-        parts.append(f"Capture! {last.captured_seeds} seeds from bin {last.captured_bin} to the store.")
-    if last.extra_turn:
-        parts.append(f"Extra turn: {who} moves again.")
-    return " ".join(parts)
-
-
-NARROW = 100
-"""Terminal width below which the move list goes under the board."""
-
-
 class GameScreen(Screen[None]):
     """A live match: the board from the player's side, clocks, moves, notices."""
 
@@ -61,6 +44,7 @@ class GameScreen(Screen[None]):
         Binding("n", "no_transfer", "No transfer"),
         Binding("r", "resign", "Resign"),
         Binding("w", "claim", "Claim win"),
+        Binding("v", "replay", "Replay"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
     ]
@@ -201,7 +185,7 @@ class GameScreen(Screen[None]):
             over.update(
                 f"[b]GAME OVER[/b]\n{result_text(st)}\n"
                 f"Stores: South {pos.stores[0]} · North {pos.stores[1]}\n"
-                "Esc: back to the lobby · q: quit"
+                "v: replay the game · Esc: back to the lobby · q: quit"
             )
         self.refresh_bindings()
         self.query_one("#server", Static).update(self._watch_hint())
@@ -276,6 +260,8 @@ class GameScreen(Screen[None]):
             return st.my_turn and st.position.transfer_pending
         if action == "resign":
             return not self.spectating and not st.over
+        if action == "replay":
+            return st.over
         if action == "claim":
             return st.you is not None and not st.over and st.you.other in st.away
         return True
@@ -333,6 +319,11 @@ class GameScreen(Screen[None]):
         if self.state.you is not None and not self.state.over:
             self.error = None
             self.post_message(Outgoing(ClaimWin(match_id=self.match_id)))
+
+    def action_replay(self) -> None:
+        """Step through the finished game."""
+        if self.state.over:
+            self.app.push_screen(ReplayScreen(stored_from_state(self.state), animate=self.animate_sowing))
 
     def action_help(self) -> None:
         """Show the rules of this match's variant."""

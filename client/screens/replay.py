@@ -12,9 +12,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from client.match_state import LastAction
+from client.match_state import LastAction, MatchState, describe_last, result_text
 from client.screens.dialogs import HelpScreen
-from client.screens.game import NARROW, describe_last
+from client.styles import NARROW
 from client.widgets.board import Board
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Game, KalahError, Side, Variant, parse_action
@@ -31,6 +31,14 @@ class StoredGame:
     north: str | None = None
     verdict: str = ""
     result: int | None = None
+
+
+def stored_from_state(state: MatchState) -> StoredGame:
+    """A finished live match as a game to replay (names as opened: South first, before any swap)."""
+    swapped = state.position.swapped
+    opener, other = (state.north, state.south) if swapped else (state.south, state.north)
+    verdict = result_text(state) if state.over else ""
+    return StoredGame(state.match_id, state.variant, tuple(state.record), opener, other, verdict, state.result)
 
 
 def replay_game(stored: StoredGame) -> Game:
