@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,13 @@ async def spectate(ws: ClientConnection, stats: Stats) -> None:
         pass
 
 
+def health(url: str) -> dict[str, Any]:
+    """The server's /health figures."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        data: dict[str, Any] = json.loads(response.read())
+    return data
+
+
 def proc_usage(pid: int) -> tuple[float, int]:
     """CPU seconds used by a process and its peak resident memory in bytes (from /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -235,12 +243,16 @@ async def run(args: argparse.Namespace) -> int:
         await asyncio.sleep(0.05)
     setup_s = time.perf_counter() - t_setup
     stats.latencies.clear()
+    health_url = url.replace("ws://", "http://") + "/health"
+    h0 = await asyncio.to_thread(health, health_url)
     acked0, cpu0, t0 = stats.acked, proc_usage(proc.pid)[0], time.perf_counter()
     own0 = time.process_time()
     await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
+    h1 = await asyncio.to_thread(health, health_url)
+    commits = h1["commits"] - h0["commits"]
     lat = sorted(stats.latencies)
     stop.set()
     await asyncio.wait(tables, timeout=10)
@@ -263,6 +275,10 @@ async def run(args: argparse.Namespace) -> int:
     print(f"{'latency p50 (ms)':<32}{pct(0.50):>12.1f}")
     print(f"{'latency p99 (ms)':<32}{pct(0.99):>12.1f}   (goal < 50)")
     print(f"{'latency mean (ms)':<32}{1000 * statistics.fmean(lat) if lat else float('nan'):>12.1f}")
+    print(f"{'commits/s (actions per commit)':<32}{commits / elapsed:>12.0f}   "
+          f"({(h1['actions'] - h0['actions']) / max(1, commits):.1f})")
+    commit_ms = 1000 * (h1["commit_seconds"] - h0["commit_seconds"]) / max(1, commits)
+    print(f"{'commit round trip (ms)':<32}{commit_ms:>12.1f}")
     print(f"{'games finished':<32}{stats.games:>12}")
     print(f"{'events to spectators':<32}{stats.events_seen_by_spectators:>12}")
     print(f"{'server CPU (% of one core)':<32}{100 * (cpu1 - cpu0) / elapsed:>12.0f}")

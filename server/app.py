@@ -116,7 +116,8 @@ class _Handler:
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
                     "matches": len(arena.rooms), "actions": arena.actions,
-                    "commits": arena.storage.commits}
+                    "commits": arena.storage.commits,
+                    "commit_seconds": round(arena.storage.commit_seconds, 3)}
             response = conn.respond(status, json.dumps(body) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
