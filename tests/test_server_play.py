@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
 
 from protocol import Action, Game, Position, Sow, Swap, Transfer, Variant, parse_action
 from server.app import RunningServer, start_server
@@ -235,3 +237,30 @@ async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
     await asyncio.sleep(0.05)
     await bob.send(type="list")
     assert [m["variant"] for m in (await bob.expect("matches"))["matches"]] == ["kalah(5,3)"]
+
+
+async def test_spectator_that_stops_reading_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spectator that reads nothing never holds the match up; once its backlog is too big it is dropped."""
+    monkeypatch.setattr("server.rooms.MAX_BUFFER_BYTES", 2048)
+    variant = "kalah(12,24)"
+    server = await start_server(tmp_path / "a.sqlite3", rate=1000, burst=1000)
+    try:
+        alice, bob, mid = await live_match(server.url, variant)
+        sock = socket.create_connection((server.host, server.port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        stalled = Client(await connect(server.url, sock=sock, max_queue=1))
+        await stalled.send(type="hello", name="stalled")
+        await stalled.expect("welcome")
+        await stalled.send(type="watch", match_id=mid)
+        await stalled.expect("snapshot")
+        room = server.arena.rooms[mid]
+        assert room.spectators == 1
+        for session in room.followers:
+            if session.name == "stalled":
+                session.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        await play_out(alice, bob, mid, variant, random.Random(5))
+        assert room.spectators == 0
+        stalled.ws.transport.abort()
+        await asyncio.sleep(0.01)
+    finally:
+        await server.close()
