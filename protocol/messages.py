@@ -187,11 +187,31 @@ class ListMatches(Message):
     type: Literal["list"] = "list"
 
 
+class ListGames(Message):
+    """Ask for stored games, newest first: finished ones unless `status` says otherwise."""
+
+    type: Literal["games"] = "games"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    offset: Int32 = 0
+    status: Literal["open", "live", "finished", "cancelled"] | None = "finished"
+    player: Name | None = None
+    variant: str | None = None
+
+    _variant = field_validator("variant")(lambda v: None if v is None else _check_variant(v))
+
+
+class FetchGame(Message):
+    """Ask for one stored game, with its whole record, for replay."""
+
+    type: Literal["game"] = "game"
+    match_id: MatchId
+
+
 ActionMessage = MakeMove | SwapSides | TransferSeed
 
 ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
-    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches,
+    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame,
     Field(discriminator="type"),
 ]
 
@@ -326,8 +346,38 @@ class ErrorMessage(Message):
     match_id: MatchId | None = None
 
 
+class GameInfo(Message):
+    """A stored game: who opened as South and North, its record, and how it ended (times in ISO 8601)."""
+
+    match_id: MatchId
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    status: Literal["open", "live", "finished", "cancelled"]
+    record: list[Annotated[str, Field(max_length=8)]] = []
+    result: int | None = None
+    winner: Name | None = None
+    reason: str | None = None
+    created_at: Annotated[str, Field(max_length=40)]
+    finished_at: Annotated[str, Field(max_length=40)] | None = None
+
+
+class GameList(Message):
+    """Answer to `games`: stored games, newest first."""
+
+    type: Literal["game_list"] = "game_list"
+    games: list[GameInfo]
+
+
+class GameRecord(Message):
+    """Answer to `game`: one stored game with its whole record."""
+
+    type: Literal["game_record"] = "game_record"
+    game: GameInfo
+
+
 ServerMessage = Annotated[
-    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | ErrorMessage,
+    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | GameList | GameRecord | ErrorMessage,
     Field(discriminator="type"),
 ]
 

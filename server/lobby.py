@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Literal, cast
+
 from protocol.messages import (
     ClaimWin,
     ClientMessage,
     CreateMatch,
+    FetchGame,
     FindOpponent,
+    GameInfo,
+    GameList,
+    GameRecord,
     Hello,
     JoinMatch,
     LeaveMatch,
+    ListGames,
     ListMatches,
     MakeMove,
     MatchList,
@@ -26,14 +33,24 @@ from protocol.messages import (
 )
 from protocol.variant import Variant
 from server.arena import Arena
-from server.errors import BadTokenError, HelloFirstError, ServerError, ShuttingDownError
+from server.errors import BadTokenError, HelloFirstError, ServerError, ShuttingDownError, UnknownMatchError
 from server.identity import hash_token, new_id, new_token, player_of_token, token_matches
 from server.logs import event as log_event
 from server.match import JoinChange, Seat
 from server.rooms import Room
 from server.session import Session
-from server.storage import Op, StoredPlayer
+from server.storage import Op, StoredGame, StoredPlayer, afetch_game, alist_games
 from server.storage.writer import op_cancel, op_create, op_join, op_player
+
+GameStatus = Literal["open", "live", "finished", "cancelled"]
+
+
+def game_info(game: StoredGame) -> GameInfo:
+    """The wire form of a stored game."""
+    return GameInfo(match_id=game.match_id, variant=game.variant, south=game.south, north=game.north,
+                    status=cast(GameStatus, game.status), record=game.record.split(), result=game.result,
+                    winner=game.winner, reason=game.reason, created_at=game.created_at.isoformat(),
+                    finished_at=None if game.finished_at is None else game.finished_at.isoformat())
 
 
 class AlreadyHelloError(ServerError):
@@ -56,6 +73,8 @@ class Lobby:
             raise HelloFirstError("say hello first")
         if isinstance(msg, ListMatches):
             return [self.listing()]
+        if isinstance(msg, ListGames | FetchGame):
+            return [await self.stored(msg)]
         if isinstance(msg, MakeMove | SwapSides | TransferSeed):
             room = self.arena.room(msg.match_id)
             await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)
@@ -195,6 +214,17 @@ class Lobby:
             s.send(m.snapshot(change.seat, room.spectators))
         a.after_change(room)
         a.announce(room)
+
+    async def stored(self, msg: ListGames | FetchGame) -> Message:
+        """Stored games for replay, read off the event loop from the database."""
+        path = self.arena.storage.path
+        if isinstance(msg, FetchGame):
+            game = await afetch_game(path, msg.match_id)
+            if game is None:
+                raise UnknownMatchError(f"no stored game {msg.match_id!r}")
+            return GameRecord(game=game_info(game))
+        games = await alist_games(path, msg.limit, msg.offset, msg.status, msg.player, msg.variant)
+        return GameList(games=[game_info(g) for g in games])
 
     # --- following ----------------------------------------------------------------------------
 

@@ -15,11 +15,16 @@ from protocol.messages import (
     Clocks,
     CreateMatch,
     ErrorMessage,
+    FetchGame,
     FindOpponent,
+    GameInfo,
+    GameList,
+    GameRecord,
     Hello,
     InvalidJsonError,
     JoinMatch,
     LeaveMatch,
+    ListGames,
     ListMatches,
     MakeMove,
     MatchEvent,
@@ -62,6 +67,8 @@ CLIENT_MESSAGES: list[Message] = [
     Resign(match_id="m1"),
     ClaimWin(match_id="m1"),
     ListMatches(),
+    ListGames(limit=10, offset=20, status=None, player="alice", variant="kalah(6,4)"),
+    FetchGame(match_id="m1"),
 ]
 
 SERVER_MESSAGES: list[Message] = [
@@ -77,6 +84,10 @@ SERVER_MESSAGES: list[Message] = [
     Presence(match_id="m1", spectators=3, south_connected=True),
     Seeking(variant="kalah(6,4)"),
     ErrorMessage(code="out_of_turn", message="not your turn", request="move", match_id="m1"),
+    GameList(games=[GameInfo(match_id="m1", variant="kalah(6,4)", south="a", north="bot:greedy", status="finished",
+                             record=["3", "6", "swap"], result=None, winner="a", reason="resign",
+                             created_at="2026-11-21T12:00:00+00:00", finished_at="2026-11-21T12:10:00+00:00")]),
+    GameRecord(game=GameInfo(match_id="m2", variant="kalah(4,3)", status="live", created_at="2026-11-21T12:00:00")),
 ]
 
 
@@ -97,8 +108,9 @@ def test_every_message_type_is_covered() -> None:
     client_types = {m.type for m in CLIENT_MESSAGES}  # type: ignore[attr-defined]
     server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
     assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
-                            "transfer", "resign", "claim", "list"}
-    assert server_types == {"welcome", "matches", "snapshot", "event", "ack", "presence", "seeking", "error"}
+                            "transfer", "resign", "claim", "list", "games", "game"}
+    assert server_types == {"welcome", "matches", "snapshot", "event", "ack", "presence", "seeking", "game_list",
+                            "game_record", "error"}
 
 
 def test_message_actions() -> None:
@@ -128,6 +140,8 @@ def test_message_actions() -> None:
     ('{"type": "create", "variant": "kalah(99,4)"}', BadFieldError),
     ('{"type": "create", "variant": "chess"}', BadFieldError),
     ('{"type": "transfer", "match_id": "m1", "ply": 0, "src": 3}', BadFieldError),
+    ('{"type": "games", "limit": 5000}', BadFieldError),
+    ('{"type": "games", "variant": "kalah(0,4)"}', BadFieldError),
 ])
 def test_malformed_messages_raise(text: str, error: type[MessageError]) -> None:
     """Each kind of malformed input raises its own `MessageError` subclass."""

@@ -106,7 +106,7 @@ async def test_real_hosted_bot_plays_a_whole_game(tmp_path: Path) -> None:
 
 
 async def test_stored_games_and_default_path(tmp_path: Path) -> None:
-    """Finished games sync after a restart, and list and fetch without a server; the default database is per user."""
+    """Finished games sync after a restart and list over the wire, and without a server; default DB per user."""
     db = tmp_path / "arena.sqlite3"
     running = await start_server(db)
     alice, _bob, mid = await live_match(running.url)
@@ -121,6 +121,14 @@ async def test_stored_games_and_default_path(tmp_path: Path) -> None:
         assert again.welcome["seats"] == []
         await again.send(type="sync", match_id=mid, since=over["seq"] - 1)
         assert await again.expect("event") == over
+        await again.send(type="games")
+        listed = (await again.expect("game_list"))["games"]
+        assert [(g["match_id"], g["record"], g["winner"]) for g in listed] == [(mid, ["1"], "bob")]
+        await again.send(type="game", match_id=mid)
+        record = (await again.expect("game_record"))["game"]
+        assert (record["south"], record["north"], record["status"]) == ("alice", "bob", "finished")
+        await again.send(type="game", match_id="nosuch")
+        assert await again.error() == "unknown_match"
         await again.send(type="watch", match_id=mid)
         snap = await again.expect("snapshot")
         assert (snap["status"], snap["reason"], snap["winner"]) == ("finished", "resign", "north")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,7 +80,7 @@ def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: st
         clauses.append("m.variant = ?")
         params.append(variant)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    with _connect(db_path) as db:
+    with closing(_connect(db_path)) as db:
         rows = db.execute(f"{_SELECT} {where} ORDER BY m.created_at DESC LIMIT ? OFFSET ?",
                           (*params, limit, offset)).fetchall()
     return [_game(r) for r in rows]
@@ -87,7 +88,7 @@ def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: st
 
 def fetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
     """One stored game by id, or None."""
-    with _connect(db_path) as db:
+    with closing(_connect(db_path)) as db:
         row = db.execute(f"{_SELECT} WHERE m.id = ?", (match_id,)).fetchone()
     return None if row is None else _game(row)
 

@@ -125,8 +125,9 @@ def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseExcept
 class Storage:
     """The arena's database: group-committing writer plus the reads a restart needs."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
+        self.path = path
         self._queue: asyncio.Queue[tuple[list[Op], asyncio.Future[None]] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.commits = 0
@@ -141,7 +142,7 @@ class Storage:
         for pragma in pragmas(synchronous):
             await conn.execute(pragma)
         await conn.executescript(SCHEMA)
-        self = cls(conn)
+        self = cls(conn, Path(path))
         self._task = asyncio.create_task(self._writer(), name="storage-writer")
         return self
 
