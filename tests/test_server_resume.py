@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
 from protocol import Action, Game, Position, Variant, parse_action
@@ -141,6 +143,9 @@ async def test_stored_games_and_default_path(tmp_path: Path) -> None:
     assert game.finished_at is not None and game.finished_at >= game.created_at
     assert [g.match_id for g in list_games(db)] == [mid]
     assert list_games(db, status="live") == [] and fetch_game(db, "nosuch") is None
+    with closing(sqlite3.connect(db)) as conn:
+        ratings = dict(conn.execute("SELECT p.name, r.rating FROM ratings r JOIN players p ON p.id = r.player_id"))
+    assert ratings["bob"] > 1500 > ratings["alice"]
     path = default_db_path()
     assert path.name == "arena.sqlite3" and path.parent.name == "kalah-arena"
 
