@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -95,10 +96,10 @@ class Player:
         self.stats.sent_at[(self.match_id, g.ply)] = time.perf_counter()
         await self.ws.send(action_msg(action, self.match_id, g.ply))
 
-    async def think_then_move(self, match_id: str) -> None:
-        """Wait a human-like moment (half to one and a half times the think time), then move."""
+    async def think_then_move(self, match_id: str, ply: int) -> None:
+        """Wait a human-like moment (half to one and a half times the think time), then move at `ply`."""
         await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
-        if match_id == self.match_id:
+        if match_id == self.match_id and ply == self.game.ply:
             with contextlib.suppress(ConnectionClosed):
                 await self.maybe_move()
 
@@ -119,7 +120,7 @@ class Player:
                 if isinstance(action, Swap):
                     self.side = "south" if self.side == "north" else "north"
                 if self.think_s:
-                    task = asyncio.create_task(self.think_then_move(self.match_id))
+                    task = asyncio.create_task(self.think_then_move(self.match_id, self.game.ply))
                     self.thinking.add(task)
                     task.add_done_callback(self.thinking.discard)
                 else:
@@ -242,6 +243,8 @@ async def run(args: argparse.Namespace) -> int:
     while stats.acked < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
     setup_s = time.perf_counter() - t_setup
+    gc.collect()
+    gc.freeze()  # the clients' own long-lived objects: keep full collections short in this process too
     stats.latencies.clear()
     health_url = url.replace("ws://", "http://") + "/health"
     h0 = await asyncio.to_thread(health, health_url)

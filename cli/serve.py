@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from server.app import serve_forever, start_server
+from server.gc_tuning import keep_heap_frozen
 from server.logs import configure as configure_logs
 from server.storage import default_db_path
 
@@ -28,6 +29,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--burst", type=int, default=60, help="messages one connection may send at once")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
                         help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes)")
+    parser.add_argument("--gc-freeze", type=float, default=10.0, metavar="SECONDS",
+                        help="freeze long-lived objects out of the garbage collector this often (0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
 
@@ -54,7 +57,10 @@ async def _main(args: argparse.Namespace) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     print(f"kalah server listening on {running.url} (database {db})", flush=True)
+    tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
+    if tuner is not None:
+        tuner.cancel()
 
 
 def run(args: argparse.Namespace) -> int:

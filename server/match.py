@@ -19,7 +19,7 @@ from protocol.actions import Action
 from protocol.errors import GameOverError
 from protocol.game import REPETITION_LIMIT, Game
 from protocol.messages import Clocks as WireClocks
-from protocol.messages import MatchEvent, MatchSummary, Snapshot
+from protocol.messages import MatchEvent, MatchSummary, Snapshot, encode
 from protocol.position import MoveEvent, Position, Side
 from protocol.sowing import END_REPETITION
 from protocol.variant import Variant
@@ -91,6 +91,11 @@ class Duplicate:
 Change = JoinChange | EndChange | ActionChange
 
 
+def decode_event(text: str) -> MatchEvent:
+    """An event back from its logged text."""
+    return MatchEvent.model_validate_json(text)
+
+
 class Match:
     """A match: the game, its two seats, clocks, and its numbered event log."""
 
@@ -105,7 +110,8 @@ class Match:
         self.seats: list[Seat | None] = [None, None]
         self.status: Status = "open"
         self.clocks = Clocks(variant.time_control)
-        self.events: list[MatchEvent] = []
+        self._log: list[str] = []
+        """Every event, encoded: plain strings keep the garbage collector's work small."""
         self.end: EndChange | None = None
         self.away_since: list[float | None] = [None, None]
         self._action_seq: dict[int, int] = {}
@@ -125,7 +131,7 @@ class Match:
     @property
     def seq(self) -> int:
         """Number of the last event (0: none yet)."""
-        return len(self.events)
+        return len(self._log)
 
     def side_of(self, seat: int) -> Side:
         """The side a seat plays now (seats exchange sides after a swap)."""
@@ -166,9 +172,14 @@ class Match:
 
     def events_since(self, seq: int) -> list[MatchEvent] | None:
         """The events after `seq`, or None if `seq` is beyond the log (send a snapshot)."""
-        if seq > len(self.events):
+        if seq > len(self._log):
             return None
-        return self.events[seq:]
+        return [decode_event(text) for text in self._log[seq:]]
+
+    @property
+    def events(self) -> list[MatchEvent]:
+        """Every event so far, in order (decoded from the log)."""
+        return [decode_event(text) for text in self._log]
 
     def snapshot(self, you: int | None = None, spectators: int = 0) -> Snapshot:
         """The whole state as of the last event, seen by seat `you` (None: a spectator)."""
@@ -301,8 +312,8 @@ class Match:
 
     def _event(self, kind: Literal["action", "joined", "game_over"], **fields: object) -> MatchEvent:
         """Append the next numbered event."""
-        event = MatchEvent(match_id=self.match_id, seq=len(self.events) + 1, kind=kind, **fields)  # type: ignore[arg-type]
-        self.events.append(event)
+        event = MatchEvent(match_id=self.match_id, seq=len(self._log) + 1, kind=kind, **fields)  # type: ignore[arg-type]
+        self._log.append(encode(event))
         return event
 
     def _commit_join(self, change: JoinChange) -> list[MatchEvent]:
