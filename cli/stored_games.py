@@ -1,16 +1,25 @@
-"""Stored games for the command line: from a database file or a server's HTTP endpoint, as text."""
+"""Stored games for the command line: from a database file or a server (`games`/`game` requests)."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from websockets.exceptions import WebSocketException
+from websockets.sync.client import connect
+
+from protocol.messages import (
+    ErrorMessage,
+    FetchGame,
+    GameInfo,
+    ListGames,
+    Message,
+    MessageError,
+    decode_server,
+    encode,
+)
 from server.storage import StoredGame, default_db_path, fetch_game, list_games
 
 
@@ -18,26 +27,27 @@ class SourceError(Exception):
     """The games could not be read from the given database or server."""
 
 
-def _http_base(url: str) -> str:
-    """The plain-HTTP base address of a `ws://host:port` server URL."""
-    parts = urllib.parse.urlsplit(url)
-    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
-    if scheme is None or not parts.netloc:
-        raise SourceError(f"not a server address: {url!r} (expected ws://host:port)")
-    return f"{scheme}://{parts.netloc}"
-
-
-def _get_json(url: str) -> Any:
-    """GET a JSON document, mapping failures to `SourceError`."""
+def _ask(url: str, request: Message) -> Any:
+    """Send one public read request to a server and return its answer (an error raises)."""
     try:
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            return json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return None
-        raise SourceError(f"{url}: HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+        with connect(url, open_timeout=10, close_timeout=2) as ws:
+            ws.send(encode(request))
+            answer = decode_server(ws.recv(timeout=30))
+    except (OSError, TimeoutError, WebSocketException, MessageError) as exc:
         raise SourceError(f"{url}: {exc}") from None
+    if isinstance(answer, ErrorMessage):
+        if answer.code == "unknown_match":
+            return None
+        raise SourceError(f"{url}: {answer.code}: {answer.message}")
+    return answer
+
+
+def _from_info(info: GameInfo) -> StoredGame:
+    """A stored game from its wire form."""
+    return StoredGame(info.match_id, info.variant, info.south, info.north, info.status, " ".join(info.record),
+                      len(info.record), info.result, info.winner, info.reason,
+                      datetime.fromisoformat(info.created_at),
+                      datetime.fromisoformat(info.finished_at) if info.finished_at else None)
 
 
 def game_to_dict(game: StoredGame) -> dict[str, Any]:
@@ -57,14 +67,22 @@ def game_from_dict(data: dict[str, Any]) -> StoredGame:
     return StoredGame(**values)
 
 
+GameStatus = Literal["open", "live", "finished", "cancelled"]
+
+
 def query_games(source: str | None, limit: int, player: str | None = None, variant: str | None = None,
-                status: str | None = "finished") -> list[StoredGame]:
+                status: GameStatus | None = "finished") -> list[StoredGame]:
     """Stored games from a database path (None: the default file) or a `ws://` server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
-        params = {k: v for k, v in {"limit": str(limit), "player": player, "variant": variant,
-                                    "status": status or "all"}.items() if v is not None}
-        data = _get_json(f"{_http_base(source)}/games?{urllib.parse.urlencode(params)}")
-        return [game_from_dict(d) for d in (data or [])]
+        found: list[StoredGame] = []
+        while len(found) < limit:  # the server answers at most 200 a request
+            page = min(200, limit - len(found))
+            answer = _ask(source, ListGames(limit=page, offset=len(found), status=status, player=player,
+                                            variant=variant))
+            found += [_from_info(g) for g in answer.games]
+            if len(answer.games) < page:
+                break
+        return found
     path = Path(source).expanduser() if source else default_db_path()
     try:
         return list_games(path, limit=limit, status=status, player=player, variant=variant)
@@ -75,8 +93,8 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
 def get_game(source: str | None, match_id: str) -> StoredGame | None:
     """One stored game from a database path (None: the default file) or a server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
-        data = _get_json(f"{_http_base(source)}/games/{urllib.parse.quote(match_id)}")
-        return None if data is None else game_from_dict(data)
+        answer = _ask(source, FetchGame(match_id=match_id))
+        return None if answer is None else _from_info(answer.game)
     path = Path(source).expanduser() if source else default_db_path()
     try:
         return fetch_game(path, match_id)

@@ -69,12 +69,12 @@ class Lobby:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""
         if isinstance(msg, Hello):
             return [await self.hello(s, msg)]
-        if s.player_id is None:
-            raise HelloFirstError("say hello first")
-        if isinstance(msg, ListMatches):
+        if isinstance(msg, ListMatches):  # public reads need no identity
             return [self.listing()]
         if isinstance(msg, ListGames | FetchGame):
             return [await self.stored(msg)]
+        if s.player_id is None:
+            raise HelloFirstError("say hello first")
         if isinstance(msg, MakeMove | SwapSides | TransferSeed):
             room = self.arena.room(msg.match_id)
             await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)

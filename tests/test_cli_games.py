@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from cli.main import main
 from protocol import Game, Variant
+from server.app import start_server
 from server.storage import Storage
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
 
@@ -91,3 +93,20 @@ def test_export_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_record_refuses_conflicting_variant() -> None:
     """A record whose header names another variant than the flags is refused."""
     assert main(["record", "-H", "4", "# variant: kalah(6,4)\n3"]) == 2
+
+
+async def test_games_and_export_from_a_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a ws:// URL the listing and the export come from a running server, without a hello."""
+    db = tmp_path / "arena.sqlite3"
+    games = await store_random_games(db, VARIANTS)
+    running = await start_server(db)
+    try:
+        assert await asyncio.to_thread(main, ["games", running.url, "--player", "bob"]) == 0
+        out = capsys.readouterr().out
+        assert all(f"m{i}" in out for i in range(3))
+        assert await asyncio.to_thread(main, ["export", "m2", "--url", running.url]) == 0
+        text = capsys.readouterr().out
+        assert games[2].record() in text and "# variant: kalah(4,3,capture=empty,clockwise=on)" in text
+        assert await asyncio.to_thread(main, ["export", "nope", "--url", running.url]) == 2
+    finally:
+        await running.close()

@@ -115,7 +115,7 @@ async def test_malformed_messages_get_typed_errors(server: RunningServer) -> Non
     for text, code in [("{nope", "bad_json"), ("[]", "bad_json"), ('{"type": "fly"}', "unknown_type"),
                        ('{"type": "hello"}', "bad_field"), ('{"type": "hello", "name": "x", "y": 1}', "bad_field"),
                        ('{"type": "move", "match_id": "m", "ply": 1e30, "bin": 1}', "bad_field"),
-                       ('{"type": "list"}', "hello_first")]:
+                       ('{"type": "join", "match_id": "m1"}', "hello_first")]:
         await c.ws.send(text)
         assert await c.error() == code, text
     await c.send(type="hello", name="late")
