@@ -269,6 +269,7 @@ async def run(args: argparse.Namespace) -> int:
         t.cancel()
 
     def pct(p: float) -> float:
+        """The latency at quantile `p`, in milliseconds."""
         return 1000 * lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
 
     print(f"server load: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "

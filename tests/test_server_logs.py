@@ -14,6 +14,7 @@ def test_json_lines_carry_event_and_fields() -> None:
 
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
+            """Keep the record."""
             records.append(record)
 
     logger = logging.getLogger(LOGGER_NAME)
