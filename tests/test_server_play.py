@@ -21,7 +21,7 @@ from tests.test_server_wire import Client, Json, live_match
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
     """A server on a free loopback port with a fresh database and a short grace period."""
-    running = await start_server(tmp_path / "arena.sqlite3", grace_s=0.3, bot_factory=FirstLegal.make)
+    running = await start_server(tmp_path / "arena.sqlite3", grace_s=1.0, bot_factory=FirstLegal.make)
     try:
         yield running
     finally:
@@ -131,11 +131,11 @@ async def test_pie_swap_exchanges_the_players_sides(server: RunningServer) -> No
 
 async def test_clock_running_out_loses(server: RunningServer) -> None:
     """A player who lets the per-move clock run out loses on time; both players are told."""
-    alice, bob, mid = await live_match(server.url, "kalah(6,4,clock=0.3/move)")
+    alice, bob, mid = await live_match(server.url, "kalah(6,4,clock=1/move)")
     await alice.send(type="move", match_id=mid, ply=0, bin=1)
     await alice.expect("ack")
     for client in (alice, bob):
-        over = await client.expect("event", timeout=3, where=lambda m: m["kind"] == "game_over")
+        over = await client.expect("event", timeout=5, where=lambda m: m["kind"] == "game_over")
         assert (over["reason"], over["winner"], over["player"]) == ("time", "south", "alice")
         assert over["clocks"]["north_ms"] == 0
     await bob.send(type="move", match_id=mid, ply=1, bin=9)
@@ -182,7 +182,7 @@ async def test_claim_after_grace_period_and_resign(server: RunningServer) -> Non
     await bob.close()
     await alice.send(type="claim", match_id=mid)
     assert await alice.error() == "claim_refused"
-    await asyncio.sleep(0.4)
+    await asyncio.sleep(1.1)
     await alice.send(type="claim", match_id=mid)
     over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
     assert (over["reason"], over["winner"]) == ("abandonment", "south")
