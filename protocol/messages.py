@@ -207,11 +207,37 @@ class FetchGame(Message):
     match_id: MatchId
 
 
+class CreateExhibition(Message):
+    """A match between two hosted bots from an agreed opening (the ladder's games); anyone may watch.
+
+    A `match_id` chosen by the client makes creation idempotent: a second request with the same id
+    is refused with `match_exists`, so a client that lost the answer can look the match up instead.
+    """
+
+    type: Literal["exhibition"] = "exhibition"
+    variant: str = "kalah(6,4)"
+    south: Annotated[str, Field(min_length=1, max_length=28)]
+    north: Annotated[str, Field(min_length=1, max_length=28)]
+    opening: Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=16)] = []
+    rated: bool = True
+    match_id: MatchId | None = None
+
+    _variant = field_validator("variant")(_check_variant)
+
+
+class ListStandings(Message):
+    """Ask for the rating table of rated games (humans and bots), best first."""
+
+    type: Literal["standings"] = "standings"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
 ActionMessage = MakeMove | SwapSides | TransferSeed
 
 ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
-    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame,
+    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
+    | CreateExhibition | ListStandings,
     Field(discriminator="type"),
 ]
 
@@ -376,8 +402,39 @@ class GameRecord(Message):
     game: GameInfo
 
 
+class StandingRow(Message):
+    """One player's line of the rating table: Glicko-2 rating and deviation, results."""
+
+    name: Name
+    rating: float
+    rd: float
+    games: Int32
+    wins: Int32
+    draws: Int32
+    losses: Int32
+
+
+class HeadToHead(Message):
+    """The results of `player` against `opponent`."""
+
+    player: Name
+    opponent: Name
+    wins: Int32
+    draws: Int32
+    losses: Int32
+
+
+class Standings(Message):
+    """Answer to `standings`: the rating table and head-to-head results."""
+
+    type: Literal["standings_table"] = "standings_table"
+    rows: list[StandingRow]
+    head_to_head: list[HeadToHead] = []
+
+
 ServerMessage = Annotated[
-    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | GameList | GameRecord | ErrorMessage,
+    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | GameList | GameRecord | Standings
+    | ErrorMessage,
     Field(discriminator="type"),
 ]
 

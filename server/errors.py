@@ -98,3 +98,9 @@ class ShuttingDownError(ServerError):
     """The server is stopping and accepts no new actions."""
 
     code = "shutting_down"
+
+
+class MatchExistsError(ServerError):
+    """A match id chosen by the client is already taken."""
+
+    code = "match_exists"

@@ -7,6 +7,7 @@ from typing import Literal, cast
 from protocol.messages import (
     ClaimWin,
     ClientMessage,
+    CreateExhibition,
     CreateMatch,
     FetchGame,
     FindOpponent,
@@ -18,6 +19,7 @@ from protocol.messages import (
     LeaveMatch,
     ListGames,
     ListMatches,
+    ListStandings,
     MakeMove,
     MatchList,
     Message,
@@ -34,6 +36,7 @@ from protocol.messages import (
 from protocol.variant import Variant
 from server.arena import Arena
 from server.errors import BadTokenError, HelloFirstError, ServerError, ShuttingDownError, UnknownMatchError
+from server.exhibition import create_exhibition, standings
 from server.identity import hash_token, new_id, new_token, player_of_token, token_matches
 from server.logs import event as log_event
 from server.match import JoinChange, Seat
@@ -73,6 +76,8 @@ class Lobby:
             return [self.listing()]
         if isinstance(msg, ListGames | FetchGame):
             return [await self.stored(msg)]
+        if isinstance(msg, ListStandings):
+            return [await standings(self.arena, msg.limit)]
         if s.player_id is None:
             raise HelloFirstError("say hello first")
         if isinstance(msg, MakeMove | SwapSides | TransferSeed):
@@ -93,6 +98,8 @@ class Lobby:
             raise ShuttingDownError("the server is shutting down")
         if isinstance(msg, CreateMatch):
             return [await self.create(s, msg)]
+        if isinstance(msg, CreateExhibition):
+            return [await create_exhibition(self, s, msg)]
         if isinstance(msg, FindOpponent):
             return [await self.seek(s, msg)]
         if isinstance(msg, JoinMatch):
@@ -149,10 +156,10 @@ class Lobby:
         return MatchList(matches=[r.match.summary(r.spectators) for r in rooms[: a.options.max_list]])
 
     async def open_match(self, variant: Variant, rated: bool, joins: list[JoinChange],
-                         creator_seat: int, extra: list[Op]) -> Room:
+                         creator_seat: int, extra: list[Op], match_id: str | None = None) -> Room:
         """Store a new match with its first players, then commit it into a new room."""
         a = self.arena
-        match = a.new_match(new_id("m"), variant, rated)
+        match = a.new_match(match_id or new_id("m"), variant, rated)
         live = len(joins) == 2
         ops = [*extra, op_create(match.match_id, variant.text(), rated, creator_seat)]
         ops += [op_join(match.match_id, j.seat, j.player.player_id, live) for j in joins]
@@ -165,6 +172,15 @@ class Lobby:
                   players=[j.player.player_id for j in joins])
         return room
 
+    def bot_seat(self, bot: str) -> tuple[Seat, Op]:
+        """The seat of a hosted bot, and the statement that stores its player row."""
+        a = self.arena
+        a.bots.check(bot)
+        bot_id = "bot-" + "".join(c if c.isalnum() else "-" for c in bot)[:40]
+        name = ("bot:" + bot)[:32]
+        a.players.setdefault(bot_id, StoredPlayer(bot_id, name, None, bot))
+        return Seat(bot_id, name, bot), op_player(bot_id, name, None, bot)
+
     async def create(self, s: Session, msg: CreateMatch) -> Snapshot:
         """Create a match, open to anyone or against a hosted bot; the creator follows it."""
         a = self.arena
@@ -173,12 +189,9 @@ class Lobby:
         joins = [JoinChange(seat, self.seat_of(s))]
         extra: list[Op] = []
         if msg.opponent is not None:
-            a.bots.check(msg.opponent)
-            bot_id = "bot-" + "".join(c if c.isalnum() else "-" for c in msg.opponent)[:40]
-            name = ("bot:" + msg.opponent)[:32]
-            a.players.setdefault(bot_id, StoredPlayer(bot_id, name, None, msg.opponent))
-            extra.append(op_player(bot_id, name, None, msg.opponent))
-            joins.append(JoinChange(1 - seat, Seat(bot_id, name, msg.opponent)))
+            bot, op = self.bot_seat(msg.opponent)
+            extra.append(op)
+            joins.append(JoinChange(1 - seat, bot))
         room = await self.open_match(variant, msg.rated, joins, seat, extra)
         room.follow(s)
         a.after_change(room)
