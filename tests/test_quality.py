@@ -1,0 +1,23 @@
+"""The code stays lint-clean (ruff) and type-clean (mypy --strict), tests and benchmarks included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ["protocol", "server", "bots", "client", "cli", "tests", "bench"]
+
+
+def test_ruff_clean() -> None:
+    """`ruff check` finds nothing."""
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", *CODE], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_strict_clean() -> None:
+    """`mypy --strict` finds nothing."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", *CODE], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
