@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
         if match_id and stored is None:
             print(f"kalah replay: no stored match {match_id!r}", file=sys.stderr)
             return 2
-        launch = Launch(offline=True, library=library, stored=stored, **common)
+        launch = Launch(offline=True, db_path=db, library=library, stored=stored, **common)
     KalahApp(launch).run()
     return 0

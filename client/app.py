@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,7 @@ class KalahApp(App[None]):
         self.pending_replays: set[str] = set()
         self.library: dict[str, StoredGame] = {g.match_id: g for g in launch.library}
         self._started = False
+        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
         self.lobby = LobbyScreen(launch.name)
 
     def on_mount(self) -> None:
@@ -95,6 +97,7 @@ class KalahApp(App[None]):
                 self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
             return
         self.run_network()
+        self.run_sender()
 
     @work(exclusive=True, group="network")
     async def run_network(self) -> None:
@@ -247,13 +250,18 @@ class KalahApp(App[None]):
             self.connection.token = None
             await self.connection.drop()
 
-    @work(group="send")
-    async def send(self, msg: Message) -> None:
-        """Send one message; say so if the connection is down."""
-        if self.launch.offline:
-            return
-        if self.connection is None or not await self.connection.send(msg):
-            self.notify("Not connected: not sent. Reconnecting…", severity="warning")
+    def send(self, msg: Message) -> None:
+        """Queue a message for the server; messages leave in the order they were queued."""
+        if not self.launch.offline:
+            self._outbox.put_nowait(msg)
+
+    @work(exclusive=True, group="send")
+    async def run_sender(self) -> None:
+        """Send queued messages one at a time; say so when one cannot go because the link is down."""
+        while True:
+            msg = await self._outbox.get()
+            if self.connection is None or not await self.connection.send(msg):
+                self.notify("Not connected: not sent. Reconnecting…", severity="warning")
 
     # --- app-wide actions -------------------------------------------------------------
 

@@ -245,7 +245,7 @@ async def test_next_session_resumes_the_unfinished_game(server: RunningServer, t
         await until(pilot, lambda: game_screen(first) is not None)
         screen = game_screen(first)
         assert screen is not None
-        await until(pilot, lambda: screen.state.my_turn)
+        await until(pilot, lambda: screen.state.my_turn and screen.query_one(Board).position is not None)
         match_id, record = screen.match_id, list(screen.state.record)
     assert identities.stat().st_mode & 0o077 == 0
     again = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)

@@ -92,7 +92,8 @@ class GameScreen(Screen[None]):
         """Draw the state and start the clock tick."""
         self.refresh_view()
         self.set_interval(0.1, self._tick)
-        self.query_one(Board).focus()
+        for board in self.query(Board):
+            board.focus()
 
     # --- from the app -----------------------------------------------------------------
 
@@ -145,7 +146,10 @@ class GameScreen(Screen[None]):
         """Set every widget's attributes from the match state."""
         st = self.state
         pos = st.position
-        board = self.query_one(Board)
+        boards = self.query(Board)
+        if not boards:  # the screen is being torn down (the app is quitting)
+            return
+        board = boards.first()
         board.set_viewpoint(st.viewpoint)
         board.position = pos
         board.choosable = frozenset(self._choosable())
@@ -200,8 +204,10 @@ class GameScreen(Screen[None]):
         """Stack the move list under the board on narrow terminals."""
         narrow = self.size.width < NARROW
         self.set_class(narrow, "-narrow")
-        self.query_one(MoveList).inline = narrow
-        self.query_one("#server").display = not narrow
+        for moves in self.query(MoveList):
+            moves.inline = narrow
+        for hint in self.query("#server"):
+            hint.display = not narrow
 
     def _tick(self) -> None:
         """Count the running clock down."""

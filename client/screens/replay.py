@@ -143,7 +143,8 @@ class ReplayScreen(Screen[None]):
         """Stack the move list under the board on narrow terminals."""
         narrow = self.size.width < NARROW
         self.set_class(narrow, "-narrow")
-        self.query_one(MoveList).inline = narrow
+        for moves in self.query(MoveList):
+            moves.inline = narrow
 
     def action_step(self, step: int) -> None:
         """One action back or forward."""
