@@ -9,8 +9,11 @@ Relay variants always use the Python twin (the C core does not play relay sowing
 from __future__ import annotations
 
 import importlib
+import os
+import queue
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -104,39 +107,47 @@ class Engine:
         egdb_seeds: int = 0,
         egdb_dir: Path | None = None,
         progress: egdb_mod.Progress | None = None,
+        workers: int | None = None,
     ) -> None:
         self.variant = variant
         self.module = pysearch if variant.relay else implementation(impl)
         self.rules = self.module.Rules(compile_variant(variant))
         self.exact_possible = not variant.can_repeat
         self.levels = egdb_mod.load(variant, egdb_seeds, self.module, egdb_dir, progress)
+        self.tt_log2 = tt_log2
         self.searcher = self.module.Searcher(self.rules, tt_log2, self.levels or None)
         self.lock = threading.Lock()
         self.all_exact = True
+        self.workers = 1 if self.module is pysearch else (workers or os.cpu_count() or 1)
+        self._pool: list[Any] = [self.searcher]
 
     def children(self, board: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], int, bool, bool]]:
         """Each legal pit with (board after, gain, extra turn, game over)."""
         return [(p, *self.module.play(self.rules, board, p)) for p in self.module.legal(self.rules, board)]
 
-    def _search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int, deadline: float) -> int:
+    def _search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int, deadline: float,
+                searcher: Any = None) -> int:
         """One search call with the time left before `deadline` (0: none)."""
+        s = searcher or self.searcher
         left = 0.0
         if deadline:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("search time limit reached")
-        value = int(self.searcher.search(board, depth, alpha, beta, left))
-        self.all_exact = self.all_exact and bool(self.searcher.exact)
+        value = int(s.search(board, depth, alpha, beta, left))
+        if not s.exact:
+            self.all_exact = False
         return value
 
-    def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0) -> int:
+    def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
+             searcher: Any = None) -> int:
         """Value of a non-terminal board for the mover by MTD(f) null-window searches."""
         k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
         lower, upper = -k, k
         g = max(lower, min(upper, guess))
         while lower < upper:
             beta = max(g, lower + 1)
-            g = self._search(board, depth, beta - 1, beta, deadline)
+            g = self._search(board, depth, beta - 1, beta, deadline, searcher)
             if g < beta:
                 upper = g
             else:
@@ -144,13 +155,39 @@ class Engine:
         return g
 
     def child_value(self, child: tuple[tuple[int, ...], int, bool, bool], depth: int, guess: int,
-                    deadline: float) -> int:
+                    deadline: float, searcher: Any = None) -> int:
         """Mover's value of one move: its gain plus (or minus) the successor's value."""
         board, gain, extra, over = child
         if over:
             return gain
         sign = 1 if extra else -1
-        return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline)
+        return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline, searcher)
+
+    def _per_move(self, kids: list[tuple[int, tuple[int, ...], int, bool, bool]], depth: int,
+                  deadline: float) -> tuple[dict[int, int], int]:
+        """(value of every move, nodes): moves in parallel, one searcher and table per worker."""
+        workers = min(self.workers, len(kids))
+        while len(self._pool) < workers:
+            self._pool.append(self.module.Searcher(self.rules, self.tt_log2, self.levels or None))
+        pool = self._pool[:workers]
+        n0 = sum(int(s.nodes) for s in pool)
+        free: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for s in pool:
+            free.put(s)
+
+        def one(kid: tuple[int, tuple[int, ...], int, bool, bool]) -> int:
+            """Exact value of one move, guessed first by a shallow search."""
+            child = (kid[1], kid[2], kid[3], kid[4])
+            s = free.get()
+            try:
+                guess = self.child_value(child, 8, 0, deadline, s) if depth < 0 else 0
+                return self.child_value(child, depth, guess, deadline, s)
+            finally:
+                free.put(s)
+
+        with ThreadPoolExecutor(max_workers=workers) as executor:
+            found = list(executor.map(one, kids))
+        return {kid[0]: v for kid, v in zip(kids, found, strict=True)}, sum(int(s.nodes) for s in pool) - n0
 
     def solve(self, position: Position, per_move: bool = False, time_limit: float = 0.0,
               depth: int = -1) -> Solution:
@@ -168,27 +205,25 @@ class Engine:
             board = relative_board(position)
             kids = self.children(board)
             self.all_exact = True
-            value = self.mtdf(board, 0, depth, deadline)
             values: dict[int, int] = {}
-            best: list[int] = []
-            for pit, after, gain, extra, over in kids:
-                child = (after, gain, extra, over)
-                if per_move:
-                    v = self.child_value(child, depth, value, deadline)
-                    values[pit] = v
-                    if v == value:
-                        best.append(pit)
-                elif self._reaches(child, value, depth, deadline):
-                    best.append(pit)
+            nodes = 0
+            if per_move:
+                values, nodes = self._per_move(kids, depth, deadline)
+                value = max(values.values())
+                best = [p for p, v in values.items() if v == value]
+            else:
+                value = self.mtdf(board, 0, depth, deadline)
+                best = [p for p, after, gain, extra, over in kids
+                        if self._reaches((after, gain, extra, over), value, depth, deadline)]
             sign = 1 if position.to_move == Side.SOUTH else -1
             margin = int(position.margin)
             return Solution(
                 value=margin + sign * value,
                 best=[pit_to_bin(position, p) for p in best],
                 per_move={pit_to_bin(position, p): margin + sign * v for p, v in values.items()},
-                nodes=int(self.searcher.nodes) - n0,
+                nodes=nodes or int(self.searcher.nodes) - n0,
                 seconds=time.monotonic() - t0,
-                exact=self.all_exact and self.exact_possible,
+                exact=self.exact_possible and (depth < 0 or self.all_exact),
                 depth=depth,
             )
 
