@@ -27,7 +27,7 @@ from protocol.variant import Variant
 
 IMPLEMENTATIONS = ("c", "py")
 MAX_DEPTH = 254
-AUTO_EGDB_POSITIONS = 40_000_000
+AUTO_EGDB_POSITIONS = 600_000_000
 
 
 def implementation(name: str = "c") -> ModuleType:
@@ -40,11 +40,12 @@ def implementation(name: str = "c") -> ModuleType:
 
 
 def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
-    """The largest database size (seeds) whose levels hold at most `budget` positions in all."""
+    """Database size (seeds) for a solve: at most `budget` positions, and no more than the
+    seeds left once two rows' worth have been stored (small games need no big databases)."""
     if not egdb_mod.applies(variant):
         return 0
     seeds = total = 0
-    while seeds < variant.total_seeds:
+    while seeds < variant.total_seeds - 2 * variant.houses:
         total += pysearch.level_size(variant.houses, seeds + 1)
         if total > budget:
             break
