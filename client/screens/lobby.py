@@ -29,6 +29,9 @@ from protocol.messages import (
     Welcome,
 )
 
+LISTING_REFRESH_S = 5.0
+"""Seconds between two automatic listing requests while the lobby is shown."""
+
 
 class ReplayRequested(Message):
     """The user wants to replay a finished match."""
@@ -107,6 +110,12 @@ class LobbyScreen(Screen[None]):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
         self._draw()
+        self.set_interval(LISTING_REFRESH_S, self._refresh_listing)
+
+    def _refresh_listing(self) -> None:
+        """Keep the listing fresh while the lobby is on screen."""
+        if self.is_current and self.connection_notice is None:
+            self.action_refresh()
 
     # --- from the app -----------------------------------------------------------------
 
