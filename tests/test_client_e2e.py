@@ -136,7 +136,7 @@ async def test_pie_swap_offered_and_taken(server: RunningServer) -> None:
 
 
 async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_path: Path) -> None:
-    """After a game is stored, the replay screen shows each position with left/right/home/end."""
+    """A stored game replays from the database file or over the wire; left/right/home/end step through it."""
     app = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1)
     async with app.run_test(size=SIZE) as pilot:
         match_id = (await play_out(pilot, app)).match_id
@@ -144,6 +144,10 @@ async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_pat
     assert stored is not None and stored.verdict
     game = Game.from_record(SMALL, [parse_action(t) for t in stored.record])
     viewer = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
+    remote = launch(server.url, "eve", start="replay", match_id=match_id)
+    async with remote.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(remote.screen, ReplayScreen))
+        assert isinstance(remote.screen, ReplayScreen) and remote.screen.game.actions == game.actions
     async with viewer.run_test(size=SIZE) as pilot:
         screen = viewer.screen
         assert isinstance(screen, ReplayScreen)
