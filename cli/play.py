@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from cli.client_args import add_client_args, db_arg, default_name
 from cli.variant_args import add_variant_args, variant_from_args
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         variant = variant_from_args(args)
     except KalahError as exc:
-        print(f"kalah play: {exc}")
+        print(f"kalah play: {exc}", file=sys.stderr)
         return 2
     bot = args.bot if args.bot is not None else (None if args.url or args.lobby else DEFAULT_BOT_LEVEL)
     launch = Launch(

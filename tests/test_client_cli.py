@@ -1,0 +1,42 @@
+"""`kalah play`, `kalah watch` and `kalah replay`: flags and the refusals that happen before any screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.client_args import default_name, is_url
+from cli.main import build_parser, main
+
+
+def test_client_subcommands_are_registered() -> None:
+    """play, watch and replay parse their documented arguments."""
+    parser, _ = build_parser()
+    args = parser.parse_args(["play", "--bot", "3", "--seat", "north", "--pie", "-H", "4"])
+    assert (args.bot, args.seat, args.pie, args.houses, args.url) == (3, "north", True, 4, None)
+    args = parser.parse_args(["watch", "ws://h:1", "m1"])
+    assert (args.url, args.match) == ("ws://h:1", "m1")
+    args = parser.parse_args(["replay", "m1", "ws://h:1"])
+    assert args.targets == ["m1", "ws://h:1"]
+
+
+def test_replay_refuses_ambiguous_targets_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two match ids, a URL with --db, or a database file that does not exist: exit 2 with a reason."""
+    assert main(["replay", "m1", "m2"]) == 2
+    assert main(["replay", "ws://h:1", "--db", str(tmp_path / "x.sqlite3")]) == 2
+    assert main(["replay", "--db", str(tmp_path / "missing.sqlite3")]) == 2
+    assert "no arena database" in capsys.readouterr().err
+
+
+def test_play_refuses_a_bad_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    """An out-of-range board is refused before the client opens."""
+    assert main(["play", "-H", "13"]) == 2
+    assert "houses" in capsys.readouterr().err
+
+
+def test_names_and_urls() -> None:
+    """The default name fits the wire's name rules; only ws:// and wss:// are server addresses."""
+    name = default_name()
+    assert 1 <= len(name) <= 32 and all(c.isalnum() or c in "_.:-" for c in name)
+    assert is_url("ws://127.0.0.1:8765") and is_url("wss://example.org") and not is_url("m123")
