@@ -177,12 +177,11 @@ class Engine:
             free.put(s)
 
         def one(kid: tuple[int, tuple[int, ...], int, bool, bool]) -> int:
-            """Exact value of one move, guessed first by a shallow search."""
+            """Value of one move (a shallow first guess would leave misleading table moves)."""
             child = (kid[1], kid[2], kid[3], kid[4])
             s = free.get()
             try:
-                guess = self.child_value(child, 8, 0, deadline, s) if depth < 0 else 0
-                return self.child_value(child, depth, guess, deadline, s)
+                return self.child_value(child, depth, 0, deadline, s)
             finally:
                 free.put(s)
 
@@ -224,7 +223,7 @@ class Engine:
                 per_move={pit_to_bin(position, p): margin + sign * v for p, v in values.items()},
                 nodes=nodes or int(self.searcher.nodes) - n0,
                 seconds=time.monotonic() - t0,
-                exact=self.exact_possible and (depth < 0 or self.all_exact),
+                exact=self.all_exact and self.exact_possible,
                 depth=depth,
             )
 
