@@ -267,14 +267,17 @@ def result_text(state: MatchState) -> str:
     return f"{name} ({winner.name.title()}) wins{by}{why}"
 
 
-def describe_last(last: LastAction) -> str:
-    """A notice for the last action: the move, then capture or extra turn."""
+def describe_last(last: LastAction, turn: list[str] | None = None) -> str:
+    """A notice for the last action (or the whole last turn's `turn` tokens), then capture or extra turn."""
     who = last.side.name.title()
     if last.token == "swap":
         return f"{who} took the pie swap: the players changed sides."
     if last.token.startswith("t"):
         return f"{who} opening transfer: {last.token}."
-    parts = [f"{who} sowed bin {last.token}."]
+    if turn is not None and len(turn) > 1:
+        parts = [f"{who} played {' then '.join(turn)}."]
+    else:
+        parts = [f"{who} sowed bin {last.token}."]
     if last.captured_bin is not None:
         parts.append(f"Capture! {last.captured_seeds} seeds from bin {last.captured_bin} to the store.")
     if last.extra_turn:
