@@ -12,6 +12,7 @@ from bots.solver import Engine
 from protocol import Capture, Position, Sow, Variant
 
 DATA = json.loads((Path(__file__).parent / "data" / "small_boards.json").read_text())
+PUBLIC = json.loads((Path(__file__).parent / "data" / "public_record.json").read_text())
 IMPLS = ["c", "py"]
 
 # The table of RULES.md (standard capture), copied from the page.
@@ -88,6 +89,33 @@ def oracle_from(start: Position) -> int:
         return int(start.margin)
     values = [oracle_from(start.apply(Sow(b))) for b in start.legal_bins()]
     return max(values) if start.to_move == 0 else min(values)
+
+
+def test_kalah_4_3_per_move_matches_public_record() -> None:
+    """Kalah(4,3): the value and every first move's value match the published solver's."""
+    v = Variant(houses=4, seeds=3)
+    sol = Engine(v).solve(Position.initial(v), per_move=True)
+    assert sol.value == PUBLIC["values"]["4,3"]
+    assert {str(b): x for b, x in sol.per_move.items()} == PUBLIC["per_move"]["4,3"]
+
+
+@pytest.mark.parametrize(("impl", "board"), [("c", "4,4"), ("c", "5,2"), ("py", "5,2"), ("c", "5,3"),
+                                             ("c", "6,2")])
+def test_public_record(impl: str, board: str) -> None:
+    """Further boards solved in the public record get the published value."""
+    h, s = map(int, board.split(","))
+    v = Variant(houses=h, seeds=s)
+    assert Engine(v, impl=impl).solve(Position.initial(v)).value == PUBLIC["values"][board]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["5,4", "6,3"])
+def test_public_record_slow(board: str, tmp_path: Path) -> None:
+    """Kalah(5,4) and Kalah(6,3) match the public record (C core with 16-seed databases)."""
+    h, s = map(int, board.split(","))
+    v = Variant(houses=h, seeds=s)
+    engine = Engine(v, tt_log2=20, egdb_seeds=16, egdb_dir=tmp_path)
+    assert engine.solve(Position.initial(v)).value == PUBLIC["values"][board]
 
 
 @pytest.mark.slow
