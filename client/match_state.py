@@ -267,7 +267,7 @@ def result_text(state: MatchState) -> str:
     return f"{name} ({winner.name.title()}) wins{by}{why}"
 
 
-def describe_last(last: LastAction, turn: list[str] | None = None) -> str:
+def describe_last(last: LastAction, turn: list[str] | None = None, over: bool = False) -> str:
     """A notice for the last action (or the whole last turn's `turn` tokens), then capture or extra turn."""
     who = last.side.name.title()
     if last.token == "swap":
@@ -280,6 +280,6 @@ def describe_last(last: LastAction, turn: list[str] | None = None) -> str:
         parts = [f"{who} sowed bin {last.token}."]
     if last.captured_bin is not None:
         parts.append(f"Capture! {last.captured_seeds} seeds from bin {last.captured_bin} to the store.")
-    if last.extra_turn:
+    if last.extra_turn and not over:
         parts.append(f"Extra turn: {who} moves again.")
     return " ".join(parts)

@@ -182,7 +182,8 @@ class GameScreen(Screen[None]):
         move_list = self.query_one(MoveList)
         if moves != move_list.moves:
             move_list.moves = moves
-            self.query_one("#side-panel").scroll_end(animate=False)
+            panel = self.query_one("#side-panel")
+            self.call_after_refresh(panel.scroll_end, animate=False)
         over = self.query_one("#game-over", Static)
         over.display = st.over
         if st.over:
@@ -246,7 +247,7 @@ class GameScreen(Screen[None]):
         pos = st.position
         lines: list[str] = []
         if st.last is not None:
-            lines.append(describe_last(st.last, self._last_chain()))
+            lines.append(describe_last(st.last, self._last_chain(), st.over))
         if st.over:
             pass
         elif st.status == "open":

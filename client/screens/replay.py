@@ -126,7 +126,7 @@ class ReplayScreen(Screen[None]):
             bar.side = side
             bar.player = self._seat_name(side)
             bar.to_move = not pos.over and pos.to_move == side
-        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last)
+        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over)
         self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · Esc back")
         over = self.query_one("#game-over", Static)
         at_end = i == n
@@ -138,6 +138,9 @@ class ReplayScreen(Screen[None]):
         moves.moves = tuple((before.to_move.letter, a.token()) for before, a in zip(g.positions, g.actions,
                                                                                     strict=False))
         moves.current = i or None
+        if not moves.inline:
+            panel = self.query_one("#side-panel")
+            self.call_after_refresh(panel.scroll_to, y=max(0, i - panel.size.height // 2), animate=False)
 
     def on_resize(self) -> None:
         """Stack the move list under the board on narrow terminals."""
