@@ -24,6 +24,8 @@
 #define SENT (-128)
 #define MAXLEVEL 120
 #define BINOM_N 160
+#define MAX_PLY 2000
+#define MAX_TOTAL 20000
 
 typedef struct {
     PyObject_HEAD
@@ -57,6 +59,7 @@ typedef struct {
     int aborted;
     double deadline;
     int last_exact;
+    int ply;
 } SearcherObject;
 
 static uint64_t binom[BINOM_N][MAXP];
@@ -262,12 +265,15 @@ static int board_from_py(const RulesObject *R, PyObject *seq, int16_t *b) {
         if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "a board has %d pits", R->n);
         return -1;
     }
+    long total = 0;
     for (int i = 0; i < R->n; i++) {
         long v;
         if (seq_int(seq, i, &v)) return -1;
-        if (v < 0 || v > 30000) { PyErr_SetString(PyExc_ValueError, "pit count out of range"); return -1; }
+        if (v < 0 || v > MAX_TOTAL) { PyErr_SetString(PyExc_ValueError, "pit count out of range"); return -1; }
         b[i] = (int16_t)v;
+        total += v;
     }
+    if (total > MAX_TOTAL) { PyErr_SetString(PyExc_ValueError, "too many seeds on the board"); return -1; }
     return 0;
 }
 

@@ -70,6 +70,18 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, int beta);
+
+/* The search with a bound on recursion (worker threads have small stacks): a line longer
+   than MAX_PLY sowings is cut like a depth horizon, so its result is not marked exact. */
+static int ab_guarded(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, int beta) {
+    if (S->ply >= MAX_PLY) { S->horizon++; return 0; }
+    S->ply++;
+    int v = ab(S, b, k, depth, alpha, beta);
+    S->ply--;
+    return v;
+}
+
 static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, int beta) {
     const RulesObject *R = S->rules;
     S->nodes++;
@@ -163,8 +175,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
         int v;
         if (c->over) v = c->gain;
         else if (c->known) { S->nodes++; v = c->extra ? c->gain + c->val : c->gain - c->val; }
-        else if (c->extra) v = c->gain + ab(S, c->b, c->k, cd, alpha - c->gain, beta - c->gain);
-        else v = c->gain - ab(S, c->b, c->k, cd, c->gain - beta, c->gain - alpha);
+        else if (c->extra) v = c->gain + ab_guarded(S, c->b, c->k, cd, alpha - c->gain, beta - c->gain);
+        else v = c->gain - ab_guarded(S, c->b, c->k, cd, c->gain - beta, c->gain - alpha);
         if (S->aborted) return 0;
         if (v > best) { best = v; bestmove = c->pit; }
         if (best > alpha) alpha = best;

@@ -99,6 +99,7 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     int v;
     self->aborted = 0;
     self->deadline = limit > 0 ? now_s() + limit : 0;
+    self->ply = 0;
     uint64_t h0 = self->horizon;
     Py_BEGIN_ALLOW_THREADS
     v = ab(self, b, sm + so, d, alpha, beta);

@@ -20,6 +20,7 @@ EXACT = 255
 SENTINEL = -128
 INF = 30000
 _CHECK_EVERY = 4096
+MAX_PLY = 2000  # lines longer than this are cut like a depth horizon (as in the C core)
 
 
 class Rules:
@@ -112,6 +113,7 @@ class Searcher:
         self._exact = False
         self._deadline = 0.0
         self._aborted = False
+        self._ply = 0
 
     @property
     def nodes(self) -> int:
@@ -144,6 +146,7 @@ class Searcher:
         d = EXACT if depth < 0 or depth >= EXACT else depth
         self._deadline = time.monotonic() + time_limit if time_limit > 0 else 0.0
         self._aborted = False
+        self._ply = 0
         h0 = self._horizon
         v = self._ab(b, sum(houses), d, alpha, beta)
         self._exact = self._horizon == h0
@@ -181,6 +184,17 @@ class Searcher:
         if len(self._tt) >= self._cap:
             self._tt.clear()
         self._tt[key] = (lo, hi, depth, move)
+
+    def _guarded(self, b: tuple[int, ...], k: int, depth: int, alpha: int, beta: int) -> int:
+        """The search with the recursion bound of the C core."""
+        if self._ply >= MAX_PLY:
+            self._horizon += 1
+            return 0
+        self._ply += 1
+        try:
+            return self._ab(b, k, depth, alpha, beta)
+        finally:
+            self._ply -= 1
 
     def _ab(self, b: tuple[int, ...], k: int, depth: int, alpha: int, beta: int) -> int:
         """Fail-soft negamax alpha-beta; extra turns keep the sign."""
@@ -241,9 +255,9 @@ class Searcher:
             if over:
                 v = gain
             elif extra:
-                v = gain + self._ab(child, ck, cd, alpha - gain, beta - gain)
+                v = gain + self._guarded(child, ck, cd, alpha - gain, beta - gain)
             else:
-                v = gain - self._ab(child, ck, cd, gain - beta, gain - alpha)
+                v = gain - self._guarded(child, ck, cd, gain - beta, gain - alpha)
             if self._aborted:
                 return 0
             if v > best:
