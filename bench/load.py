@@ -27,12 +27,15 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -67,12 +70,83 @@ def action_msg(action: Action, match_id: str, ply: int) -> str:
     return json.dumps({"type": "transfer", "match_id": match_id, "ply": ply, "src": action.src, "dst": action.dst})
 
 
+class LeanConnection(asyncio.Protocol):
+    """A lightweight websocket client: the websockets sans-I/O protocol on a bare asyncio transport.
+
+    The load generator runs thousands of these, so it skips the per-message tasks and queues of
+    the full asyncio client; the server sees ordinary websocket connections.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.protocol = ClientProtocol(parse_uri(url), max_size=2**22)
+        self.transport: asyncio.Transport | None = None
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self.handler: Callable[[bytes], None] | None = None
+
+    @classmethod
+    async def open(cls, url: str) -> LeanConnection:
+        """Connect and finish the opening handshake."""
+        host, port = url.removeprefix("ws://").split(":")
+        _, conn = await asyncio.get_running_loop().create_connection(lambda: cls(url), host, int(port))
+        await asyncio.wait_for(conn.opened, 60)
+        return conn
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Send the opening handshake."""
+        self.transport = cast(asyncio.Transport, transport)
+        self.protocol.send_request(self.protocol.connect())
+        self.flush()
+
+    def data_received(self, data: bytes) -> None:
+        """Feed bytes to the protocol; hand each text message on (answering pings by the way)."""
+        self.protocol.receive_data(data)
+        for ev in self.protocol.events_received():
+            if isinstance(ev, Response):
+                if not self.opened.done():
+                    self.opened.set_result(None)
+            elif isinstance(ev, Frame) and ev.opcode is Opcode.TEXT:
+                if self.handler is not None:
+                    self.handler(bytes(ev.data))
+                else:
+                    self.inbox.put_nowait(bytes(ev.data))
+        self.flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Note the end of the connection."""
+        for fut in (self.opened, self.closed):
+            if not fut.done():
+                fut.set_exception(ConnectionError("connection lost")) if fut is self.opened else fut.set_result(None)
+
+    def flush(self) -> None:
+        """Write whatever the protocol has to send."""
+        assert self.transport is not None
+        for data in self.protocol.data_to_send():
+            if data:
+                self.transport.write(data)
+            elif self.transport.can_write_eof():
+                self.transport.write_eof()
+
+    def send(self, text: str) -> None:
+        """Send one text message now."""
+        if self.transport is None or self.transport.is_closing():
+            raise ConnectionError("connection closed")
+        self.protocol.send_text(text.encode())
+        self.flush()
+
+    async def recv(self) -> dict[str, Any]:
+        """The next queued message (while no handler is set)."""
+        data: dict[str, Any] = json.loads(await self.inbox.get())
+        return data
+
+
 class Player:
     """A scripted player: keeps its own copy of the game from the events and moves at once."""
 
-    def __init__(self, ws: ClientConnection, name: str, stats: Stats, rng: random.Random,
+    def __init__(self, conn: LeanConnection, name: str, stats: Stats, rng: random.Random,
                  think_s: float = 0.0) -> None:
-        self.ws, self.name, self.stats, self.rng, self.think_s = ws, name, stats, rng, think_s
+        self.conn, self.name, self.stats, self.rng, self.think_s = conn, name, stats, rng, think_s
         self.thinking: set[asyncio.Task[None]] = set()
         self.sent = ("", -1)
         self.side = ""
@@ -80,13 +154,14 @@ class Player:
         self.game = Game()
         self.done: asyncio.Event = asyncio.Event()
         self.snapshots: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        conn.handler = self.on_message
 
     def start(self, match_id: str, variant: str, side: str) -> None:
         """Begin following a new match."""
         self.match_id, self.side, self.game = match_id, side, Game(Variant.parse(variant))
         self.done = asyncio.Event()
 
-    async def maybe_move(self) -> None:
+    def maybe_move(self) -> None:
         """Play a random legal action if it is this player's turn."""
         g = self.game
         if g.over or g.position.to_move.name.lower() != self.side or self.sent == (self.match_id, g.ply):
@@ -94,16 +169,16 @@ class Player:
         self.sent = (self.match_id, g.ply)
         action = self.rng.choice(g.position.legal_actions())
         self.stats.sent_at[(self.match_id, g.ply)] = time.perf_counter()
-        await self.ws.send(action_msg(action, self.match_id, g.ply))
+        with contextlib.suppress(ConnectionError):
+            self.conn.send(action_msg(action, self.match_id, g.ply))
 
     async def think_then_move(self, match_id: str, ply: int) -> None:
         """Wait a human-like moment (half to one and a half times the think time), then move at `ply`."""
         await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
         if match_id == self.match_id and ply == self.game.ply:
-            with contextlib.suppress(ConnectionClosed):
-                await self.maybe_move()
+            self.maybe_move()
 
-    async def on_message(self, raw: str | bytes) -> None:
+    def on_message(self, raw: bytes) -> None:
         """Track the game from events; answer the turn."""
         msg: dict[str, Any] = json.loads(raw)
         kind = msg["type"]
@@ -124,7 +199,7 @@ class Player:
                     self.thinking.add(task)
                     task.add_done_callback(self.thinking.discard)
                 else:
-                    await self.maybe_move()
+                    self.maybe_move()
             elif msg["kind"] == "game_over":
                 self.done.set()
         elif kind == "snapshot":
@@ -135,41 +210,33 @@ class Player:
         elif kind == "error":
             self.stats.errors.append(f"{self.name}: {msg['code']} {msg['message']}")
 
-    async def read(self) -> None:
-        """Handle every incoming message until the connection closes."""
-        try:
-            async for raw in self.ws:
-                await self.on_message(raw)
-        except ConnectionClosed:
-            pass
 
-
-async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> tuple[ClientConnection, dict[str, Any]]:
+async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> LeanConnection:
     """Connect and say hello (a few handshakes at a time)."""
     async with gate:
-        ws = await connect(url, max_size=2**22, compression=None, open_timeout=60, ping_interval=None)
-        await ws.send(json.dumps({"type": "hello", "name": name}))
-        return ws, json.loads(await ws.recv())
+        conn = await LeanConnection.open(url)
+        conn.send(json.dumps({"type": "hello", "name": name}))
+        await conn.recv()
+        return conn
 
 
-async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[ClientConnection],
+async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[LeanConnection],
                     gate: asyncio.Semaphore, stop: asyncio.Event, think_s: float) -> None:
     """One table: two players play match after match until `stop`; its spectators follow each match."""
     rng = random.Random(index)
-    (ws_s, _), (ws_n, _) = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
+    ws_s, ws_n = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
     south, north = (Player(ws_s, f"s{index}", stats, rng, think_s), Player(ws_n, f"n{index}", stats, rng, think_s))
-    readers = [asyncio.create_task(p.read()) for p in (south, north)]
     try:
         while not stop.is_set():
-            await ws_s.send(json.dumps({"type": "create", "variant": variant, "seat": "south"}))
+            ws_s.send(json.dumps({"type": "create", "variant": variant, "seat": "south"}))
             match_id = (await south.snapshots.get())["match_id"]
-            await ws_n.send(json.dumps({"type": "join", "match_id": match_id}))
+            ws_n.send(json.dumps({"type": "join", "match_id": match_id}))
             await north.snapshots.get()
             for w in watchers:
-                await w.send(json.dumps({"type": "watch", "match_id": match_id}))
+                w.send(json.dumps({"type": "watch", "match_id": match_id}))
             south.start(match_id, variant, "south")
             north.start(match_id, variant, "north")
-            await south.maybe_move()
+            south.maybe_move()
             waits = [asyncio.create_task(stop.wait()), asyncio.create_task(south.done.wait())]
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             for w8 in waits:
@@ -177,22 +244,20 @@ async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: 
             if south.done.is_set():
                 stats.games += 1
             for w in watchers:
-                await w.send(json.dumps({"type": "leave", "match_id": match_id}))
-    except (ConnectionClosed, OSError) as exc:
+                w.send(json.dumps({"type": "leave", "match_id": match_id}))
+    except (ConnectionError, OSError) as exc:
         stats.errors.append(f"table {index}: {exc!r}")
-    finally:
-        for t in readers:
-            t.cancel()
 
 
-async def spectate(ws: ClientConnection, stats: Stats) -> None:
+def spectate(conn: LeanConnection, stats: Stats) -> None:
     """Count the events a spectator receives."""
-    try:
-        async for raw in ws:
-            if b'"type":"event"' in (raw if isinstance(raw, bytes) else raw.encode()):
-                stats.events_seen_by_spectators += 1
-    except ConnectionClosed:
-        pass
+
+    def count(raw: bytes) -> None:
+        """Count one message if it is an event."""
+        if b'"type":"event"' in raw:
+            stats.events_seen_by_spectators += 1
+
+    conn.handler = count
 
 
 def health(url: str) -> dict[str, Any]:
@@ -231,12 +296,11 @@ async def run(args: argparse.Namespace) -> int:
     gate = asyncio.Semaphore(50)
     stop = asyncio.Event()
     t_setup = time.perf_counter()
-    spectators = [ws for ws, _ in await asyncio.gather(*(open_ws(url, f"w{i}", gate)
-                                                         for i in range(args.spectators)))]
-    by_table: list[list[ClientConnection]] = [[] for _ in range(args.matches)]
-    for i, ws in enumerate(spectators):
-        by_table[i % args.matches].append(ws)
-    spectator_tasks = [asyncio.create_task(spectate(ws, stats)) for ws in spectators]
+    spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate) for i in range(args.spectators)))
+    by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
+    for i, conn in enumerate(spectators):
+        by_table[i % args.matches].append(conn)
+        spectate(conn, stats)
     tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, stop,
                                              args.think_ms / 1000))
               for i in range(args.matches)]
@@ -262,11 +326,12 @@ async def run(args: argparse.Namespace) -> int:
 
     os.kill(proc.pid, signal.SIGTERM if args.profile else signal.SIGKILL)
     await proc.wait()
-    with sqlite3.connect(db) as conn:
-        stored = set(conn.execute("SELECT match_id, ply FROM actions").fetchall())
+    with contextlib.closing(sqlite3.connect(db)) as database:
+        stored = set(database.execute("SELECT match_id, ply FROM actions").fetchall())
     lost = [d for d in stats.durable if d not in stored]
-    for t in spectator_tasks:
-        t.cancel()
+    for spectator in spectators:
+        if spectator.transport is not None:
+            spectator.transport.abort()
 
     def pct(p: float) -> float:
         """The latency at quantile `p`, in milliseconds."""
