@@ -92,7 +92,8 @@ class KalahApp(App[None]):
         self.push_screen(self.lobby)
         if self.launch.offline:
             self.lobby.set_library(self.launch.library)
-            self.lobby.connection_changed(False, "Offline: stored games only.")
+            self.lobby.connection_changed(False, "Offline: stored games only. Enter replays the selected game.")
+            self.call_after_refresh(self.lobby.focus_table, "finished")
             if self.launch.stored is not None:
                 self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
             return

@@ -209,6 +209,10 @@ class LobbyScreen(Screen[None]):
 
         self.app.push_screen(CreateMatchScreen(), created)
 
+    def focus_table(self, status: str) -> None:
+        """Put the keyboard on one table (`open`, `live` or `finished`)."""
+        self.query_one(f"#{status}", DataTable).focus()
+
     def on_screen_resume(self) -> None:
         """Back in the lobby: refresh the listing (once connected)."""
         if self.connection_notice is None:
