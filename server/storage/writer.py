@@ -85,6 +85,11 @@ def plan_batch(items: list[list[Op]]) -> list[tuple[str, list[tuple[Any, ...]]]]
 MAX_ROWS_PER_INSERT = 500
 
 
+def _multi_row(sql: str, rows: int) -> bool:
+    """Whether `_execute_group` runs `rows` rows of `sql` as one multi-row INSERT statement."""
+    return sql.startswith("INSERT") and " VALUES " in sql and " ON CONFLICT" not in sql and rows <= MAX_ROWS_PER_INSERT
+
+
 def _execute_group(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
     """Run one statement for many rows: an INSERT as multi-row VALUES (one step, one GIL release)."""
     head, values, tuple_sql = sql.partition(" VALUES ")
@@ -98,9 +103,13 @@ def _execute_group(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]
 
 def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseException | None]:
     """Commit every item in one transaction; on failure commit them one by one."""
+    plan = plan_batch(items)
     try:
+        if len(plan) == 1 and (len(plan[0][1]) == 1 or _multi_row(plan[0][0], len(plan[0][1]))):
+            _execute_group(db, *plan[0])  # one statement: its own transaction, one hand-over of the GIL
+            return [None] * len(items)
         db.execute("BEGIN IMMEDIATE")
-        for sql, rows in plan_batch(items):
+        for sql, rows in plan:
             _execute_group(db, sql, rows)
         db.execute("COMMIT")
         return [None] * len(items)
