@@ -250,13 +250,6 @@ class Engine:
                 best_pit, best_v = pit, v
         return best_pit, best_v
 
-    def best_at_depth(self, position: Position, depth: int) -> tuple[int, int]:
-        """(bin, mover value) of the best move by a search of `depth` sowings."""
-        kids = self.children(relative_board(position))
-        with self.lock:
-            pit, v = self._root(kids, max(0, depth - 1), 0, -1, 0.0)
-        return pit_to_bin(position, pit), v
-
     def best_by_deepening(self, position: Position, budget_s: float,
                           max_depth: int | None = None) -> tuple[int, int, bool, int]:
         """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget.
