@@ -232,12 +232,23 @@ class ListStandings(Message):
     limit: Annotated[int, Field(ge=1, le=200)] = 50
 
 
+class Analyse(Message):
+    """Ask for the value of a position (South minus North at the end) and a best move."""
+
+    type: Literal["analyse"] = "analyse"
+    variant: str = "kalah(6,4)"
+    position: Fen
+    budget_ms: Annotated[int, Field(ge=10, le=5000)] = 1000
+
+    _variant = field_validator("variant")(_check_variant)
+
+
 ActionMessage = MakeMove | SwapSides | TransferSeed
 
 ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
-    | CreateExhibition | ListStandings,
+    | CreateExhibition | ListStandings | Analyse,
     Field(discriminator="type"),
 ]
 
@@ -432,9 +443,20 @@ class Standings(Message):
     head_to_head: list[HeadToHead] = []
 
 
+class Analysis(Message):
+    """Answer to `analyse`: the value (exact, or from a search of `depth` sowings) and best moves."""
+
+    type: Literal["analysis"] = "analysis"
+    position: Fen
+    value: Annotated[int, Field(ge=-10_000, le=10_000)]
+    best: list[Bin] = []
+    exact: bool
+    depth: Annotated[int, Field(ge=-1, le=1000)]
+
+
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | GameList | GameRecord | Standings
-    | ErrorMessage,
+    | Analysis | ErrorMessage,
     Field(discriminator="type"),
 ]
 

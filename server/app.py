@@ -76,6 +76,7 @@ class RunningServer:
         await self.server.wait_closed()
         await self.arena.storage.close()
         self.arena.bots.close()
+        self.lobby.analyst.close()
         log_event("shutdown_done")
 
     async def __aenter__(self) -> RunningServer:

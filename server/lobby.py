@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal, cast
 
 from protocol.messages import (
+    Analyse,
     ClaimWin,
     ClientMessage,
     CreateExhibition,
@@ -34,6 +35,7 @@ from protocol.messages import (
     message_action,
 )
 from protocol.variant import Variant
+from server.analysis import Analyst
 from server.arena import Arena
 from server.errors import BadTokenError, HelloFirstError, ServerError, ShuttingDownError, UnknownMatchError
 from server.exhibition import create_exhibition, standings
@@ -67,6 +69,7 @@ class Lobby:
 
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self.analyst = Analyst()
 
     async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""
@@ -80,6 +83,8 @@ class Lobby:
             return [await standings(self.arena, msg.limit)]
         if s.player_id is None:
             raise HelloFirstError("say hello first")
+        if isinstance(msg, Analyse):
+            return [await self.analyst.aanalyse(msg)]
         if isinstance(msg, MakeMove | SwapSides | TransferSeed):
             room = self.arena.room(msg.match_id)
             await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)

@@ -1,0 +1,56 @@
+"""The `analyse` request: solver values of positions for clients (the replay screen)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from protocol import Game, Variant
+from server.app import RunningServer, start_server
+from tests.test_server_wire import Client
+
+
+@pytest.fixture
+async def arena(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server on a free port with a fresh database."""
+    running = await start_server(tmp_path / "arena.sqlite3")
+    yield running
+    await running.close()
+
+
+async def test_small_board_values_are_exact(arena: RunningServer) -> None:
+    """Kalah(3,3) from the start is solved exactly: South wins by 2 (RULES.md table)."""
+    c = await Client.open(arena.url, "student")
+    start = Game(Variant(houses=3, seeds=3)).position.fen()
+    await c.send(type="analyse", variant="kalah(3,3)", position=start, budget_ms=3000)
+    answer = await c.expect("analysis", timeout=10)
+    assert answer["exact"] and answer["value"] == 2 and answer["best"][0] in (1, 2, 3)
+    await c.close()
+
+
+async def test_finished_position_and_bad_requests(arena: RunningServer) -> None:
+    """A finished position's value is its result; a bad position or no hello is refused."""
+    c = await Client.open(arena.url, "student")
+    over = Game.from_record(Variant(houses=1, seeds=3), "1").position
+    await c.send(type="analyse", variant="kalah(1,3)", position=over.fen())
+    answer = await c.expect("analysis")
+    assert answer["value"] == 6 and answer["exact"] and answer["best"] == []
+    await c.send(type="analyse", variant="kalah(6,4)", position="1,2,3 S 0 -")
+    assert await c.error() == "bad_notation"
+    anon = await Client.open(arena.url, None)
+    await anon.send(type="analyse", variant="kalah(6,4)", position=Game().position.fen())
+    assert await anon.error() == "hello_first"
+    await c.close()
+    await anon.close()
+
+
+async def test_big_board_gives_a_bounded_value_in_budget(arena: RunningServer) -> None:
+    """Kalah(12,12) cannot be solved in 50 ms: the answer is a depth-limited value, marked inexact."""
+    c = await Client.open(arena.url, "student")
+    start = Game(Variant(houses=12, seeds=12)).position.fen()
+    await c.send(type="analyse", variant="kalah(12,12)", position=start, budget_ms=50)
+    answer = await c.expect("analysis", timeout=10)
+    assert not answer["exact"] and 1 <= answer["best"][0] <= 12
+    await c.close()
