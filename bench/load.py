@@ -57,6 +57,7 @@ class Stats:
     sent_at: dict[tuple[str, int], float] = field(default_factory=dict)
     durable: list[tuple[str, int]] = field(default_factory=list)
     games: int = 0
+    tables: int = 0
     events_seen_by_spectators: int = 0
 
 
@@ -221,12 +222,15 @@ async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> LeanConnectio
 
 
 async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[LeanConnection],
-                    gate: asyncio.Semaphore, stop: asyncio.Event, think_s: float) -> None:
-    """One table: two players play match after match until `stop`; its spectators follow each match."""
+                    gate: asyncio.Semaphore, go: asyncio.Event, stop: asyncio.Event, think_s: float) -> None:
+    """One table: once every table is connected (`go`), two players play match after match until `stop`."""
     rng = random.Random(index)
-    ws_s, ws_n = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
-    south, north = (Player(ws_s, f"s{index}", stats, rng, think_s), Player(ws_n, f"n{index}", stats, rng, think_s))
     try:
+        ws_s, ws_n = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
+        south = Player(ws_s, f"s{index}", stats, rng, think_s)
+        north = Player(ws_n, f"n{index}", stats, rng, think_s)
+        stats.tables += 1
+        await go.wait()
         while not stop.is_set():
             ws_s.send(json.dumps({"type": "create", "variant": variant, "seat": "south"}))
             match_id = (await south.snapshots.get())["match_id"]
@@ -245,7 +249,7 @@ async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: 
                 stats.games += 1
             for w in watchers:
                 w.send(json.dumps({"type": "leave", "match_id": match_id}))
-    except (ConnectionError, OSError) as exc:
+    except (ConnectionError, OSError, TimeoutError) as exc:
         stats.errors.append(f"table {index}: {exc!r}")
 
 
@@ -301,9 +305,13 @@ async def run(args: argparse.Namespace) -> int:
     for i, conn in enumerate(spectators):
         by_table[i % args.matches].append(conn)
         spectate(conn, stats)
-    tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, stop,
+    go = asyncio.Event()
+    tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, go, stop,
                                              args.think_ms / 1000))
               for i in range(args.matches)]
+    while stats.tables < args.matches and time.perf_counter() - t_setup < 120:
+        await asyncio.sleep(0.05)
+    go.set()
     while stats.acked < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
     setup_s = time.perf_counter() - t_setup
@@ -348,7 +356,7 @@ async def run(args: argparse.Namespace) -> int:
           f"({(h1['actions'] - h0['actions']) / max(1, commits):.1f})")
     commit_ms = 1000 * (h1["commit_seconds"] - h0["commit_seconds"]) / max(1, commits)
     print(f"{'commit round trip (ms)':<32}{commit_ms:>12.1f}")
-    print(f"{'games finished':<32}{stats.games:>12}")
+    print(f"{'games finished':<32}{stats.games:>12}   ({stats.tables} of {args.matches} tables playing)")
     print(f"{'events to spectators':<32}{stats.events_seen_by_spectators:>12}")
     print(f"{'server CPU (% of one core)':<32}{100 * (cpu1 - cpu0) / elapsed:>12.0f}")
     print(f"{'server peak memory (MiB)':<32}{peak / 2**20:>12.1f}")

@@ -44,6 +44,8 @@ class ServerOptions:
     ping_interval: float | None = 20.0
     ping_timeout: float | None = 20.0
     synchronous: str = "FULL"
+    backlog: int = 2048
+    """Pending TCP connections the kernel may queue while the loop is busy (a short queue drops SYNs)."""
     bot_factory: PlayerFactory | None = None
     bot_workers: int = 2
 
@@ -182,7 +184,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     handler = _Handler(lobby, server_opts)
     server = await serve(handler, host, port, process_request=handler.process_request,
                          max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
-                         ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None)
+                         ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
+                         backlog=server_opts.backlog)
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
