@@ -228,6 +228,9 @@ class Lobby:
             await a.storage.write([op_join(m.match_id, change.seat, change.player.player_id, True)])
             room.send_all(m.commit(change))
             a.index_seats(room)
+            for seat, who in enumerate(m.seats):  # an absent creator's grace period starts now
+                if who is not None and who.bot is None and not a.sessions_of.get(who.player_id):
+                    m.set_connected(seat, False)
             room.follow(s)
             s.send(m.snapshot(change.seat, room.spectators))
         a.after_change(room)

@@ -177,7 +177,8 @@ async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer)
 
 
 async def test_claim_after_grace_period_and_resign(server: RunningServer) -> None:
-    """A claim is refused within the grace period, then wins by abandonment; resigning loses."""
+    """A claim is refused within the grace period, then wins by abandonment (also against a creator
+    who left before the match began); resigning loses."""
     alice, bob, mid = await live_match(server.url)
     await bob.close()
     await alice.send(type="claim", match_id=mid)
@@ -186,6 +187,16 @@ async def test_claim_after_grace_period_and_resign(server: RunningServer) -> Non
     await alice.send(type="claim", match_id=mid)
     over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
     assert (over["reason"], over["winner"]) == ("abandonment", "south")
+    carol = await Client.open(server.url, "carol")
+    await carol.send(type="create", variant="kalah(3,3)")
+    absent = (await carol.expect("snapshot"))["match_id"]
+    await carol.close()
+    dave = await Client.open(server.url, "dave")
+    await dave.send(type="join", match_id=absent)
+    await dave.expect("snapshot")
+    await asyncio.sleep(1.1)
+    await dave.send(type="claim", match_id=absent)
+    assert (await dave.expect("event", where=lambda m: m["kind"] == "game_over"))["reason"] == "abandonment"
     carol, dave, mid2 = await live_match(server.url)
     await dave.send(type="resign", match_id=mid2)
     over = await carol.expect("event", where=lambda m: m["kind"] == "game_over")
