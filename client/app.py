@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -13,21 +12,22 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
-from client.embedded import EmbeddedServer, list_stored, start_embedded
+from client.embedded import EmbeddedServer, start_embedded
 from client.identities import load_token, save_token
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen, NameChanged, ReplayRequested, WatchRequested
-from client.screens.replay import ReplayScreen, StoredGame, stored_from_state
+from client.screens.replay import ReplayScreen, StoredGame, stored_from_info, stored_from_state
 from client.styles import CSS
 from client.ui_messages import ConnectionChanged, Outgoing, ServerMessageReceived
 from protocol import Variant
 from protocol.messages import (
+    Analysis,
     CreateMatch,
     ErrorMessage,
+    GameList,
     LeaveMatch,
-    ListMatches,
     Message,
     Snapshot,
     SyncMatch,
@@ -95,7 +95,7 @@ class KalahApp(App[None]):
             self.lobby.connection_changed(False, "Offline: stored games only. Enter replays the selected game.")
             self.call_after_refresh(self.lobby.focus_table, "finished")
             if self.launch.stored is not None:
-                self.push_screen(ReplayScreen(self.launch.stored, animate=self.launch.animate))
+                self.push_screen(self.replay_screen(self.launch.stored))
             return
         self.run_network()
         self.run_sender()
@@ -150,6 +150,12 @@ class KalahApp(App[None]):
                 self._started = True
                 self._first_steps(msg.seats)
             return
+        if isinstance(msg, GameList):
+            self._set_library(tuple(stored_from_info(g) for g in msg.games if g.status == "finished"))
+            return
+        if isinstance(msg, Analysis) or (isinstance(msg, ErrorMessage) and msg.request == "analyse"):
+            self._to_replays(msg)
+            return
         match_id: str | None = getattr(msg, "match_id", None)
         if match_id is None:
             self.lobby.server_message(msg)
@@ -168,12 +174,24 @@ class KalahApp(App[None]):
         if snap.match_id in self.pending_replays:
             self.pending_replays.discard(snap.match_id)
             self.send(LeaveMatch(match_id=snap.match_id))
-            stored = stored_from_state(MatchState.from_snapshot(snap))
-            self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
+            self.push_screen(self.replay_screen(stored_from_state(MatchState.from_snapshot(snap))))
             return
         screen = GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate)
         screen.server_url = self.connection.url if self.connection is not None else ""
         self.push_screen(screen)
+
+    def _to_replays(self, msg: Analysis | ErrorMessage) -> None:
+        """A solver answer (or refusal) goes to the replay screens that asked for it."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ReplayScreen):
+                if isinstance(msg, Analysis):
+                    screen.analysis_received(msg)
+                else:
+                    screen.analysis_refused(msg.message)
+
+    def replay_screen(self, stored: StoredGame) -> ReplayScreen:
+        """A replay screen for a stored game; solver values need a server (not offline)."""
+        return ReplayScreen(stored, animate=self.launch.animate, can_analyse=not self.launch.offline)
 
     def _remember(self, welcome: Welcome) -> None:
         """Keep the identity's token for the next session."""
@@ -208,22 +226,11 @@ class KalahApp(App[None]):
     # --- requests from screens ----------------------------------------------------------
 
     def on_outgoing(self, event: Outgoing) -> None:
-        """Send what a screen asked for; a listing request also rereads the local library."""
+        """Send what a screen asked for."""
         self.send(event.msg)
-        if isinstance(event.msg, ListMatches) and self.launch.url is None:
-            self.load_library()
-
-    @work(exclusive=True, group="library", thread=True)
-    def load_library(self) -> None:
-        """Read the stored games of the embedded server's database for the lobby."""
-        try:
-            games = tuple(list_stored(self.launch.db_path))
-        except (OSError, sqlite3.Error):
-            return
-        self.call_from_thread(self._set_library, games)
 
     def _set_library(self, games: tuple[StoredGame, ...]) -> None:
-        """Show the stored games in the lobby; replays of them open locally."""
+        """Show the stored games (as the server lists them) in the lobby; replays of them open at once."""
         self.library = {g.match_id: g for g in games}
         self.lobby.set_library(games)
 
@@ -235,7 +242,7 @@ class KalahApp(App[None]):
         """Replay a finished match from the lobby (from the library when offline)."""
         stored = self.library.get(event.match_id)
         if stored is not None:
-            self.push_screen(ReplayScreen(stored, animate=self.launch.animate))
+            self.push_screen(self.replay_screen(stored))
         else:
             self.open_replay(event.match_id)
 

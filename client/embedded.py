@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from client.match_state import reason_text
-from client.screens.replay import StoredGame
+from client.screens.replay import StoredGame, verdict_text
 from protocol import Variant
 
 
@@ -43,17 +42,9 @@ async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
 
 def _stored(game: Any) -> StoredGame:
     """The client's `StoredGame` from the server's stored-game row."""
-    variant = Variant.parse(game.variant)
-    why = reason_text(game.reason)
-    if game.status != "finished":
-        verdict = f"unfinished ({game.status})"
-    elif game.winner is None:
-        verdict = f"Draw{why}"
-    else:
-        by = f" by {abs(game.result)}" if game.result else ""
-        verdict = f"{game.winner} wins{by}{why}"
-    return StoredGame(game.match_id, variant, tuple(game.record.split()), game.south, game.north, verdict,
-                      game.result)
+    verdict = verdict_text(game.status, game.winner, game.result, game.reason)
+    return StoredGame(game.match_id, Variant.parse(game.variant), tuple(game.record.split()), game.south,
+                      game.north, verdict, game.result)
 
 
 def load_stored(db_path: Path | None, match_id: str) -> StoredGame | None:

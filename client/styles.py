@@ -35,6 +35,7 @@ CSS = """
 .player { height: 1; width: 66; padding: 0 1; }
 .player.-to-move { background: $boost; }
 #notice { height: auto; width: 66; min-height: 2; margin-top: 1; color: $text; }
+#analysis { width: 66; height: auto; color: $text-muted; display: none; }
 #error { color: $error; text-style: bold; width: 66; display: none; }
 #game-over {
     width: 66;

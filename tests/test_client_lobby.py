@@ -36,7 +36,7 @@ async def test_listing_fills_tables_and_enter_joins() -> None:
         lobby.server_message(listing())
         await pilot.pause()
         rows = {t.id: t.row_count for t in lobby.query(DataTable)}
-        assert rows == {"open": 1, "live": 1, "finished": 1}
+        assert rows == {"open": 1, "live": 1, "finished": 1, "standings": 0}
         lobby.query_one("#open", DataTable).focus()
         await pilot.press("enter")
         assert JoinMatch(match_id="open1") in app.sent

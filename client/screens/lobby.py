@@ -1,4 +1,4 @@
-"""The lobby: your name, open matches to join, live ones to watch, finished ones to replay."""
+"""The lobby: your name, open matches to join, live ones to watch, finished ones to replay, standings."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
@@ -20,17 +20,28 @@ from protocol.messages import (
     CreateMatch,
     ErrorMessage,
     FindOpponent,
+    HeadToHead,
     JoinMatch,
+    ListGames,
     ListMatches,
+    ListStandings,
     MatchList,
     MatchSummary,
     Seeking,
     ServerMessage,
+    StandingRow,
+    Standings,
     Welcome,
 )
 
 LISTING_REFRESH_S = 5.0
 """Seconds between two automatic listing requests while the lobby is shown."""
+
+LIBRARY_SIZE = 50
+"""How many of the newest stored games the lobby lists for replay."""
+
+STANDINGS_SIZE = 50
+"""How many players the standings table shows."""
 
 
 class ReplayRequested(Message):
@@ -67,6 +78,19 @@ def _players(m: MatchSummary) -> str:
     return f"{m.south or '(open)'} - {m.north or '(open)'}"
 
 
+def standing_cells(rank: int, row: StandingRow) -> tuple[str, ...]:
+    """One line of the standings table: rank, name, rating ± 95% interval, games, W, D, L, score."""
+    score = f"{100 * (row.wins + row.draws / 2) / row.games:.1f}%" if row.games else "-"
+    return (str(rank), row.name, f"{row.rating:.0f} ± {1.96 * row.rd:.0f}", str(row.games),
+            str(row.wins), str(row.draws), str(row.losses), score)
+
+
+def head_to_head_text(name: str, h2h: list[HeadToHead]) -> str:
+    """A player's results against each opponent, as wins-draws-losses."""
+    parts = [f"{h.opponent} {h.wins}-{h.draws}-{h.losses}" for h in h2h if h.player == name]
+    return f"{name} against " + (", ".join(parts) if parts else "nobody yet") + " (W-D-L)"
+
+
 class LobbyScreen(Screen[None]):
     """Where every session starts: pick a match or create one."""
 
@@ -85,23 +109,27 @@ class LobbyScreen(Screen[None]):
         self.player_name = name
         self.matches: list[MatchSummary] = []
         self.library: list[MatchSummary] = []
+        self.standings: Standings = Standings(rows=[])
         self.connection_notice: str | None = "Connecting…"
 
     def compose(self) -> ComposeResult:
-        """Name, three tables, and the create button."""
+        """Name, the three match tables, the standings, and the create button."""
         yield Static(id="connection", classes="banner")
         yield Static("[b]Kalah Arena[/b] · lobby", id="title")
         with Horizontal(id="name-row"):
             yield Label("Your name ")
             yield Input(self.player_name, id="name", max_length=32, restrict=r"[A-Za-z0-9_.:-]*")
             yield Button("Create match (c)", id="create", variant="primary")
-        with Vertical(id="tables"):
+        with VerticalScroll(id="tables"):
             yield Label("[b]Open matches[/b] — Enter to join", classes="table-title")
             yield DataTable(id="open", cursor_type="row", zebra_stripes=True)
             yield Label("[b]Live matches[/b] — Enter to watch", classes="table-title")
             yield DataTable(id="live", cursor_type="row", zebra_stripes=True)
             yield Label("[b]Finished matches[/b] — Enter to replay", classes="table-title")
             yield DataTable(id="finished", cursor_type="row", zebra_stripes=True)
+            yield Label("[b]Standings[/b] — rated games; rating ± 95% interval", classes="table-title")
+            yield DataTable(id="standings", cursor_type="row", zebra_stripes=True)
+            yield Static(id="head-to-head", classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -109,7 +137,10 @@ class LobbyScreen(Screen[None]):
         for table_id in ("open", "live", "finished"):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
+        self.query_one("#standings", DataTable).add_columns("#", "player", "rating", "games", "W", "D", "L",
+                                                            "score")
         self._draw()
+        self._draw_standings()
         self.set_interval(LISTING_REFRESH_S, self._refresh_listing)
 
     def _refresh_listing(self) -> None:
@@ -117,19 +148,28 @@ class LobbyScreen(Screen[None]):
         if self.is_current and self.connection_notice is None:
             self.action_refresh()
 
+    @property
+    def drawable(self) -> bool:
+        """Whether the widgets are there to draw on (not before mounting, nor while the app quits)."""
+        return self.is_mounted and bool(self.query("#connection"))
+
     # --- from the app -----------------------------------------------------------------
 
     def server_message(self, msg: ServerMessage) -> None:
         """Take the identity and the match listing."""
         if isinstance(msg, Welcome):
             self.player_name = msg.name
-            if self.is_mounted:
+            if self.drawable:
                 self.query_one("#name", Input).value = msg.name
-            self.post_message(Outgoing(ListMatches()))
+            self.action_refresh()
         elif isinstance(msg, MatchList):
             self.matches = list(msg.matches)
-            if self.is_mounted:
+            if self.drawable:
                 self._draw()
+        elif isinstance(msg, Standings):
+            self.standings = msg
+            if self.drawable:
+                self._draw_standings()
         elif isinstance(msg, Seeking):
             self.notify(f"Waiting for another player who wants {msg.variant}…", title="Pairing")
         elif isinstance(msg, ErrorMessage) and msg.match_id is None:
@@ -142,13 +182,13 @@ class LobbyScreen(Screen[None]):
                          north=_name(g.north), status="finished", ply=len(g.record), result=g.result)
             for g in games
         ]
-        if self.is_mounted:
+        if self.drawable:
             self._draw()
 
     def connection_changed(self, connected: bool, detail: str) -> None:
         """Show or hide the connection banner."""
         self.connection_notice = None if connected else detail
-        if self.is_mounted:
+        if self.drawable:
             self._draw_banner()
 
     # --- drawing -------------------------------------------------------------------------
@@ -173,6 +213,31 @@ class LobbyScreen(Screen[None]):
                     table.add_row(m.match_id, m.variant, _players(m), str(m.ply), str(m.spectators), result,
                                   key=m.match_id)
 
+    def _draw_standings(self) -> None:
+        """Fill the standings table, keeping the cursor on the same player."""
+        table = self.query_one("#standings", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for rank, line in enumerate(self.standings.rows, 1):
+            table.add_row(*standing_cells(rank, line), key=line.name)
+        if self.standings.rows:
+            table.move_cursor(row=min(row, len(self.standings.rows) - 1))
+        self._draw_head_to_head()
+
+    def _draw_head_to_head(self) -> None:
+        """The head-to-head results of the player under the standings cursor."""
+        rows = self.standings.rows
+        table = self.query_one("#standings", DataTable)
+        text = ""
+        if rows and 0 <= table.cursor_row < len(rows):
+            text = head_to_head_text(rows[table.cursor_row].name, self.standings.head_to_head)
+        self.query_one("#head-to-head", Static).update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Moving along the standings shows that player's head-to-head results."""
+        if event.data_table.id == "standings":
+            self._draw_head_to_head()
+
     # --- user actions -----------------------------------------------------------------
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -181,6 +246,8 @@ class LobbyScreen(Screen[None]):
         if match_id is None:
             return
         table_id = event.data_table.id
+        if table_id == "standings":
+            return
         if table_id == "open":
             self.post_message(Outgoing(JoinMatch(match_id=match_id)))
         elif table_id == "live":
@@ -210,7 +277,7 @@ class LobbyScreen(Screen[None]):
         self.app.push_screen(CreateMatchScreen(), created)
 
     def focus_table(self, status: str) -> None:
-        """Put the keyboard on one table (`open`, `live` or `finished`)."""
+        """Put the keyboard on one table (`open`, `live`, `finished` or `standings`)."""
         self.query_one(f"#{status}", DataTable).focus()
 
     def on_screen_resume(self) -> None:
@@ -223,8 +290,10 @@ class LobbyScreen(Screen[None]):
         self.post_message(Outgoing(FindOpponent(variant=Variant().text())))
 
     def action_refresh(self) -> None:
-        """Ask for the listing again."""
+        """Ask for the listing again: matches in play, stored finished games, and the standings."""
         self.post_message(Outgoing(ListMatches()))
+        self.post_message(Outgoing(ListGames(limit=LIBRARY_SIZE)))
+        self.post_message(Outgoing(ListStandings(limit=STANDINGS_SIZE)))
 
     def action_help(self) -> None:
         """Rules of the standard game."""

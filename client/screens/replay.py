@@ -12,12 +12,19 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from client.match_state import LastAction, MatchState, describe_last, result_text
+from client.match_state import LastAction, MatchState, describe_last, reason_text, result_text
 from client.screens.dialogs import HelpScreen
 from client.styles import NARROW
+from client.ui_messages import Outgoing
 from client.widgets.board import Board
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Game, KalahError, Side, Variant, parse_action
+from protocol.messages import Analyse, Analysis, GameInfo
+
+ANALYSIS_BUDGET_MS = 1000
+"""How long the server may search for the value of one replayed position."""
+
+NO_SERVER = "Solver values need a server: open the replay with a server address (kalah replay MATCH ws://…)."
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,32 @@ class StoredGame:
     north: str | None = None
     verdict: str = ""
     result: int | None = None
+
+
+def verdict_text(status: str, winner: str | None, result: int | None, reason: str | None) -> str:
+    """How a stored game ended, in words: `ann wins by 4 (…)`, `Draw`, or `unfinished (…)`."""
+    why = reason_text(reason)
+    if status != "finished":
+        return f"unfinished ({status})"
+    if winner is None:
+        return f"Draw{why}"
+    by = f" by {abs(result)}" if result else ""
+    return f"{winner} wins{by}{why}"
+
+
+def stored_from_info(info: GameInfo) -> StoredGame:
+    """A stored game as the server lists it (`games` request), ready to replay."""
+    return StoredGame(info.match_id, Variant.parse(info.variant), tuple(info.record), info.south, info.north,
+                      verdict_text(info.status, info.winner, info.result, info.reason), info.result)
+
+
+def analysis_text(a: Analysis) -> str:
+    """A solver answer in words: the value (≈ when only a bounded search finished) and the best move."""
+    approx = "" if a.exact else "≈"
+    lead = "even" if a.value == 0 else f"{'South' if a.value > 0 else 'North'} ahead"
+    how = "exact" if a.exact else f"search depth {a.depth}"
+    best = f" · best move {', '.join(map(str, a.best))}" if a.best else ""
+    return f"Solver value {approx}{a.value:+d}: {lead} (South's store minus North's at the end; {how}){best}"
 
 
 def stored_from_state(state: MatchState) -> StoredGame:
@@ -60,17 +93,25 @@ class ReplayScreen(Screen[None]):
         Binding("right", "step(1)", "Forward", priority=True),
         Binding("home", "jump(0)", "Start", priority=True),
         Binding("end", "jump(-1)", "End", priority=True),
+        Binding("a", "toggle_analysis", "Solver value"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
     ]
 
     index: reactive[int] = reactive(0)
 
-    def __init__(self, stored: StoredGame, *, animate: bool = True) -> None:
+    def __init__(self, stored: StoredGame, *, animate: bool = True, can_analyse: bool = True) -> None:
         super().__init__()
         self.stored = stored
         self.game = replay_game(stored)
         self.animate_sowing = animate
+        self.can_analyse = can_analyse
+        """Whether a server answers `analyse` requests (not in an offline replay)."""
+        self.show_analysis = False
+        self.analyses: dict[str, Analysis] = {}
+        """Solver answers by position (fen), asked for once each."""
+        self.asked: set[str] = set()
+        self.analysis_error: str | None = None
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -82,6 +123,7 @@ class ReplayScreen(Screen[None]):
                 yield Board(self.stored.variant, Side.SOUTH, animate=self.animate_sowing, id="board")
                 yield PlayerBar(id="bottom-player", classes="player")
                 yield Static(id="notice")
+                yield Static(id="analysis")
                 yield Static(id="game-over")
             with VerticalScroll(id="side-panel"):
                 yield MoveList(id="moves")
@@ -91,6 +133,56 @@ class ReplayScreen(Screen[None]):
         """Start at the first position."""
         self._ready = True
         self.watch_index()
+
+    # --- solver values --------------------------------------------------------------------
+
+    def action_toggle_analysis(self) -> None:
+        """Show or hide the solver's value of each position (asked of the server as positions are shown)."""
+        self.show_analysis = not self.show_analysis
+        self.asked.clear()  # answers lost to a reconnection are asked for again
+        self.analysis_error = None
+        self._draw_analysis()
+
+    def analysis_received(self, msg: Analysis) -> None:
+        """Keep a solver answer; show it if it is about the position on screen."""
+        self.analyses[msg.position] = msg
+        if self._ready:
+            self._draw_analysis()
+
+    def analysis_refused(self, reason: str) -> None:
+        """The server could not analyse a position: say why instead of waiting."""
+        self.analysis_error = reason
+        if self._ready:
+            self._draw_analysis()
+
+    def current_fen(self) -> str:
+        """The position on screen, in the notation the server analyses."""
+        return self.game.positions[self.index].fen()
+
+    def _draw_analysis(self) -> None:
+        """The solver line of the current position; ask for it if it is not known yet."""
+        lines = self.query("#analysis")
+        if not lines:  # the screen is being torn down
+            return
+        line = lines.first(Static)
+        line.display = self.show_analysis
+        if not self.show_analysis:
+            return
+        fen = self.current_fen()
+        known = self.analyses.get(fen)
+        if not self.can_analyse:
+            line.update(NO_SERVER)
+        elif known is not None:
+            line.update(analysis_text(known))
+        elif self.analysis_error is not None and fen in self.asked:
+            line.update(f"Solver: no value ({self.analysis_error})")
+        else:
+            line.update("Solver: thinking…")
+            if fen not in self.asked:
+                self.asked.add(fen)
+                self.analysis_error = None
+                self.post_message(Outgoing(Analyse(variant=self.stored.variant.text(), position=fen,
+                                                   budget_ms=ANALYSIS_BUDGET_MS)))
 
     def _seat_name(self, side: Side) -> str | None:
         """Who played `side` at the current position (players change sides after a swap)."""
@@ -127,13 +219,14 @@ class ReplayScreen(Screen[None]):
             bar.player = self._seat_name(side)
             bar.to_move = not pos.over and pos.to_move == side
         notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over)
-        self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · Esc back")
+        self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · a solver value · Esc back")
         over = self.query_one("#game-over", Static)
         at_end = i == n
         over.display = at_end and bool(self.stored.verdict or pos.over)
         if over.display:
             over.update(f"[b]GAME OVER[/b]\n{self.stored.verdict or pos.end}\n"
                         f"Stores: South {pos.stores[0]} · North {pos.stores[1]}")
+        self._draw_analysis()
         moves = self.query_one(MoveList)
         moves.moves = tuple((before.to_move.letter, a.token()) for before, a in zip(g.positions, g.actions,
                                                                                     strict=False))
