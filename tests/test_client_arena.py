@@ -1,0 +1,125 @@
+"""The client against a real server: standings and stored games in the lobby, solver values in replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from client.app import KalahApp, Launch
+from client.screens.replay import NO_SERVER, ReplayScreen, StoredGame
+from protocol import Variant
+from server.app import start_server
+from tests.test_client_e2e import SIZE, launch, until
+from tests.test_server_wire import Client
+
+SMALL = "kalah(3,3)"
+
+
+async def play_exhibitions(url: str, count: int) -> None:
+    """Play `count` rated games of alphabeta:3 (South) against random and wait until all are over."""
+    host = await Client.open(url, "host")
+    for i in range(count):
+        await host.send(type="exhibition", variant=SMALL, south="alphabeta:3", north="random", match_id=f"x{i + 1}")
+        await host.expect("snapshot")
+    while sum(1 for m in host.seen if m["type"] == "event" and m["kind"] == "game_over") < count:
+        await host.next(timeout=20)
+    await host.close()
+
+
+def cells(table: DataTable[str], key: str) -> list[str]:
+    """The cells of one row of a table, as text."""
+    return [str(c) for c in table.get_row(key)]
+
+
+async def test_lobby_shows_standings_of_rated_bot_games(tmp_path: Path) -> None:
+    """After two rated bot games the lobby's standings list both bots with rating ± interval and W/D/L."""
+    server = await start_server(tmp_path / "x.sqlite3")
+    try:
+        await play_exhibitions(server.url, 2)
+        app = launch(server.url, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.lobby.query_one("#standings", DataTable)
+            await until(pilot, lambda: table.row_count == 2)
+            best = cells(table, "bot:alphabeta:3")
+            worst = cells(table, "bot:random")
+            assert best[0] == "1" and worst[0] == "2"
+            assert "±" in best[2] and int(best[2].split()[0]) > 1500 > int(worst[2].split()[0])
+            assert best[3:] == ["2", "2", "0", "0", "100.0%"]
+            assert worst[3:] == ["2", "0", "0", "2", "0.0%"]
+            table.focus()
+            await pilot.pause()
+            h2h = str(app.lobby.query_one("#head-to-head", Static).render())
+            assert "bot:alphabeta:3 against bot:random 2-0-0" in h2h
+    finally:
+        await server.close()
+
+
+async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path: Path) -> None:
+    """A server restarted on its database still lists its finished games; Enter replays one from the listing."""
+    first = await start_server(tmp_path / "x.sqlite3")
+    try:
+        await play_exhibitions(first.url, 1)
+    finally:
+        await first.close()
+    server = await start_server(tmp_path / "x.sqlite3")  # nothing in memory: only stored games
+    try:
+        app = launch(server.url, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.lobby.query_one("#finished", DataTable)
+            await until(pilot, lambda: table.row_count == 1)
+            assert cells(table, "x1")[:3] == ["x1", SMALL, "bot:alphabeta:3 - bot:random"]
+            assert "x1" in app.library
+            table.focus()
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen) and screen.game.over
+            assert "bot:alphabeta:3" in screen.stored.verdict or "Draw" in screen.stored.verdict
+    finally:
+        await server.close()
+
+
+async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
+    """`a` shows the exact value and best move of each replayed position, asked once per position."""
+    server = await start_server(tmp_path / "x.sqlite3")
+    try:
+        await play_exhibitions(server.url, 1)
+        app = launch(server.url, "ann", start="replay", match_id="x1")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen)
+            line = screen.query_one("#analysis", Static)
+            assert not line.display
+            await pilot.press("a")
+            start = screen.current_fen()
+            await until(pilot, lambda: start in screen.analyses)
+            assert line.display
+            text = str(line.render())
+            assert "Solver value +2" in text and "exact" in text and "best move" in text  # RULES.md: 3,3 is +2
+            await pilot.press("right")
+            await until(pilot, lambda: screen.current_fen() in screen.analyses)
+            await pilot.press("left")
+            assert len(screen.asked) == 2 and "Solver value +2" in str(line.render())
+            await pilot.press("end")
+            await until(pilot, lambda: screen.current_fen() in screen.analyses)
+            final = screen.analyses[screen.current_fen()]
+            assert final.exact and final.best == [] and final.value == screen.game.position.margin
+            await pilot.press("a")
+            assert not line.display
+    finally:
+        await server.close()
+
+
+async def test_offline_replay_says_values_need_a_server() -> None:
+    """Replaying from a database file without a server, `a` explains that solver values need one."""
+    stored = StoredGame("m1", Variant.parse(SMALL), ("1", "3"), "ann", "bob")
+    app = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await pilot.press("a")
+        line = screen.query_one("#analysis", Static)
+        assert line.display and str(line.render()) == NO_SERVER
+        assert screen.asked == set()
