@@ -7,8 +7,9 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from client.app import KalahApp, Launch
-from client.screens.replay import NO_SERVER, ReplayScreen, StoredGame
-from protocol import Variant
+from client.screens.replay import NO_SERVER, ReplayScreen, StoredGame, analysis_text
+from protocol import Game, Variant
+from protocol.messages import Analysis
 from server.app import start_server
 from tests.test_client_e2e import SIZE, launch, until
 from tests.test_server_wire import Client
@@ -97,11 +98,11 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
             await until(pilot, lambda: start in screen.analyses)
             assert line.display
             text = str(line.render())
-            assert "Solver value +2" in text and "exact" in text and "best move" in text  # RULES.md: 3,3 is +2
+            assert "South wins by 2 with best play · best move" in text  # RULES.md: Kalah(3,3) is +2
             await pilot.press("right")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             await pilot.press("left")
-            assert len(screen.asked) == 2 and "Solver value +2" in str(line.render())
+            assert len(screen.asked) == 2 and "South wins by 2" in str(line.render())
             await pilot.press("end")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             final = screen.analyses[screen.current_fen()]
@@ -123,3 +124,13 @@ async def test_offline_replay_says_values_need_a_server() -> None:
         line = screen.query_one("#analysis", Static)
         assert line.display and str(line.render()) == NO_SERVER
         assert screen.asked == set()
+
+
+def test_solver_line_marks_bounded_values() -> None:
+    """Exact values read as a result with best play; bounded ones carry ≈ and the search depth."""
+    fen = Game().position.fen()
+    exact = Analysis(position=fen, value=-3, best=[9], exact=True, depth=30)
+    bounded = Analysis(position=fen, value=4, best=[3], exact=False, depth=12)
+    assert analysis_text(exact) == "Solver: North wins by 3 with best play · best move 9"
+    assert analysis_text(bounded) == "Solver: ≈ South ahead by 4 (search depth 12) · best move 3"
+    assert analysis_text(Analysis(position=fen, value=0, exact=True, depth=0)) == "Solver: a draw"

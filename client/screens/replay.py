@@ -58,12 +58,16 @@ def stored_from_info(info: GameInfo) -> StoredGame:
 
 
 def analysis_text(a: Analysis) -> str:
-    """A solver answer in words: the value (≈ when only a bounded search finished) and the best move."""
-    approx = "" if a.exact else "≈"
-    lead = "even" if a.value == 0 else f"{'South' if a.value > 0 else 'North'} ahead"
-    how = "exact" if a.exact else f"search depth {a.depth}"
+    """A solver answer in words: who wins by how much (≈ when only a bounded search finished), best move."""
+    side = "South" if a.value > 0 else "North"
+    if a.exact:
+        value = "a draw" if a.value == 0 else f"{side} wins by {abs(a.value)}"
+        value += " with best play" if a.best else ""
+    else:
+        value = "≈ even" if a.value == 0 else f"≈ {side} ahead by {abs(a.value)}"
+        value += f" (search depth {a.depth})"
     best = f" · best move {', '.join(map(str, a.best))}" if a.best else ""
-    return f"Solver value {approx}{a.value:+d}: {lead} (South's store minus North's at the end; {how}){best}"
+    return f"Solver: {value}{best}"
 
 
 def stored_from_state(state: MatchState) -> StoredGame:
