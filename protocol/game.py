@@ -70,12 +70,18 @@ class Game:
     def play(self, action: Action, side: Side | None = None) -> MoveEvent:
         """Apply an action (checking the mover if `side` is given) and return what happened."""
         pos, event = self.preview(action, side)
+        self.push(action, pos, event)
+        return event
+
+    def push(self, action: Action, pos: Position, event: MoveEvent) -> None:
+        """Append what `preview(action)` returned for the current position (validated already)."""
+        if pos.ply != self.position.ply + 1:
+            raise ValueError("push() takes the preview of the current position")
         if self.variant.can_repeat:
             self._seen[pos.key()] += 1
         self.positions.append(pos)
         self.actions.append(action)
         self.events.append(event)
-        return event
 
     def record(self) -> str:
         """The game record: space-separated notation tokens."""

@@ -17,11 +17,10 @@ from typing import Literal
 
 from protocol.actions import Action
 from protocol.errors import GameOverError
-from protocol.game import REPETITION_LIMIT, Game
+from protocol.game import Game
 from protocol.messages import Clocks as WireClocks
 from protocol.messages import MatchEvent, MatchSummary, Snapshot, encode
 from protocol.position import MoveEvent, Position, Side
-from protocol.sowing import END_REPETITION
 from protocol.variant import Variant
 from server.clocks import Clocks
 from server.errors import (
@@ -241,17 +240,9 @@ class Match:
         now = self.now()
         if self.clocks.expired(now) is not None:
             raise TimeOutError("your time has run out")
-        side = self.side_of(seat)
-        pos, move = self.position.apply_event(action, side)
-        after = None if self.variant.can_repeat else (pos, move)
-        end: EndChange | None = None
-        if pos.end is None and self.variant.can_repeat:
-            key = pos.key()
-            if sum(1 for p in self.game.positions if p.key() == key) + 1 >= REPETITION_LIMIT:
-                pos = pos.finish(END_REPETITION)
-        if pos.end is not None:
-            end = self._score_end(pos)
-        return ActionChange(seat, action, ply, self.clocks.after_action(seat, now), now, end, after)
+        pos, move = self.game.preview(action, self.side_of(seat))
+        end = None if pos.end is None else self._score_end(pos)
+        return ActionChange(seat, action, ply, self.clocks.after_action(seat, now), now, end, (pos, move))
 
     def _seat_at(self, ply: int) -> int:
         """The seat that played the action at `ply` (sides are mapped with the swap state then)."""
@@ -330,9 +321,7 @@ class Match:
         game = self.game
         if change.after is not None and change.ply == game.ply and change.after[0].ply == game.ply + 1:
             pos, mv = change.after
-            game.positions.append(pos)
-            game.actions.append(change.action)
-            game.events.append(mv)
+            game.push(change.action, pos, mv)
         else:
             mv = game.play(change.action, self.side_of(change.seat))
             pos = game.position

@@ -219,3 +219,15 @@ def test_repetition_ends_game() -> None:
         assert seat is not None
         m.play(seat, rng.choice(m.position.legal_actions()), m.ply)
     assert m.status == "finished"
+
+
+def test_threefold_repetition_ends_the_match() -> None:
+    """With clockwise sowing the third occurrence of a position ends the match by repetition."""
+    m = live("kalah(2,1,clockwise=on)")
+    events = []
+    for ply, bin_number in enumerate([2, 4, 1, 5, 2, 4, 1, 5, 2, 4]):
+        seat = m.seat_to_move()
+        assert seat is not None
+        events = m.play(seat, Sow(bin_number), ply)
+    assert m.status == "finished" and m.end is not None and m.end.reason == "repetition"
+    assert events[-1].kind == "game_over" and events[-1].reason == "repetition"
