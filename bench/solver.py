@@ -67,14 +67,17 @@ def full_solve(variant: Variant, seeds: int, tt_bits: int) -> None:
     engine = Engine(variant, tt_log2=tt_bits, egdb_seeds=seeds, progress=egdb.print_progress)
     build_s = time.perf_counter() - t0
     size = sum(len(level) for level in engine.levels)
+    value = engine.solve(Position.initial(variant))
     t1 = time.perf_counter()
     sol = engine.solve(Position.initial(variant), per_move=True)
     solve_s = time.perf_counter() - t1
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_move = "  ".join(f"{b}:{v:+d}" for b, v in sol.per_move.items())
     print(f"{variant.text()}: value {sol.value:+d}  best {sol.best}  per move {per_move}")
-    print(f"  solve {solve_s:.2f} s (goal {GOAL_SOLVE_S:.0f} s), {sol.nodes:,} nodes, "
-          f"{sol.nodes / max(solve_s, 1e-9):,.0f} nodes/s")
+    print(f"  value alone {value.seconds:.2f} s, {value.nodes:,} nodes, "
+          f"{value.nodes / max(value.seconds, 1e-9):,.0f} nodes/s (one core)")
+    print(f"  every first move {solve_s:.2f} s (goal {GOAL_SOLVE_S:.0f} s), {sol.nodes:,} nodes on "
+          f"{min(engine.workers, len(sol.per_move))} threads")
     print(f"  databases up to {len(engine.levels) - 1} seeds: {size / 2**20:,.0f} MiB, "
           f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
 
@@ -84,7 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--egdb-seeds", type=int, default=24, help="databases up to this many seeds in play")
     parser.add_argument("--tt-bits", type=int, default=22, help="log2 of table entries per searcher")
-    parser.add_argument("--depth", type=int, default=7, help="depth of the nodes/s comparison")
+    parser.add_argument("--depth", type=int, default=11, help="depth of the nodes/s comparison")
     parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
                         help="comma-separated h,s:capture list")
     args = parser.parse_args()
