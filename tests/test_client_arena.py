@@ -42,16 +42,19 @@ async def test_lobby_shows_standings_of_rated_bot_games(tmp_path: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             table = app.lobby.query_one("#standings", DataTable)
             await until(pilot, lambda: table.row_count == 2)
-            best = cells(table, "bot:alphabeta:3")
-            worst = cells(table, "bot:random")
-            assert best[0] == "1" and worst[0] == "2"
-            assert "±" in best[2] and int(best[2].split()[0]) > 1500 > int(worst[2].split()[0])
-            assert best[3:] == ["2", "2", "0", "0", "100.0%"]
-            assert worst[3:] == ["2", "0", "0", "2", "0.0%"]
+            bot = cells(table, "bot:alphabeta:3")
+            rnd = cells(table, "bot:random")
+            assert {bot[0], rnd[0]} == {"1", "2"} and "±" in bot[2] and "±" in rnd[2]
+            games, wins, draws, losses = map(int, bot[3:7])
+            assert games == wins + draws + losses == 2
+            assert rnd[3:7] == [str(games), str(losses), str(draws), str(wins)]
+            assert bot[7] == f"{100 * (wins + draws / 2) / 2:.1f}%"
             table.focus()
             await pilot.pause()
             h2h = str(app.lobby.query_one("#head-to-head", Static).render())
-            assert "bot:alphabeta:3 against bot:random 2-0-0" in h2h
+            expected = (f"bot:alphabeta:3 against bot:random {wins}-{draws}-{losses}" if bot[0] == "1"
+                        else f"bot:random against bot:alphabeta:3 {losses}-{draws}-{wins}")
+            assert expected in h2h
     finally:
         await server.close()
 
@@ -76,7 +79,8 @@ async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path:
             await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
             screen = app.screen
             assert isinstance(screen, ReplayScreen) and screen.game.over
-            assert "bot:alphabeta:3" in screen.stored.verdict or "Draw" in screen.stored.verdict
+            assert len(screen.stored.record) == int(cells(table, "x1")[3])
+            assert screen.stored.verdict and "unfinished" not in screen.stored.verdict
     finally:
         await server.close()
 
@@ -102,13 +106,35 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
             await pilot.press("right")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             await pilot.press("left")
-            assert len(screen.asked) == 2 and "South wins by 2" in str(line.render())
+            assert len(screen.analyses) == 2 and screen.asked == [] and "South wins by 2" in str(line.render())
             await pilot.press("end")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             final = screen.analyses[screen.current_fen()]
             assert final.exact and final.best == [] and final.value == screen.game.position.margin
             await pilot.press("a")
             assert not line.display
+    finally:
+        await server.close()
+
+
+async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
+    """A position the server cannot analyse (opening transfer due) says why; the next one has its value."""
+    stored = StoredGame("t1", Variant.parse("kalah(3,3,transfer=on)"), ("t-", "1"), "ann", "bob")
+    server = await start_server(tmp_path / "x.sqlite3")
+    try:
+        app = launch(server.url, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connection is not None and app.connection.connected)
+            screen = app.replay_screen(stored)
+            await app.push_screen(screen)
+            await pilot.press("a")
+            line = screen.query_one("#analysis", Static)
+            await until(pilot, lambda: bool(screen.refused))
+            assert "no value" in str(line.render())
+            await pilot.press("right")
+            await until(pilot, lambda: screen.current_fen() in screen.analyses)
+            await pilot.press("left")
+            assert "no value" in str(line.render()) and screen.asked == []
     finally:
         await server.close()
 
@@ -123,7 +149,7 @@ async def test_offline_replay_says_values_need_a_server() -> None:
         await pilot.press("a")
         line = screen.query_one("#analysis", Static)
         assert line.display and str(line.render()) == NO_SERVER
-        assert screen.asked == set()
+        assert screen.asked == []
 
 
 def test_solver_line_marks_bounded_values() -> None:

@@ -114,8 +114,10 @@ class ReplayScreen(Screen[None]):
         self.show_analysis = False
         self.analyses: dict[str, Analysis] = {}
         """Solver answers by position (fen), asked for once each."""
-        self.asked: set[str] = set()
-        self.analysis_error: str | None = None
+        self.refused: dict[str, str] = {}
+        """Why the server gave no value of a position, by position."""
+        self.asked: list[str] = []
+        """Positions asked about and not answered yet, in the order asked (the server answers in order)."""
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -144,18 +146,21 @@ class ReplayScreen(Screen[None]):
         """Show or hide the solver's value of each position (asked of the server as positions are shown)."""
         self.show_analysis = not self.show_analysis
         self.asked.clear()  # answers lost to a reconnection are asked for again
-        self.analysis_error = None
         self._draw_analysis()
 
     def analysis_received(self, msg: Analysis) -> None:
         """Keep a solver answer; show it if it is about the position on screen."""
         self.analyses[msg.position] = msg
+        if msg.position in self.asked:
+            self.asked.remove(msg.position)
         if self._ready:
             self._draw_analysis()
 
     def analysis_refused(self, reason: str) -> None:
-        """The server could not analyse a position: say why instead of waiting."""
-        self.analysis_error = reason
+        """The server could not analyse the oldest position asked about: say why instead of waiting."""
+        if not self.asked:
+            return
+        self.refused[self.asked.pop(0)] = reason
         if self._ready:
             self._draw_analysis()
 
@@ -178,13 +183,12 @@ class ReplayScreen(Screen[None]):
             line.update(NO_SERVER)
         elif known is not None:
             line.update(analysis_text(known))
-        elif self.analysis_error is not None and fen in self.asked:
-            line.update(f"Solver: no value ({self.analysis_error})")
+        elif fen in self.refused:
+            line.update(f"Solver: no value ({self.refused[fen]})")
         else:
             line.update("Solver: thinking…")
             if fen not in self.asked:
-                self.asked.add(fen)
-                self.analysis_error = None
+                self.asked.append(fen)
                 self.post_message(Outgoing(Analyse(variant=self.stored.variant.text(), position=fen,
                                                    budget_ms=ANALYSIS_BUDGET_MS)))
 
