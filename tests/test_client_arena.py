@@ -140,7 +140,7 @@ async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
 
 
 async def test_offline_replay_says_values_need_a_server() -> None:
-    """Replaying from a database file without a server, `a` explains that solver values need one."""
+    """Replaying from a database file without a server, `a` explains that solver values (and standings) need one."""
     stored = StoredGame("m1", Variant.parse(SMALL), ("1", "3"), "ann", "bob")
     app = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
     async with app.run_test(size=SIZE) as pilot:
@@ -150,6 +150,7 @@ async def test_offline_replay_says_values_need_a_server() -> None:
         line = screen.query_one("#analysis", Static)
         assert line.display and str(line.render()) == NO_SERVER
         assert screen.asked == []
+        assert str(app.lobby.query_one("#head-to-head", Static).render()) == "Standings come from a server."
 
 
 def test_solver_line_marks_bounded_values() -> None:

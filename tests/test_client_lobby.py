@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Checkbox, DataTable, Input, Select
+from textual.widgets import Checkbox, DataTable, Input, Select, Static
 
 from client.app import KalahApp, Launch
 from client.opponents import bot_opponent
 from client.screens.create import CreateMatchScreen
-from client.screens.lobby import LobbyScreen
-from protocol.messages import CreateMatch, JoinMatch, MatchList, MatchSummary
+from client.screens.lobby import LIBRARY_SIZE, STANDINGS_SIZE, LobbyScreen
+from protocol.messages import (
+    CreateMatch,
+    JoinMatch,
+    ListGames,
+    ListMatches,
+    ListStandings,
+    MatchList,
+    MatchSummary,
+)
 from tests.client_hosts import ScreenHost
 
 SIZE = (100, 40)
@@ -28,7 +36,7 @@ def listing() -> MatchList:
 
 
 async def test_listing_fills_tables_and_enter_joins() -> None:
-    """Each match lands in its table; Enter on an open match asks to join it."""
+    """Each match lands in its table; Enter on an open match asks to join it; `g` asks for everything again."""
     lobby = LobbyScreen("ann")
     app = ScreenHost(lobby)
     async with app.run_test(size=SIZE) as pilot:
@@ -37,9 +45,12 @@ async def test_listing_fills_tables_and_enter_joins() -> None:
         await pilot.pause()
         rows = {t.id: t.row_count for t in lobby.query(DataTable)}
         assert rows == {"open": 1, "live": 1, "finished": 1, "standings": 0}
+        assert str(lobby.query_one("#head-to-head", Static).render()) == "No rated games yet."
         lobby.query_one("#open", DataTable).focus()
         await pilot.press("enter")
         assert JoinMatch(match_id="open1") in app.sent
+        await pilot.press("g")
+        assert {ListMatches(), ListGames(limit=LIBRARY_SIZE), ListStandings(limit=STANDINGS_SIZE)} <= set(app.sent)
 
 
 async def test_create_form_sends_every_option() -> None:

@@ -190,6 +190,7 @@ class LobbyScreen(Screen[None]):
         self.connection_notice = None if connected else detail
         if self.drawable:
             self._draw_banner()
+            self._draw_head_to_head()
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -228,9 +229,10 @@ class LobbyScreen(Screen[None]):
         """The head-to-head results of the player under the standings cursor."""
         rows = self.standings.rows
         table = self.query_one("#standings", DataTable)
-        text = ""
         if rows and 0 <= table.cursor_row < len(rows):
             text = head_to_head_text(rows[table.cursor_row].name, self.standings.head_to_head)
+        else:
+            text = "No rated games yet." if self.connection_notice is None else "Standings come from a server."
         self.query_one("#head-to-head", Static).update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
