@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import threading
 import time
 from typing import Protocol, runtime_checkable
 
@@ -64,13 +65,15 @@ class SearchPlayer:
 
     def __init__(self) -> None:
         self._engines: dict[Variant, Engine] = {}
+        self._guard = threading.Lock()
 
     def engine(self, variant: Variant) -> Engine:
-        """This player's engine for a variant (built on first need)."""
+        """This player's engine for a variant (built on first need; safe from several threads)."""
         v = _plain(variant)
-        if v not in self._engines:
-            self._engines[v] = Engine(v, tt_log2=20, egdb_seeds=self.egdb_seeds)
-        return self._engines[v]
+        with self._guard:
+            if v not in self._engines:
+                self._engines[v] = Engine(v, tt_log2=20, egdb_seeds=self.egdb_seeds, workers=1)
+            return self._engines[v]
 
     def evaluate(self, position: Position, deadline: float) -> int:
         """Estimated final margin for South of a sowing position."""
