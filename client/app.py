@@ -220,7 +220,7 @@ class KalahApp(App[None]):
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         """Tell every screen that shows the connection state."""
         for screen in self.screen_stack:
-            if isinstance(screen, LobbyScreen | GameScreen):
+            if isinstance(screen, LobbyScreen | GameScreen | ReplayScreen):
                 screen.connection_changed(event.connected, event.detail)
 
     # --- requests from screens ----------------------------------------------------------

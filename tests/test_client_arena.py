@@ -111,6 +111,11 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             final = screen.analyses[screen.current_fen()]
             assert final.exact and final.best == [] and final.value == screen.game.position.margin
+            await pilot.press("left")
+            screen.asked.append(screen.current_fen())  # as if the answer was lost with the connection
+            assert app.connection is not None
+            await app.connection.drop()
+            await until(pilot, lambda: screen.current_fen() in screen.analyses and not screen.asked)
             await pilot.press("a")
             assert not line.display
     finally:

@@ -164,6 +164,13 @@ class ReplayScreen(Screen[None]):
         if self._ready:
             self._draw_analysis()
 
+    def connection_changed(self, connected: bool, detail: str) -> None:
+        """Questions in flight when the link went down got no answer: ask again once it is back."""
+        if connected:
+            self.asked.clear()
+            if self._ready:
+                self._draw_analysis()
+
     def current_fen(self) -> str:
         """The position on screen, in the notation the server analyses."""
         return self.game.positions[self.index].fen()
