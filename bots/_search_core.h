@@ -200,9 +200,9 @@ typedef struct {
 } Builder;
 
 /* Threads may build disjoint rank ranges of one level at once: a position reached from two
-   ranges is computed by both, which store the same value, so relaxed atomics suffice. */
-static int build_value(Builder *B, const int16_t *b) {
-    uint64_t r = rank_board(B->R, b);
+   ranges is computed by both, which store the same value, so relaxed atomics suffice.
+   `r` is the rank of `b`; every child's entry is prefetched before any is read. */
+static int build_value(Builder *B, const int16_t *b, uint64_t r) {
     int8_t known = __atomic_load_n(&B->out[r], __ATOMIC_RELAXED);
     if (known != SENT) return known;
     const RulesObject *R = B->R;
@@ -220,15 +220,29 @@ static int build_value(Builder *B, const int16_t *b) {
         __atomic_store_n(&B->out[r], (int8_t)best, __ATOMIC_RELAXED);
         return best;
     }
+    Child ch[MAXH];
+    int8_t *at[MAXH];
+    int nc = 0;
     for (int p = 0; p < R->h; p++) {
         if (!b[p]) continue;
-        Child c;
-        make_move(R, b, p, &c);
+        Child *c = &ch[nc];
+        make_move(R, b, p, c);
+        at[nc] = NULL;
+        if (!c->over) {
+            c->k1 = rank_board(R, c->b);
+            at[nc] = c->k < B->k ? (int8_t *)&B->levels[c->k][c->k1] : &B->out[c->k1];
+            __builtin_prefetch(at[nc]);
+        }
+        nc++;
+    }
+    for (int i = 0; i < nc; i++) {
+        Child *c = &ch[i];
         int v;
-        if (c.over) v = c.gain;
+        if (c->over) v = c->gain;
         else {
-            int cv = c.k < B->k ? B->levels[c.k][rank_board(R, c.b)] : build_value(B, c.b);
-            v = c.extra ? c.gain + cv : c.gain - cv;
+            int cv = __atomic_load_n(at[i], __ATOMIC_RELAXED);
+            if (cv == SENT) cv = build_value(B, c->b, c->k1);
+            v = c->extra ? c->gain + cv : c->gain - cv;
         }
         if (v > best) best = v;
     }
@@ -268,7 +282,7 @@ static void build_range(Builder *B, uint64_t start, uint64_t stop) {
     unrank_bars(m, start, k, bars);
     for (uint64_t r = start; r < stop; r++) {
         bars_to_board(B->R, bars, k, b);
-        build_value(B, b);
+        build_value(B, b, r);
         int j = 0;
         while (j < m - 2 && bars[j] + 1 == bars[j + 1]) j++;
         bars[j]++;
