@@ -1,0 +1,198 @@
+"""Messages the server sends to clients (replies and events)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, SideName, Token
+
+
+class Welcome(Message):
+    """Answer to hello: the identity, its secret token, and the matches where it holds a seat."""
+
+    type: Literal["welcome"] = "welcome"
+    player_id: MatchId
+    name: Name
+    token: Token
+    seats: list[MatchId] = Field(default_factory=list)
+    version: Int32 = PROTOCOL_VERSION
+
+
+class Clocks(Message):
+    """Milliseconds left for each side, and which one is running (None: stopped)."""
+
+    south_ms: Int32 | None = None
+    north_ms: Int32 | None = None
+    running: SideName | None = None
+
+
+class MatchSummary(Message):
+    """One match in a listing."""
+
+    match_id: MatchId
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    status: Literal["open", "live", "finished"]
+    ply: Int32 = 0
+    spectators: Int32 = 0
+    result: int | None = None
+
+
+class MatchList(Message):
+    """The open and live matches."""
+
+    type: Literal["matches"] = "matches"
+    matches: list[MatchSummary]
+
+
+class Snapshot(Message):
+    """The whole state of a match, as of event number `seq`."""
+
+    type: Literal["snapshot"] = "snapshot"
+    match_id: MatchId
+    seq: Int32
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    you: SideName | None = None
+    status: Literal["open", "live", "finished"]
+    record: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list)
+    position: Fen
+    clocks: Clocks = Clocks()
+    spectators: Int32 = 0
+    result: int | None = None
+    reason: str | None = None
+    winner: SideName | None = None
+
+
+class MatchEvent(Message):
+    """One numbered event of a match: an action with what it did, or a change of players."""
+
+    type: Literal["event"] = "event"
+    match_id: MatchId
+    seq: Int32
+    kind: Literal["action", "joined", "left", "spectators", "game_over"]
+    ply: Int32 | None = None
+    side: SideName | None = None
+    action: Annotated[str, Field(max_length=8)] | None = None
+    path: list[Bin] = Field(default_factory=list)
+    capture: list[Int32] | None = None
+    extra_turn: bool = False
+    position: Fen | None = None
+    clocks: Clocks | None = None
+    player: Name | None = None
+    spectators: Int32 | None = None
+    result: int | None = None
+    reason: str | None = None
+    winner: SideName | None = None
+
+
+class Ack(Message):
+    """An action was stored: it is durable from now on (`duplicate`: a resent action, not replayed)."""
+
+    type: Literal["ack"] = "ack"
+    match_id: MatchId
+    ply: Int32
+    seq: Int32
+    duplicate: bool = False
+
+
+class Presence(Message):
+    """Who is there, outside the numbered events: spectator count and which seats are connected."""
+
+    type: Literal["presence"] = "presence"
+    match_id: MatchId
+    spectators: Int32 = 0
+    south_connected: bool = False
+    north_connected: bool = False
+
+
+class Seeking(Message):
+    """Answer to seek: waiting for an opponent of this variant (a snapshot follows when paired)."""
+
+    type: Literal["seeking"] = "seeking"
+    variant: str
+
+
+class ErrorMessage(Message):
+    """A refused request: a stable `code`, a human message, and the request type it answers."""
+
+    type: Literal["error"] = "error"
+    code: Annotated[str, Field(max_length=64)]
+    message: Annotated[str, Field(max_length=1000)]
+    request: Annotated[str, Field(max_length=32)] | None = None
+    match_id: MatchId | None = None
+
+
+class GameInfo(Message):
+    """A stored game: who opened as South and North, its record, and how it ended (times in ISO 8601)."""
+
+    match_id: MatchId
+    variant: str
+    south: Name | None = None
+    north: Name | None = None
+    status: Literal["open", "live", "finished", "cancelled"]
+    record: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list)
+    result: int | None = None
+    winner: Name | None = None
+    reason: str | None = None
+    created_at: Annotated[str, Field(max_length=40)]
+    finished_at: Annotated[str, Field(max_length=40)] | None = None
+
+
+class GameList(Message):
+    """Answer to `games`: stored games, newest first."""
+
+    type: Literal["game_list"] = "game_list"
+    games: list[GameInfo]
+
+
+class GameRecord(Message):
+    """Answer to `game`: one stored game with its whole record."""
+
+    type: Literal["game_record"] = "game_record"
+    game: GameInfo
+
+
+class StandingRow(Message):
+    """One player's line of the rating table: Glicko-2 rating and deviation, results."""
+
+    name: Name
+    rating: float
+    rd: float
+    games: Int32
+    wins: Int32
+    draws: Int32
+    losses: Int32
+
+
+class HeadToHead(Message):
+    """The results of `player` against `opponent`."""
+
+    player: Name
+    opponent: Name
+    wins: Int32
+    draws: Int32
+    losses: Int32
+
+
+class Standings(Message):
+    """Answer to `standings`: the rating table and head-to-head results."""
+
+    type: Literal["standings_table"] = "standings_table"
+    rows: list[StandingRow]
+    head_to_head: list[HeadToHead] = Field(default_factory=list)
+
+
+class Analysis(Message):
+    """Answer to `analyse`: the value (exact, or from a search of `depth` sowings) and best moves."""
+
+    type: Literal["analysis"] = "analysis"
+    position: Fen
+    value: Annotated[int, Field(ge=-10_000, le=10_000)]
+    best: list[Bin] = Field(default_factory=list)
+    exact: bool
+    depth: Annotated[int, Field(ge=-1, le=1000)]

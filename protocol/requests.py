@@ -1,0 +1,199 @@
+"""Messages a client sends to the server (requests), their union, and the action they ask for."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from protocol.actions import Action, Sow, Swap, Transfer
+from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
+
+
+class Hello(Message):
+    """First message of a connection: a name, or a token to restore an identity."""
+
+    type: Literal["hello"] = "hello"
+    name: Name
+    token: Token | None = None
+    version: Int32 = PROTOCOL_VERSION
+
+
+class CreateMatch(Message):
+    """Create a match: a variant, the creator's seat, and an open seat or a hosted bot."""
+
+    type: Literal["create"] = "create"
+    variant: str = "kalah(6,4)"
+    seat: Literal["south", "north", "random"] = "south"
+    opponent: Annotated[str, Field(max_length=64)] | None = None
+    rated: bool = True
+
+    _variant = field_validator("variant")(check_variant)
+
+
+class FindOpponent(Message):
+    """Ask to be paired with any other player waiting for the same variant."""
+
+    type: Literal["seek"] = "seek"
+    variant: str = "kalah(6,4)"
+
+    _variant = field_validator("variant")(check_variant)
+
+
+class JoinMatch(Message):
+    """Take the open seat of a match."""
+
+    type: Literal["join"] = "join"
+    match_id: MatchId
+
+
+class WatchMatch(Message):
+    """Spectate a match; `since` is the last event number already seen (None: snapshot)."""
+
+    type: Literal["watch"] = "watch"
+    match_id: MatchId
+    since: Int32 | None = None
+
+
+class SyncMatch(Message):
+    """After reconnecting: send the events of a match after `since`, or a snapshot."""
+
+    type: Literal["sync"] = "sync"
+    match_id: MatchId
+    since: Int32 | None = None
+
+
+class LeaveMatch(Message):
+    """Stop watching a match, or give up an open seat before the game starts."""
+
+    type: Literal["leave"] = "leave"
+    match_id: MatchId
+
+
+class MakeMove(Message):
+    """Sow from a bin, at ply `ply` of the match (a resent move is acknowledged, not replayed)."""
+
+    type: Literal["move"] = "move"
+    match_id: MatchId
+    ply: Int32
+    bin: Bin
+
+
+class SwapSides(Message):
+    """Take the pie-rule swap on North's first turn."""
+
+    type: Literal["swap"] = "swap"
+    match_id: MatchId
+    ply: Int32
+
+
+class TransferSeed(Message):
+    """The opening transfer: move one seed from bin `src` to bin `dst`, or none (both null)."""
+
+    type: Literal["transfer"] = "transfer"
+    match_id: MatchId
+    ply: Int32
+    src: Bin | None = None
+    dst: Bin | None = None
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> TransferSeed:
+        """A transfer names both bins or neither."""
+        if (self.src is None) != (self.dst is None):
+            raise ValueError("a transfer names both src and dst, or neither")
+        return self
+
+
+class Resign(Message):
+    """Resign a match."""
+
+    type: Literal["resign"] = "resign"
+    match_id: MatchId
+
+
+class ClaimWin(Message):
+    """Claim the win when the opponent has been disconnected past the grace period."""
+
+    type: Literal["claim"] = "claim"
+    match_id: MatchId
+
+
+class ListMatches(Message):
+    """Ask for the open and live matches."""
+
+    type: Literal["list"] = "list"
+
+
+class ListGames(Message):
+    """Ask for stored games, newest first: finished ones unless `status` says otherwise."""
+
+    type: Literal["games"] = "games"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    offset: Int32 = 0
+    status: Literal["open", "live", "finished", "cancelled"] | None = "finished"
+    player: Name | None = None
+    variant: str | None = None
+
+    _variant = field_validator("variant")(lambda v: None if v is None else check_variant(v))
+
+
+class FetchGame(Message):
+    """Ask for one stored game, with its whole record, for replay."""
+
+    type: Literal["game"] = "game"
+    match_id: MatchId
+
+
+class CreateExhibition(Message):
+    """A match between two hosted bots from an agreed opening (the ladder's games); anyone may watch.
+
+    A `match_id` chosen by the client makes creation idempotent: a second request with the same id
+    is refused with `match_exists`, so a client that lost the answer can look the match up instead.
+    """
+
+    type: Literal["exhibition"] = "exhibition"
+    variant: str = "kalah(6,4)"
+    south: Annotated[str, Field(min_length=1, max_length=28)]
+    north: Annotated[str, Field(min_length=1, max_length=28)]
+    opening: Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=16)] = Field(default_factory=list)
+    rated: bool = True
+    match_id: MatchId | None = None
+
+    _variant = field_validator("variant")(check_variant)
+
+
+class ListStandings(Message):
+    """Ask for the rating table of rated games (humans and bots), best first."""
+
+    type: Literal["standings"] = "standings"
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class Analyse(Message):
+    """Ask for the value of a position (South minus North at the end) and a best move."""
+
+    type: Literal["analyse"] = "analyse"
+    variant: str = "kalah(6,4)"
+    position: Fen
+    budget_ms: Annotated[int, Field(ge=10, le=5000)] = 1000
+
+    _variant = field_validator("variant")(check_variant)
+
+
+ActionMessage = MakeMove | SwapSides | TransferSeed
+
+ClientMessage = Annotated[
+    Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
+    | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
+    | CreateExhibition | ListStandings | Analyse,
+    Field(discriminator="type"),
+]
+
+
+def message_action(msg: ActionMessage) -> Action:
+    """The rules `Action` an action message asks for."""
+    if isinstance(msg, MakeMove):
+        return Sow(msg.bin)
+    if isinstance(msg, SwapSides):
+        return Swap()
+    return Transfer(msg.src, msg.dst)
