@@ -60,6 +60,7 @@ typedef struct {
     double deadline;
     int last_exact;
     int ply;
+    int busy;
 } SearcherObject;
 
 static uint64_t binom[BINOM_N][MAXP];

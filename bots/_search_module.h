@@ -37,6 +37,10 @@ static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "tt_log2 must be 4..32");
         return -1;
     }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
+        return -1;
+    }
     release_levels(self);
     Py_XSETREF(self->rules, (RulesObject *)Py_NewRef(rules));
     tt_free(self);
@@ -95,15 +99,21 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
         PyErr_SetString(PyExc_ValueError, "the game is over on this board");
         return NULL;
     }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
+        return NULL;
+    }
     int d = depth < 0 || depth >= EXACT ? EXACT : depth;
     int v;
     self->aborted = 0;
     self->deadline = limit > 0 ? now_s() + limit : 0;
     self->ply = 0;
     uint64_t h0 = self->horizon;
+    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     v = ab(self, b, sm + so, d, alpha, beta);
     Py_END_ALLOW_THREADS
+    self->busy = 0;
     self->last_exact = self->horizon == h0;
     if (self->aborted) {
         PyErr_SetString(PyExc_TimeoutError, "search time limit reached");
@@ -113,6 +123,10 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
 }
 
 static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
+        return NULL;
+    }
     if (self->tt) memset(self->tt, 0, sizeof(Entry) << self->tt_log2);
     Py_RETURN_NONE;
 }
@@ -140,7 +154,7 @@ static PyTypeObject SearcherType = {
     .tp_name = "bots._search.Searcher",
     .tp_basicsize = sizeof(SearcherObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A search with its own transposition table and optional endgame databases.",
+    .tp_doc = "A search with its own transposition table and optional endgame databases (one thread at a time).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Searcher_init,
     .tp_dealloc = (destructor)Searcher_dealloc,

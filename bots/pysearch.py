@@ -91,7 +91,7 @@ def level_size(houses: int, k: int) -> int:
 
 
 class Searcher:
-    """A search with its own transposition table and optional endgame databases."""
+    """A search with its own transposition table and optional endgame databases (one thread at a time)."""
 
     def __init__(self, rules: Rules, tt_log2: int = 20, egdb: Sequence[Any] | None = None) -> None:
         if not 4 <= tt_log2 <= 32:
