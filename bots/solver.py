@@ -4,6 +4,10 @@ Exact values exist only for acyclic variants (counter-clockwise sowing without r
 clockwise and relay sowing can repeat positions, and the search does not model the
 repetition rule, so those variants get a depth-limited search and `exact=False`.
 Relay variants always use the Python twin (the C core does not play relay sowing).
+
+The driver is here, in Python: MTD(f) null-window calls into the core's alpha-beta, each of
+which releases the GIL. Per-move values are solved on every core, one searcher (and
+transposition table) per thread; the endgame databases are shared read-only.
 """
 
 from __future__ import annotations
