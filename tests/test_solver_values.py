@@ -125,3 +125,24 @@ def test_kalah_6_4(capture: str, want: int, tmp_path_factory: pytest.TempPathFac
     v = Variant(capture=Capture(capture))
     engine = Engine(v, tt_log2=22, egdb_seeds=20, egdb_dir=tmp_path_factory.mktemp("egdb"))
     assert engine.solve(Position.initial(v)).value == want
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_deepening_proves_small_boards(impl: str) -> None:
+    """Iterative deepening ends with a proved value and a best move on a small acyclic board."""
+    v = Variant(houses=3, seeds=3)
+    pos = Position.initial(v).apply(Sow(2))
+    engine = Engine(v, impl=impl)
+    sol = engine.solve(pos, per_move=True)
+    move, mover_value, exact, _ = engine.best_by_deepening(pos, 30.0)
+    assert exact
+    assert move in sol.best
+    assert int(pos.margin) - mover_value == sol.value  # North to move: South's value is the negation
+
+
+def test_deepening_never_claims_exact_when_sowing_can_cycle() -> None:
+    """Clockwise sowing can repeat positions: deepening stops at its depth and is not exact."""
+    v = Variant(houses=2, seeds=2, clockwise=True)
+    move, _, exact, depth = Engine(v).best_by_deepening(Position.initial(v), 0.3, max_depth=9)
+    assert not exact and depth == 9
+    assert move in Position.initial(v).legal_bins()
