@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
 from protocol import Position, Side, Variant
+from server.app import RunningServer, start_server
 
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:
@@ -12,3 +18,11 @@ def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str 
 
 
 SOUTH, NORTH = Side.SOUTH, Side.NORTH
+
+
+@pytest.fixture
+async def arena(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server on a free port with a fresh database."""
+    running = await start_server(tmp_path / "arena.sqlite3")
+    yield running
+    await running.close()

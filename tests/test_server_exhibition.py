@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
-from server.app import RunningServer, start_server
+from server.app import RunningServer
 from tests.test_server_wire import Client
-
-
-@pytest.fixture
-async def arena(tmp_path: Path) -> AsyncIterator[RunningServer]:
-    """A server on a free port with a fresh database."""
-    running = await start_server(tmp_path / "arena.sqlite3")
-    yield running
-    await running.close()
 
 
 async def test_exhibition_plays_from_the_opening_to_the_end(arena: RunningServer) -> None:
