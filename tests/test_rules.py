@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from protocol import IllegalMoveError, Sow
+from protocol import IllegalMoveError, Sow, Variant, compile_variant
+from protocol.sowing import sow
 from tests.conftest import NORTH, SOUTH, pos
 
 K64 = "kalah(6,4)"
@@ -193,3 +196,17 @@ def test_illegal_moves_are_refused_untouched() -> None:
         with pytest.raises(IllegalMoveError):
             p.apply(Sow(bad))
     assert p.pits == (4, 0, 4, 4, 4, 4, 0, 4, 4, 4, 4, 4, 4, 0)
+
+
+def test_relay_stops_when_a_state_repeats() -> None:
+    """The relay guard: a chain that comes back to a state it was in ends the turn there.
+
+    Real boards rarely cycle within one turn, so the tables are bent into a two-pit loop.
+    """
+    real = compile_variant(Variant.parse("kalah(1,1,relay=on)"))
+    loop = ((2,), (), (0,), ())  # South's lap from pit 0 is just pit 2, and from pit 2 just pit 0
+    tables = replace(real, laps=(loop, real.laps[1]))
+    pits = [1, 0, 1, 0]
+    segments, capture, extra = sow(tables, pits, 0, 0)
+    assert segments == [(0, 1), (2, 2), (0, 2)]
+    assert pits == [0, 0, 2, 0] and capture is None and not extra
