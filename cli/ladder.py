@@ -13,6 +13,7 @@ import platformdirs
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
 from server.ladder import Ladder, LadderConfig, LadderError, LadderState
+from server.ladder_schedule import check_ladder
 from server.standings import compute, render
 
 
@@ -71,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
         bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
                               concurrency=max(1, args.concurrency), rated=not args.unrated)
-        if len(set(bots)) < 2 or len(set(bots)) != len(bots) or args.games < 1:
-            raise ValueError("give at least two different bots and at least one game")
+        check_ladder(bots, args.games)
     except (KalahError, ValueError) as exc:
         print(f"kalah ladder: {exc}", file=sys.stderr)
         return 2

@@ -59,14 +59,6 @@ def game_to_dict(game: StoredGame) -> dict[str, Any]:
     return out
 
 
-def game_from_dict(data: dict[str, Any]) -> StoredGame:
-    """The inverse of `game_to_dict`."""
-    values = dict(data)
-    for key in ("created_at", "finished_at"):
-        values[key] = datetime.fromisoformat(values[key]) if values.get(key) else None
-    return StoredGame(**values)
-
-
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 
 

@@ -1,8 +1,10 @@
 """The bot ladder: every pairing's games played as exhibition matches on a server, resumable.
 
-Each game is a real stored match (watchable live, replayable). Progress is appended to a
-state file (one JSON line per started or finished game, flushed and fsynced), so a ladder
-stopped at any moment and run again with the same settings plays only what is missing.
+Each game is a real stored match (watchable live, replayable) under a match id fixed by the
+ladder's settings and its place in the schedule, which the server never creates twice. A
+ladder stopped at any moment and run again follows the games the server already has and
+plays only what is missing; finished games are also appended to a state file (one JSON line
+each, flushed and fsynced) so a rerun need not ask the server about them.
 """
 
 from __future__ import annotations
@@ -74,41 +76,35 @@ class Finished:
 
 
 class LadderState:
-    """The append-only progress file: started games (with their match) and finished ones."""
+    """The append-only file of finished games (the server's match ids tell started ones)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.started: dict[str, str] = {}
         self.finished: dict[str, dict[str, Any]] = {}
         if path.exists():
             for line in path.read_text().splitlines():
                 try:
                     row = json.loads(line)
                 except ValueError:
-                    continue  # a line cut short by a crash: that game is simply played again
-                if "score" in row:
-                    self.finished[row["key"]] = row
-                else:
-                    self.started[row["key"]] = row["match_id"]
+                    continue  # a line cut short by a crash: that game is simply followed again
+                self.finished[row["key"]] = row
 
     def append(self, row: dict[str, Any]) -> None:
-        """Append one line durably."""
+        """Append one finished game durably."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as f:
             f.write(json.dumps(row) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        if "score" in row:
-            self.finished[row["key"]] = row
-        else:
-            self.started[row["key"]] = row["match_id"]
+        self.finished[row["key"]] = row
 
 
 def _score(event: MatchEvent | Snapshot, game: LadderGame) -> float:
     """South-starting bot's score from a game-over event or finished snapshot."""
-    winner = event.winner if isinstance(event, Snapshot) else event.player
     if isinstance(event, Snapshot):  # the snapshot names the winning side: map it to its player
         winner = {"south": event.south, "north": event.north}.get(event.winner or "")
+    else:
+        winner = event.player
     if winner is None:
         return 0.5
     return 1.0 if winner == f"bot:{game.south}"[:32] else 0.0
@@ -201,9 +197,7 @@ class Ladder:
             done: asyncio.Future[MatchEvent | Snapshot] = asyncio.get_running_loop().create_future()
             self._waiters[match_id] = done
             answer = await self._request(ws, SyncMatch(match_id=match_id), about=match_id)
-            if isinstance(answer, ErrorMessage):  # not there yet: record the intent, then create it
-                if game.key not in self.state.started:
-                    self.state.append({"key": game.key, "match_id": match_id})
+            if isinstance(answer, ErrorMessage):  # not on the server yet: create it under its fixed id
                 c = self.config
                 answer = await self._request(ws, CreateExhibition(
                     variant=c.variant.text(), south=game.south, north=game.north,

@@ -48,12 +48,17 @@ def random_opening(variant: Variant, rng: random.Random, plies: int = OPENING_PL
     return tuple(out)
 
 
-def schedule(bots: list[str], games: int, variant: Variant, seed: int = 0) -> list[LadderGame]:
-    """`games` per pairing (rounded up to even): each opening once with each bot as South."""
+def check_ladder(bots: list[str] | tuple[str, ...], games: int) -> None:
+    """Refuse fewer than two different bots, a bot named twice, or no games (ValueError)."""
     if len(set(bots)) != len(bots) or len(bots) < 2:
         raise ValueError("a ladder needs at least two different bots")
     if games < 1:
         raise ValueError("a ladder plays at least one game per pairing")
+
+
+def schedule(bots: list[str], games: int, variant: Variant, seed: int = 0) -> list[LadderGame]:
+    """`games` per pairing (rounded up to even): each opening once with each bot as South."""
+    check_ladder(bots, games)
     out: list[LadderGame] = []
     rounds = (games + 1) // 2
     for k in range(rounds):
