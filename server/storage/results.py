@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import closing
 from pathlib import Path
 
 from server.storage.games import _connect
@@ -17,7 +18,7 @@ ORDER BY m.finished_at, m.id
 
 def rated_results(db_path: str | Path) -> list[tuple[str, str, float, str, str]]:
     """Every finished rated game in order: (seat 0 id, seat 1 id, seat 0's score, names...)."""
-    with _connect(db_path) as db:
+    with closing(_connect(db_path)) as db:
         rows = db.execute(_RESULTS).fetchall()
     out = []
     for seat0, seat1, winner, name0, name1 in rows:
