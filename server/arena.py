@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import defaultdict
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,8 @@ class ArenaOptions:
     """How long a finished match stays in memory for late syncs."""
     max_list: int = 500
     """Most matches in one listing."""
+    clock: Callable[[], float] | None = None
+    """The time source of every match (default: the event loop's monotonic clock); tests inject one."""
 
 
 class Arena:
@@ -61,8 +63,18 @@ class Arena:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def now(self) -> float:
-        """The time source of every match: the event loop's monotonic clock."""
-        return self.loop.time()
+        """The time source of every match: the injected clock, or the event loop's monotonic clock."""
+        clock = self.options.clock
+        return self.loop.time() if clock is None else clock()
+
+    def call_at(self, when: float, callback: Callable[[], object]) -> asyncio.TimerHandle:
+        """Run `callback` when the arena's clock reads `when` (as measured by the loop from now)."""
+        return self.loop.call_later(max(0.0, when - self.now()), callback)
+
+    async def check_clocks(self) -> None:
+        """Check every live match's flag now (after an injected clock moved on)."""
+        for room in list(self.rooms.values()):
+            await self.check_flag(room)
 
     def new_match(self, match_id: str, variant: Variant, rated: bool) -> Match:
         """A match wired to this arena's time source and grace period."""
@@ -248,11 +260,11 @@ class Arena:
         if m.status == "finished":
             if room.finished_at is None:
                 room.finished_at = self.now()
-                room.timer = self.loop.call_later(self.options.linger_s, self.evict, m.match_id)
+                room.timer = self.loop.call_later(self.options.linger_s, lambda: self.evict(m.match_id))
             return
         deadline = m.deadline()
         if deadline is not None:
-            room.timer = self.loop.call_at(deadline + 0.002, lambda: self.spawn(self.check_flag(room)))
+            room.timer = self.call_at(deadline + 0.002, lambda: self.spawn(self.check_flag(room)))
         self.maybe_bot(room)
 
     def evict(self, match_id: str) -> None:
