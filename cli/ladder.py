@@ -10,10 +10,10 @@ from pathlib import Path
 
 import platformdirs
 
+from cli.ladder_runner import Ladder, LadderConfig, LadderError, LadderState
+from cli.ladder_schedule import check_ladder
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
-from server.ladder import Ladder, LadderConfig, LadderError, LadderState
-from server.ladder_schedule import check_ladder
 from server.standings import compute, render
 
 

@@ -23,8 +23,9 @@ from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_c
 from server.arena import Arena, ArenaOptions
 from server.errors import RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
-from server.lobby import Lobby
 from server.logs import event as log_event
+from server.requests import Router
+from server.resume import load
 from server.session import RateLimiter, Session
 from server.storage import Storage
 
@@ -53,10 +54,10 @@ class ServerOptions:
 class RunningServer:
     """A started server: where it listens, and how to stop it."""
 
-    def __init__(self, server: Server, arena: Arena, lobby: Lobby, host: str, port: int) -> None:
+    def __init__(self, server: Server, arena: Arena, router: Router, host: str, port: int) -> None:
         self.server = server
         self.arena = arena
-        self.lobby = lobby
+        self.router = router
         self.host = host
         self.port = port
         self._closed = False
@@ -78,7 +79,7 @@ class RunningServer:
         await self.server.wait_closed()
         await self.arena.storage.close()
         self.arena.bots.close()
-        self.lobby.analyst.close()
+        self.router.analyst.close()
         log_event("shutdown_done")
 
     async def __aenter__(self) -> RunningServer:
@@ -107,14 +108,14 @@ def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorM
 class _Handler:
     """The per-connection loop and the HTTP side of the port."""
 
-    def __init__(self, lobby: Lobby, opts: ServerOptions) -> None:
-        self.lobby = lobby
+    def __init__(self, router: Router, opts: ServerOptions) -> None:
+        self.router = router
         self.opts = opts
         self.connections = 0
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """Answer `/health` over plain HTTP; refuse new connections beyond the limit (503)."""
-        arena = self.lobby.arena
+        arena = self.router.arena
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
@@ -152,7 +153,7 @@ class _Handler:
             pass
         finally:
             self.connections -= 1
-            await self.lobby.disconnect(session)
+            await self.router.disconnect(session)
 
     async def serve_one(self, session: Session, data: str | bytes) -> list[Message]:
         """Decode and serve one message; any refusal becomes an error message."""
@@ -160,7 +161,7 @@ class _Handler:
         try:
             msg = decode_client(data)
             request, match_id = msg.type, getattr(msg, "match_id", None)
-            return await self.lobby.handle(session, msg)
+            return await self.router.handle(session, msg)
         except KalahError as exc:
             return [_error(exc, request, match_id)]
         except Exception as exc:
@@ -176,12 +177,12 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     storage = await Storage.open(db_path, server_opts.synchronous)
     arena = Arena(storage, BotRunner(server_opts.bot_factory, server_opts.bot_workers), arena_opts)
     try:
-        await arena.load()
+        await load(arena)
     except BaseException:
         await storage.close()
         raise
-    lobby = Lobby(arena)
-    handler = _Handler(lobby, server_opts)
+    router = Router(arena)
+    handler = _Handler(router, server_opts)
     server = await serve(handler, host, port, process_request=handler.process_request,
                          max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                          ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
@@ -189,7 +190,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
-    return RunningServer(server, arena, lobby, host if host not in ("", "0.0.0.0") else bound_host, bound_port)
+    return RunningServer(server, arena, router, host if host not in ("", "0.0.0.0") else bound_host, bound_port)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

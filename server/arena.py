@@ -14,18 +14,31 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.actions import Action, parse_action
+from protocol.actions import Action
 from protocol.messages import Ack, MatchEvent
 from protocol.variant import Variant
-from server.errors import NotSeatedError, ShuttingDownError, TimeOutError, UnknownMatchError
+from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
+from server.errors import (
+    MatchExistsError,
+    NotSeatedError,
+    ShuttingDownError,
+    TimeOutError,
+    UnknownMatchError,
+)
 from server.hosted import BotRunner, budget
+from server.identity import new_id
 from server.logs import event as log_event
-from server.match import ActionChange, Change, Duplicate, EndChange, JoinChange, Match, Seat
+from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
 from server.ratings import Rating, update_pair
 from server.rooms import Room
 from server.session import Session
-from server.storage import Op, Storage, StoredMatch, StoredPlayer
-from server.storage.writer import op_action, op_finish, op_rating
+from server.storage import ConflictError, Op, Storage, StoredPlayer
+from server.storage.writer import op_rating
+
+
+def stored_bot(seat: Seat) -> StoredPlayer:
+    """The player row of a hosted bot's seat."""
+    return StoredPlayer(seat.player_id, seat.name, None, seat.bot)
 
 
 @dataclass
@@ -121,6 +134,12 @@ class Arena:
             raise UnknownMatchError(f"no open or live match {match_id!r}")
         return room
 
+    def bot_seat(self, bot: str) -> Seat:
+        """The seat of a hosted bot; raises `UnknownBotError` for a bot this server cannot run."""
+        self.bots.check(bot)
+        bot_id = "bot-" + "".join(c if c.isalnum() else "-" for c in bot)[:40]
+        return Seat(bot_id, ("bot:" + bot)[:32], bot)
+
     def seat(self, session: Session, room: Room) -> int:
         """The seat `session`'s identity holds in `room`; raises `NotSeatedError`."""
         seat = None if session.player_id is None else room.match.seat_of(session.player_id)
@@ -135,121 +154,155 @@ class Arena:
             out.append(seat is not None and (seat.bot is not None or bool(self.sessions_of.get(seat.player_id))))
         return out[0], out[1]
 
+    def connect(self, session: Session) -> list[str]:
+        """A session said hello: note its connection; the ids of the unfinished matches where it holds a seat."""
+        pid = session.player_id
+        assert pid is not None
+        first = not self.sessions_of[pid]
+        self.sessions_of[pid].add(session)
+        seats = []
+        for room in self.rooms_of(pid):
+            seat = room.match.seat_of(pid)
+            if seat is not None and room.match.status != "finished":
+                seats.append(room.match.match_id)
+                if first:
+                    room.match.set_connected(seat, True)
+                    self.announce(room)
+        return seats
+
+    def disconnect(self, session: Session) -> None:
+        """A connection closed: drop its seeks and follows; its seats' grace periods start."""
+        for variant, waiting in list(self.seeks.items()):
+            if waiting is session:
+                del self.seeks[variant]
+        for match_id in list(session.following):
+            room = self.rooms.get(match_id)
+            if room is not None and room.unfollow(session):
+                self.announce(room)
+        pid = session.player_id
+        if pid is None:
+            return
+        self.sessions_of[pid].discard(session)
+        if self.sessions_of[pid]:
+            return
+        del self.sessions_of[pid]
+        for room in self.rooms_of(pid):
+            seat = room.match.seat_of(pid)
+            if seat is not None and room.match.status == "live":
+                room.match.set_connected(seat, False)
+                self.announce(room)
+
     def announce(self, room: Room) -> None:
         """Send the room's presence (spectators, connected seats) to its followers."""
         room.send_all([room.presence(self.connected(room))])
 
-    # --- resume -----------------------------------------------------------------------
+    # --- the one change path ---------------------------------------------------------------
 
-    async def load(self) -> None:
-        """Load identities and ratings, and rebuild every unfinished match from its stored actions."""
-        self.players = {p.player_id: p for p in await self.storage.players()}
-        for pid, (rating, rd, vol, games) in (await self.storage.ratings()).items():
-            self.ratings[pid] = (Rating(rating, rd, vol), games)
-        for stored in await self.storage.unfinished():
-            room = Room(self.rebuild(stored))
-            self.add_room(room)
-            self.after_change(room)
-            log_event("match_resumed", match=stored.match_id, ply=room.match.ply, status=room.match.status)
-
-    def rebuild(self, stored: StoredMatch) -> Match:
-        """A match replayed from storage: same seats, events and numbers as before; clocks as stored."""
-        match = self.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
-        for seat in (stored.creator_seat, 1 - stored.creator_seat):
-            holder = stored.seats[seat]
-            if holder is not None and holder in self.players:
-                p = self.players[holder]
-                match.commit(JoinChange(seat, Seat(holder, p.name, p.bot)))
-        now = self.now()
-        for ply, seat, token, ms0, ms1 in stored.actions:
-            match.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), now))
-        if stored.end is not None:
-            result, winner, reason = stored.end
-            match.commit(EndChange(reason, winner, result))
-            return match
-        if stored.actions:
-            match.restore_clocks(stored.actions[-1][3:5])
-        for seat, who in enumerate(match.seats):
-            if who is not None and who.bot is None:
-                match.set_connected(seat, False)
-        return match
-
-    async def room_or_stored(self, match_id: str) -> Room:
-        """The room of a match in memory, or a finished one read back from storage (kept a while)."""
-        room = self.rooms.get(match_id)
-        if room is not None:
-            return room
-        stored = await self.storage.stored_match(match_id)
-        if stored is None or stored.status != "finished" or match_id in self.rooms:
-            return self.room(match_id)
-        room = Room(self.rebuild(stored))
-        self.add_room(room)
-        self.after_change(room)
-        return room
-
-    # --- the durable path -------------------------------------------------------------------
-
-    def end_ops(self, room: Room, end: EndChange) -> tuple[list[Op], list[tuple[str, Rating, int]]]:
-        """Statements that store the end of a match, and the rating updates they carry."""
+    def rating_updates(self, room: Room, end: EndChange) -> list[tuple[str, Rating, int]]:
+        """The Glicko-2 updates a rated match's end brings, as (player id, new rating, games)."""
         m = room.match
-        ops = [op_finish(m.match_id, end.result, end.winner, end.reason)]
-        updates: list[tuple[str, Rating, int]] = []
         s0, s1 = m.seats
-        if m.rated and s0 is not None and s1 is not None:
-            (r0, g0), (r1, g1) = (self.ratings.get(s.player_id, (Rating(), 0)) for s in (s0, s1))
-            score = 0.5 if end.winner is None else 1.0 if end.winner == 0 else 0.0
-            n0, n1 = update_pair(r0, r1, score)
-            updates = [(s0.player_id, n0, g0 + 1), (s1.player_id, n1, g1 + 1)]
-            ops += [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
-        return ops, updates
+        if not m.rated or s0 is None or s1 is None:
+            return []
+        (r0, g0), (r1, g1) = (self.ratings.get(s.player_id, (Rating(), 0)) for s in (s0, s1))
+        n0, n1 = update_pair(r0, r1, 0.5 if end.winner is None else 1.0 if end.winner == 0 else 0.0)
+        return [(s0.player_id, n0, g0 + 1), (s1.player_id, n1, g1 + 1)]
 
-    async def store_and_commit(self, room: Room, change: Change, ops: list[Op]) -> list[MatchEvent]:
-        """Store `ops`, then commit `change` (the caller holds the room's lock), and publish."""
-        updates: list[tuple[str, Rating, int]] = []
-        end = change if isinstance(change, EndChange) else getattr(change, "end", None)
-        if end is not None:
-            more, updates = self.end_ops(room, end)
-            ops = ops + more
+    def refuse_if_closing(self) -> None:
+        """Raise `ShuttingDownError` once the server has begun to stop."""
+        if self.closing:
+            raise ShuttingDownError("the server is shutting down")
+
+    async def write(self, ops: list[Op]) -> None:
+        """Store `ops` as one durable write, counted as work in flight; refused while closing."""
+        self.refuse_if_closing()
         self.busy += 1
         try:
             await self.storage.write(ops)
         finally:
             self.busy -= 1
-        events = room.match.commit(change)
+
+    async def apply(self, room: Room, change: ArenaChange, actor: Session | None = None,
+                    follow: Session | None = None) -> list[MatchEvent]:
+        """The one path of every change (the caller holds the room's lock, a new room's is free).
+
+        Refuse while closing; store the change (with the ratings an end brings) as one durable
+        write; commit it to the match; update the indexes and ratings; publish its events (the
+        actor's ack first, `follow` added as a follower before); then the after-change hooks.
+        """
+        m = room.match
+        end = end_of(change)
+        updates = [] if end is None else self.rating_updates(room, end)
+        ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
+        await self.write(ops)
+        events = [] if isinstance(change, CreateChange | CancelChange) else m.commit(change)
+        if isinstance(change, CreateChange):
+            self.add_room(room)
+            for step in change.steps:
+                if isinstance(step, JoinChange) and step.player.bot is not None:
+                    self.players.setdefault(step.player.player_id, stored_bot(step.player))
+            log_event("match_created", match=m.match_id, variant=m.variant.text(),
+                      players=[s.player_id for s in m.seats if s is not None])
+        elif isinstance(change, JoinChange):
+            self.index_seats(room)
+            self.mark_absent(room)
+        elif isinstance(change, CancelChange):
+            self.drop_room(m.match_id)
+            room.cancel_timer()
+            log_event("match_cancelled", match=m.match_id)
+            return events
         for pid, rating, games in updates:
             self.ratings[pid] = (rating, games)
+        if isinstance(change, ActionChange):
+            self.actions += 1
         if end is not None:
-            log_event("match_finished", match=room.match.match_id, reason=end.reason, result=end.result,
-                      winner_seat=end.winner, ply=room.match.ply)
+            log_event("match_finished", match=m.match_id, reason=end.reason, result=end.result,
+                      winner_seat=end.winner, ply=m.ply)
+        if follow is not None:
+            room.follow(follow)
+        first = None
+        if actor is not None and isinstance(change, ActionChange):
+            first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
+        room.send_all(events, first)
+        self.after_change(room)
         return events
+
+    def mark_absent(self, room: Room) -> None:
+        """Start the grace period of every human seat without a connection (a match just went live)."""
+        for seat, who in enumerate(room.match.seats):
+            if who is not None and who.bot is None and not self.sessions_of.get(who.player_id):
+                room.match.set_connected(seat, False)
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
         """Validate, store, apply and publish one action; the actor gets its ack first."""
         m = room.match
         async with room.lock:
-            if self.closing:
-                raise ShuttingDownError("the server is shutting down")
+            self.refuse_if_closing()
             flag = m.prepare_flag()
             if flag is not None:
-                room.send_all(await self.store_and_commit(room, flag, []))
-                self.after_change(room)
+                await self.apply(room, flag)
                 raise TimeOutError("your time has run out")
             change = m.prepare_action(seat, action, ply)
             if isinstance(change, Duplicate):
                 if actor is not None:
                     actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=change.seq, duplicate=True))
                 return
-            op = op_action(m.match_id, change.ply, seat, action.token(), change.clocks_ms)
-            events = await self.store_and_commit(room, change, [op])
-            self.actions += 1
-            ack = Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq)
-            room.send_all(events, None if actor is None else (actor, ack))
-            self.after_change(room)
+            await self.apply(room, change, actor)
 
-    async def finish(self, room: Room, end: EndChange) -> None:
-        """Store and publish the end of a match (the caller holds the lock)."""
-        room.send_all(await self.store_and_commit(room, end, []))
-        self.after_change(room)
+    async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
+                     opening: list[Action] | None = None, match_id: str | None = None,
+                     follow: Session | None = None) -> Room:
+        """Open a new match with its first players (and an opening played), stored before it is visible."""
+        if match_id is not None and match_id in self.rooms:
+            raise MatchExistsError(f"match {match_id!r} already exists")
+        match = self.new_match(match_id or new_id("m"), variant, rated)
+        room = Room(match)
+        change = prepare_create(match, creator_seat, seats, opening or [])
+        try:
+            await self.apply(room, change, follow=follow)
+        except ConflictError:
+            raise MatchExistsError(f"match {match.match_id!r} already exists") from None
+        return room
 
     # --- after each change: clocks, bots, eviction ----------------------------------------------
 
@@ -281,7 +334,7 @@ class Arena:
                 return
             end = room.match.prepare_flag()
             if end is not None:
-                await self.finish(room, end)
+                await self.apply(room, end)
             elif room.match.status == "live":
                 self.after_change(room)
 

@@ -1,12 +1,15 @@
-"""Ladder standings: ratings with intervals, W/D/L, score and head-to-head, as a table."""
+"""Standings: ratings with intervals, W/D/L, score and head-to-head, as a table or the wire reply."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from protocol.messages import HeadToHead, StandingRow, Standings
 from server.ratings import Rating, update_pair
+from server.storage.results import arated_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +80,28 @@ def render(standings: list[Standing], h2h: dict[tuple[str, str], list[int]]) -> 
                       for b in names)
         lines.append(f"{a:<{width}}  {row}")
     return "\n".join(lines)
+
+
+async def standings_table(db_path: str | Path, ratings: dict[str, tuple[Rating, int]], limit: int) -> Standings:
+    """Stored Glicko-2 ratings with results and head-to-head of every finished rated game."""
+    rows = await arated_results(db_path)
+    names: dict[str, str] = {}
+    results = []
+    for first, second, score, name0, name1 in rows:
+        names[first], names[second] = name0, name1
+        results.append(GameResult(first, second, score))
+    table, h2h = compute(results)
+    for line in table:  # the stored rating is the one of record (same updates, same order)
+        stored = ratings.get(line.name)
+        if stored is not None:
+            line.rating = stored[0]
+    table.sort(key=lambda s: (-s.rating.rating, s.name))
+    table = table[:limit]
+    kept = {s.name for s in table}
+    return Standings(
+        rows=[StandingRow(name=names[s.name], rating=round(s.rating.rating, 1), rd=round(s.rating.rd, 1),
+                          games=s.games, wins=s.wins, draws=s.draws, losses=s.losses) for s in table],
+        head_to_head=[HeadToHead(player=names[p], opponent=names[o], wins=w, draws=d, losses=lo)
+                      for (p, o), (w, d, lo) in sorted(h2h.items()) if p in kept and o in kept],
+    )
+

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from cli.main import main
 from protocol import Game, Variant
 from server.app import start_server
-from server.ladder import Ladder, LadderConfig, LadderState
 from server.standings import compute
 from server.storage import list_games
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from cli.ladder_schedule import schedule
 from protocol import Game, Variant
-from server.ladder_schedule import schedule
 from server.standings import GameResult, compute, render
 
 

@@ -2,7 +2,7 @@
 
 from server.storage.games import StoredGame, afetch_game, alist_games, fetch_game, list_games
 from server.storage.schema import default_db_path
-from server.storage.writer import Op, Storage, StoredMatch, StoredPlayer
+from server.storage.writer import ConflictError, Op, Storage, StoredMatch, StoredPlayer
 
-__all__ = ["Op", "Storage", "StoredGame", "StoredMatch", "StoredPlayer", "afetch_game", "alist_games",
+__all__ = ["ConflictError", "Op", "Storage", "StoredGame", "StoredMatch", "StoredPlayer", "afetch_game", "alist_games",
            "default_db_path", "fetch_game", "list_games"]

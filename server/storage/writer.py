@@ -20,6 +20,10 @@ import aiosqlite
 from server.storage.schema import SCHEMA, pragmas
 
 Op = tuple[str, tuple[Any, ...]]
+
+
+class ConflictError(Exception):
+    """A write refused because it would store a key twice (a match id or a (match, ply) taken)."""
 MAX_BATCH = 2000
 
 
@@ -188,6 +192,8 @@ class Storage:
                     continue
                 if error is None:
                     fut.set_result(None)
+                elif isinstance(error, sqlite3.IntegrityError):
+                    fut.set_exception(ConflictError(str(error)))
                 else:
                     fut.set_exception(error)
             if closing:

@@ -20,6 +20,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from cli.ladder_schedule import LadderGame, schedule
 from protocol.messages import (
     CreateExhibition,
     ErrorMessage,
@@ -33,7 +34,6 @@ from protocol.messages import (
     encode,
 )
 from protocol.variant import Variant
-from server.ladder_schedule import LadderGame, schedule
 from server.standings import GameResult
 
 LADDER_NAME = "ladder"

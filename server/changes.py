@@ -1,0 +1,96 @@
+"""The changes the arena makes to matches, and the statements that store each one.
+
+`Match` prepares joins, actions and ends; a new match and a cancelled one are the arena's
+own changes. `Arena.apply` stores, commits and publishes every kind through one path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.actions import Action
+from server.match import ActionChange, EndChange, JoinChange, Match, Seat
+from server.storage import Op
+from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_join, op_player
+
+
+@dataclass(frozen=True, slots=True)
+class CreateChange:
+    """A new match prepared in private (seats taken, opening played): nothing is stored or visible yet."""
+
+    match: Match = field(compare=False)
+    creator_seat: int
+    steps: tuple[JoinChange | ActionChange, ...]
+    """The joins and opening actions already committed to the private match, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class CancelChange:
+    """An open match that its creator left before anyone joined."""
+
+
+ArenaChange = CreateChange | JoinChange | ActionChange | EndChange | CancelChange
+
+
+def prepare_create(match: Match, creator_seat: int, seats: list[tuple[int, Seat]],
+                   opening: list[Action]) -> CreateChange:
+    """Seat the players and play the opening on a fresh, private match; raises if the opening is illegal."""
+    steps: list[JoinChange | ActionChange] = []
+    for seat, player in seats:
+        join = match.prepare_join(player, seat)
+        match.commit(join)
+        steps.append(join)
+    for action in opening:
+        mover = match.seat_to_move()
+        assert mover is not None, "an opening is played only in a live match"
+        change = match.prepare_action(mover, action, match.ply)
+        assert isinstance(change, ActionChange), "a fresh ply is never a duplicate"
+        match.commit(change)
+        steps.append(change)
+    return CreateChange(match, creator_seat, tuple(steps))
+
+
+def end_of(change: ArenaChange) -> EndChange | None:
+    """The end a change brings (an end itself, or an action that ends the game)."""
+    if isinstance(change, EndChange):
+        return change
+    if isinstance(change, ActionChange):
+        return change.end
+    return None
+
+
+def _join_ops(match_id: str, join: JoinChange, live: bool) -> list[Op]:
+    """A seat taken (a hosted bot's player row stored with it)."""
+    p = join.player
+    ops = [] if p.bot is None else [op_player(p.player_id, p.name, None, p.bot)]
+    return [*ops, op_join(match_id, join.seat, p.player_id, live)]
+
+
+def _action_ops(match_id: str, change: ActionChange) -> list[Op]:
+    """An action with both clocks after it, and the end it causes."""
+    ops = [op_action(match_id, change.ply, change.seat, change.action.token(), change.clocks_ms)]
+    if change.end is not None:
+        ops.append(op_finish(match_id, change.end.result, change.end.winner, change.end.reason))
+    return ops
+
+
+def ops_of(match: Match, change: ArenaChange) -> list[Op]:
+    """The statements that store `change` to `match` (before it is committed), ratings aside."""
+    mid = match.match_id
+    if isinstance(change, CreateChange):
+        ops = [op_create(mid, match.variant.text(), match.rated, change.creator_seat)]
+        joined = 0
+        for step in change.steps:
+            if isinstance(step, JoinChange):
+                joined += 1
+                ops += _join_ops(mid, step, joined == 2)
+            else:
+                ops += _action_ops(mid, step)
+        return ops
+    if isinstance(change, JoinChange):
+        return _join_ops(mid, change, match.seats[1 - change.seat] is not None)
+    if isinstance(change, ActionChange):
+        return _action_ops(mid, change)
+    if isinstance(change, EndChange):
+        return [op_finish(mid, change.result, change.winner, change.reason)]
+    return [op_cancel(mid)]

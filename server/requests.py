@@ -1,0 +1,259 @@
+"""The request router: one handler per request type, each turning a request into arena changes.
+
+Handlers validate and answer; every write goes through the arena (`Arena.apply` for matches,
+`Arena.write` for identities), never from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, cast
+
+from protocol.actions import parse_action
+from protocol.errors import NotationError
+from protocol.game import Game
+from protocol.messages import (
+    Analyse,
+    ClaimWin,
+    ClientMessage,
+    CreateExhibition,
+    CreateMatch,
+    FetchGame,
+    FindOpponent,
+    GameInfo,
+    GameList,
+    GameRecord,
+    Hello,
+    JoinMatch,
+    LeaveMatch,
+    ListGames,
+    ListMatches,
+    ListStandings,
+    MakeMove,
+    MatchList,
+    Message,
+    Resign,
+    Seeking,
+    SwapSides,
+    SyncMatch,
+    TransferSeed,
+    WatchMatch,
+    Welcome,
+    message_action,
+)
+from protocol.variant import Variant
+from server.analysis import Analyst
+from server.arena import Arena
+from server.changes import CancelChange
+from server.errors import AlreadyHelloError, BadTokenError, HelloFirstError, UnknownMatchError
+from server.identity import hash_token, new_id, new_token, player_of_token, token_matches
+from server.logs import event as log_event
+from server.match import Seat
+from server.resume import room_or_stored
+from server.rooms import Room
+from server.session import Session
+from server.standings import standings_table
+from server.storage import StoredGame, StoredPlayer, afetch_game, alist_games
+from server.storage.writer import op_player
+
+GameStatus = Literal["open", "live", "finished", "cancelled"]
+Handler = Callable[[Session, Any], Awaitable[list[Message]]]
+PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings})
+"""Requests served before hello: the hello itself and the public reads."""
+
+
+def game_info(game: StoredGame) -> GameInfo:
+    """The wire form of a stored game."""
+    return GameInfo(match_id=game.match_id, variant=game.variant, south=game.south, north=game.north,
+                    status=cast(GameStatus, game.status), record=game.record.split(), result=game.result,
+                    winner=game.winner, reason=game.reason, created_at=game.created_at.isoformat(),
+                    finished_at=None if game.finished_at is None else game.finished_at.isoformat())
+
+
+class Router:
+    """Serves each request of a connection with the handler of its type."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.analyst = Analyst()
+        self.handlers: dict[type[ClientMessage], Handler] = {
+            Hello: self.hello, ListMatches: self.listing, ListGames: self.stored, FetchGame: self.stored,
+            ListStandings: self.standings, Analyse: self.analyse,
+            MakeMove: self.act, SwapSides: self.act, TransferSeed: self.act,
+            WatchMatch: self.follow, SyncMatch: self.follow, Resign: self.end, ClaimWin: self.end,
+            LeaveMatch: self.leave, CreateMatch: self.create, CreateExhibition: self.exhibition,
+            FindOpponent: self.seek, JoinMatch: self.join,
+        }
+
+    async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
+        """Serve one request; returns the direct replies, raises a typed error on refusal."""
+        if s.player_id is None and type(msg) not in PUBLIC:
+            raise HelloFirstError("say hello first")
+        return await self.handlers[type(msg)](s, msg)
+
+    # --- identity --------------------------------------------------------------------------
+
+    async def hello(self, s: Session, msg: Hello) -> list[Message]:
+        """Restore an identity from its token, or make a new one; the identity's seats come back."""
+        if s.player_id is not None:
+            raise AlreadyHelloError("this connection already said hello")
+        a = self.arena
+        if msg.token is not None:
+            pid = player_of_token(msg.token)
+            player = a.players.get(pid)
+            if player is None or not token_matches(msg.token, player.token_hash):
+                raise BadTokenError("unknown token: say hello with a name only for a new identity")
+            token = msg.token
+        else:
+            pid = new_id("p")
+            token = new_token(pid)
+            player = StoredPlayer(pid, msg.name, hash_token(token), None)
+            await a.write([op_player(pid, msg.name, player.token_hash)])
+            a.players[pid] = player
+        s.player_id, s.name = pid, player.name
+        seats = a.connect(s)
+        log_event("hello", player=pid, restored=msg.token is not None, remote=s.remote)
+        return [Welcome(player_id=pid, name=player.name, token=token, seats=seats)]
+
+    @staticmethod
+    def seat_of(s: Session) -> Seat:
+        """The seat value of a session's identity."""
+        assert s.player_id is not None and s.name is not None
+        return Seat(s.player_id, s.name)
+
+    # --- public reads ---------------------------------------------------------------------------
+
+    async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
+        """Open matches whose creator is connected first, then live ones by spectators."""
+        a = self.arena
+        rooms = [r for r in a.rooms.values()
+                 if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
+        rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
+        return [MatchList(matches=[r.match.summary(r.spectators) for r in rooms[: a.options.max_list]])]
+
+    async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
+        """Stored games for replay, read off the event loop from the database."""
+        path = self.arena.storage.path
+        if isinstance(msg, FetchGame):
+            game = await afetch_game(path, msg.match_id)
+            if game is None:
+                raise UnknownMatchError(f"no stored game {msg.match_id!r}")
+            return [GameRecord(game=game_info(game))]
+        games = await alist_games(path, msg.limit, msg.offset, msg.status, msg.player, msg.variant)
+        return [GameList(games=[game_info(g) for g in games])]
+
+    async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
+        """The rating table of rated games."""
+        return [await standings_table(self.arena.storage.path, self.arena.ratings, msg.limit)]
+
+    async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
+        """The solver's value and best move of a position, within the request's budget."""
+        return [await self.analyst.aanalyse(msg)]
+
+    # --- lobby ---------------------------------------------------------------------------------
+
+    async def create(self, s: Session, msg: CreateMatch) -> list[Message]:
+        """Create a match, open to anyone or against a hosted bot; the creator follows it."""
+        a = self.arena
+        variant = Variant.parse(msg.variant)
+        seat = a.pick_seat(msg.seat)
+        seats = [(seat, self.seat_of(s))]
+        if msg.opponent is not None:
+            seats.append((1 - seat, a.bot_seat(msg.opponent)))
+        room = await a.create(variant, msg.rated, seat, seats, follow=s)
+        return [room.match.snapshot(seat, room.spectators)]
+
+    async def exhibition(self, s: Session, msg: CreateExhibition) -> list[Message]:
+        """Open a live match between two hosted bots, play the opening, start the bots; `s` follows it."""
+        a = self.arena
+        variant = Variant.parse(msg.variant)
+        opening = [parse_action(token) for token in msg.opening]
+        if Game.from_record(variant, opening).over:  # an illegal opening is refused before anything is stored
+            raise NotationError("the opening ends the game: nothing would be left to play")
+        seats = [(0, a.bot_seat(msg.south)), (1, a.bot_seat(msg.north))]
+        room = await a.create(variant, msg.rated, 0, seats, opening, msg.match_id, follow=s)
+        return [room.match.snapshot(None, room.spectators)]
+
+    async def seek(self, s: Session, msg: FindOpponent) -> list[Message]:
+        """Pair with a player already waiting for this variant, or wait for one."""
+        a = self.arena
+        other = a.seeks.get(msg.variant)
+        if other is None or other.player_id == s.player_id or other.ws.state.name != "OPEN":
+            a.refuse_if_closing()
+            a.seeks[msg.variant] = s
+            return [Seeking(variant=msg.variant)]
+        del a.seeks[msg.variant]
+        seats = [(0, self.seat_of(other)), (1, self.seat_of(s))]
+        room = await a.create(Variant.parse(msg.variant), True, 0, seats, follow=other)
+        room.follow(s)
+        other.send(room.match.snapshot(0, room.spectators))
+        return [room.match.snapshot(1, room.spectators)]
+
+    async def join(self, s: Session, msg: JoinMatch) -> list[Message]:
+        """Take the open seat of a match and get its snapshot; it goes live and its clocks start."""
+        a = self.arena
+        room = a.room(msg.match_id)
+        async with room.lock:
+            change = room.match.prepare_join(self.seat_of(s))
+            await a.apply(room, change, follow=s)
+            s.send(room.match.snapshot(change.seat, room.spectators))
+        a.announce(room)
+        return []
+
+    # --- playing -----------------------------------------------------------------------------
+
+    async def act(self, s: Session, msg: MakeMove | SwapSides | TransferSeed) -> list[Message]:
+        """A move, swap or transfer by the sender's seat (its ack and events go out from the arena)."""
+        room = self.arena.room(msg.match_id)
+        await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)
+        return []
+
+    async def end(self, s: Session, msg: Resign | ClaimWin) -> list[Message]:
+        """Resign, or claim the win from an opponent away past the grace period."""
+        a = self.arena
+        room = a.room(msg.match_id)
+        seat = a.seat(s, room)
+        if isinstance(msg, Resign) and room.match.status == "open":
+            return await self.leave(s, LeaveMatch(match_id=msg.match_id))
+        async with room.lock:
+            a.refuse_if_closing()
+            m = room.match
+            await a.apply(room, m.prepare_resign(seat) if isinstance(msg, Resign) else m.prepare_claim(seat))
+        return []
+
+    # --- following ----------------------------------------------------------------------------
+
+    async def follow(self, s: Session, msg: WatchMatch | SyncMatch) -> list[Message]:
+        """Watch or re-sync a match: the events after `since`, or a snapshot."""
+        a = self.arena
+        room = await room_or_stored(a, msg.match_id)
+        was = s in room.followers
+        room.follow(s)
+        seat = room.followers[s]
+        missed = None if msg.since is None else room.match.events_since(msg.since)
+        for reply in [room.match.snapshot(seat, room.spectators)] if missed is None else missed:
+            s.send(reply)
+        if not was:
+            a.announce(room)
+        return []
+
+    async def leave(self, s: Session, msg: LeaveMatch) -> list[Message]:
+        """Stop following; a creator leaving its still-open match cancels it."""
+        a = self.arena
+        room = a.room(msg.match_id)
+        m = room.match
+        if s.player_id is not None and m.seat_of(s.player_id) is not None and m.status == "open":
+            await self.cancel(room)
+        if room.unfollow(s):
+            a.announce(room)
+        return []
+
+    async def cancel(self, room: Room) -> None:
+        """Cancel a match still open (its creator left)."""
+        async with room.lock:
+            if room.match.status == "open":
+                await self.arena.apply(room, CancelChange())
+
+    async def disconnect(self, s: Session) -> None:
+        """A connection closed: drop its seeks and follows; its seats' grace periods start."""
+        self.arena.disconnect(s)

@@ -1,0 +1,65 @@
+"""Matches back from storage: every unfinished one at start-up, a finished one on demand for replay."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from protocol.actions import parse_action
+from protocol.variant import Variant
+from server.logs import event as log_event
+from server.match import ActionChange, EndChange, JoinChange, Match, Seat
+from server.ratings import Rating
+from server.rooms import Room
+from server.storage import StoredMatch
+
+if TYPE_CHECKING:
+    from server.arena import Arena
+
+
+async def load(arena: Arena) -> None:
+    """Load identities and ratings, and rebuild every unfinished match from its stored actions."""
+    arena.players = {p.player_id: p for p in await arena.storage.players()}
+    for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
+        arena.ratings[pid] = (Rating(rating, rd, vol), games)
+    for stored in await arena.storage.unfinished():
+        room = Room(rebuild(arena, stored))
+        arena.add_room(room)
+        arena.after_change(room)
+        log_event("match_resumed", match=stored.match_id, ply=room.match.ply, status=room.match.status)
+
+
+def rebuild(arena: Arena, stored: StoredMatch) -> Match:
+    """A match replayed from storage: same seats, events and numbers as before; clocks as stored."""
+    match = arena.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
+    for seat in (stored.creator_seat, 1 - stored.creator_seat):
+        holder = stored.seats[seat]
+        if holder is not None and holder in arena.players:
+            p = arena.players[holder]
+            match.commit(JoinChange(seat, Seat(holder, p.name, p.bot)))
+    now = arena.now()
+    for ply, seat, token, ms0, ms1 in stored.actions:
+        match.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), now))
+    if stored.end is not None:
+        result, winner, reason = stored.end
+        match.commit(EndChange(reason, winner, result))
+        return match
+    if stored.actions:
+        match.restore_clocks(stored.actions[-1][3:5])
+    for seat, who in enumerate(match.seats):
+        if who is not None and who.bot is None:
+            match.set_connected(seat, False)
+    return match
+
+
+async def room_or_stored(arena: Arena, match_id: str) -> Room:
+    """The room of a match in memory, or a finished one read back from storage (kept a while)."""
+    room = arena.rooms.get(match_id)
+    if room is not None:
+        return room
+    stored = await arena.storage.stored_match(match_id)
+    if stored is None or stored.status != "finished" or match_id in arena.rooms:
+        return arena.room(match_id)
+    room = Room(rebuild(arena, stored))
+    arena.add_room(room)
+    arena.after_change(room)
+    return room
