@@ -21,22 +21,32 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
-    """The top-level parser with every subcommand registered by its module."""
+Runners = dict[str, Callable[[argparse.Namespace], int]]
+
+
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, Runners]:
+    """The parser; a subcommand's module is loaded only if it is `only` (all when None), so help stays light."""
     parser = argparse.ArgumentParser(prog="kalah", description="Kalah Arena: play, serve, solve and study Kalah.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    runners: dict[str, Callable[[argparse.Namespace], int]] = {}
+    runners: Runners = {}
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
         sp = sub.add_parser(name, help=help_text, description=help_text)
-        module.configure(sp)
-        runners[name] = module.run
+        if only is None or name == only:
+            module = importlib.import_module(module_name)
+            module.configure(sp)
+            runners[name] = module.run
     return parser, runners
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line ("" if none)."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `kalah` command line; returns the exit status."""
-    parser, runners = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, runners = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

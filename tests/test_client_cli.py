@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,13 @@ def test_names_and_urls() -> None:
     name = default_name()
     assert 1 <= len(name) <= 32 and all(c.isalnum() or c in "_.:-" for c in name)
     assert is_url("ws://127.0.0.1:8765") and is_url("wss://example.org") and not is_url("m123")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["record", "--help"]])
+def test_help_loads_no_server_or_network_library(argv: list[str]) -> None:
+    """`kalah --help` and `kalah record --help` import neither the server, websockets, aiosqlite nor textual."""
+    code = (f"import sys\nfrom cli.main import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            "heavy = ('server', 'websockets', 'aiosqlite', 'textual')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
