@@ -1,14 +1,17 @@
-"""Shared test helpers."""
+"""Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
 from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
+from tests.wire import FakeClock
 
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:
@@ -20,9 +23,34 @@ def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str 
 SOUTH, NORTH = Side.SOUTH, Side.NORTH
 
 
+class Serve(Protocol):
+    """Starts a server on a free port; the `serve` fixture closes every one it started."""
+
+    def __call__(self, db: Path | None = None, **options: Any) -> Awaitable[RunningServer]:
+        """A started server on `db` (default: the test's `arena.sqlite3`) with `start_server` options."""
+        ...
+
+
 @pytest.fixture
-async def arena(tmp_path: Path) -> AsyncIterator[RunningServer]:
+async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
+    """Start servers on free ports (a restart reuses the same database); all are closed at the end, even on failure."""
+    async with AsyncExitStack() as stack:
+
+        async def start(db: Path | None = None, **options: Any) -> RunningServer:
+            running = await start_server(db or tmp_path / "arena.sqlite3", **options)
+            stack.push_async_callback(running.close)
+            return running
+
+        yield start
+
+
+@pytest.fixture
+async def arena(serve: Serve) -> RunningServer:
     """A server on a free port with a fresh database."""
-    running = await start_server(tmp_path / "arena.sqlite3")
-    yield running
-    await running.close()
+    return await serve()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A time source that moves only when the test advances it (pass it as `serve(clock=clock)`)."""
+    return FakeClock()

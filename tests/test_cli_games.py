@@ -11,9 +11,9 @@ import pytest
 
 from cli.main import main
 from protocol import Game, Variant
-from server.app import start_server
 from server.storage import Storage
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
+from tests.conftest import Serve
 
 
 async def store_random_games(path: Path, variants: list[Variant], seed: int = 1) -> list[Game]:
@@ -21,21 +21,24 @@ async def store_random_games(path: Path, variants: list[Variant], seed: int = 1)
     rng = random.Random(seed)
     storage = await Storage.open(path)
     games = []
-    await storage.write([op_player("p-alice", "alice", None), op_player("p-bob", "bob", None)])
-    for i, variant in enumerate(variants):
-        game = Game(variant)
-        while not game.over:
-            game.play(rng.choice(game.position.legal_actions()))
-        mid = f"m{i}"
-        ops = [op_create(mid, variant.text(), True, 0), op_join(mid, 0, "p-alice", False),
-               op_join(mid, 1, "p-bob", True)]
-        for ply, action in enumerate(game.actions):
-            ops.append(op_action(mid, ply, 0, action.token(), (0, 0)))
-        result = game.result or 0
-        ops.append(op_finish(mid, result, None if result == 0 else int(result < 0), "empty"))
-        await storage.write(ops)
-        games.append(game)
-    await storage.close()
+    try:
+        await storage.write([op_player("p-alice", "alice", None), op_player("p-bob", "bob", None)])
+        for i, variant in enumerate(variants):
+            game = Game(variant)
+            while not game.over:
+                game.play(rng.choice(game.position.legal_actions()))
+            mid = f"m{i}"
+            ops = [op_create(mid, variant.text(), True, 0), op_join(mid, 0, "p-alice", False),
+                   op_join(mid, 1, "p-bob", True)]
+            for ply, action in enumerate(game.actions):
+                ops.append(op_action(mid, ply, 0, action.token(), (0, 0)))
+            result, reason = game.result or 0, game.position.end
+            assert reason is not None
+            ops.append(op_finish(mid, result, None if result == 0 else int(result < 0), reason))
+            await storage.write(ops)
+            games.append(game)
+    finally:
+        await storage.close()
     return games
 
 
@@ -95,18 +98,16 @@ def test_record_refuses_conflicting_variant() -> None:
     assert main(["record", "-H", "4", "# variant: kalah(6,4)\n3"]) == 2
 
 
-async def test_games_and_export_from_a_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_games_and_export_from_a_server(serve: Serve, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     """With a ws:// URL the listing and the export come from a running server, without a hello."""
     db = tmp_path / "arena.sqlite3"
     games = await store_random_games(db, VARIANTS)
-    running = await start_server(db)
-    try:
-        assert await asyncio.to_thread(main, ["games", running.url, "--player", "bob"]) == 0
-        out = capsys.readouterr().out
-        assert all(f"m{i}" in out for i in range(3))
-        assert await asyncio.to_thread(main, ["export", "m2", "--url", running.url]) == 0
-        text = capsys.readouterr().out
-        assert games[2].record() in text and "# variant: kalah(4,3,capture=empty,clockwise=on)" in text
-        assert await asyncio.to_thread(main, ["export", "nope", "--url", running.url]) == 2
-    finally:
-        await running.close()
+    running = await serve(db)
+    assert await asyncio.to_thread(main, ["games", running.url, "--player", "bob"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"m{i}" in out for i in range(3))
+    assert await asyncio.to_thread(main, ["export", "m2", "--url", running.url]) == 0
+    text = capsys.readouterr().out
+    assert games[2].record() in text and "# variant: kalah(4,3,capture=empty,clockwise=on)" in text
+    assert await asyncio.to_thread(main, ["export", "nope", "--url", running.url]) == 2

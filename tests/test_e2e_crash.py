@@ -14,8 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol import Game, Variant, parse_action
 from server.storage import fetch_game
-from tests.test_server_play import action_msg
-from tests.test_server_wire import Client, Json
+from tests.wire import Client, Json, action_msg, eventually, is_game_over, live_match
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANT = "kalah(6,4,pie=on)"
@@ -79,17 +78,10 @@ async def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
     pairs: list[tuple[Client, Client, str]] = []
     try:
         for i in range(MATCHES):
-            south = await Client.open(url, f"s{i}")
-            await south.send(type="create", variant=VARIANT, seat="south")
-            match_id = str((await south.expect("snapshot"))["match_id"])
-            north = await Client.open(url, f"n{i}")
-            await north.send(type="join", match_id=match_id)
-            await north.expect("snapshot")
-            pairs.append((south, north, match_id))
+            pairs.append(await live_match(url, VARIANT, (f"s{i}", f"n{i}")))
         acked: list[list[tuple[int, str]]] = [[] for _ in pairs]
         tasks = [asyncio.create_task(hammer(s, n, m, i, acked[i])) for i, (s, n, m) in enumerate(pairs)]
-        while min(len(a) for a in acked) < 5:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: min(len(a) for a in acked) >= 5, timeout=30, what="five acked actions per match")
         os.kill(proc.pid, signal.SIGKILL)
         await proc.wait()
         await asyncio.wait_for(asyncio.gather(*tasks), 15)
@@ -118,7 +110,7 @@ async def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
             assert snapshot["record"] == record and snapshot["status"] == "live"
             game = await finish(back[0], back[1], snapshot, seed=100 + i)
             resumed += 1
-            over = await back[0].expect("event", where=lambda m: m["kind"] == "game_over")
+            over = await back[0].expect("event", where=is_game_over)
             assert over["result"] == game.result
             replayed = Game.from_record(Variant.parse(VARIANT), [parse_action(t) for t in game.record().split()])
             assert replayed.result == game.result

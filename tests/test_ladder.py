@@ -8,20 +8,19 @@ from pathlib import Path
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from cli.main import main
 from protocol import Game, Variant
-from server.app import start_server
 from server.standings import compute
 from server.storage import list_games
+from tests.conftest import Serve
+from tests.wire import eventually
 
 
-async def test_short_ladder_orders_bots_and_stores_every_game(tmp_path: Path) -> None:
+async def test_short_ladder_orders_bots_and_stores_every_game(serve: Serve, tmp_path: Path) -> None:
     """random < greedy < alphabeta:4 over paired openings; every game is a stored, replayable match."""
     db = tmp_path / "arena.sqlite3"
     config = LadderConfig(("random", "greedy", "alphabeta:4"), games=8, seed=3, concurrency=2)
-    running = await start_server(db)
-    try:
-        finished = await Ladder(config, LadderState(tmp_path / "state.jsonl"), lambda _: None).run(running.url)
-    finally:
-        await running.close()
+    running = await serve(db)
+    finished = await Ladder(config, LadderState(tmp_path / "state.jsonl"), lambda _: None).run(running.url)
+    await running.close()
     assert len(finished) == 3 * 8
     table, h2h = compute([f.as_result() for f in finished], config.bots)
     assert [s.name for s in table] == ["alphabeta:4", "greedy", "random"]
@@ -35,30 +34,29 @@ async def test_short_ladder_orders_bots_and_stores_every_game(tmp_path: Path) ->
         assert game.record.startswith(f.game.opening_text)
 
 
-async def test_interrupted_ladder_resumes_without_replaying(tmp_path: Path) -> None:
+async def test_interrupted_ladder_resumes_without_replaying(serve: Serve, tmp_path: Path) -> None:
     """A ladder stopped mid-way (server restarted too) finishes later; no game is lost or played twice."""
     db = tmp_path / "arena.sqlite3"
     state_path = tmp_path / "state.jsonl"
     config = LadderConfig(("random", "greedy", "alphabeta:2"), games=6, seed=5, concurrency=3)
-    running = await start_server(db)
+    running = await serve(db)
     first = Ladder(config, LadderState(state_path), lambda _: None)
     task = asyncio.create_task(first.run(running.url))
-    while len(first.results) < 4:
-        await asyncio.sleep(0.005)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    try:
+        await eventually(lambda: len(first.results) >= 4 or task.done(), timeout=60, what="four finished games")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
     await running.close()
     done_before = {k: f.match_id for k, f in first.results.items()}
     assert 4 <= len(done_before) < 18
 
-    running = await start_server(db)
-    try:
-        state = LadderState(state_path)
-        assert set(state.finished) == set(done_before)
-        second = Ladder(config, state, lambda _: None)
-        finished = await second.run(running.url)
-    finally:
-        await running.close()
+    running = await serve(db)
+    state = LadderState(state_path)
+    assert set(state.finished) == set(done_before)
+    second = Ladder(config, state, lambda _: None)
+    finished = await second.run(running.url)
+    await running.close()
     assert len(finished) == 18
     assert {f.game.key: f.match_id for f in finished if f.game.key in done_before} == done_before
     stored = list_games(db, limit=100)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from protocol import Game, Variant
 from server.app import RunningServer
-from tests.test_server_wire import Client
+from tests.wire import Client
 
 
 async def test_small_board_values_are_exact(arena: RunningServer) -> None:

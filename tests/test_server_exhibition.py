@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.app import RunningServer
-from tests.test_server_wire import Client
+from tests.wire import Client, is_game_over
 
 
 async def test_exhibition_plays_from_the_opening_to_the_end(arena: RunningServer) -> None:
@@ -13,7 +13,7 @@ async def test_exhibition_plays_from_the_opening_to_the_end(arena: RunningServer
     snap = await c.expect("snapshot")
     assert snap["match_id"] == "ex-1" and snap["record"] == ["3", "6"] and snap["status"] == "live"
     assert snap["south"] == "bot:greedy" and snap["north"] == "bot:random"
-    over = await c.expect("event", timeout=20, where=lambda m: m["kind"] == "game_over")
+    over = await c.expect("event", timeout=20, where=is_game_over)
     actions = [e for e in c.events("ex-1") if e["kind"] == "action"]
     assert [e["ply"] for e in actions] == list(range(2, 2 + len(actions)))
     assert over["reason"] in ("empty", "majority", "repetition")
@@ -42,8 +42,7 @@ async def test_standings_after_rated_games(arena: RunningServer) -> None:
     for i in range(2):
         await c.send(type="exhibition", south="alphabeta:3", north="random", match_id=f"r{i}")
         await c.expect("snapshot")
-    while sum(1 for m in c.seen if m["type"] == "event" and m["kind"] == "game_over") < 2:
-        await c.next(timeout=20)
+    await c.until_received("event", 2, where=is_game_over, timeout=40)
     anon = await Client.open(arena.url, None)
     await anon.send(type="standings")
     table = await anon.expect("standings_table")

@@ -1,56 +1,32 @@
-"""Whole matches over real sockets: spectators, pie swap, clocks, reconnection, resends, bots, lobby."""
+"""Whole matches over real sockets: spectators, pie swap, clocks, reconnection, resends, bots, lobby.
+
+The server runs on a fake clock: clock and grace-period tests move it on instead of waiting.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 
-from protocol import Action, Game, Position, Sow, Swap, Transfer, Variant, parse_action
-from server.app import RunningServer, start_server
+from protocol import Action, Game, Sow, Swap, Variant, parse_action
+from server.app import RunningServer
 from server.storage import fetch_game, list_games
-from tests.test_server_wire import Client, Json, live_match
+from tests.conftest import Serve
+from tests.wire import Client, FakeClock, FirstLegal, Json, action_msg, eventually, is_game_over, live_match
+
+GRACE_S = 1.0
 
 
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
-    """A server on a free loopback port with a fresh database and a short grace period."""
-    running = await start_server(tmp_path / "arena.sqlite3", grace_s=1.0, bot_factory=FirstLegal.make)
-    try:
-        yield running
-    finally:
-        await running.close()
-
-
-class FirstLegal:
-    """A stand-in hosted bot: plays the first legal action."""
-
-    @classmethod
-    def make(cls, name: str) -> FirstLegal:
-        """The factory the server calls with a bot name."""
-        if name != "first":
-            raise ValueError(f"no bot {name}")
-        return cls()
-
-    async def choose(self, position: Position, budget_s: float) -> Action:
-        """The first legal action."""
-        return position.legal_actions()[0]
-
-
-def action_msg(action: Action, match_id: str, ply: int) -> Json:
-    """The wire message for an action at `ply`."""
-    if isinstance(action, Sow):
-        return {"type": "move", "match_id": match_id, "ply": ply, "bin": action.bin}
-    if isinstance(action, Swap):
-        return {"type": "swap", "match_id": match_id, "ply": ply}
-    assert isinstance(action, Transfer)
-    return {"type": "transfer", "match_id": match_id, "ply": ply, "src": action.src, "dst": action.dst}
+async def server(serve: Serve, clock: FakeClock) -> RunningServer:
+    """A server with a fresh database on the test's fake clock, a short grace period and the `first` bot."""
+    return await serve(grace_s=GRACE_S, bot_factory=FirstLegal.make, clock=clock)
 
 
 def at_ply(ply: int, kind: str = "action") -> Callable[[Json], bool]:
@@ -97,7 +73,7 @@ async def test_two_clients_play_whole_match_while_spectator_sees_every_event(ser
     assert presence["south_connected"] and presence["north_connected"]
     game = await play_out(alice, bob, mid, variant, random.Random(7), watcher=watcher)
     for client in (alice, bob, watcher):
-        over = await client.expect("event", where=lambda m: m["kind"] == "game_over")
+        over = await client.expect("event", where=is_game_over)
         assert over["result"] == game.result and over["reason"] == game.position.end
     seqs = [e["seq"] for e in watcher.events(mid)]
     assert seqs == list(range(snap["seq"] + 1, snap["seq"] + 1 + len(seqs)))
@@ -123,19 +99,26 @@ async def test_pie_swap_exchanges_the_players_sides(server: RunningServer) -> No
     assert await bob.error() == "out_of_turn"
     game = await play_out(alice, bob, mid, variant, random.Random(3), script=[Sow(1), Swap()], already=2)
     assert "swap" in game.record()
-    over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    over = await alice.expect("event", where=is_game_over)
     if game.result:
         names = {"south": "bob", "north": "alice"}
         assert over["player"] == names[over["winner"]]
 
 
-async def test_clock_running_out_loses(server: RunningServer) -> None:
+async def test_clock_running_out_loses(server: RunningServer, clock: FakeClock) -> None:
     """A player who lets the per-move clock run out loses on time; both players are told."""
     alice, bob, mid = await live_match(server.url, "kalah(6,4,clock=1/move)")
     await alice.send(type="move", match_id=mid, ply=0, bin=1)
     await alice.expect("ack")
+    clock.advance(0.5)
+    await server.arena.check_clocks()
+    snap = await bob.request("snapshot", type="sync", match_id=mid)
+    assert snap["status"] == "live" and snap["clocks"]["running"] == "north"
+    assert (snap["clocks"]["south_ms"], snap["clocks"]["north_ms"]) == (1000, 500)
+    clock.advance(0.5)
+    await server.arena.check_clocks()
     for client in (alice, bob):
-        over = await client.expect("event", timeout=5, where=lambda m: m["kind"] == "game_over")
+        over = await client.expect("event", where=is_game_over)
         assert (over["reason"], over["winner"], over["player"]) == ("time", "south", "alice")
         assert over["clocks"]["north_ms"] == 0
     await bob.send(type="move", match_id=mid, ply=1, bin=9)
@@ -176,30 +159,35 @@ async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer)
     assert [e["ply"] for e in bob.events(mid) if e["kind"] == "action"] == [0, 1]
 
 
-async def test_claim_after_grace_period_and_resign(server: RunningServer) -> None:
+async def test_claim_after_grace_period_and_resign(server: RunningServer, clock: FakeClock) -> None:
     """A claim is refused within the grace period, then wins by abandonment (also against a creator
     who left before the match began); resigning loses."""
     alice, bob, mid = await live_match(server.url)
+    await alice.send(type="claim", match_id=mid)
+    assert await alice.error() == "claim_refused"  # bob is connected
     await bob.close()
+    await alice.expect("presence", where=lambda m: not m["north_connected"])
+    clock.advance(GRACE_S / 2)
     await alice.send(type="claim", match_id=mid)
-    assert await alice.error() == "claim_refused"
-    await asyncio.sleep(1.1)
+    assert await alice.error() == "claim_refused"  # bob may still come back
+    clock.advance(GRACE_S / 2)
     await alice.send(type="claim", match_id=mid)
-    over = await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    over = await alice.expect("event", where=is_game_over)
     assert (over["reason"], over["winner"]) == ("abandonment", "south")
     carol = await Client.open(server.url, "carol")
-    await carol.send(type="create", variant="kalah(3,3)")
-    absent = (await carol.expect("snapshot"))["match_id"]
+    absent = (await carol.request("snapshot", type="create", variant="kalah(3,3)"))["match_id"]
     await carol.close()
     dave = await Client.open(server.url, "dave")
-    await dave.send(type="join", match_id=absent)
-    await dave.expect("snapshot")
-    await asyncio.sleep(1.1)
+    await dave.request("snapshot", type="join", match_id=absent)
+    await dave.expect("presence", where=lambda m: not (m["south_connected"] and m["north_connected"]))
     await dave.send(type="claim", match_id=absent)
-    assert (await dave.expect("event", where=lambda m: m["kind"] == "game_over"))["reason"] == "abandonment"
+    assert await dave.error() == "claim_refused"
+    clock.advance(GRACE_S)
+    await dave.send(type="claim", match_id=absent)
+    assert (await dave.expect("event", where=is_game_over))["reason"] == "abandonment"
     carol, dave, mid2 = await live_match(server.url)
     await dave.send(type="resign", match_id=mid2)
-    over = await carol.expect("event", where=lambda m: m["kind"] == "game_over")
+    over = await carol.expect("event", where=is_game_over)
     assert (over["reason"], over["winner"], over["player"]) == ("resign", "south", "alice")
 
 
@@ -218,7 +206,13 @@ async def test_hosted_bot_plays_its_turns(server: RunningServer) -> None:
         event = await alice.expect("event", where=lambda m: m["kind"] == "action" and m["ply"] == game.ply)
         game.play(parse_action(event["action"]))
         assert event["position"] == game.position.fen()
-    await alice.expect("event", where=lambda m: m["kind"] == "game_over")
+    await alice.expect("event", where=is_game_over)
+
+
+async def listed_only_live(client: Client) -> bool:
+    """Whether the listing `client` gets now shows only the live kalah(5,3) match."""
+    listing = (await client.request("matches", type="list"))["matches"]
+    return [m["variant"] for m in listing] == ["kalah(5,3)"]
 
 
 async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
@@ -236,30 +230,28 @@ async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
     listing = (await bob.expect("matches"))["matches"]
     assert [(m["status"], m["variant"]) for m in listing] == [("open", "kalah(6,6)"), ("live", "kalah(5,3)")]
     await alice.send(type="leave", match_id=open_id)
-    await asyncio.sleep(0.05)
+    await alice.request("matches", type="list")  # served after the leave: the match is cancelled by now
     await bob.send(type="list")
     assert [m["status"] for m in (await bob.expect("matches"))["matches"]] == ["live"]
     await bob.send(type="join", match_id=open_id)
     assert await bob.error() == "unknown_match"
     carol = await Client.open(server.url, "carol")
-    await carol.send(type="create", variant="kalah(2,2)")
-    await carol.expect("snapshot")
+    await carol.request("snapshot", type="create", variant="kalah(2,2)")
+    listing = (await bob.request("matches", type="list"))["matches"]
+    assert [(m["status"], m["variant"]) for m in listing] == [("open", "kalah(2,2)"), ("live", "kalah(5,3)")]
     await carol.close()
-    await asyncio.sleep(0.05)
-    await bob.send(type="list")
-    assert [m["variant"] for m in (await bob.expect("matches"))["matches"]] == ["kalah(5,3)"]
+    await eventually(lambda: listed_only_live(bob), what="the absent creator's match leaving the listing")
 
 
-async def test_spectator_that_stops_reading_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_spectator_that_stops_reading_is_dropped(serve: Serve) -> None:
     """A spectator that reads nothing never holds the match up; once its backlog is too big it is dropped."""
-    monkeypatch.setattr("server.rooms.MAX_BUFFER_BYTES", 2048)
     variant = "kalah(12,24)"
-    server = await start_server(tmp_path / "a.sqlite3", rate=1000, burst=1000)
+    server = await serve(rate=1000, burst=1000, send_buffer=2048)
+    alice, bob, mid = await live_match(server.url, variant)
+    sock = socket.create_connection((server.host, server.port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    stalled = Client(await connect(server.url, sock=sock, max_queue=1))
     try:
-        alice, bob, mid = await live_match(server.url, variant)
-        sock = socket.create_connection((server.host, server.port))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        stalled = Client(await connect(server.url, sock=sock, max_queue=1))
         await stalled.send(type="hello", name="stalled")
         await stalled.expect("welcome")
         await stalled.send(type="watch", match_id=mid)
@@ -271,7 +263,6 @@ async def test_spectator_that_stops_reading_is_dropped(tmp_path: Path, monkeypat
                 session.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         await play_out(alice, bob, mid, variant, random.Random(5))
         assert room.spectators == 0
-        stalled.ws.transport.abort()
-        await asyncio.sleep(0.01)
     finally:
-        await server.close()
+        stalled.ws.transport.abort()
+        await stalled.ws.wait_closed()

@@ -1,100 +1,26 @@
-"""Bad input over real sockets, the health check, limits and shutdown; plus the test client others use."""
+"""Bad input over real sockets, the health check, limits and shutdown."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import urllib.request
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from server.app import RunningServer, start_server
+from server.app import RunningServer
+from tests.conftest import Serve
+from tests.wire import Client, Json, eventually, live_match
 
-Json = dict[str, Any]
-
-
-class Client:
-    """A scripted websocket client that keeps every message it receives."""
-
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.seen: list[Json] = []
-        self._pos = 0
-        self.welcome: Json = {}
-
-    @classmethod
-    async def open(cls, url: str, name: str | None = "tester", token: str | None = None) -> Client:
-        """Connect, and say hello unless `name` is None."""
-        client = cls(await connect(url, max_size=2**22))
-        if name is not None:
-            hello: Json = {"type": "hello", "name": name}
-            if token:
-                hello["token"] = token
-            await client.send(**hello)
-            client.welcome = await client.expect("welcome")
-        return client
-
-    async def send(self, **msg: Any) -> None:
-        """Send one JSON message."""
-        await self.ws.send(json.dumps(msg))
-
-    async def next(self, timeout: float = 5.0) -> Json:
-        """The next message not yet consumed."""
-        if self._pos >= len(self.seen):
-            raw = await asyncio.wait_for(self.ws.recv(), timeout)
-            self.seen.append(json.loads(raw))
-        self._pos += 1
-        return self.seen[self._pos - 1]
-
-    async def expect(self, type_: str, timeout: float = 5.0, where: Callable[[Json], bool] | None = None) -> Json:
-        """Skip ahead to the next message of `type_` (and matching `where`)."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                raise AssertionError(f"no {type_!r} message within {timeout} s; saw {self.seen[-5:]}")
-            msg = await self.next(left)
-            if msg["type"] == type_ and (where is None or where(msg)):
-                return msg
-
-    async def error(self, timeout: float = 5.0) -> str:
-        """The code of the next error message."""
-        return str((await self.expect("error", timeout))["code"])
-
-    def events(self, match_id: str) -> list[Json]:
-        """Every event of `match_id` received so far."""
-        return [m for m in self.seen if m["type"] == "event" and m["match_id"] == match_id]
-
-    async def close(self) -> None:
-        """Close the connection."""
-        await self.ws.close()
+__all__ = ["Client"]  # still imported from here by older test modules; the helpers live in tests.wire
 
 
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
-    """A server on a free loopback port with a fresh database and tight limits for abuse tests."""
-    running = await start_server(tmp_path / "arena.sqlite3", rate=20, burst=20, max_refused=60,
-                                 max_connections=8)
-    try:
-        yield running
-    finally:
-        await running.close()
-
-
-async def live_match(url: str, variant: str = "kalah(6,4)") -> tuple[Client, Client, str]:
-    """Alice (South) and Bob (North) in a new live match."""
-    alice = await Client.open(url, "alice")
-    await alice.send(type="create", variant=variant, seat="south")
-    match_id = str((await alice.expect("snapshot"))["match_id"])
-    bob = await Client.open(url, "bob")
-    await bob.send(type="join", match_id=match_id)
-    await bob.expect("snapshot")
-    return alice, bob, match_id
+async def server(serve: Serve) -> RunningServer:
+    """A server with a fresh database and tight limits for abuse tests."""
+    return await serve(rate=20, burst=20, max_refused=60, max_connections=8)
 
 
 async def test_oversized_frame_closes_cleanly(server: RunningServer) -> None:
@@ -185,16 +111,16 @@ async def test_connection_limit_refuses_with_503(server: RunningServer) -> None:
         await connect(server.url)
     assert info.value.response.status_code == 503
     await clients[0].close()
-    for _ in range(50):
-        await asyncio.sleep(0.05)
+
+    async def admitted() -> Client | None:
+        """A new client, or None while the server still refuses one."""
         try:
-            extra = await Client.open(server.url, "later")
-            break
+            return await Client.open(server.url, "later")
         except InvalidStatus:
-            continue
-    else:
-        raise AssertionError("a freed connection slot was never reusable")
-    assert extra.welcome["name"] == "later"
+            return None
+
+    extra = await eventually(admitted, what="a freed connection slot being reusable")
+    assert extra is not None and extra.welcome["name"] == "later"
 
 
 async def test_health_check_over_plain_http(server: RunningServer) -> None:
@@ -205,9 +131,9 @@ async def test_health_check_over_plain_http(server: RunningServer) -> None:
     assert data["status"] == "ok" and data["matches"] == 0
 
 
-async def test_graceful_close_sends_going_away(tmp_path: Path) -> None:
+async def test_graceful_close_sends_going_away(serve: Serve) -> None:
     """Closing the server closes every connection with 1001 after finishing writes."""
-    running = await start_server(tmp_path / "a.sqlite3")
+    running = await serve()
     alice, bob, mid = await live_match(running.url)
     await alice.send(type="move", match_id=mid, ply=0, bin=1)
     await alice.expect("ack")
