@@ -1,6 +1,6 @@
 """Whole matches over real sockets: spectators, pie swap, clocks, reconnection, resends, bots, lobby.
 
-The server runs on a fake clock: clock and grace-period tests move it on instead of waiting.
+The `server` fixture runs on a fake clock: clock and grace-period tests move it on instead of waiting.
 """
 
 from __future__ import annotations
@@ -123,6 +123,14 @@ async def test_clock_running_out_loses(server: RunningServer, clock: FakeClock) 
         assert over["clocks"]["north_ms"] == 0
     await bob.send(type="move", match_id=mid, ply=1, bin=9)
     assert await bob.error() == "game_over"
+
+
+async def test_server_flags_a_clock_by_itself(arena: RunningServer) -> None:
+    """On the real clock, with nobody asking, the server ends a match whose running clock runs out."""
+    alice, bob, _ = await live_match(arena.url, "kalah(6,4,clock=0.05/move)")
+    for client in (alice, bob):
+        over = await client.expect("event", where=is_game_over)
+        assert (over["reason"], over["winner"], over["player"]) == ("time", "north", "bob")
 
 
 async def test_reconnect_with_sequence_number(server: RunningServer) -> None:
