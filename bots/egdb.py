@@ -11,6 +11,9 @@ Files live in `$KALAH_EGDB_DIR`, or else in the user cache directory
 written to a temporary file and renamed into place, so an interrupted build leaves no
 partial file: the next run resumes from the first missing level. Loaded with mmap (large
 levels are read once into huge-page anonymous mappings).
+
+Databases are built by `kalah egdb build` (and `kalah solve`) only: hosted bots load with
+`build=False` and use the levels already on disk, so no request can start a build.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -31,15 +34,20 @@ from bots import pysearch
 from protocol.tables import compile_variant
 from protocol.variant import Variant
 
+if TYPE_CHECKING:
+    from bots.core import SearchCore
+
 ENV_DIR = "KALAH_EGDB_DIR"
 FORMAT = "v1"
 CHUNKS = 64
 HUGE_PAGE = 2 << 20
 UNKNOWN = 0x80  # -128 as a byte: not yet computed
+BUILD_RATE = 2_500_000
+"""Positions a second one thread of the C core builds, about (24 seeds, h=6: 1.25e9 in 234 s on two)."""
 _rename = os.replace
 
 Progress = Callable[[int, int, int], None]
-"""Called as progress(level, ranks done, level size) while a level is built."""
+"""Called as progress(level, ranks done, level size) while a level is built, and once when it is done."""
 
 
 def cache_dir() -> Path:
@@ -99,7 +107,7 @@ def _map(path: Path, size: int) -> mmap.mmap | None:
             finally:
                 view.release()
             return mem
-    except FileNotFoundError:
+    except OSError:  # missing or unreadable: not there
         return None
 
 
@@ -125,7 +133,7 @@ def _write_atomic(path: Path, data: mmap.mmap | bytearray) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _build(impl: ModuleType, rules: Any, k: int, size: int, levels: list[Any],
+def _build(impl: SearchCore[Any], rules: Any, k: int, size: int, levels: list[Any],
            progress: Progress | None) -> mmap.mmap | bytearray:
     """Compute level k in memory by chunks of ranks, on every core when the core releases the GIL."""
     out = _scratch(size)
@@ -143,7 +151,7 @@ def _build(impl: ModuleType, rules: Any, k: int, size: int, levels: list[Any],
             for (a, b), future in zip(chunks, futures, strict=True):
                 future.result()
                 done += b - a
-                if progress is not None and monotonic() - t0 > 0.5:
+                if progress is not None and (done == size or monotonic() - t0 > 0.5):
                     progress(k, done, size)
         except BaseException:
             for future in futures:
@@ -152,21 +160,59 @@ def _build(impl: ModuleType, rules: Any, k: int, size: int, levels: list[Any],
     return out
 
 
+@dataclass(frozen=True)
+class Level:
+    """One level of a planned build: its seed count, file, size in bytes (= positions) and presence."""
+
+    k: int
+    path: Path
+    size: int
+    present: bool
+
+
+def build_seconds(positions: int, threads: int | None = None) -> float:
+    """A rough time to build `positions` database entries with the C core on `threads` threads (all cores)."""
+    return positions / (BUILD_RATE * max(1, threads or os.cpu_count() or 1))
+
+
+def plan(variant: Variant, seeds: int, directory: Path | None = None) -> list[Level]:
+    """Levels 1..seeds of a variant's databases and which of them are already on disk."""
+    if seeds <= 0 or not applies(variant):
+        return []
+    directory = directory or cache_dir()
+    out = []
+    for k in range(1, min(seeds, variant.total_seeds) + 1):
+        size = pysearch.level_size(variant.houses, k)
+        path = level_path(directory, variant, k)
+        try:
+            present = path.stat().st_size == size
+        except OSError:
+            present = False
+        out.append(Level(k, path, size, present))
+    return out
+
+
 def load(
     variant: Variant,
     seeds: int,
-    impl: ModuleType,
+    impl: SearchCore[Any],
     directory: Path | None = None,
     progress: Progress | None = None,
+    build: bool = True,
 ) -> list[Any]:
-    """Levels 0..seeds (level 0 is empty) for a variant, building missing ones on first need."""
+    """Levels 0..seeds (level 0 is empty) for a variant, building missing ones on first need.
+
+    With `build=False` nothing is built or created: the levels already on disk are used, up
+    to the first missing one (the search needs every level below the largest it uses).
+    """
     if seeds <= 0 or not applies(variant):
         return []
     if seeds > 120:
         raise ValueError("endgame databases go up to 120 seeds")
     seeds = min(seeds, variant.total_seeds)
     directory = directory or cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    if build:
+        directory.mkdir(parents=True, exist_ok=True)
     rules = impl.Rules(compile_variant(variant))
     h = variant.houses
     levels: list[Any] = [b""]
@@ -174,10 +220,12 @@ def load(
         size = impl.level_size(h, k)
         path = level_path(directory, variant, k)
         mapped = _map(path, size)
-        if mapped is None:
+        if mapped is not None:
+            levels.append(mapped)
+        elif build:
             out = _build(impl, rules, k, size, levels, progress)
             _write_atomic(path, out)
             levels.append(out)
         else:
-            levels.append(mapped)
-    return levels
+            break
+    return levels if len(levels) > 1 else []

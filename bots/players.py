@@ -1,50 +1,32 @@
-"""Bot players, named by a string: `random`, `greedy`, `alphabeta:N`, `perfect[:SEEDS]`.
+"""Bot players by canonical id: `random`, `greedy`, `alphabeta:N`, `perfect` (see `bots.names`).
 
-Each has one async method, `choose(position, budget_s)`, that returns a legal action. The
-searches run in a worker thread (`asyncio.to_thread`) and the C core releases the GIL, so
-an event loop keeps serving while a bot thinks. Every bot answers the pie-rule offer (swap
-when the position favours the opener, South) and chooses the opening transfer.
+Every player is a `Player`: a synchronous `decide(position, budget_s)` that returns a legal
+action within about `budget_s` seconds. A server runs it in a worker thread (the C core
+releases the GIL, so its event loop keeps serving). Searching players borrow an engine from
+an `Engines` pool for each decision, so one player can serve several matches at once. Every
+bot answers the pie-rule offer (swap when the position favours the opener, South) and
+chooses the opening transfer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
-import threading
 import time
-from typing import Protocol, runtime_checkable
 
-from bots.solver import Engine, relative_board
+from bots.core import Player, pit_to_bin, relative_board, south_value
+from bots.engines import Engines
+from bots.names import BotNameError, canonical_bot
+from bots.solver import Engine, auto_tt_bits
 from protocol.actions import Action, Sow, Swap, Transfer
-from protocol.errors import KalahError
-from protocol.position import Position, Side
+from protocol.position import Position
 from protocol.variant import Variant
 
+__all__ = ["BotNameError", "Player", "make_player"]
+
 DEFAULT_PERFECT_EGDB = int(os.environ.get("KALAH_BOT_EGDB_SEEDS", "12"))
-PLAYER_NAMES = ("random", "greedy", "alphabeta:N", "perfect", "perfect:SEEDS")
-
-
-class UnknownPlayerError(KalahError, ValueError):
-    """A bot name that `make_player` does not know."""
-
-    code = "unknown_player"
-
-
-@runtime_checkable
-class Player(Protocol):
-    """Anything that chooses an action for a position within a time budget."""
-
-    name: str
-
-    async def choose(self, position: Position, budget_s: float) -> Action:
-        """A legal action for the side to move."""
-        ...
-
-
-def _plain(variant: Variant) -> Variant:
-    """The variant without its clock: engines do not depend on it."""
-    return variant.with_options(time_control=None) if variant.time_control is not None else variant
+MAX_BOT_TT_LOG2 = {"c": 20, "py": 16}
+"""Largest transposition table of a bot's engine (2**N entries): 24 MiB in C, ~13 MB for the twin."""
 
 
 def greedy_gain(engine: Engine, board: tuple[int, ...]) -> tuple[int, int]:
@@ -57,49 +39,69 @@ def greedy_gain(engine: Engine, board: tuple[int, ...]) -> tuple[int, int]:
     return best, best_pit
 
 
+def _need(engine: Engine | None) -> Engine:
+    """The engine a searching player was lent."""
+    if engine is None:
+        raise RuntimeError("this player searches: it needs an engine")
+    return engine
+
+
 class SearchPlayer:
-    """Shared machinery: one engine per variant, pie rule and opening transfer by evaluation."""
+    """Shared machinery: an engine borrowed per decision, pie rule and opening transfer by evaluation."""
 
     name = "search"
     egdb_seeds = 0
+    searches = True
 
-    def __init__(self) -> None:
-        self._engines: dict[Variant, Engine] = {}
-        self._guard = threading.Lock()
+    def __init__(self, engines: Engines | None = None) -> None:
+        self.engines = engines if engines is not None else Engines()
 
-    def engine(self, variant: Variant) -> Engine:
-        """This player's engine for a variant (built on first need; safe from several threads)."""
-        v = _plain(variant)
-        with self._guard:
-            if v not in self._engines:
-                self._engines[v] = Engine(v, tt_log2=20, egdb_seeds=self.egdb_seeds, workers=1)
-            return self._engines[v]
+    def tt_log2(self, variant: Variant) -> int:
+        """Table size (log2 of entries) of this player's engine for `variant`."""
+        return min(MAX_BOT_TT_LOG2["py" if variant.relay else self.engines.impl], auto_tt_bits(variant))
 
-    def evaluate(self, position: Position, deadline: float) -> int:
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """Estimated final margin for South of a sowing position."""
         raise NotImplementedError
 
-    def sow(self, position: Position, deadline: float) -> int:
+    def sow(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """The bin to sow from."""
         raise NotImplementedError
 
-    def decide(self, position: Position, budget_s: float) -> Action:
-        """The action for a position (runs in a worker thread)."""
+    def estimate(self, position: Position, budget_s: float) -> int:
+        """South's estimated final margin of a sowing position, as the swap decision sees it."""
         deadline = time.monotonic() + max(0.01, budget_s)
+        if not self.searches:
+            return self.evaluate(position, deadline, None)
+        with self.engines.borrow(self.name, position.variant, self.tt_log2(position.variant),
+                                 self.egdb_seeds) as engine:
+            return self.evaluate(position, deadline, engine)
+
+    def decide(self, position: Position, budget_s: float) -> Action:
+        """The action for a position (blocks for up to about `budget_s`: call it off an event loop)."""
+        deadline = time.monotonic() + max(0.01, budget_s)
+        if not self.searches:
+            return self._decide(position, deadline, None)
+        with self.engines.borrow(self.name, position.variant, self.tt_log2(position.variant),
+                                 self.egdb_seeds) as engine:
+            return self._decide(position, deadline, engine)
+
+    def _decide(self, position: Position, deadline: float, engine: Engine | None) -> Action:
+        """`decide` with the engine lent for it."""
         if position.transfer_pending:
-            return self.transfer(position, deadline)
+            return self.transfer(position, deadline, engine)
         # After a swap the board stands and the opener moves as North: the swapper
         # gains exactly when the position is good for South.
         if position.swap_offered:
             half = time.monotonic() + (deadline - time.monotonic()) / 2
-            if self.evaluate(position, half) > 0:
+            if self.evaluate(position, half, engine) > 0:
                 return Swap()
         bins = position.legal_bins()
         if len(bins) == 1:
             return Sow(bins[0])
-        return Sow(self.sow(position, deadline))
+        return Sow(self.sow(position, deadline, engine))
 
-    def transfer(self, position: Position, deadline: float) -> Action:
+    def transfer(self, position: Position, deadline: float, engine: Engine | None) -> Action:
         """North's opening transfer: the one leaving South the worst estimated margin."""
         options = [a for a in position.legal_actions() if isinstance(a, Transfer)]
         best: Action = Transfer()
@@ -110,34 +112,31 @@ class SearchPlayer:
                 break
             after = position.apply(action)
             share = time.monotonic() + left / max(1, len(options) - index)
-            v = after.margin if after.over else self.evaluate(after, share)
+            v = after.margin if after.over else self.evaluate(after, share, engine)
             if best_v is None or v < best_v:
                 best, best_v = action, v
         return best
-
-    async def choose(self, position: Position, budget_s: float) -> Action:
-        """A legal action for the side to move, chosen in a worker thread."""
-        return await asyncio.to_thread(self.decide, position, budget_s)
 
 
 class RandomPlayer(SearchPlayer):
     """Uniformly random sowing and transfer; swaps when the opener is ahead in stores."""
 
     name = "random"
+    searches = False
 
-    def __init__(self, seed: int | None = None) -> None:
-        super().__init__()
+    def __init__(self, seed: int | None = None, engines: Engines | None = None) -> None:
+        super().__init__(engines)
         self._rng = random.Random(seed)
 
-    def evaluate(self, position: Position, deadline: float) -> int:
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """The stores' margin now."""
         return int(position.margin)
 
-    def sow(self, position: Position, deadline: float) -> int:
+    def sow(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """A random legal bin."""
         return self._rng.choice(position.legal_bins())
 
-    def transfer(self, position: Position, deadline: float) -> Action:
+    def transfer(self, position: Position, deadline: float, engine: Engine | None) -> Action:
         """A random transfer, or none."""
         return self._rng.choice([a for a in position.legal_actions() if isinstance(a, Transfer)])
 
@@ -147,73 +146,75 @@ class GreedyPlayer(SearchPlayer):
 
     name = "greedy"
 
-    def evaluate(self, position: Position, deadline: float) -> int:
-        """Stores' margin after the mover's greedy turn."""
-        gain, _ = greedy_gain(self.engine(position.variant), relative_board(position))
-        return int(position.margin) + (gain if position.to_move == Side.SOUTH else -gain)
+    def tt_log2(self, variant: Variant) -> int:
+        """The smallest table: the greedy bot only plays moves out, it never searches."""
+        return 4
 
-    def sow(self, position: Position, deadline: float) -> int:
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
+        """Stores' margin after the mover's greedy turn."""
+        return south_value(position, greedy_gain(_need(engine), relative_board(position))[0])
+
+    def sow(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """The greedy bin."""
-        pit = greedy_gain(self.engine(position.variant), relative_board(position))[1]
-        return pit + 1 if position.to_move == Side.SOUTH else pit + position.variant.houses + 2
+        return pit_to_bin(position, greedy_gain(_need(engine), relative_board(position))[1])
 
 
 class AlphaBetaPlayer(SearchPlayer):
     """Fixed-depth alpha-beta (depth counted in sowings), store difference at the horizon."""
 
-    def __init__(self, depth: int) -> None:
-        super().__init__()
+    def __init__(self, depth: int, engines: Engines | None = None) -> None:
+        super().__init__(engines)
         self.depth = depth
         self.name = f"alphabeta:{depth}"
 
-    def evaluate(self, position: Position, deadline: float) -> int:
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """Depth-limited value for South (the stores' margin if time runs out)."""
-        engine = self.engine(position.variant)
+        e = _need(engine)
         try:
-            with engine.lock:
-                v = engine.mtdf(relative_board(position), 0, self.depth, deadline)
+            with e.lock:
+                v = e.mtdf(relative_board(position), 0, self.depth, deadline)
         except TimeoutError:
             v = 0
-        return int(position.margin) + (v if position.to_move == Side.SOUTH else -v)
+        return south_value(position, v)
 
-    def sow(self, position: Position, deadline: float) -> int:
+    def sow(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """The best bin of a depth-N search (of the deepest completed one if time runs out)."""
-        engine = self.engine(position.variant)
-        return engine.best_by_deepening(position, deadline - time.monotonic(), self.depth - 1)[0]
+        return _need(engine).best_by_deepening(position, deadline - time.monotonic(), self.depth - 1)[0]
 
 
 class PerfectPlayer(SearchPlayer):
-    """Exact play when the value is proved within the budget, else the deepest search."""
+    """Exact play when the value is proved within the budget, else the deepest search.
 
-    def __init__(self, egdb_seeds: int = DEFAULT_PERFECT_EGDB) -> None:
-        super().__init__()
+    Uses the endgame databases already on disk up to `egdb_seeds` seeds (`kalah egdb build`
+    makes them); it never builds one.
+    """
+
+    name = "perfect"
+
+    def __init__(self, egdb_seeds: int = DEFAULT_PERFECT_EGDB, engines: Engines | None = None) -> None:
+        super().__init__(engines)
         self.egdb_seeds = egdb_seeds
-        self.name = "perfect" if egdb_seeds == DEFAULT_PERFECT_EGDB else f"perfect:{egdb_seeds}"
 
-    def evaluate(self, position: Position, deadline: float) -> int:
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """Value for South by iterative deepening within the deadline."""
-        engine = self.engine(position.variant)
-        _, v, _, _ = engine.best_by_deepening(position, deadline - time.monotonic())
-        return int(position.margin) + (v if position.to_move == Side.SOUTH else -v)
+        _, v, _, _ = _need(engine).best_by_deepening(position, deadline - time.monotonic())
+        return south_value(position, v)
 
-    def sow(self, position: Position, deadline: float) -> int:
+    def sow(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """The best bin proved or found within the deadline."""
-        engine = self.engine(position.variant)
-        return engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))[0]
+        return _need(engine).best_by_deepening(position, 0.9 * (deadline - time.monotonic()))[0]
 
 
-def make_player(name: str) -> SearchPlayer:
-    """A bot by name: `random`, `greedy`, `alphabeta:N` (1..60), `perfect` or `perfect:SEEDS`."""
-    kind, _, arg = name.strip().lower().partition(":")
-    try:
-        if kind == "random" and not arg:
-            return RandomPlayer()
-        if kind == "greedy" and not arg:
-            return GreedyPlayer()
-        if kind == "alphabeta" and arg.isdigit() and 1 <= int(arg) <= 60:
-            return AlphaBetaPlayer(int(arg))
-        if kind == "perfect" and (not arg or (arg.isdigit() and int(arg) <= 30)):
-            return PerfectPlayer(int(arg) if arg else DEFAULT_PERFECT_EGDB)
-    except ValueError:
-        pass
-    raise UnknownPlayerError(f"unknown bot {name!r}: expected one of {', '.join(PLAYER_NAMES)}")
+def make_player(bot_id: str, engines: Engines | None = None) -> SearchPlayer:
+    """The bot of a canonical id (`random`, `greedy`, `alphabeta:N`, `perfect`); else `BotNameError`.
+
+    Players made with the same `engines` share its memory bound.
+    """
+    bot_id = canonical_bot(bot_id)
+    if bot_id == "random":
+        return RandomPlayer(engines=engines)
+    if bot_id == "greedy":
+        return GreedyPlayer(engines)
+    if bot_id == "perfect":
+        return PerfectPlayer(engines=engines)
+    return AlphaBetaPlayer(int(bot_id.partition(":")[2]), engines)

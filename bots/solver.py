@@ -12,7 +12,6 @@ transposition table) per thread; the endgame databases are shared read-only.
 
 from __future__ import annotations
 
-import importlib
 import os
 import queue
 import threading
@@ -20,27 +19,33 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from bots import egdb as egdb_mod
 from bots import pysearch
-from protocol.position import Position, Side
+from bots.core import (
+    IMPLEMENTATIONS,
+    TT_ENTRY_BYTES,
+    Child,
+    CoreSearcher,
+    SearchCore,
+    core_name,
+    implementation,
+    pit_to_bin,
+    relative_board,
+    south_value,
+)
+from protocol.position import Position
 from protocol.tables import compile_variant
 from protocol.variant import Variant
 
-IMPLEMENTATIONS = ("c", "py")
+__all__ = ["IMPLEMENTATIONS", "Engine", "Solution", "auto_egdb_seeds", "auto_tt_bits", "implementation",
+           "pit_to_bin", "relative_board"]
+
 MAX_DEPTH = 254
 AUTO_EGDB_POSITIONS = 600_000_000
-
-
-def implementation(name: str = "c") -> ModuleType:
-    """The search module: `c` (bots._search) or `py` (bots.pysearch)."""
-    if name == "c":
-        return importlib.import_module("bots._search")
-    if name == "py":
-        return pysearch
-    raise ValueError(f"unknown search implementation {name!r}: expected one of {IMPLEMENTATIONS}")
+Kid = tuple[int, tuple[int, ...], int, bool, bool]
+"""A legal pit with its `Child` outcome."""
 
 
 def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
@@ -61,20 +66,6 @@ def auto_tt_bits(variant: Variant) -> int:
     """A transposition table size (log2 of entries, 24 bytes each) fitting the board's seeds."""
     total = variant.total_seeds
     return 16 if total <= 24 else 20 if total <= 36 else 22 if total <= 48 else 24
-
-
-def relative_board(position: Position) -> tuple[int, ...]:
-    """The position's pits seen from the side to move (mover's houses first)."""
-    pits = position.pits
-    if position.to_move == Side.SOUTH:
-        return pits
-    h = position.variant.houses
-    return pits[h + 1 :] + pits[: h + 1]
-
-
-def pit_to_bin(position: Position, pit: int) -> int:
-    """Bin number of the mover's relative house `pit`."""
-    return pit + 1 if position.to_move == Side.SOUTH else pit + position.variant.houses + 2
 
 
 @dataclass
@@ -113,25 +104,38 @@ class Engine:
         egdb_dir: Path | None = None,
         progress: egdb_mod.Progress | None = None,
         workers: int | None = None,
+        build_egdb: bool = True,
+        levels: list[Any] | None = None,
     ) -> None:
+        """Compile the rules and load (or, with `build_egdb`, build missing) database levels 1..egdb_seeds.
+
+        Without `build_egdb` only the levels already on disk are used (up to the first missing
+        one); `levels` gives levels loaded elsewhere (shared by several engines) instead.
+        """
         self.variant = variant
-        self.module = pysearch if variant.relay else implementation(impl)
+        self.module: SearchCore[Any] = pysearch if variant.relay else implementation(impl)
         self.rules = self.module.Rules(compile_variant(variant))
         self.exact_possible = not variant.can_repeat
-        self.levels = egdb_mod.load(variant, egdb_seeds, self.module, egdb_dir, progress)
+        if levels is None:
+            levels = egdb_mod.load(variant, egdb_seeds, self.module, egdb_dir, progress, build=build_egdb)
+        self.levels = levels
         self.tt_log2 = tt_log2
         self.searcher = self.module.Searcher(self.rules, tt_log2, self.levels or None)
         self.lock = threading.Lock()
         self.all_exact = True
         self.workers = 1 if self.module is pysearch else (workers or os.cpu_count() or 1)
-        self._pool: list[Any] = [self.searcher]
+        self._pool: list[CoreSearcher] = [self.searcher]
 
-    def children(self, board: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], int, bool, bool]]:
+    def table_bytes(self) -> int:
+        """Memory the transposition tables may take (every searcher's, when full)."""
+        return len(self._pool) * (TT_ENTRY_BYTES[core_name(self.module)] << self.tt_log2)
+
+    def children(self, board: tuple[int, ...]) -> list[Kid]:
         """Each legal pit with (board after, gain, extra turn, game over)."""
         return [(p, *self.module.play(self.rules, board, p)) for p in self.module.legal(self.rules, board)]
 
     def _search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int, deadline: float,
-                searcher: Any = None) -> int:
+                searcher: CoreSearcher | None = None) -> int:
         """One search call with the time left before `deadline` (0: none)."""
         s = searcher or self.searcher
         left = 0.0
@@ -145,7 +149,7 @@ class Engine:
         return value
 
     def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
-             searcher: Any = None) -> int:
+             searcher: CoreSearcher | None = None) -> int:
         """Value of a non-terminal board for the mover by MTD(f) null-window searches."""
         k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
         lower, upper = -k, k
@@ -159,8 +163,8 @@ class Engine:
                 lower = g
         return g
 
-    def child_value(self, child: tuple[tuple[int, ...], int, bool, bool], depth: int, guess: int,
-                    deadline: float, searcher: Any = None) -> int:
+    def child_value(self, child: Child, depth: int, guess: int,
+                    deadline: float, searcher: CoreSearcher | None = None) -> int:
         """Mover's value of one move: its gain plus (or minus) the successor's value."""
         board, gain, extra, over = child
         if over:
@@ -168,7 +172,7 @@ class Engine:
         sign = 1 if extra else -1
         return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline, searcher)
 
-    def _per_move(self, kids: list[tuple[int, tuple[int, ...], int, bool, bool]], depth: int,
+    def _per_move(self, kids: list[Kid], depth: int,
                   deadline: float) -> tuple[dict[int, int], int]:
         """(value of every move, nodes): moves in parallel, one searcher and table per worker."""
         workers = min(self.workers, len(kids))
@@ -176,11 +180,11 @@ class Engine:
             self._pool.append(self.module.Searcher(self.rules, self.tt_log2, self.levels or None))
         pool = self._pool[:workers]
         n0 = sum(int(s.nodes) for s in pool)
-        free: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        free: queue.SimpleQueue[CoreSearcher] = queue.SimpleQueue()
         for s in pool:
             free.put(s)
 
-        def one(kid: tuple[int, tuple[int, ...], int, bool, bool]) -> int:
+        def one(kid: Kid) -> int:
             """Value of one move (a shallow first guess would leave misleading table moves)."""
             child = (kid[1], kid[2], kid[3], kid[4])
             s = free.get()
@@ -219,19 +223,17 @@ class Engine:
                 value = self.mtdf(board, 0, depth, deadline)
                 best = [p for p, after, gain, extra, over in kids
                         if self._reaches((after, gain, extra, over), value, depth, deadline)]
-            sign = 1 if position.to_move == Side.SOUTH else -1
-            margin = int(position.margin)
             return Solution(
-                value=margin + sign * value,
+                value=south_value(position, value),
                 best=[pit_to_bin(position, p) for p in best],
-                per_move={pit_to_bin(position, p): margin + sign * v for p, v in values.items()},
+                per_move={pit_to_bin(position, p): south_value(position, v) for p, v in values.items()},
                 nodes=nodes or int(self.searcher.nodes) - n0,
                 seconds=time.monotonic() - t0,
                 exact=self.all_exact and self.exact_possible,
                 depth=depth,
             )
 
-    def _reaches(self, child: tuple[tuple[int, ...], int, bool, bool], value: int, depth: int,
+    def _reaches(self, child: Child, value: int, depth: int,
                  deadline: float) -> bool:
         """Whether a move attains at least `value` for the mover (one null-window search)."""
         board, gain, extra, over = child
@@ -241,7 +243,7 @@ class Engine:
             return gain + self._search(board, depth, value - gain - 1, value - gain, deadline) >= value
         return gain - self._search(board, depth, gain - value, gain - value + 1, deadline) >= value
 
-    def _root(self, kids: list[tuple[int, tuple[int, ...], int, bool, bool]], depth: int, guess: int,
+    def _root(self, kids: list[Kid], depth: int, guess: int,
               first: int, deadline: float) -> tuple[int, int]:
         """(pit, mover value) of the best root move at `depth`, trying pit `first` first."""
         best_pit, best_v = -1, -(10**6)

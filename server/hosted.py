@@ -1,43 +1,57 @@
-"""Hosted bots: `bots/` players run by the server, off the event loop and within the clock."""
+"""Hosted bots: `bots/` players run by the server in worker threads, within the clock, humans first.
+
+`BotRunner.choose` hands one `Player.decide` call to a worker thread (one thread hop per
+move) and awaits it. Moves of matches with a human seat (`Priority.HUMAN`) go ahead of
+exhibition moves (`Priority.EXHIBITION`, bot against bot), and `reserved` extra workers take
+human moves only, so a flood of exhibitions never makes a human wait for a bot's thread. A
+move's budget counts from the request: a move that waited in the queue thinks for what is
+left. Exhibition moves queue up to `max_queued`; beyond that, and for any bot that fails or
+is late, the move is a random legal one.
+
+Players are cached by canonical bot id (`bots.names`): a spelling that is not canonical is
+refused with `unknown_bot` before anything is made. Their engines live in one `Engines` pool,
+bounded in estimated bytes (`engine_bytes`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
+import heapq
+import itertools
 import random
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import IntEnum
 
+from bots.core import Player
+from bots.engines import DEFAULT_MAX_BYTES, Engines
+from bots.names import BotNameError, bot_id_shape, canonical_bot
 from protocol.actions import Action
 from protocol.position import Position
 from protocol.variant import TimeControl
 from server.errors import UnknownBotError
 
-
-class Player(Protocol):
-    """The interface of `bots.players`: choose an action within a time budget."""
-
-    async def choose(self, position: Position, budget_s: float) -> Action:
-        """The action to play in `position`, decided within about `budget_s` seconds."""
-        ...
-
+__all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
 PlayerFactory = Callable[[str], Player]
+"""Makes the player of a (canonical) bot id; raises for an id it does not know."""
+
 DEFAULT_BUDGET_S = 1.0
+MIN_THINK_S = 0.01
+MAX_PLAYERS = 64
 
 
-def default_factory(name: str) -> Player:
-    """A player from `bots.players.make_player`; raises `UnknownBotError` for unknown names."""
-    try:
-        module = importlib.import_module("bots.players")
-    except ImportError:
-        raise UnknownBotError("this server has no hosted bots installed") from None
-    try:
-        player: Player = module.make_player(name)
-    except (ValueError, KeyError) as exc:
-        raise UnknownBotError(str(exc)) from None
-    return player
+class Priority(IntEnum):
+    """Whose move a bot is thinking about: lower goes first."""
+
+    HUMAN = 0
+    """A match with a human seat: a person is waiting."""
+    EXHIBITION = 1
+    """A match between hosted bots only."""
 
 
 def budget(control: TimeControl | None, left_ms: int) -> float:
@@ -45,46 +59,171 @@ def budget(control: TimeControl | None, left_ms: int) -> float:
     if control is None:
         return DEFAULT_BUDGET_S
     if control.per_move_ms:
-        return max(0.01, min(DEFAULT_BUDGET_S, control.per_move_ms / 1000 * 0.5))
+        return max(MIN_THINK_S, min(DEFAULT_BUDGET_S, control.per_move_ms / 1000 * 0.5))
     share = left_ms / 1000 / 30 + control.increment_ms / 1000 * 0.5
-    return max(0.01, min(DEFAULT_BUDGET_S, share, left_ms / 1000 * 0.5))
+    return max(MIN_THINK_S, min(DEFAULT_BUDGET_S, share, left_ms / 1000 * 0.5))
+
+
+@dataclass(order=True)
+class _Job:
+    """One decision waiting for a worker: ordered by priority, then by arrival."""
+
+    priority: Priority
+    seq: int
+    player: Player = field(compare=False)
+    position: Position = field(compare=False)
+    deadline: float = field(compare=False)
+    future: Future[Action] = field(compare=False)
+
+    def run(self) -> None:
+        """Decide with the time left before the deadline, unless the caller gave up waiting."""
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            action = self.player.decide(self.position, max(MIN_THINK_S, self.deadline - time.monotonic()))
+        except BaseException as exc:
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(action)
+
+
+class _Workers:
+    """Worker threads over one priority queue; the reserved ones take human moves only."""
+
+    def __init__(self, general: int, reserved: int) -> None:
+        self._sizes = (max(1, general), max(0, reserved))
+        self._cond = threading.Condition()
+        self._heap: list[_Job] = []
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        self.queued_exhibition = 0
+
+    def submit(self, job: _Job) -> None:
+        """Queue a job (threads start on the first one)."""
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the bot runner is closed")
+            if not self._threads:
+                general, reserved = self._sizes
+                for i in range(general + reserved):
+                    t = threading.Thread(target=self._work, args=(i >= general,), daemon=True,
+                                         name=f"hosted-bot-{'human' if i >= general else 'any'}-{i}")
+                    self._threads.append(t)
+                    t.start()
+            heapq.heappush(self._heap, job)
+            self.queued_exhibition += job.priority == Priority.EXHIBITION
+            self._cond.notify_all()
+
+    def _next(self, human_only: bool) -> _Job | None:
+        """The next job this worker may take, waiting for one; None once closed."""
+        with self._cond:
+            while not self._closed:
+                if self._heap and (not human_only or self._heap[0].priority == Priority.HUMAN):
+                    job = heapq.heappop(self._heap)
+                    self.queued_exhibition -= job.priority == Priority.EXHIBITION
+                    return job
+                self._cond.wait()
+            return None
+
+    def _work(self, human_only: bool) -> None:
+        """A worker's loop."""
+        while (job := self._next(human_only)) is not None:
+            job.run()
+
+    def close(self) -> None:
+        """Cancel queued jobs and let the threads end (a running search finishes on its own)."""
+        with self._cond:
+            self._closed = True
+            for job in self._heap:
+                job.future.cancel()
+            self._heap.clear()
+            self.queued_exhibition = 0
+            self._cond.notify_all()
 
 
 class BotRunner:
-    """Runs bots' `choose` in worker threads, each with its own event loop, never on the server's."""
+    """Runs hosted bots' decisions in worker threads, never on the server's event loop.
 
-    def __init__(self, factory: PlayerFactory | None = None, workers: int = 2) -> None:
-        self.factory = factory or default_factory
-        self._players: dict[str, Player] = {}
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hosted-bot")
+    `workers` threads take any move, humans' first; `reserved` more take human moves only.
+    With no `factory`, bots are `bots.players` by canonical id, their engines bounded by
+    `engine_bytes`; a custom factory (stand-in bots) gets any id of the canonical shape.
+    """
 
-    def check(self, name: str) -> None:
-        """Raise `UnknownBotError` unless `name` is a bot this server can run."""
-        self._player(name)
+    def __init__(self, factory: PlayerFactory | None = None, workers: int = 2, *, reserved: int = 1,
+                 max_queued: int = 64, engine_bytes: int = DEFAULT_MAX_BYTES,
+                 canonical: Callable[[str], str] | None = None) -> None:
+        self.engines = Engines(engine_bytes)
+        self.factory = factory or self._make_player
+        self.canonical = canonical or (bot_id_shape if factory is not None else canonical_bot)
+        self.max_queued = max_queued
+        self.fallbacks = 0
+        self._players: OrderedDict[str, Player] = OrderedDict()
+        self._guard = threading.Lock()
+        self._workers = _Workers(workers, reserved)
+        self._seq = itertools.count()
 
-    def _player(self, name: str) -> Player:
-        """The (cached) player named `name`."""
-        if name not in self._players:
-            try:
-                self._players[name] = self.factory(name)
-            except UnknownBotError:
-                raise
-            except Exception as exc:
-                raise UnknownBotError(f"unknown bot {name!r}: {exc}") from None
-        return self._players[name]
+    def _make_player(self, bot_id: str) -> Player:
+        """A `bots.players` player sharing this runner's engines."""
+        from bots.players import make_player
 
-    async def choose(self, name: str, position: Position, budget_s: float) -> Action:
-        """The bot's action, decided off the event loop; a random legal one if it fails or is late."""
-        player = self._player(name)
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._pool, lambda: asyncio.run(player.choose(position, budget_s)))
+        return make_player(bot_id, self.engines)
+
+    def check(self, name: str) -> str:
+        """The canonical id of a bot this server can run (store that one); else `UnknownBotError`."""
+        bot_id, _ = self._player(name)
+        return bot_id
+
+    def _player(self, name: str) -> tuple[str, Player]:
+        """(canonical id, player) of a bot name, the player made once per id and kept (LRU)."""
         try:
-            action = await asyncio.wait_for(work, timeout=budget_s * 1.5 + 0.5)
-        except Exception:
-            action = None
+            bot_id = self.canonical(name)
+        except BotNameError as exc:
+            raise UnknownBotError(str(exc)) from None
+        with self._guard:
+            player = self._players.pop(bot_id, None)
+            if player is None:
+                try:
+                    player = self.factory(bot_id)
+                except UnknownBotError:
+                    raise
+                except Exception as exc:
+                    raise UnknownBotError(f"unknown bot {bot_id!r}: {exc}") from None
+            self._players[bot_id] = player
+            while len(self._players) > MAX_PLAYERS:
+                self._players.popitem(last=False)
+        return bot_id, player
+
+    async def choose(self, name: str, position: Position, budget_s: float, *,
+                     priority: Priority = Priority.HUMAN) -> Action:
+        """The bot's action within about `budget_s` from now; a random legal one if it fails, is late or is shed.
+
+        `priority` says whose move it is: `Priority.EXHIBITION` when no seat of the match is human.
+        """
+        _, player = self._player(name)
         legal = position.legal_actions()
-        return action if action in legal else random.choice(legal)
+        action: Action | None = None
+        if priority != Priority.EXHIBITION or self._workers.queued_exhibition < self.max_queued:
+            future: Future[Action] = Future()
+            job = _Job(priority, next(self._seq), player, position, time.monotonic() + budget_s, future)
+            self._workers.submit(job)
+            try:
+                action = await asyncio.wait_for(asyncio.wrap_future(future), timeout=budget_s * 1.5 + 0.5)
+            except Exception:
+                action = None
+        if action in legal:
+            return action
+        self.fallbacks += 1
+        return random.choice(legal)
+
+    def cached_ids(self) -> list[str]:
+        """The ids of the players kept, least recently used first."""
+        with self._guard:
+            return list(self._players)
+
+    def nbytes(self) -> int:
+        """Estimated memory of the hosted bots' engines (tables and databases)."""
+        return self.engines.nbytes()
 
     def close(self) -> None:
         """Stop the worker threads (a running search is left to finish on its own)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._workers.close()

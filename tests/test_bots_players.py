@@ -1,19 +1,22 @@
-"""Bot players: names, legal actions, pie rule and opening transfer, perfect play, a free event loop."""
+"""Bot players: canonical ids, legal actions, pie rule and opening transfer, perfect play, shared engines."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
-from bots.players import PLAYER_NAMES, Player, UnknownPlayerError, make_player
+import bots._search as csearch
+from bots import egdb
+from bots.engines import Engines
+from bots.names import BotNameError
+from bots.players import PerfectPlayer, Player, make_player
 from bots.solver import Engine
 from protocol import Game, Position, Sow, Swap, Transfer, Variant
 
-NAMES = ["random", "greedy", "alphabeta:1", "alphabeta:6", "perfect", "perfect:8"]
+NAMES = ["random", "greedy", "alphabeta:1", "alphabeta:6", "perfect"]
 
 
 @pytest.fixture(autouse=True)
@@ -25,25 +28,26 @@ def egdb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_names_make_players(name: str) -> None:
-    """Each documented name makes a Player that reports its name."""
+    """Each canonical id makes a Player that reports that id as its name."""
     player = make_player(name)
     assert isinstance(player, Player)
     assert player.name == name
 
 
 @pytest.mark.parametrize("name", ["", "minimax", "alphabeta", "alphabeta:0", "alphabeta:x", "greedy:3",
-                                  "perfect:-1", "random:2"])
-def test_unknown_names_raise_typed_error(name: str) -> None:
-    """An unknown or malformed bot name raises UnknownPlayerError naming the choices."""
-    with pytest.raises(UnknownPlayerError, match="unknown bot"):
+                                  "perfect:-1", "random:2", "perfect:8", "Random ", "random\t", "GREEDY",
+                                  "alphabeta:09", "alphabeta:\u0663"])
+def test_only_canonical_ids_make_players(name: str) -> None:
+    """Anything but a canonical id, even a near spelling of one, raises BotNameError (wire code unknown_bot)."""
+    with pytest.raises(BotNameError, match="unknown bot") as info:
         make_player(name)
-    assert "alphabeta:N" in PLAYER_NAMES
+    assert info.value.code == "unknown_bot"
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("text", ["kalah(3,3)", "kalah(4,2,pie=on,transfer=on)", "kalah(2,3,clockwise=on)",
                                   "kalah(3,2,relay=on,extra=off)", "kalah(3,3,majority=on,capture=empty)"])
-async def test_whole_games_are_legal(name: str, text: str) -> None:
+def test_whole_games_are_legal(name: str, text: str) -> None:
     """A bot plays whole games against a random bot with legal actions only."""
     variant = Variant.parse(text)
     bot, other = make_player(name), make_player("random")
@@ -51,14 +55,14 @@ async def test_whole_games_are_legal(name: str, text: str) -> None:
     seat = 0
     while not game.over and game.ply < 200:
         mover = bot if game.position.to_move == seat else other
-        action = await mover.choose(game.position, 0.2)
+        action = mover.decide(game.position, 0.2)
         assert action in game.position.legal_actions()
         game.play(action)
         if isinstance(action, Swap):
             seat = 1 - seat
 
 
-async def test_perfect_plays_only_best_moves() -> None:
+def test_perfect_plays_only_best_moves() -> None:
     """On a solved board the perfect bot always picks a move of the best value."""
     v = Variant(houses=3, seeds=3)
     engine = Engine(v)
@@ -66,7 +70,7 @@ async def test_perfect_plays_only_best_moves() -> None:
     rng = random.Random(3)
     pos = Position.initial(v)
     while not pos.over:
-        action = await bot.choose(pos, 2.0)
+        action = bot.decide(pos, 2.0)
         sol = engine.solve(pos, per_move=True)
         assert isinstance(action, Sow)
         assert action.bin in sol.best
@@ -74,7 +78,7 @@ async def test_perfect_plays_only_best_moves() -> None:
 
 
 @pytest.mark.parametrize("name", ["random", "greedy", "alphabeta:4", "perfect"])
-async def test_swap_decision_follows_the_value(name: str) -> None:
+def test_swap_decision_follows_the_value(name: str) -> None:
     """Offered the swap, a bot swaps exactly when its evaluation favours the opener (South)."""
     v = Variant(houses=3, seeds=3, pie=True)
     start = Position.initial(v)
@@ -83,11 +87,11 @@ async def test_swap_decision_follows_the_value(name: str) -> None:
         pos = start.apply(Sow(first))
         while not pos.swap_offered:
             pos = pos.apply(Sow(pos.legal_bins()[0]))
-        action = await bot.choose(pos, 2.0)
-        assert (action == Swap()) == (bot.evaluate(pos, time.monotonic() + 2.0) > 0)
+        action = bot.decide(pos, 2.0)
+        assert (action == Swap()) == (bot.estimate(pos, 2.0) > 0)
 
 
-async def test_perfect_swaps_exactly_when_the_opener_wins() -> None:
+def test_perfect_swaps_exactly_when_the_opener_wins() -> None:
     """The perfect bot swaps after an opening that wins for South and not after a losing one."""
     v = Variant(houses=3, seeds=3, pie=True)
     engine = Engine(v.with_options(pie=False))
@@ -100,21 +104,21 @@ async def test_perfect_swaps_exactly_when_the_opener_wins() -> None:
             pos = pos.apply(Sow(pos.legal_bins()[0]))
         value = engine.solve(pos).value
         seen.add(value > 0)
-        assert (await bot.choose(pos, 2.0) == Swap()) == (value > 0)
+        assert (bot.decide(pos, 2.0) == Swap()) == (value > 0)
     assert seen == {True, False}
 
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_opening_transfer_is_chosen(name: str) -> None:
+def test_opening_transfer_is_chosen(name: str) -> None:
     """With the opening transfer due, every bot answers with a transfer (or none)."""
     v = Variant(houses=3, seeds=2, opening_transfer=True)
     pos = Position.initial(v)
-    action = await make_player(name).choose(pos, 0.5)
+    action = make_player(name).decide(pos, 0.5)
     assert isinstance(action, Transfer)
     assert action in pos.legal_actions()
 
 
-async def test_perfect_transfer_is_the_worst_for_south() -> None:
+def test_perfect_transfer_is_the_worst_for_south() -> None:
     """The perfect bot's opening transfer leaves South the lowest exact value."""
     v = Variant(houses=2, seeds=2, opening_transfer=True)
     pos = Position.initial(v)
@@ -123,23 +127,49 @@ async def test_perfect_transfer_is_the_worst_for_south() -> None:
     for action in pos.legal_actions():
         after = pos.apply(action)
         values[action] = after.margin if after.over else engine.solve(after).value
-    chosen = await make_player("perfect").choose(pos, 2.0)
+    chosen = make_player("perfect").decide(pos, 2.0)
     assert values[chosen] == min(values.values())
 
 
-async def test_event_loop_keeps_serving_while_searching() -> None:
-    """While a bot searches, other coroutines keep running."""
-    v = Variant(houses=6, seeds=6)
-    ticks = 0
+def test_one_player_serves_several_threads_with_one_engine_each() -> None:
+    """Concurrent decisions of one player borrow separate engines, kept afterwards for the next moves."""
+    engines = Engines()
+    bot = make_player("alphabeta:8", engines)
+    pos = Position.initial(Variant(houses=6, seeds=4))
+    found: list[object] = []
+    threads = [threading.Thread(target=lambda: found.append(bot.decide(pos, 0.3))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(found) == 3 and all(a in pos.legal_actions() for a in found)
+    assert 1 <= len(engines) <= 3 and engines.made == len(engines)
+    bot.decide(pos, 0.05)
+    assert engines.made == len(engines)
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
 
-    task = asyncio.create_task(ticker())
-    action = await make_player("alphabeta:14").choose(Position.initial(v), 1.0)
-    task.cancel()
-    assert action in Position.initial(v).legal_actions()
-    assert ticks >= 5
+def test_engines_are_bounded_in_bytes() -> None:
+    """Past the byte bound, idle engines are dropped least recently used first; the estimate counts tables."""
+    v = Variant(houses=4, seeds=3)
+    one = Engine(v, tt_log2=16, workers=1).table_bytes()
+    assert one == 24 << 16
+    engines = Engines(max_bytes=2 * one)
+    bots = [make_player(f"alphabeta:{d}", engines) for d in (2, 3, 4, 5)]
+    pos = Position.initial(v)
+    for bot in bots:
+        bot.decide(pos, 0.05)
+        assert engines.nbytes() <= 2 * one
+    assert engines.made == 4 and len(engines) == 2
+
+
+def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> None:
+    """The perfect bot plays without databases that are not on disk, and uses those that are."""
+    v = Variant(houses=3, seeds=3)
+    engines = Engines(egdb_dir=egdb_dir)
+    bot = PerfectPlayer(egdb_seeds=6, engines=engines)
+    assert bot.decide(Position.initial(v), 0.5) in Position.initial(v).legal_actions()
+    assert list(egdb_dir.iterdir()) == [] and engines.nbytes() == 24 << 16
+    egdb.load(v, 4, csearch, egdb_dir)
+    fresh = Engines(egdb_dir=egdb_dir)
+    PerfectPlayer(egdb_seeds=6, engines=fresh).decide(Position.initial(v), 0.5)
+    assert fresh.nbytes() == (24 << 16) + sum(lv.size for lv in egdb.plan(v, 4, egdb_dir))

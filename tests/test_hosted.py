@@ -1,0 +1,206 @@
+"""Hosted bots: canonical ids and a bounded cache, humans' moves first, a bounded exhibition queue."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol import Action, Position, Variant
+from server.errors import UnknownBotError
+from server.hosted import BotRunner, Priority
+
+START = Position.initial(Variant(houses=3, seeds=3))
+
+
+@pytest.fixture(autouse=True)
+def egdb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Bots look for databases in an empty temporary directory."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    return tmp_path
+
+
+class Blocking:
+    """A stand-in bot that notes each decision, then blocks until released (or 5 s)."""
+
+    def __init__(self, name: str, log: list[tuple[str, float]], gate: threading.Event) -> None:
+        self.name, self.log, self.gate = name, log, gate
+
+    def decide(self, position: Position, budget_s: float) -> Action:
+        """Note (name, budget), wait for the gate, play the last legal action."""
+        self.log.append((self.name, budget_s))
+        self.gate.wait(5)
+        return position.legal_actions()[-1]
+
+
+def runner_of(log: list[tuple[str, float]], gate: threading.Event, reserved: int, max_queued: int = 64) -> BotRunner:
+    """A runner of `Blocking` stand-ins sharing one log and gate, with one general worker."""
+    return BotRunner(lambda name: Blocking(name, log, gate), 1, reserved=reserved, max_queued=max_queued)
+
+
+async def test_check_gives_the_canonical_id_and_refuses_other_spellings() -> None:
+    """`check` returns the canonical id; near spellings and non-ASCII digits are `unknown_bot`, made nothing."""
+    runner = BotRunner()
+    try:
+        assert runner.check("alphabeta:9") == "alphabeta:9"
+        for text in ("Random ", "random\t", "alphabeta:\u0663", "Alphabeta:9", "alphabeta:09", "perfect:20"):
+            with pytest.raises(UnknownBotError) as info:
+                runner.check(text)
+            assert info.value.code == "unknown_bot"
+        assert runner.engines.made == 0
+    finally:
+        runner.close()
+
+
+async def test_a_flood_of_spellings_keeps_one_player_per_engine() -> None:
+    """Forty spellings of a few bots make at most those bots, and their engines stay under the byte bound."""
+    runner = BotRunner(engine_bytes=64 << 20)
+    spellings = [s for n in range(1, 11) for s in (f"alphabeta:{n}", f"alphabeta:0{n}", f"Alphabeta:{n}", f"random{n}")]
+    try:
+        refused = 0
+        for text in spellings:
+            try:
+                await runner.choose(text, START, 0.05, priority=Priority.EXHIBITION)
+            except UnknownBotError:
+                refused += 1
+        assert refused == 30
+        assert runner.cached_ids() == [f"alphabeta:{n}" for n in range(1, 11)]
+        assert 0 < runner.nbytes() <= 64 << 20
+    finally:
+        runner.close()
+
+
+async def test_human_moves_go_ahead_of_exhibition_moves() -> None:
+    """With every general worker busy on exhibitions, a human's move runs at once on the reserved worker."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=1)
+    try:
+        exhibitions = [asyncio.create_task(runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION))
+                       for _ in range(3)]
+        await asyncio.sleep(0.1)
+        assert len(log) == 1
+        human = asyncio.create_task(runner.choose("human", START, 2.0))
+        await asyncio.sleep(0.1)
+        assert [name for name, _ in log] == ["bot", "human"]
+        gate.set()
+        await asyncio.gather(human, *exhibitions)
+    finally:
+        runner.close()
+
+
+async def test_queued_human_move_overtakes_queued_exhibitions() -> None:
+    """Without a reserved worker, a human's move still runs before exhibition moves that queued earlier."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=0)
+    try:
+        tasks = [asyncio.create_task(runner.choose(f"bot{i}", START, 3.0, priority=Priority.EXHIBITION))
+                 for i in range(3)]
+        await asyncio.sleep(0.1)
+        tasks.append(asyncio.create_task(runner.choose("human", START, 3.0)))
+        await asyncio.sleep(0.1)
+        gate.set()
+        await asyncio.gather(*tasks)
+        assert [name for name, _ in log] == ["bot0", "human", "bot1", "bot2"]
+    finally:
+        runner.close()
+
+
+async def test_a_move_that_waited_thinks_for_what_is_left() -> None:
+    """A queued move's budget counts from the request: it gets only the time left when it starts."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=0)
+    try:
+        first = asyncio.create_task(runner.choose("a", START, 1.0))
+        second = asyncio.create_task(runner.choose("b", START, 1.0))
+        await asyncio.sleep(0.4)
+        gate.set()
+        await asyncio.gather(first, second)
+        budgets = dict(log)
+        assert budgets["a"] > 0.9 and budgets["b"] < 0.7
+    finally:
+        runner.close()
+
+
+async def test_exhibition_queue_is_bounded() -> None:
+    """Beyond `max_queued` waiting exhibition moves, a move is answered at once with a random legal action."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=0, max_queued=2)
+    try:
+        waiting = []
+        for _ in range(3):  # one running, two queued
+            waiting.append(asyncio.create_task(runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION)))
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        shed = await runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION)
+        assert time.monotonic() - started < 0.1
+        assert shed in START.legal_actions() and runner.fallbacks == 1
+        gate.set()
+        await asyncio.gather(*waiting)
+        assert len(log) == 3
+    finally:
+        runner.close()
+
+
+async def test_late_or_failing_bot_gets_a_random_legal_action() -> None:
+    """A bot that overruns its budget well past the grace, or raises, is replaced by a random legal action."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=0)
+    try:
+        started = time.monotonic()
+        action = await runner.choose("slow", START, 0.01)
+        assert time.monotonic() - started < 1.0 and action in START.legal_actions()
+        assert runner.fallbacks == 1
+    finally:
+        gate.set()
+        runner.close()
+
+
+async def test_event_loop_keeps_serving_while_a_real_bot_searches() -> None:
+    """While a C-core bot searches in its worker thread, other coroutines keep running."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    runner = BotRunner()
+    task = asyncio.create_task(ticker())
+    try:
+        pos = Position.initial(Variant(houses=6, seeds=6))
+        action = await runner.choose("alphabeta:14", pos, 1.0)
+        assert action in pos.legal_actions() and runner.fallbacks == 0
+        assert ticks >= 5
+    finally:
+        task.cancel()
+        runner.close()
+
+
+async def test_stand_in_factory_ids_must_have_the_canonical_shape() -> None:
+    """With a custom factory, ids of the canonical shape reach it; others are refused before it is called."""
+    made: list[str] = []
+
+    def factory(name: str) -> Blocking:
+        made.append(name)
+        if name != "first":
+            raise ValueError("no such bot")
+        return Blocking(name, [], threading.Event())
+
+    runner = BotRunner(factory)
+    try:
+        assert runner.check("first") == "first"
+        for text in ("First", "first ", "other"):
+            with pytest.raises(UnknownBotError):
+                runner.check(text)
+        assert made == ["first", "other"]
+    finally:
+        runner.close()
