@@ -12,6 +12,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("cli.serve", "run the game server (websockets, SQLite) until SIGTERM"),
     "record": ("cli.record", "apply a game record and print each position and the result"),
     "solve": ("cli.solve", "the exact value of a position under perfect play, with the best moves"),
+    "egdb": ("cli.egdb", "build endgame databases ahead (hosted bots only use databases already built)"),
     "play": ("cli.play", "play in the terminal (no URL: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),
     "replay": ("cli.replay", "step through a stored game in the terminal"),

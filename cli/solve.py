@@ -4,7 +4,8 @@ Values are South's store minus North's store at the end of the game, counting wh
 already in the stores. Exact for counter-clockwise sowing without relay; clockwise and
 relay sowing can repeat positions, so those variants get a depth-limited search, marked
 `"exact": false`. Endgame databases are cached in `$KALAH_EGDB_DIR` (default: the user
-cache directory, see `bots.egdb`).
+cache directory, see `bots.egdb`); missing ones are built first, after saying what and
+about how long (`kalah egdb build` builds them ahead).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 
 from bots import egdb
 from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
+from cli.egdb import Reporter, describe
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Game, IllegalRecordError, KalahError, Position
 
@@ -71,8 +73,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30:
         print("kalah solve: --egdb-seeds must be 0..40 and --tt-bits 8..30", file=sys.stderr)
         return 2
+    levels = egdb.plan(variant, seeds)
+    if not args.json and not all(lv.present for lv in levels):
+        print(describe(variant, levels, egdb.cache_dir()) + "\n(`kalah egdb build` builds them ahead)",
+              file=sys.stderr)
     engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds,
-                    progress=None if args.json else egdb.print_progress)
+                    progress=None if args.json else Reporter(levels))
     try:
         sol = engine.solve(position, per_move=args.per_move, time_limit=args.time_limit,
                            depth=-1 if engine.exact_possible else args.depth)

@@ -131,3 +131,60 @@ def test_rules_that_change_values_name_the_files(tmp_path: Path) -> None:
     for v in (Variant(clockwise=True), Variant(relay=True), Variant(majority_end=True)):
         assert not egdb.applies(v)
         assert egdb.load(v, 10, csearch, tmp_path) == []
+
+
+def test_loading_without_build_uses_only_levels_on_disk(tmp_path: Path) -> None:
+    """With build=False nothing is written: the levels on disk are used, up to the first missing one."""
+    assert egdb.load(SMALL, 8, csearch, tmp_path / "none", build=False) == []
+    assert not (tmp_path / "none").exists()
+    built = [bytes(x) for x in egdb.load(SMALL, 4, csearch, tmp_path)]
+    assert [bytes(x) for x in egdb.load(SMALL, 8, csearch, tmp_path, build=False)] == built
+    egdb.level_path(tmp_path, SMALL, 3).unlink()
+    assert [bytes(x) for x in egdb.load(SMALL, 8, csearch, tmp_path, build=False)] == built[:3]
+    assert len(list(tmp_path.iterdir())) == 3
+
+
+def test_plan_lists_levels_and_what_is_present(tmp_path: Path) -> None:
+    """The plan names every level up to the seeds with its size, and which files are complete."""
+    egdb.load(SMALL, 3, csearch, tmp_path)
+    egdb.level_path(tmp_path, SMALL, 2).write_bytes(b"\x00")
+    levels = egdb.plan(SMALL, 5, tmp_path)
+    assert [(lv.k, lv.size, lv.present) for lv in levels] == [
+        (k, csearch.level_size(2, k), k in (1, 3)) for k in range(1, 6)]
+    assert egdb.plan(Variant(clockwise=True), 5, tmp_path) == []
+    assert egdb.build_seconds(10 * egdb.BUILD_RATE, threads=2) == 5.0
+
+
+def test_cli_build_prints_the_plan_builds_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kalah egdb build` says what it will build, builds it, and builds only what is missing next time."""
+    from cli.main import main
+
+    args = ["egdb", "build", "--seeds", "6", "-H", "2", "--dir", str(tmp_path)]
+    assert main([*args, "--dry-run"]) == 0
+    assert "to build: 6 (levels 1..6)" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "estimated time" in out.out and "level 6:" in out.err
+    assert [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path, build=False)] == \
+        [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path / "fresh")]
+    egdb.level_path(tmp_path, SMALL, 5).unlink()
+    assert main([*args[:3], "7", *args[4:]]) == 0
+    assert "to build: 2 (levels 5..7)" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "nothing to build" in capsys.readouterr().out
+    assert main(["egdb", "build", "--seeds", "6", "--clockwise", "--dir", str(tmp_path)]) == 2
+    assert main(["egdb", "build", "--seeds", "0", "--dir", str(tmp_path)]) == 2
+
+
+def test_solve_says_what_it_builds_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`kalah solve` prints the databases it is about to build (once: the next run finds them)."""
+    from cli.main import main
+
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    args = ["solve", "-H", "2", "-s", "2", "--egdb-seeds", "5"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "to build: 5 (levels 1..5)" in err and "kalah egdb build" in err
+    assert main(args) == 0
+    assert "to build" not in capsys.readouterr().err

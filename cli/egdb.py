@@ -1,0 +1,151 @@
+"""`kalah egdb build`: build a rule set's endgame databases ahead, with a plan, progress and resumption.
+
+Only the operator builds databases: hosted bots use the levels already on disk and never
+start a build. The command first prints what it will build (levels, positions, disk and
+memory, a time estimate), then builds the missing levels on every core with progress. Each
+level is written to a temporary file and renamed, so an interrupted build loses at most the
+level in progress; running the command again resumes from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from bots import egdb
+from cli.variant_args import add_variant_args, variant_from_args
+from protocol import KalahError, Variant
+
+MAX_SEEDS = 40
+MIB = 1 << 20
+MAX_SEEDS_PER_HOUSE = 24
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Register `kalah egdb build` and its flags."""
+    sub = parser.add_subparsers(dest="egdb_command", metavar="ACTION", required=True)
+    build = sub.add_parser("build", help="build the databases of a rule set up to N seeds in play",
+                           description="Build endgame databases up to N seeds in play (resumable). "
+                                       "The variant flags choose the rule set; seeds per house do not matter.",
+                           conflict_handler="resolve")
+    add_variant_args(build)
+    # replaces the variant's seeds per house: databases hold every position of up to N seeds in play
+    build.add_argument("-s", "--seeds", dest="egdb_seeds", type=int, required=True, metavar="N",
+                       help=f"every position with up to N seeds in play (1..{MAX_SEEDS})")
+    build.set_defaults(seeds=1)
+    build.add_argument("--dir", type=Path, default=None,
+                       help=f"database directory (default: ${egdb.ENV_DIR} or the user cache directory)")
+    build.add_argument("--dry-run", action="store_true", help="print the plan and build nothing")
+
+
+def _duration(seconds: float) -> str:
+    """`0.4 s`, `42 s`, `3 min 20 s` or `2 h 5 min`."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def _bytes(n: int) -> str:
+    """`512 bytes`, `3.4 MiB`, `1.2 GiB`."""
+    size, unit = float(n), "bytes"
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            break
+        size /= 1024
+    return f"{n} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+
+
+def rule_set(variant: Variant, seeds: int) -> Variant:
+    """The variant with enough seeds per house to hold `seeds` in play (the start does not change the databases)."""
+    per_house = min(MAX_SEEDS_PER_HOUSE, max(variant.seeds, -(-seeds // (2 * variant.houses))))
+    return variant.with_options(seeds=per_house, time_control=None)
+
+
+def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str:
+    """The plan in words: what is there, what will be built, how big and about how long."""
+    missing = [lv for lv in levels if not lv.present]
+    total = sum(lv.size for lv in levels)
+    lines = [f"endgame databases of rule set {egdb.rule_key(variant)}: positions of 1..{len(levels)} seeds in play",
+             f"directory: {directory}"]
+    if not missing:
+        lines.append(f"all {len(levels)} levels are present ({_bytes(total)}): nothing to build")
+        return "\n".join(lines)
+    todo = sum(lv.size for lv in missing)
+    lines += [
+        f"present: {len(levels) - len(missing)} levels; "
+        f"to build: {len(missing)} (levels {missing[0].k}..{missing[-1].k})",
+        f"to build: {todo:,} positions, {_bytes(todo)} on disk (all levels: {_bytes(total)}, "
+        f"about as much memory while building)",
+        f"estimated time: about {_duration(egdb.build_seconds(todo))} on this machine's cores",
+    ]
+    return "\n".join(lines)
+
+
+class Reporter:
+    """Progress of the whole build: the level being built, the share done, the time left."""
+
+    def __init__(self, levels: list[egdb.Level]) -> None:
+        self.total = sum(lv.size for lv in levels if not lv.present)
+        self.estimate = egdb.build_seconds(self.total)
+        self.finished = 0
+        self.t0 = self.level_t0 = time.monotonic()
+
+    def left(self, so_far: int) -> float:
+        """Seconds left: the plan's estimate at first, then the rate measured so far."""
+        elapsed = time.monotonic() - self.t0
+        if elapsed < 2 or not so_far:
+            return max(0.0, self.estimate - elapsed)
+        return elapsed / so_far * (self.total - so_far)
+
+    def __call__(self, k: int, done: int, size: int) -> None:
+        """One progress report from the builder."""
+        so_far = self.finished + done
+        level, whole = 100 * done // max(size, 1), 100 * so_far // max(self.total, 1)
+        line = f"level {k}: {level:3d}%   all: {whole:3d}%   about {_duration(self.left(so_far))} left"
+        if done == size:
+            now = time.monotonic()
+            line = f"level {k}: {size:,} positions in {_duration(now - self.level_t0)}   all: {whole:3d}%"
+            self.finished += size
+            self.level_t0 = now
+        sys.stderr.write(f"\r{line:<64}" + ("\n" if done == size else ""))
+        sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the plan, then build what is missing; exit 2 on bad input or too little disk space."""
+    if not 1 <= args.egdb_seeds <= MAX_SEEDS:
+        print(f"kalah egdb: --seeds must be 1..{MAX_SEEDS}", file=sys.stderr)
+        return 2
+    try:
+        variant = rule_set(variant_from_args(args), args.egdb_seeds)
+    except KalahError as exc:
+        print(f"kalah egdb: {exc}", file=sys.stderr)
+        return 2
+    if not egdb.applies(variant):
+        print("kalah egdb: clockwise, relay and majority-end variants have no endgame databases", file=sys.stderr)
+        return 2
+    directory = args.dir or egdb.cache_dir()
+    levels = egdb.plan(variant, args.egdb_seeds, directory)
+    print(describe(variant, levels, directory), flush=True)
+    todo = sum(lv.size for lv in levels if not lv.present)
+    if args.dry_run or not todo:
+        return 0
+    directory.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(directory).free
+    if free < todo:
+        print(f"kalah egdb: {todo / MIB:,.1f} MiB needed, {free / MIB:,.1f} MiB free in {directory}", file=sys.stderr)
+        return 2
+    core = importlib.import_module("bots._search")
+    t0 = time.monotonic()
+    egdb.load(variant, args.egdb_seeds, core, directory, Reporter(levels))
+    print(f"built {todo:,} positions in {_duration(time.monotonic() - t0)}")
+    return 0
