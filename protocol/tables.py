@@ -42,10 +42,6 @@ class Tables:
     majority_end: bool
     total_seeds: int
 
-    def next_pit(self, side: int, pit: int) -> int:
-        """The pit after `pit` on `side`'s sowing path."""
-        return self.laps[side][pit][0]
-
 
 def _lap(h: int, side: int, start: int, clockwise: bool) -> tuple[int, ...]:
     """Pits receiving one seed each, in order, when `side` sows a full lap from `start`."""
