@@ -24,6 +24,7 @@ from cli.ladder_schedule import LadderGame, schedule
 from protocol.messages import (
     CreateExhibition,
     ErrorMessage,
+    GameOverEvent,
     Hello,
     MatchEvent,
     Message,
@@ -33,6 +34,7 @@ from protocol.messages import (
     decode_server,
     encode,
 )
+from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.standings import GameResult
 
@@ -99,15 +101,13 @@ class LadderState:
         self.finished[row["key"]] = row
 
 
-def _score(event: MatchEvent | Snapshot, game: LadderGame) -> float:
+def _score(event: GameOverEvent | Snapshot, game: LadderGame) -> float:
     """South-starting bot's score from a game-over event or finished snapshot."""
     if isinstance(event, Snapshot):  # the snapshot names the winning side: map it to its player
         winner = {"south": event.south, "north": event.north}.get(event.winner or "")
     else:
         winner = event.player
-    if winner is None:
-        return 0.5
-    return 1.0 if winner == f"bot:{game.south}"[:32] else 0.0
+    return seat_score(None if winner is None else 0 if winner == f"bot:{game.south}"[:32] else 1)
 
 
 class Ladder:
@@ -120,7 +120,7 @@ class Ladder:
         self.progress = progress
         self.schedule = schedule(list(config.bots), config.games, config.variant, config.seed)
         self.results: dict[str, Finished] = {}
-        self._waiters: dict[str, asyncio.Future[MatchEvent | Snapshot]] = {}
+        self._waiters: dict[str, asyncio.Future[GameOverEvent | Snapshot]] = {}
         self._reply: asyncio.Future[Message] | None = None
         self._expect: str | None = None
         self._create = asyncio.Lock()
@@ -159,7 +159,7 @@ class Ladder:
         async for data in ws:
             msg = decode_server(data)
             if isinstance(msg, MatchEvent):
-                if msg.kind == "game_over":
+                if isinstance(msg, GameOverEvent):
                     self._resolve(msg.match_id, msg)
                 continue
             if isinstance(msg, Snapshot):
@@ -172,7 +172,7 @@ class Ladder:
             if isinstance(msg, Snapshot | ErrorMessage | Welcome) and pending is not None and not pending.done():
                 pending.set_result(msg)
 
-    def _resolve(self, match_id: str, msg: MatchEvent | Snapshot) -> None:
+    def _resolve(self, match_id: str, msg: GameOverEvent | Snapshot) -> None:
         """Hand a game's end to whoever waits for it."""
         fut = self._waiters.get(match_id)
         if fut is not None and not fut.done():
@@ -194,7 +194,7 @@ class Ladder:
         """Follow a game's match if the server has it (an earlier run started it), else start it; await its end."""
         async with gate:
             match_id = self.match_id(game)
-            done: asyncio.Future[MatchEvent | Snapshot] = asyncio.get_running_loop().create_future()
+            done: asyncio.Future[GameOverEvent | Snapshot] = asyncio.get_running_loop().create_future()
             self._waiters[match_id] = done
             answer = await self._request(ws, SyncMatch(match_id=match_id), about=match_id)
             if isinstance(answer, ErrorMessage):  # not on the server yet: create it under its fixed id

@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidURI, WebSocketException
 
 from protocol.messages import (
+    CatchUp,
     ErrorMessage,
     Hello,
     LeaveMatch,
@@ -36,6 +37,11 @@ RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 """Seconds to wait before each reconnection attempt; the last one repeats."""
 
 HELLO_TIMEOUT = 10.0
+
+
+def unpacked(msg: ServerMessage) -> list[ServerMessage]:
+    """A catch-up's events one by one, then the catch-up itself (the answer to watch or sync); else `msg`."""
+    return [*msg.events, msg] if isinstance(msg, CatchUp) else [msg]
 
 
 @dataclass
@@ -124,8 +130,9 @@ class Connection:
                 msg = decode_server(raw)
             except MessageError:
                 continue
-            self._track(msg)
-            self.on_message(msg)
+            for part in unpacked(msg):
+                self._track(part)
+                self.on_message(part)
         raise WebSocketException("the server closed the connection")
 
     def _track(self, msg: ServerMessage) -> None:

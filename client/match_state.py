@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
-from protocol import Game, KalahError, MoveEvent, Position, Side, Variant, parse_action
-from protocol.messages import Clocks, MatchEvent, Snapshot
+from protocol import EndReason, Game, KalahError, MoveEvent, Position, Side, Variant, parse_action, winner_of
+from protocol.messages import ActionEvent, Clocks, GameOverEvent, JoinedEvent, MatchEvent, Snapshot
 
 
 class EventOutcome(Enum):
@@ -63,7 +63,7 @@ class MatchState:
     clocks_at: float = field(default_factory=time.monotonic)
     spectators: int = 0
     result: int | None = None
-    reason: str | None = None
+    reason: EndReason | None = None
     winner: Side | None = None
     last: LastAction | None = None
     away: frozenset[Side] = frozenset()
@@ -93,74 +93,54 @@ class MatchState:
         if ev.seq != self.seq + 1:
             return EventOutcome.GAP
         self.seq = ev.seq
-        if ev.clocks is not None:
+        if isinstance(ev, ActionEvent | JoinedEvent | GameOverEvent) and ev.clocks is not None:
             self.clocks = ev.clocks
             self.clocks_at = time.monotonic()
-        if ev.spectators is not None:
-            self.spectators = ev.spectators
-        if ev.kind == "action":
+        if isinstance(ev, ActionEvent):
             self._apply_action(ev)
-        elif ev.kind == "joined":
+        elif isinstance(ev, JoinedEvent):
             self._seat(ev)
-            if self.status == "open" and self.south and self.north:
-                self.status = "live"
-        elif ev.kind == "left":
-            if ev.side == "south":
-                self.south = None
-            elif ev.side == "north":
-                self.north = None
-        elif ev.kind == "game_over":
-            self.status = "finished"
-            self.result = ev.result
-            self.reason = ev.reason
-            self.winner = side_of(ev.winner)
-            self.clocks = Clocks(south_ms=self.clocks.south_ms, north_ms=self.clocks.north_ms)
-            if ev.position is not None:
-                self._set_current(ev.position)
+        elif isinstance(ev, GameOverEvent):
+            self._apply_end(ev)
         return EventOutcome.APPLIED
 
-    def _seat(self, ev: MatchEvent) -> None:
-        """Record who sits where after a `joined` event."""
+    def _seat(self, ev: JoinedEvent) -> None:
+        """Record who sits where after a `joined` event; with both seats taken the match is live."""
         if ev.side == "south":
             self.south = ev.player
-        elif ev.side == "north":
+        else:
             self.north = ev.player
+        if self.status == "open" and self.south and self.north:
+            self.status = "live"
 
-    def _apply_action(self, ev: MatchEvent) -> None:
-        """Append the position after an action; the server's position wins over a local replay."""
-        token = ev.action or ""
-        before = self.position
-        after: Position | None = None
-        move: MoveEvent | None = None
-        try:
-            after, move = before.apply_event(parse_action(token))
-        except KalahError:
-            after = None
-        if ev.position is not None:
-            server_pos = Position.from_fen(self.variant, ev.position)
-            if after is None or after.fen() != server_pos.fen():
-                after = server_pos
-        if after is None:
-            return
+    def _apply_end(self, ev: GameOverEvent) -> None:
+        """Finish the match: result, reason, winner; the clocks stop."""
+        self.status = "finished"
+        self.result = ev.result
+        self.reason = ev.reason
+        self.winner = side_of(ev.winner)
+        self.clocks = Clocks(south_ms=self.clocks.south_ms, north_ms=self.clocks.north_ms)
+        self._set_current(ev.position)
+
+    def _apply_action(self, ev: ActionEvent) -> None:
+        """Append the server's position after an action, and the action's highlight from the event."""
+        after = Position.from_fen(self.variant, ev.position)
         self.positions.append(after)
-        self.record.append(token)
-        mover = side_of(ev.side) or before.to_move
-        if token == "swap":
+        self.record.append(ev.action)
+        if ev.action == "swap":
             self.south, self.north = self.north, self.south
             if self.you is not None:
                 self.you = self.you.other
-        if move is not None:
-            self.last = last_action(move)
-        else:
-            self.last = LastAction(mover, token, tuple(ev.path), None, 0, ev.extra_turn)
+        cap = ev.capture
+        self.last = LastAction(Side.SOUTH if ev.side == "south" else Side.NORTH, ev.action, tuple(ev.path),
+                               None if cap is None else cap.bin, 0 if cap is None else cap.seeds, ev.extra_turn)
         if self.status == "open":
             self.status = "live"
         if after.over:
             self.status = "finished"
             self.result = after.result
             self.reason = self.reason or after.end
-            margin = after.margin
-            self.winner = None if margin == 0 else Side.SOUTH if margin > 0 else Side.NORTH
+            self.winner = winner_of(after.margin)
 
     def _set_current(self, fen: str) -> None:
         """Replace the current position by the server's, if it differs."""
@@ -233,8 +213,8 @@ def _positions(variant: Variant, record: list[str]) -> tuple[list[Position], Las
 
 def last_action(move: MoveEvent) -> LastAction:
     """The highlight of a rules `MoveEvent`."""
-    cap_bin, cap_seeds = (None, 0) if move.capture is None else (move.capture[0] + 1, move.capture[1])
-    return LastAction(move.side, move.action.token(), move.path, cap_bin, cap_seeds, move.extra_turn)
+    seeds = 0 if move.capture is None else move.capture[1]
+    return LastAction(move.side, move.action.token(), move.path, move.captured_bin, seeds, move.extra_turn)
 
 
 REASONS = {
@@ -258,9 +238,9 @@ def result_text(state: MatchState) -> str:
     why = reason_text(state.reason)
     winner = state.winner
     if winner is None and state.result:
-        winner = Side.SOUTH if state.result > 0 else Side.NORTH
+        winner = winner_of(state.result)
     if winner is None:
-        return f"Draw{why}" if state.result == 0 or state.reason in ("empty", "majority", "repetition") \
+        return f"Draw{why}" if state.result == 0 or (state.reason is not None and state.reason.on_board) \
             else f"Game over{why}"
     name = state.player(winner) or winner.name.title()
     by = f" by {abs(state.result)}" if state.result else ""

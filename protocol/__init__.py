@@ -7,6 +7,7 @@ from protocol.actions import Action, Sow, Swap, Transfer, format_actions, parse_
 from protocol.errors import (
     GameOverError,
     IllegalMoveError,
+    IllegalRecordError,
     KalahError,
     NotationError,
     OutOfTurnError,
@@ -14,15 +15,16 @@ from protocol.errors import (
     TransferError,
     VariantError,
 )
-from protocol.game import Game, IllegalRecordError
+from protocol.game import Game
+from protocol.outcome import EndReason, seat_score, winner_of
 from protocol.position import MoveEvent, Position, Side
 from protocol.tables import Tables, compile_variant
 from protocol.variant import Capture, Leftover, TimeControl, Variant
 
 __all__ = [
-    "Action", "Capture", "Game", "GameOverError", "IllegalMoveError", "IllegalRecordError",
+    "Action", "Capture", "EndReason", "Game", "GameOverError", "IllegalMoveError", "IllegalRecordError",
     "KalahError", "Leftover", "MoveEvent", "NotationError", "OutOfTurnError", "Position",
     "Side", "Sow", "Swap", "SwapNotOfferedError", "Tables", "TimeControl", "Transfer",
     "TransferError", "Variant", "VariantError", "compile_variant", "format_actions",
-    "parse_action", "parse_actions",
+    "parse_action", "parse_actions", "seat_score", "winner_of",
 ]

@@ -1,12 +1,22 @@
-"""Typed errors of the Kalah rules: one class per kind of mistake, each with a wire code."""
+"""Every typed error of Kalah Arena, one class per kind of mistake, each with its wire `code`.
+
+Rule and notation errors are raised by the rules; message errors by the wire decoder; the
+refusals by the server. A refused request is answered with `error {code}`, and
+`ERROR_CODES`, derived from these classes, is the complete list of codes a client can get.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class KalahError(ValueError):
-    """Base of every rule or notation error; `code` is the stable wire error code."""
+    """Base of every typed error; `code` is the stable wire code (a bare base is an internal fault)."""
 
-    code = "kalah_error"
+    code: ClassVar[str] = "internal_error"
+
+
+# --- the rules -----------------------------------------------------------------------------
 
 
 class VariantError(KalahError):
@@ -51,13 +61,189 @@ class GameOverError(IllegalMoveError):
     code = "game_over"
 
 
-ERROR_CLASSES: tuple[type[KalahError], ...] = (
-    KalahError,
-    VariantError,
-    NotationError,
-    IllegalMoveError,
-    OutOfTurnError,
-    SwapNotOfferedError,
-    TransferError,
-    GameOverError,
-)
+class IllegalRecordError(IllegalMoveError):
+    """A record holds an illegal move; names its index (0-based) and token."""
+
+    code = "illegal_record"
+
+    def __init__(self, index: int, token: str, cause: Exception) -> None:
+        super().__init__(f"move {index + 1} ({token}): {cause}")
+        self.index = index
+        self.token = token
+        self.cause = cause
+
+
+# --- malformed messages --------------------------------------------------------------------
+
+
+class MessageError(KalahError):
+    """A message that is not valid JSON or does not match any message type."""
+
+
+class MessageTooLargeError(MessageError):
+    """A message longer than the size limit."""
+
+    code = "too_large"
+
+
+class InvalidJsonError(MessageError):
+    """A message that is not one JSON object."""
+
+    code = "bad_json"
+
+
+class UnknownTypeError(MessageError):
+    """A JSON object without a known `type`."""
+
+    code = "unknown_type"
+
+
+class BadFieldError(MessageError):
+    """A known message type with a missing, unknown, mistyped or out-of-range field."""
+
+    code = "bad_field"
+
+
+# --- the server's refusals -----------------------------------------------------------------
+
+
+class ServerError(KalahError):
+    """Base of the server's own refusals: identity, lobby, seats, plies, clocks, limits."""
+
+
+class HelloFirstError(ServerError):
+    """A request before the connection said hello."""
+
+    code = "hello_first"
+
+
+class AlreadyHelloError(ServerError):
+    """A second hello on one connection."""
+
+    code = "already_hello"
+
+
+class BadTokenError(ServerError):
+    """A hello with a token that matches no identity."""
+
+    code = "bad_token"
+
+
+class UnknownMatchError(ServerError):
+    """A match id that names no open or live match."""
+
+    code = "unknown_match"
+
+
+class NotSeatedError(ServerError):
+    """An action, resignation or claim in a match where the identity holds no seat."""
+
+    code = "not_your_match"
+
+
+class NotStartedError(ServerError):
+    """An action in a match still waiting for its second player."""
+
+    code = "not_started"
+
+
+class MatchFullError(ServerError):
+    """A join when no seat is open."""
+
+    code = "match_full"
+
+
+class AlreadySeatedError(ServerError):
+    """A join by an identity already seated in the match."""
+
+    code = "already_seated"
+
+
+class StalePlyError(ServerError):
+    """An action at a ply already played by a different action."""
+
+    code = "stale_ply"
+
+
+class FuturePlyError(ServerError):
+    """An action at a ply beyond the current one."""
+
+    code = "bad_ply"
+
+
+class TimeOutError(ServerError):
+    """An action after the mover's time ran out (the game ends on time)."""
+
+    code = "time_out"
+
+
+class ClaimRefusedError(ServerError):
+    """A claim while the opponent is connected or still within the grace period."""
+
+    code = "claim_refused"
+
+
+class UnknownBotError(ServerError):
+    """A match against a hosted bot the server does not know."""
+
+    code = "unknown_bot"
+
+
+class RateLimitedError(ServerError):
+    """Too many messages on one connection."""
+
+    code = "rate_limited"
+
+
+class ShuttingDownError(ServerError):
+    """The server is stopping and accepts no new actions."""
+
+    code = "shutting_down"
+
+
+class MatchExistsError(ServerError):
+    """A match id chosen by the client is already taken."""
+
+    code = "match_exists"
+
+
+class TooManyError(ServerError):
+    """A per-identity or per-address quota is full: open matches, exhibitions, analyses."""
+
+    code = "too_many"
+
+
+class NameTakenError(ServerError):
+    """A new identity under a name another identity holds (names compare case- and Unicode-folded)."""
+
+    code = "name_taken"
+
+
+class ReservedNameError(ServerError):
+    """A name only the server may give (the `bot:` prefix of hosted bots)."""
+
+    code = "reserved_name"
+
+
+class NotOperatorError(ServerError):
+    """A request only the server's operator may make (rated bot exhibitions): no or a wrong operator token."""
+
+    code = "not_operator"
+
+
+class InternalError(ServerError):
+    """The server failed to serve a request (a fault of the server, not of the request)."""
+
+    code = "internal_error"
+
+
+def _codes(cls: type[KalahError]) -> list[str]:
+    """The codes of `cls` and of every subclass, in definition order."""
+    found = [cls.code]
+    for sub in cls.__subclasses__():
+        found += _codes(sub)
+    return found
+
+
+ERROR_CODES: tuple[str, ...] = tuple(dict.fromkeys(_codes(KalahError)))
+"""Every code an `error` message can carry, one per error class above (bases share `internal_error`)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from protocol.actions import Action, format_actions, parse_actions
-from protocol.errors import IllegalMoveError
+from protocol.errors import IllegalMoveError, IllegalRecordError
+from protocol.outcome import EndReason
 from protocol.position import MoveEvent, Position, Side
-from protocol.sowing import END_REPETITION
 from protocol.variant import Variant
 
 REPETITION_LIMIT = 3
@@ -62,9 +62,9 @@ class Game:
         """The position and event `action` would lead to, repetition rule included; changes nothing."""
         pos, event = self.position.apply_event(action, side)
         if pos.end is None and self.variant.can_repeat and self._seen[pos.key()] + 1 >= REPETITION_LIMIT:
-            pos = pos.finish(END_REPETITION)
+            pos = pos.finish(EndReason.REPETITION)
             event = MoveEvent(event.action, event.side, event.ply, event.segments, event.path,
-                              event.capture, event.extra_turn, END_REPETITION)
+                              event.capture, event.extra_turn, EndReason.REPETITION)
         return pos, event
 
     def play(self, action: Action, side: Side | None = None) -> MoveEvent:
@@ -87,14 +87,3 @@ class Game:
         """The game record: space-separated notation tokens."""
         return format_actions(self.actions)
 
-
-class IllegalRecordError(IllegalMoveError):
-    """A record holds an illegal move; names its index (0-based) and token."""
-
-    code = "illegal_record"
-
-    def __init__(self, index: int, token: str, cause: Exception) -> None:
-        super().__init__(f"move {index + 1} ({token}): {cause}")
-        self.index = index
-        self.token = token
-        self.cause = cause

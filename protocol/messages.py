@@ -11,16 +11,33 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from protocol.errors import (
+    ERROR_CODES,
+    BadFieldError,
+    InvalidJsonError,
+    MessageError,
+    MessageTooLargeError,
+    UnknownTypeError,
+)
+from protocol.events import (
+    ActionEvent,
+    AnyMatchEvent,
+    Captured,
+    CatchUp,
+    Clocks,
+    GameOverEvent,
+    JoinedEvent,
+    MatchEvent,
+    decode_event,
+)
 from protocol.replies import (
     Ack,
     Analysis,
-    Clocks,
     ErrorMessage,
     GameInfo,
     GameList,
     GameRecord,
     HeadToHead,
-    MatchEvent,
     MatchList,
     MatchSummary,
     Presence,
@@ -55,36 +72,36 @@ from protocol.requests import (
 )
 from protocol.wire_base import (
     MAX_MESSAGE_BYTES,
+    MAX_SERVER_MESSAGE_BYTES,
     PROTOCOL_VERSION,
-    BadFieldError,
     Bin,
+    ErrorCode,
     Fen,
     Int32,
-    InvalidJsonError,
     MatchId,
     Message,
-    MessageError,
-    MessageTooLargeError,
     Name,
+    Reason,
     SideName,
     Token,
-    UnknownTypeError,
     check_variant,
 )
 
 ServerMessage = Annotated[
-    Welcome | MatchList | Snapshot | MatchEvent | Ack | Presence | Seeking | GameList | GameRecord | Standings
-    | Analysis | ErrorMessage,
+    Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
+    | Standings | Analysis | ErrorMessage,
     Field(discriminator="type"),
 ]
 
 _client_adapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
 _server_adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
-def _decode(adapter: TypeAdapter[Any], data: str | bytes) -> Any:
+
+
+def _decode(adapter: TypeAdapter[Any], data: str | bytes, limit: int) -> Any:
     """Validate JSON text against a union of messages, mapping failures to `MessageError`."""
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise MessageTooLargeError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    if len(data) > limit:
+        raise MessageTooLargeError(f"message of {len(data)} bytes exceeds {limit}")
     try:
         return adapter.validate_json(data)
     except ValidationError as exc:
@@ -101,12 +118,12 @@ def _decode(adapter: TypeAdapter[Any], data: str | bytes) -> Any:
 
 def decode_client(data: str | bytes) -> ClientMessage:
     """Parse a message sent by a client; raises `MessageError`."""
-    return _decode(_client_adapter, data)  # type: ignore[no-any-return]
+    return _decode(_client_adapter, data, MAX_MESSAGE_BYTES)  # type: ignore[no-any-return]
 
 
 def decode_server(data: str | bytes) -> ServerMessage:
     """Parse a message sent by the server; raises `MessageError`."""
-    return _decode(_server_adapter, data)  # type: ignore[no-any-return]
+    return _decode(_server_adapter, data, MAX_SERVER_MESSAGE_BYTES)  # type: ignore[no-any-return]
 
 
 def encode(msg: Message) -> str:
@@ -115,31 +132,40 @@ def encode(msg: Message) -> str:
 
 
 __all__ = [
+    "ERROR_CODES",
     "MAX_MESSAGE_BYTES",
+    "MAX_SERVER_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "Ack",
+    "ActionEvent",
     "ActionMessage",
     "Analyse",
     "Analysis",
+    "AnyMatchEvent",
     "BadFieldError",
     "Bin",
+    "Captured",
+    "CatchUp",
     "ClaimWin",
     "ClientMessage",
     "Clocks",
     "CreateExhibition",
     "CreateMatch",
+    "ErrorCode",
     "ErrorMessage",
     "Fen",
     "FetchGame",
     "FindOpponent",
     "GameInfo",
     "GameList",
+    "GameOverEvent",
     "GameRecord",
     "HeadToHead",
     "Hello",
     "Int32",
     "InvalidJsonError",
     "JoinMatch",
+    "JoinedEvent",
     "LeaveMatch",
     "ListGames",
     "ListMatches",
@@ -154,6 +180,7 @@ __all__ = [
     "MessageTooLargeError",
     "Name",
     "Presence",
+    "Reason",
     "Resign",
     "Seeking",
     "ServerMessage",
@@ -170,6 +197,7 @@ __all__ = [
     "Welcome",
     "check_variant",
     "decode_client",
+    "decode_event",
     "decode_server",
     "encode",
     "message_action",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import IntEnum
 
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.errors import (
@@ -15,31 +14,13 @@ from protocol.errors import (
     SwapNotOfferedError,
     TransferError,
 )
-from protocol.sowing import END_EMPTY, END_MAJORITY, END_REPETITION, Segment, end_reason, sow, sweep
+from protocol.outcome import EndReason
+from protocol.side import SIDES, Side
+from protocol.sowing import Segment, end_reason, sow, sweep
 from protocol.tables import Tables, compile_variant
 from protocol.variant import Variant
 
-END_REASONS = (END_EMPTY, END_MAJORITY, END_REPETITION)
-
-
-class Side(IntEnum):
-    """A side of the board: South moves first."""
-
-    SOUTH = 0
-    NORTH = 1
-
-    @property
-    def other(self) -> Side:
-        """The opposing side."""
-        return SIDES[1 - self]
-
-    @property
-    def letter(self) -> str:
-        """`S` or `N`."""
-        return "SN"[self]
-
-
-SIDES = (Side.SOUTH, Side.NORTH)
+__all__ = ["MoveEvent", "Position", "Side"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +34,7 @@ class MoveEvent:
     path: tuple[int, ...] = ()
     capture: tuple[int, int] | None = None
     extra_turn: bool = False
-    end: str | None = None
+    end: EndReason | None = None
 
     @property
     def captured_bin(self) -> int | None:
@@ -69,6 +50,14 @@ def _path(t: Tables, side: int, segments: tuple[Segment, ...]) -> tuple[int, ...
         lap = laps[start]
         out.extend(lap[k % len(lap)] + 1 for k in range(seeds))
     return tuple(out)
+
+
+def _board_end(text: str) -> EndReason:
+    """The end reason a position text names: only the rules end a position."""
+    reason = next((r for r in EndReason if r.value == text and r.on_board), None)
+    if reason is None:
+        raise NotationError(f"unknown end reason {text!r}: a position ends empty, majority or repetition")
+    return reason
 
 
 _FEN = re.compile(r"([\d,]+) ([SN]) (\d{1,6}) ([ptw]*|-)(?: (\w+))?")
@@ -97,7 +86,7 @@ class Position:
     pie_open: bool
     transfer_pending: bool
     swapped: bool
-    end: str | None
+    end: EndReason | None
 
     def __init__(
         self,
@@ -108,7 +97,7 @@ class Position:
         pie_open: bool = False,
         transfer_pending: bool = False,
         swapped: bool = False,
-        end: str | None = None,
+        end: EndReason | None = None,
         tables: Tables | None = None,
     ) -> None:
         self.variant = variant
@@ -267,7 +256,7 @@ class Position:
                        False, self.swapped, end, self.tables)
         return pos, MoveEvent(action, mover, self.ply, end=end)
 
-    def finish(self, reason: str) -> Position:
+    def finish(self, reason: EndReason) -> Position:
         """This position ended for `reason` (e.g. repetition), with the leftover rule applied."""
         pits = list(self.pits)
         sweep(self.tables, pits)
@@ -293,11 +282,10 @@ class Position:
             raise NotationError(f"bad pits in position {text!r}") from None
         if len(pits) != variant.pits or any(p > 100_000 for p in pits):
             raise NotationError(f"a {variant.text()} position has {variant.pits} pits of at most 100000 seeds")
-        if m[5] is not None and m[5] not in END_REASONS:
-            raise NotationError(f"unknown end reason {m[5]!r}")
+        end = None if m[5] is None else _board_end(m[5])
         flags = m[4]
         return cls(variant, pits, Side.SOUTH if m[2] == "S" else Side.NORTH, int(m[3]),
-                   "p" in flags, "t" in flags, "w" in flags, m[5])
+                   "p" in flags, "t" in flags, "w" in flags, end)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):

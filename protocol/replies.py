@@ -1,4 +1,4 @@
-"""Messages the server sends to clients (replies and events)."""
+"""Messages the server sends to clients, besides the match events (`protocol.events`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, SideName, Token
+from protocol.events import Clocks
+from protocol.wire_base import (
+    PROTOCOL_VERSION,
+    Bin,
+    ErrorCode,
+    Fen,
+    Int32,
+    MatchId,
+    Message,
+    Name,
+    Reason,
+    SideName,
+    Token,
+)
 
 
 class Welcome(Message):
@@ -18,14 +31,6 @@ class Welcome(Message):
     token: Token
     seats: list[MatchId] = Field(default_factory=list)
     version: Int32 = PROTOCOL_VERSION
-
-
-class Clocks(Message):
-    """Milliseconds left for each side, and which one is running (None: stopped)."""
-
-    south_ms: Int32 | None = None
-    north_ms: Int32 | None = None
-    running: SideName | None = None
 
 
 class MatchSummary(Message):
@@ -64,29 +69,7 @@ class Snapshot(Message):
     clocks: Clocks = Clocks()
     spectators: Int32 = 0
     result: int | None = None
-    reason: str | None = None
-    winner: SideName | None = None
-
-
-class MatchEvent(Message):
-    """One numbered event of a match: an action with what it did, or a change of players."""
-
-    type: Literal["event"] = "event"
-    match_id: MatchId
-    seq: Int32
-    kind: Literal["action", "joined", "left", "spectators", "game_over"]
-    ply: Int32 | None = None
-    side: SideName | None = None
-    action: Annotated[str, Field(max_length=8)] | None = None
-    path: list[Bin] = Field(default_factory=list)
-    capture: list[Int32] | None = None
-    extra_turn: bool = False
-    position: Fen | None = None
-    clocks: Clocks | None = None
-    player: Name | None = None
-    spectators: Int32 | None = None
-    result: int | None = None
-    reason: str | None = None
+    reason: Reason | None = None
     winner: SideName | None = None
 
 
@@ -121,7 +104,7 @@ class ErrorMessage(Message):
     """A refused request: a stable `code`, a human message, and the request type it answers."""
 
     type: Literal["error"] = "error"
-    code: Annotated[str, Field(max_length=64)]
+    code: ErrorCode
     message: Annotated[str, Field(max_length=1000)]
     request: Annotated[str, Field(max_length=32)] | None = None
     match_id: MatchId | None = None

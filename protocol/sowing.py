@@ -6,12 +6,8 @@ These functions walk `Tables` only; they hold no state and never branch on a var
 
 from __future__ import annotations
 
+from protocol.outcome import EndReason
 from protocol.tables import NORTH, SOUTH, Tables
-
-# End reasons.
-END_EMPTY = "empty"
-END_MAJORITY = "majority"
-END_REPETITION = "repetition"
 
 Segment = tuple[int, int]
 """One lift-and-sow: (start pit, seeds lifted)."""
@@ -70,15 +66,15 @@ def sow(
     return segments, None, False
 
 
-def end_reason(t: Tables, pits: list[int]) -> str | None:
+def end_reason(t: Tables, pits: list[int]) -> EndReason | None:
     """Why the game is over in this position (before the sweep), or None."""
     south, north = t.house_range
     if not any(pits[south.start : south.stop]) or not any(pits[north.start : north.stop]):
-        return END_EMPTY
+        return EndReason.EMPTY
     if t.majority_end:
         half = t.total_seeds
         if pits[t.stores[SOUTH]] * 2 > half or pits[t.stores[NORTH]] * 2 > half:
-            return END_MAJORITY
+            return EndReason.MAJORITY
     return None
 
 

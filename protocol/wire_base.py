@@ -1,16 +1,20 @@
-"""Shared pieces of the wire messages: field types, the strict `Message` base, message errors."""
+"""Shared pieces of the wire messages: field types and the strict `Message` base."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-from protocol.errors import KalahError
+from protocol.errors import ERROR_CODES
+from protocol.outcome import EndReason
 from protocol.variant import Variant
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 16 * 1024
+"""The largest message a client may send."""
+MAX_SERVER_MESSAGE_BYTES = 1024 * 1024
+"""The largest message the server sends (a websocket client's default frame limit)."""
 
 Int32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
 Bin = Annotated[int, Field(ge=1, le=26)]
@@ -19,36 +23,19 @@ Name = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.
 Token = Annotated[str, Field(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
 SideName = Literal["south", "north"]
 Fen = Annotated[str, Field(max_length=512)]
+Reason = Annotated[EndReason, Field(strict=False)]
+"""An end reason on the wire: its text (`resign`), read back as the `EndReason` member."""
 
 
-class MessageError(KalahError):
-    """A message that is not valid JSON or does not match any message type."""
-
-    code = "bad_message"
-
-
-class MessageTooLargeError(MessageError):
-    """A message longer than `MAX_MESSAGE_BYTES`."""
-
-    code = "too_large"
+def _known_code(code: str) -> str:
+    """Refuse an error code that no error class carries."""
+    if code not in ERROR_CODES:
+        raise ValueError(f"unknown error code {code!r}")
+    return code
 
 
-class InvalidJsonError(MessageError):
-    """A message that is not one JSON object."""
-
-    code = "bad_json"
-
-
-class UnknownTypeError(MessageError):
-    """A JSON object without a known `type`."""
-
-    code = "unknown_type"
-
-
-class BadFieldError(MessageError):
-    """A known message type with a missing, unknown, mistyped or out-of-range field."""
-
-    code = "bad_field"
+ErrorCode = Annotated[str, AfterValidator(_known_code), WithJsonSchema({"type": "string", "enum": list(ERROR_CODES)})]
+"""One of `protocol.errors.ERROR_CODES`."""
 
 
 class Message(BaseModel):

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.actions import Action
-from protocol.messages import Ack, MatchEvent
+from protocol.messages import Ack, AnyMatchEvent
+from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
 from server.errors import (
@@ -205,7 +206,7 @@ class Arena:
         if not m.rated or s0 is None or s1 is None:
             return []
         (r0, g0), (r1, g1) = (self.ratings.get(s.player_id, (Rating(), 0)) for s in (s0, s1))
-        n0, n1 = update_pair(r0, r1, 0.5 if end.winner is None else 1.0 if end.winner == 0 else 0.0)
+        n0, n1 = update_pair(r0, r1, seat_score(end.winner))
         return [(s0.player_id, n0, g0 + 1), (s1.player_id, n1, g1 + 1)]
 
     def refuse_if_closing(self) -> None:
@@ -223,7 +224,7 @@ class Arena:
             self.busy -= 1
 
     async def apply(self, room: Room, change: ArenaChange, actor: Session | None = None,
-                    follow: Session | None = None) -> list[MatchEvent]:
+                    follow: Session | None = None) -> list[AnyMatchEvent]:
         """The one path of every change (the caller holds the room's lock, a new room's is free).
 
         Refuse while closing; store the change (with the ratings an end brings) as one durable

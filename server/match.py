@@ -17,9 +17,20 @@ from typing import Literal
 
 from protocol.actions import Action
 from protocol.errors import GameOverError
+from protocol.events import (
+    ActionEvent,
+    AnyMatchEvent,
+    Captured,
+    CatchUp,
+    GameOverEvent,
+    JoinedEvent,
+    MatchEvent,
+    decode_event,
+)
+from protocol.events import Clocks as WireClocks
 from protocol.game import Game
-from protocol.messages import Clocks as WireClocks
-from protocol.messages import MatchEvent, MatchSummary, Snapshot, encode
+from protocol.messages import MatchSummary, Snapshot, encode
+from protocol.outcome import EndReason, winner_of
 from protocol.position import MoveEvent, Position, Side
 from protocol.variant import Variant
 from server.clocks import Clocks
@@ -35,7 +46,6 @@ from server.errors import (
 )
 
 Status = Literal["open", "live", "finished"]
-RESIGN, TIME, ABANDONMENT = "resign", "time", "abandonment"
 SIDE_NAMES: tuple[Literal["south"], Literal["north"]] = ("south", "north")
 
 
@@ -58,9 +68,9 @@ class JoinChange:
 
 @dataclass(frozen=True, slots=True)
 class EndChange:
-    """The game ends: reason, winning seat (None: draw), and the score margin if by score."""
+    """The game ends: reason, winning seat (None: draw), and South minus North if the board decided it."""
 
-    reason: str
+    reason: EndReason
     winner: int | None
     result: int | None = None
 
@@ -89,10 +99,8 @@ class Duplicate:
 
 Change = JoinChange | EndChange | ActionChange
 
-
-def decode_event(text: str) -> MatchEvent:
-    """An event back from its logged text."""
-    return MatchEvent.model_validate_json(text)
+CATCH_UP_BYTES = 64 * 1024
+"""Missed events longer than this (encoded) are answered with a snapshot, which is shorter."""
 
 
 class Match:
@@ -169,14 +177,24 @@ class Match:
         return WireClocks(south_ms=self.clocks.left(south, now), north_ms=self.clocks.left(north, now),
                           running=None if running is None else SIDE_NAMES[self.side_of(running)])
 
-    def events_since(self, seq: int) -> list[MatchEvent] | None:
+    def events_since(self, seq: int) -> list[AnyMatchEvent] | None:
         """The events after `seq`, or None if `seq` is beyond the log (send a snapshot)."""
         if seq > len(self._log):
             return None
         return [decode_event(text) for text in self._log[seq:]]
 
+    def catch_up(self, since: int | None, you: int | None = None, spectators: int = 0) -> CatchUp | Snapshot:
+        """The answer to watch or sync: the events after `since` (maybe none), else a snapshot.
+
+        A snapshot answers when `since` is None or unknown, or when the missed events are long.
+        """
+        missed = self._log[since:] if since is not None and since <= len(self._log) else None
+        if missed is None or sum(map(len, missed)) > CATCH_UP_BYTES:
+            return self.snapshot(you, spectators)
+        return CatchUp(match_id=self.match_id, seq=self.seq, events=[decode_event(text) for text in missed])
+
     @property
-    def events(self) -> list[MatchEvent]:
+    def events(self) -> list[AnyMatchEvent]:
         """Every event so far, in order (decoded from the log)."""
         return [decode_event(text) for text in self._log]
 
@@ -250,23 +268,24 @@ class Match:
         return int(self.game.events[ply].side) ^ int(before.swapped)
 
     def _score_end(self, pos: Position) -> EndChange:
-        """The end of a game decided on the board."""
-        result = pos.result or 0
-        winner = None if result == 0 else Side.SOUTH if result > 0 else Side.NORTH
+        """The end of a game decided on the board (`pos` is over): the margin names the winner."""
+        assert pos.end is not None
+        result = pos.margin
+        winner = winner_of(result)
         seat = None if winner is None else int(winner) ^ int(pos.swapped)
-        return EndChange(pos.end or "score", seat, result)
+        return EndChange(pos.end, seat, result)
 
     def prepare_resign(self, seat: int) -> EndChange:
         """`seat` resigns; the other seat wins."""
         self._check_live(seat)
-        return EndChange(RESIGN, 1 - seat)
+        return EndChange(EndReason.RESIGN, 1 - seat)
 
     def prepare_flag(self) -> EndChange | None:
         """The end on time if the running clock has run out now, else None."""
         if self.status != "live":
             return None
         loser = self.clocks.expired(self.now())
-        return None if loser is None else EndChange(TIME, 1 - loser)
+        return None if loser is None else EndChange(EndReason.TIME, 1 - loser)
 
     def set_connected(self, seat: int, connected: bool) -> None:
         """Note whether `seat`'s player has a connection (its absence starts the grace period)."""
@@ -284,11 +303,11 @@ class Match:
         wait = since + self.grace_s - self.now()
         if wait > 0:
             raise ClaimRefusedError(f"your opponent may still come back: claim in {wait:.1f} s")
-        return EndChange(ABANDONMENT, seat)
+        return EndChange(EndReason.ABANDONMENT, seat)
 
     # --- committing changes -----------------------------------------------------------
 
-    def commit(self, change: Change) -> list[MatchEvent]:
+    def commit(self, change: Change) -> list[AnyMatchEvent]:
         """Apply a prepared (and stored) change; returns the new events."""
         if isinstance(change, JoinChange):
             return self._commit_join(change)
@@ -296,27 +315,31 @@ class Match:
             return self._commit_end(change)
         return self._commit_action(change)
 
-    def play(self, seat: int, action: Action, ply: int) -> list[MatchEvent]:
+    def play(self, seat: int, action: Action, ply: int) -> list[AnyMatchEvent]:
         """Prepare and commit an action at once (no storage); a duplicate gives no events."""
         change = self.prepare_action(seat, action, ply)
         return [] if isinstance(change, Duplicate) else self.commit(change)
 
-    def _event(self, kind: Literal["action", "joined", "game_over"], **fields: object) -> MatchEvent:
-        """Append the next numbered event."""
-        event = MatchEvent(match_id=self.match_id, seq=len(self._log) + 1, kind=kind, **fields)  # type: ignore[arg-type]
+    def _log_event(self, event: MatchEvent) -> None:
+        """Append an event built with the next number (`seq + 1`) to the log."""
+        assert event.seq == len(self._log) + 1
         self._log.append(encode(event))
-        return event
 
-    def _commit_join(self, change: JoinChange) -> list[MatchEvent]:
+    def _commit_join(self, change: JoinChange) -> list[AnyMatchEvent]:
         """Seat a player; the match goes live (clocks start) when both seats are taken."""
         self.seats[change.seat] = change.player
-        event = self._event("joined", side=SIDE_NAMES[self.side_of(change.seat)], player=change.player.name)
+        clocks = None
         if all(self.seats):
             self.status = "live"
-            self.clocks.start(self.seat_of_side(self.position.to_move), self.now())
+            now = self.now()
+            self.clocks.start(self.seat_of_side(self.position.to_move), now)
+            clocks = self.wire_clocks(now)
+        event = JoinedEvent(match_id=self.match_id, seq=self.seq + 1, side=SIDE_NAMES[self.side_of(change.seat)],
+                            player=change.player.name, clocks=clocks)
+        self._log_event(event)
         return [event]
 
-    def _commit_action(self, change: ActionChange) -> list[MatchEvent]:
+    def _commit_action(self, change: ActionChange) -> list[AnyMatchEvent]:
         """Play the action, move the clocks on, and end the game if it ended on the board."""
         game = self.game
         if change.after is not None and change.ply == game.ply and change.after[0].ply == game.ply + 1:
@@ -327,12 +350,13 @@ class Match:
             pos = game.position
         nxt = None if pos.over or change.end else self.seat_of_side(pos.to_move)
         self.clocks.apply(change.clocks_ms, nxt, change.at)
-        cap = None if mv.capture is None else list(mv.capture)
-        event = self._event("action", ply=change.ply, side=SIDE_NAMES[mv.side], action=change.action.token(),
-                            path=list(mv.path), capture=cap, extra_turn=mv.extra_turn, position=pos.fen(),
-                            clocks=self.wire_clocks(change.at))
+        cap = None if mv.capture is None else Captured(bin=mv.capture[0] + 1, seeds=mv.capture[1])
+        event = ActionEvent(match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
+                            action=change.action.token(), path=list(mv.path), capture=cap,
+                            extra_turn=mv.extra_turn, position=pos.fen(), clocks=self.wire_clocks(change.at))
+        self._log_event(event)
         self._action_seq[change.ply] = event.seq
-        events = [event]
+        events: list[AnyMatchEvent] = [event]
         if change.end is not None:
             events += self._commit_end(change.end)
         return events
@@ -343,19 +367,21 @@ class Match:
             return None
         return SIDE_NAMES[self.side_of(end.winner)]
 
-    def _commit_end(self, change: EndChange) -> list[MatchEvent]:
+    def _commit_end(self, change: EndChange) -> list[AnyMatchEvent]:
         """Finish the match."""
         if self.status == "finished":
             return []
         self.clocks.stop()
-        if change.reason == TIME and change.winner is not None:
+        if change.reason is EndReason.TIME and change.winner is not None:
             self.clocks.left_ms[1 - change.winner] = 0
         self.status = "finished"
         self.end = change
         winner = None if change.winner is None else self.seats[change.winner]
-        return [self._event("game_over", result=change.result, reason=change.reason,
-                            winner=self._winner_side(change), player=winner.name if winner else None,
-                            position=self.position.fen(), clocks=self.wire_clocks())]
+        event = GameOverEvent(match_id=self.match_id, seq=self.seq + 1, reason=change.reason, result=change.result,
+                              winner=self._winner_side(change), player=winner.name if winner else None,
+                              position=self.position.fen(), clocks=self.wire_clocks())
+        self._log_event(event)
+        return [event]
 
     # --- resuming ----------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from client.match_state import EventOutcome, MatchState, result_text
-from protocol import Game, Side, Variant
-from protocol.messages import Clocks, MatchEvent, Snapshot
+from protocol import EndReason, Game, Side, Variant
+from protocol.messages import ActionEvent, Captured, Clocks, GameOverEvent, JoinedEvent, Snapshot
 
 
 def snapshot(record: str = "", variant: str = "kalah(6,4)", you: str | None = "south", seq: int = 2) -> Snapshot:
@@ -14,11 +14,15 @@ def snapshot(record: str = "", variant: str = "kalah(6,4)", you: str | None = "s
                     status="live", record=record.split(), position=game.position.fen())
 
 
-def action(seq: int, token: str, side: str, variant: str = "kalah(6,4)", record: str = "") -> MatchEvent:
-    """The action event that plays `token` after `record`."""
+def action(seq: int, token: str, side: str, variant: str = "kalah(6,4)", record: str = "") -> ActionEvent:
+    """The action event the server sends when `token` is played after `record`."""
     game = Game.from_record(Variant.parse(variant), f"{record} {token}")
-    return MatchEvent(match_id="m1", seq=seq, kind="action", ply=game.ply - 1, side=side,  # type: ignore[arg-type]
-                      action=token, position=game.position.fen())
+    move = game.events[-1]
+    cap = None if move.captured_bin is None or move.capture is None else Captured(bin=move.captured_bin,
+                                                                                   seeds=move.capture[1])
+    return ActionEvent(match_id="m1", seq=seq, ply=game.ply - 1, side=side,  # type: ignore[arg-type]
+                       action=token, path=list(move.path), capture=cap, extra_turn=move.extra_turn,
+                       position=game.position.fen())
 
 
 def test_snapshot_replays_record_and_last_move() -> None:
@@ -47,7 +51,7 @@ def test_capture_and_extra_turn_are_described() -> None:
     record = "1 11 2"
     st = MatchState.from_snapshot(snapshot(record))
     assert st.apply_event(action(3, "1", "south", record=record)) is EventOutcome.APPLIED
-    assert st.last is not None and st.last.captured_bin is not None and st.last.captured_seeds > 0
+    assert st.last is not None and (st.last.captured_bin, st.last.captured_seeds) == (12, 6)
 
 
 def test_pie_swap_exchanges_sides_and_names() -> None:
@@ -63,9 +67,9 @@ def test_pie_swap_exchanges_sides_and_names() -> None:
 def test_game_over_event_and_verdict() -> None:
     """A game_over event (resignation) ends the match with winner and reason."""
     st = MatchState.from_snapshot(snapshot("3"))
-    st.apply_event(MatchEvent(match_id="m1", seq=3, kind="game_over", result=None, reason="resign",
-                              winner="north"))
-    assert st.over and not st.my_turn
+    st.apply_event(GameOverEvent(match_id="m1", seq=3, result=None, reason=EndReason.RESIGN, winner="north",
+                                 player="bob", position=st.position.fen()))
+    assert st.over and not st.my_turn and st.reason is EndReason.RESIGN
     assert result_text(st) == "bob (North) wins (resignation)"
 
 
@@ -76,3 +80,22 @@ def test_running_clock_counts_down() -> None:
     st.clocks_at = 100.0
     assert st.clock_ms(Side.SOUTH, now=101.5) == 58_500
     assert st.clock_ms(Side.NORTH, now=101.5) == 50_000
+
+
+def test_highlight_comes_from_the_event() -> None:
+    """The path and capture shown are the server's, in bin numbers, even where a local replay would differ."""
+    st = MatchState.from_snapshot(snapshot("3"))
+    event = action(3, "6", "south", record="3").model_copy(update={"capture": Captured(bin=8, seeds=3)})
+    st.apply_event(event)
+    assert st.last is not None and st.last.path == tuple(event.path) and st.last.captured_bin == 8
+
+
+def test_joined_event_seats_the_player_and_starts_the_clocks() -> None:
+    """The second player's joined event makes an open match live with the clocks it carries."""
+    snap = snapshot("", seq=1).model_copy(update={"north": None, "status": "open"})
+    st = MatchState.from_snapshot(snap)
+    clocks = Clocks(south_ms=60_000, north_ms=60_000, running="south")
+    assert st.apply_event(JoinedEvent(match_id="m1", seq=2, side="north", player="bob", clocks=clocks)) \
+        is EventOutcome.APPLIED
+    assert (st.status, st.north, st.clocks) == ("live", "bob", clocks)
+

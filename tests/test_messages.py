@@ -9,8 +9,12 @@ import pytest
 from protocol.actions import Sow, Swap, Transfer
 from protocol.messages import (
     MAX_MESSAGE_BYTES,
+    MAX_SERVER_MESSAGE_BYTES,
     Ack,
+    ActionEvent,
     BadFieldError,
+    Captured,
+    CatchUp,
     ClaimWin,
     Clocks,
     CreateMatch,
@@ -19,9 +23,11 @@ from protocol.messages import (
     FindOpponent,
     GameInfo,
     GameList,
+    GameOverEvent,
     GameRecord,
     Hello,
     InvalidJsonError,
+    JoinedEvent,
     JoinMatch,
     LeaveMatch,
     ListGames,
@@ -44,10 +50,12 @@ from protocol.messages import (
     WatchMatch,
     Welcome,
     decode_client,
+    decode_event,
     decode_server,
     encode,
     message_action,
 )
+from protocol.outcome import EndReason
 
 TOKEN = "p0123456789a" + "x" * 43
 
@@ -71,15 +79,25 @@ CLIENT_MESSAGES: list[Message] = [
     FetchGame(match_id="m1"),
 ]
 
+POSITION = "4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"
+JOINED = JoinedEvent(match_id="m1", seq=2, side="north", player="b",
+                     clocks=Clocks(south_ms=1000, north_ms=1000, running="south"))
+ACTION = ActionEvent(match_id="m1", seq=5, ply=2, side="north", action="9", path=[10, 11, 12, 13],
+                     capture=Captured(bin=3, seeds=4), extra_turn=False, position=POSITION)
+OVER = GameOverEvent(match_id="m1", seq=6, result=None, reason=EndReason.RESIGN, winner="north", player="b",
+                     position=POSITION)
+
 SERVER_MESSAGES: list[Message] = [
     Welcome(player_id="p1", name="alice", token=TOKEN, seats=["m1"]),
     MatchList(matches=[MatchSummary(match_id="m1", variant="kalah(6,4)", south="a", status="open")]),
     Snapshot(match_id="m1", seq=4, variant="kalah(6,4)", south="a", north="b", you="south", status="live",
              record=["3", "6"], position="4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p",
              clocks=Clocks(south_ms=1000, north_ms=2000, running="north")),
-    MatchEvent(match_id="m1", seq=5, kind="action", ply=2, side="north", action="9", path=[10, 11, 12, 13],
-               capture=[3, 4], extra_turn=False, position="4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"),
-    MatchEvent(match_id="m1", seq=6, kind="game_over", result=-2, reason="resign", winner="north", player="b"),
+    JOINED,
+    ACTION,
+    OVER,
+    CatchUp(match_id="m1", seq=6, events=[ACTION.model_copy(update={"seq": 6, "capture": None}), OVER]),
+    CatchUp(match_id="m1", seq=6),
     Ack(match_id="m1", ply=2, seq=5, duplicate=True),
     Presence(match_id="m1", spectators=3, south_connected=True),
     Seeking(variant="kalah(6,4)"),
@@ -97,10 +115,43 @@ def test_client_messages_round_trip(msg: Message) -> None:
     assert decode_client(encode(msg)) == msg
 
 
-@pytest.mark.parametrize("msg", SERVER_MESSAGES, ids=lambda m: m.type)
+@pytest.mark.parametrize("msg", SERVER_MESSAGES, ids=lambda m: f"{m.type}-{getattr(m, 'kind', '')}")
 def test_server_messages_round_trip(msg: Message) -> None:
-    """Every server message type encodes and decodes back to an equal value."""
+    """Every server message type (and every event kind) encodes and decodes back to an equal value."""
     assert decode_server(encode(msg)) == msg
+
+
+def test_events_are_told_apart_by_kind() -> None:
+    """Each event kind decodes to its own model; unknown or missing kinds are refused like unknown types."""
+    decoded = [decode_server(encode(event)) for event in (JOINED, ACTION, OVER)]
+    assert [(type(e), e.kind) for e in decoded if isinstance(e, MatchEvent)] == [
+        (JoinedEvent, "joined"), (ActionEvent, "action"), (GameOverEvent, "game_over")]
+    over = decode_event(encode(OVER))
+    assert isinstance(over, GameOverEvent) and over.reason is EndReason.RESIGN
+    for kind in ("left", "spectators"):
+        with pytest.raises(UnknownTypeError):
+            decode_server(json.dumps({"type": "event", "match_id": "m1", "seq": 1, "kind": kind}))
+    with pytest.raises(UnknownTypeError):
+        decode_server(json.dumps({"type": "event", "match_id": "m1", "seq": 1}))
+    with pytest.raises(BadFieldError):  # the fields of one kind do not fit another
+        decode_server(json.dumps({"type": "event", "match_id": "m1", "seq": 1, "kind": "joined", "side": "south",
+                                  "player": "a", "action": "3"}))
+
+
+def test_end_reasons_and_error_codes_are_closed_lists() -> None:
+    """A game_over with an unknown reason, or an error with a code no error class has, is refused."""
+    over = json.loads(encode(OVER))
+    with pytest.raises(BadFieldError):
+        decode_server(json.dumps({**over, "reason": "boredom"}))
+    with pytest.raises(BadFieldError):
+        decode_server(json.dumps({"type": "error", "code": "no_such_code", "message": "?"}))
+
+
+def test_server_messages_may_be_longer_than_client_ones() -> None:
+    """A long catch-up decodes (server messages have their own, larger limit)."""
+    long = CatchUp(match_id="m1", seq=5, events=[ACTION] * (MAX_MESSAGE_BYTES // len(encode(ACTION)) + 1))
+    assert MAX_MESSAGE_BYTES < len(encode(long)) < MAX_SERVER_MESSAGE_BYTES
+    assert decode_server(encode(long)) == long
 
 
 def test_every_message_type_is_covered() -> None:
@@ -109,8 +160,8 @@ def test_every_message_type_is_covered() -> None:
     server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
     assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
                             "transfer", "resign", "claim", "list", "games", "game"}
-    assert server_types == {"welcome", "matches", "snapshot", "event", "ack", "presence", "seeking", "game_list",
-                            "game_record", "error"}
+    assert server_types == {"welcome", "matches", "snapshot", "event", "catch_up", "ack", "presence", "seeking",
+                            "game_list", "game_record", "error"}
 
 
 def test_message_actions() -> None:

@@ -6,7 +6,18 @@ import random
 
 import pytest
 
-from protocol import GameOverError, IllegalMoveError, OutOfTurnError, Sow, Swap, SwapNotOfferedError, Transfer
+from protocol import (
+    EndReason,
+    GameOverError,
+    IllegalMoveError,
+    OutOfTurnError,
+    Sow,
+    Swap,
+    SwapNotOfferedError,
+    Transfer,
+)
+from protocol.events import ActionEvent, Captured, CatchUp, GameOverEvent, JoinedEvent
+from protocol.messages import Snapshot
 from protocol.variant import TimeControl, Variant
 from server.clocks import Clocks
 from server.errors import (
@@ -19,7 +30,7 @@ from server.errors import (
     StalePlyError,
     TimeOutError,
 )
-from server.match import ActionChange, Duplicate, EndChange, Match, Seat
+from server.match import CATCH_UP_BYTES, ActionChange, Duplicate, EndChange, Match, Seat
 
 ALICE, BOB = Seat("pa", "alice"), Seat("pb", "bob")
 
@@ -49,8 +60,9 @@ def test_join_fills_seats_and_goes_live() -> None:
     assert m.status == "open"
     with pytest.raises(AlreadySeatedError):
         m.prepare_join(ALICE)
-    events = m.commit(m.prepare_join(BOB))
-    assert (m.status, events[0].kind, events[0].side, events[0].player) == ("live", "joined", "north", "bob")
+    joined = m.commit(m.prepare_join(BOB))[0]
+    assert isinstance(joined, JoinedEvent)
+    assert (m.status, joined.side, joined.player, joined.clocks) == ("live", "north", "bob", None)
     with pytest.raises(MatchFullError):
         m.prepare_join(Seat("pc", "carol"))
 
@@ -78,6 +90,7 @@ def test_play_whole_game_with_events_in_order() -> None:
     assert kinds.count("action") == m.ply
     assert [e.seq for e in m.events] == list(range(1, len(m.events) + 1))
     over = m.events[-1]
+    assert isinstance(over, GameOverEvent)
     assert over.result == m.position.result and over.reason == m.position.end
     if over.result:
         assert over.winner == ("south" if over.result > 0 else "north")
@@ -94,10 +107,10 @@ def test_turns_plies_and_duplicates() -> None:
         m.play(0, Sow(10), 0)
     with pytest.raises(FuturePlyError):
         m.play(0, Sow(3), 1)
-    events = m.play(0, Sow(3), 0)
-    assert events[0].path == [4, 5, 6, 7] and events[0].extra_turn
+    sown = m.play(0, Sow(3), 0)[0]
+    assert isinstance(sown, ActionEvent) and sown.path == [4, 5, 6, 7] and sown.extra_turn
     again = m.prepare_action(0, Sow(3), 0)
-    assert again == Duplicate(0, events[0].seq)
+    assert again == Duplicate(0, sown.seq)
     assert m.play(0, Sow(3), 0) == [] and m.ply == 1
     with pytest.raises(StalePlyError):
         m.prepare_action(0, Sow(2), 0)
@@ -121,8 +134,8 @@ def test_pie_swap_exchanges_seats() -> None:
     m.play(0, Sow(1), 0)
     with pytest.raises(OutOfTurnError):
         m.play(0, Swap(), 1)
-    events = m.play(1, Swap(), 1)
-    assert events[0].action == "swap" and events[0].side == "north"
+    swap = m.play(1, Swap(), 1)[0]
+    assert isinstance(swap, ActionEvent) and swap.action == "swap" and swap.side == "north"
     assert m.side_of(1).name == "SOUTH" and m.side_of(0).name == "NORTH"
     assert m.seat_to_move() == 0
     snap = m.snapshot(0)
@@ -132,7 +145,7 @@ def test_pie_swap_exchanges_seats() -> None:
     with pytest.raises(SwapNotOfferedError):
         m.play(0, Swap(), 2)
     m.play(0, Sow(9), 2)
-    assert m.prepare_action(1, Swap(), 1) == Duplicate(1, events[0].seq)
+    assert m.prepare_action(1, Swap(), 1) == Duplicate(1, swap.seq)
 
 
 def test_opening_transfer_by_north_first() -> None:
@@ -152,12 +165,13 @@ def test_base_increment_clock_and_flag() -> None:
     m.play(0, Sow(1), 0)
     assert m.clocks.left(0, now.t) == 9000
     now.t += 11
-    assert m.prepare_flag() == EndChange("time", 0)
+    assert m.prepare_flag() == EndChange(EndReason.TIME, 0)
     with pytest.raises(TimeOutError):
         m.play(1, Sow(9), 1)
-    events = m.commit(EndChange("time", 0))
-    assert events[0].reason == "time" and events[0].winner == "south" and events[0].player == "alice"
-    assert events[0].clocks is not None and events[0].clocks.north_ms == 0
+    over = m.commit(EndChange(EndReason.TIME, 0))[0]
+    assert isinstance(over, GameOverEvent)
+    assert over.reason is EndReason.TIME and over.winner == "south" and over.player == "alice"
+    assert over.clocks is not None and over.clocks.north_ms == 0
 
 
 def test_per_move_clock_resets_each_action() -> None:
@@ -169,7 +183,7 @@ def test_per_move_clock_resets_each_action() -> None:
     assert m.clocks.left(1, now.t) == 5000
     assert m.deadline() == pytest.approx(now.t + 5)
     now.t += 5.5
-    assert m.prepare_flag() == EndChange("time", 0)
+    assert m.prepare_flag() == EndChange(EndReason.TIME, 0)
 
 
 def test_clocks_pure_values() -> None:
@@ -185,7 +199,7 @@ def test_resign_and_claim() -> None:
     """Resigning hands the win over; a claim needs the opponent away past the grace period."""
     now = FakeTime()
     m = live(now=now, grace_s=10)
-    assert m.prepare_resign(0) == EndChange("resign", 1)
+    assert m.prepare_resign(0) == EndChange(EndReason.RESIGN, 1)
     with pytest.raises(ClaimRefusedError):
         m.prepare_claim(0)
     m.set_connected(1, False)
@@ -193,7 +207,7 @@ def test_resign_and_claim() -> None:
     with pytest.raises(ClaimRefusedError):
         m.prepare_claim(0)
     now.t += 6
-    assert m.prepare_claim(0) == EndChange("abandonment", 0)
+    assert m.prepare_claim(0) == EndChange(EndReason.ABANDONMENT, 0)
     m.set_connected(1, True)
     with pytest.raises(ClaimRefusedError):
         m.prepare_claim(0)
@@ -229,5 +243,60 @@ def test_threefold_repetition_ends_the_match() -> None:
         seat = m.seat_to_move()
         assert seat is not None
         events = m.play(seat, Sow(bin_number), ply)
-    assert m.status == "finished" and m.end is not None and m.end.reason == "repetition"
-    assert events[-1].kind == "game_over" and events[-1].reason == "repetition"
+    assert m.status == "finished" and m.end is not None and m.end.reason is EndReason.REPETITION
+    assert isinstance(events[-1], GameOverEvent) and events[-1].reason is EndReason.REPETITION
+
+
+def test_join_that_starts_a_timed_match_carries_the_clocks() -> None:
+    """The second join of a timed match starts the clocks, and its event says so."""
+    m = Match("m1", Variant.parse("kalah(6,4,clock=10+2)"), FakeTime())
+    first = m.commit(m.prepare_join(ALICE))[0]
+    second = m.commit(m.prepare_join(BOB))[0]
+    assert isinstance(first, JoinedEvent) and first.clocks is None
+    assert isinstance(second, JoinedEvent) and second.clocks is not None
+    assert (second.clocks.south_ms, second.clocks.north_ms, second.clocks.running) == (10_000, 10_000, "south")
+
+
+def test_capture_is_reported_by_bin_numbers() -> None:
+    """An action that captures names the captured house by its bin number, and the seeds it stored."""
+    m = live()
+    for ply, (seat, bin_number) in enumerate([(0, 1), (1, 11), (0, 2)]):
+        m.play(seat, Sow(bin_number), ply)
+    store, opposite = m.position.stores[0], m.position.pits[11]
+    event = m.play(0, Sow(1), 3)[0]
+    assert isinstance(event, ActionEvent) and event.path == [2]
+    assert event.capture == Captured(bin=12, seeds=opposite + 1)
+    assert m.position.stores[0] == store + opposite + 1 and m.position.pits[11] == 0
+
+
+def test_game_over_names_the_reason_and_the_winner_of_the_margin() -> None:
+    """A game decided on the board ends with the rules' reason and the side the margin favours."""
+    m = live("kalah(1,2)")
+    over = m.play(0, Sow(1), 0)[-1]  # one seed to the store, one to North's house: South's row is empty
+    assert isinstance(over, GameOverEvent) and over.reason is EndReason.EMPTY
+    assert (over.result, over.winner, over.player) == (-2, "north", "bob")
+    assert m.end == EndChange(EndReason.EMPTY, 1, -2)
+
+
+def test_catch_up_answers_every_watch_or_sync() -> None:
+    """The events after `since` (none: an empty catch-up naming the seq), else a snapshot."""
+    m = live()
+    m.play(0, Sow(1), 0)
+    caught = m.catch_up(1)
+    assert isinstance(caught, CatchUp) and caught.seq == 3 and [e.seq for e in caught.events] == [2, 3]
+    assert m.catch_up(3) == CatchUp(match_id="m1", seq=3, events=[])
+    for since in (None, 4):
+        snap = m.catch_up(since, you=1, spectators=2)
+        assert isinstance(snap, Snapshot) and snap.seq == 3 and snap.you == "north" and snap.spectators == 2
+
+
+def test_long_catch_up_becomes_a_snapshot() -> None:
+    """Missed events longer than the catch-up bound are answered with the (shorter) snapshot."""
+    m = live("kalah(12,24)")
+    rng = random.Random(2)
+    while m.status == "live" and sum(len(e.model_dump_json()) for e in m.events) <= CATCH_UP_BYTES:
+        seat = m.seat_to_move()
+        assert seat is not None
+        m.play(seat, rng.choice(m.position.legal_actions()), m.ply)
+    assert isinstance(m.catch_up(0), Snapshot)
+    assert isinstance(m.catch_up(m.seq - 5), CatchUp)

@@ -6,6 +6,7 @@ import asyncio
 from contextlib import closing
 from pathlib import Path
 
+from protocol.outcome import seat_score
 from server.storage.games import _connect
 
 _RESULTS = """
@@ -22,7 +23,7 @@ def rated_results(db_path: str | Path) -> list[tuple[str, str, float, str, str]]
         rows = db.execute(_RESULTS).fetchall()
     out = []
     for seat0, seat1, winner, name0, name1 in rows:
-        score = 0.5 if winner is None else 1.0 if int(winner) == 0 else 0.0
+        score = seat_score(None if winner is None else int(winner))
         out.append((str(seat0), str(seat1), score, str(name0), str(name1)))
     return out
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiosqlite
 
+from protocol.outcome import EndReason
 from server.storage.schema import SCHEMA, pragmas
 
 Op = tuple[str, tuple[Any, ...]]
@@ -49,7 +50,7 @@ class StoredMatch:
     actions: list[tuple[int, int, str, int, int]] = field(default_factory=list)
     """(ply, seat, action token, seat0 ms, seat1 ms) in ply order."""
     status: str = "live"
-    end: tuple[int | None, int | None, str] | None = None
+    end: tuple[int | None, int | None, EndReason] | None = None
     """(result, winner seat, reason) of a finished match."""
 
 
@@ -243,7 +244,7 @@ class Storage:
             return None
         r = rows[0]
         found = StoredMatch(r[0], r[1], bool(r[2]), (r[3], r[4]), r[5], status=r[6],
-                            end=None if r[9] is None else (r[7], r[8], r[9]))
+                            end=None if r[9] is None else (r[7], r[8], EndReason(r[9])))
         acts = await self._conn.execute_fetchall(
             "SELECT ply, seat, action, seat0_ms, seat1_ms FROM actions WHERE match_id = ? ORDER BY ply", (match_id,))
         found.actions = [(a[0], a[1], a[2], a[3], a[4]) for a in acts]
@@ -283,7 +284,7 @@ def op_action(match_id: str, ply: int, seat: int, token: str, clocks_ms: tuple[i
             (match_id, ply, seat, token, clocks_ms[0], clocks_ms[1], time.time()))
 
 
-def op_finish(match_id: str, result: int | None, winner_seat: int | None, reason: str) -> Op:
+def op_finish(match_id: str, result: int | None, winner_seat: int | None, reason: EndReason) -> Op:
     """Store the end of a match."""
     return ("UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?"
             " WHERE id = ?", (result, winner_seat, reason, time.time(), match_id))
