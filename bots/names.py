@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from protocol.errors import KalahError
+from protocol.errors import UnknownBotError
 
 ALPHABETA_DEPTHS = range(1, 61)
 """The depths of `alphabeta:N`."""
@@ -27,10 +27,8 @@ _SHAPE = re.compile(r"[a-z][a-z0-9_-]*(:[1-9][0-9]*)?")
 _LOOSE = re.compile(r"(random|greedy|perfect|alphabeta\s*:\s*0*([0-9]+))")
 
 
-class BotNameError(KalahError):
-    """A bot id that is not the canonical id of a bot (the wire code of an unknown bot)."""
-
-    code = "unknown_bot"
+class BotNameError(UnknownBotError):
+    """A bot id that is not the canonical id of a bot: an unknown bot (wire code `unknown_bot`)."""
 
 
 def _shown(text: str) -> str:

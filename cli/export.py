@@ -7,7 +7,7 @@ import json
 import sys
 
 from cli.stored_games import SourceError, game_text, game_to_dict, get_game, query_games
-from server.storage import StoredGame
+from client.stored_game import StoredGame
 
 ALL_LIMIT = 1_000_000
 

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'match':<16} {'date':<16} {'variant':<22} {'south':<14} {'north':<14} {'plies':>5} {'result':>7}  reason")
     for g in games:
         result = "*" if g.result is None else f"{g.result:+d}"
-        print(f"{g.match_id:<16} {g.created_at:%Y-%m-%d %H:%M} {g.variant:<22} {g.south or '-':<14} "
+        date = "-" if g.created_at is None else f"{g.created_at:%Y-%m-%d %H:%M}"
+        print(f"{g.match_id:<16} {date:<16} {g.variant.text():<22} {g.south or '-':<14} "
               f"{g.north or '-':<14} {g.ply:>5} {result:>7}  {g.reason or g.status}")
     return 0

@@ -7,6 +7,9 @@ import sys
 
 from cli.client_args import add_client_args, db_arg, default_name, is_url
 
+LIBRARY_SIZE = 200
+"""How many of the newest stored games (finished or not) an offline replay lists."""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah replay`."""
@@ -33,18 +36,17 @@ def run(args: argparse.Namespace) -> int:
         launch = Launch(url=urls[0], start="replay" if match_id else "lobby", match_id=match_id,
                         identity_file=default_identity_file(), **common)
     else:
-        from client.embedded import list_stored, load_stored
+        from cli.stored_games import SourceError, get_game, query_games
 
-        db = db_arg(args.db)
         try:
-            library = tuple(list_stored(db))
-            stored = load_stored(db, match_id) if match_id else None
-        except FileNotFoundError as exc:
+            library = tuple(query_games(args.db, LIBRARY_SIZE, status=None))
+            stored = get_game(args.db, match_id) if match_id else None
+        except SourceError as exc:
             print(f"kalah replay: {exc}", file=sys.stderr)
             return 2
         if match_id and stored is None:
             print(f"kalah replay: no stored match {match_id!r}", file=sys.stderr)
             return 2
-        launch = Launch(offline=True, db_path=db, library=library, stored=stored, **common)
+        launch = Launch(offline=True, db_path=db_arg(args.db), library=library, stored=stored, **common)
     KalahApp(launch).run()
     return 0

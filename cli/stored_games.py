@@ -1,26 +1,29 @@
-"""Stored games for the command line: from a database file or a server (`games`/`game` requests)."""
+"""Stored games for the command line: from a database file or a server (`games`/`game` requests).
+
+Either way they come back as the client's `StoredGame` (`from_row` or `from_info`), the one
+shape `kalah games`, `kalah export` and `kalah replay` read.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from datetime import datetime
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
+from client.stored_game import StoredGame
 from protocol.messages import (
     ErrorMessage,
     FetchGame,
-    GameInfo,
     ListGames,
     Message,
     MessageError,
     decode_server,
     encode,
 )
-from server.storage import StoredGame, default_db_path, fetch_game, list_games
+from server.storage import default_db_path, fetch_game, list_games
 
 
 class SourceError(Exception):
@@ -42,21 +45,31 @@ def _ask(url: str, request: Message) -> Any:
     return answer
 
 
-def _from_info(info: GameInfo) -> StoredGame:
-    """A stored game from its wire form."""
-    return StoredGame(info.match_id, info.variant, info.south, info.north, info.status, " ".join(info.record),
-                      len(info.record), info.result, info.winner, info.reason,
-                      datetime.fromisoformat(info.created_at),
-                      datetime.fromisoformat(info.finished_at) if info.finished_at else None)
-
-
 def game_to_dict(game: StoredGame) -> dict[str, Any]:
-    """A stored game as a JSON-ready dict (dates in ISO 8601)."""
-    out = asdict(game)
-    for key in ("created_at", "finished_at"):
-        value = out[key]
-        out[key] = value.isoformat() if isinstance(value, datetime) else None
-    return out
+    """A stored game as a JSON-ready dict: variant and record as text, dates in ISO 8601."""
+    return {
+        "match_id": game.match_id, "variant": game.variant.text(), "south": game.south, "north": game.north,
+        "status": game.status, "record": " ".join(game.record), "ply": game.ply, "result": game.result,
+        "winner": game.winner, "reason": game.reason,
+        "created_at": None if game.created_at is None else game.created_at.isoformat(),
+        "finished_at": None if game.finished_at is None else game.finished_at.isoformat(),
+    }
+
+
+T = TypeVar("T")
+
+
+def _read(convert: Callable[[T], StoredGame], raw: T) -> StoredGame:
+    """One stored game in the client's shape; one this version cannot read (its variant, say) is an error."""
+    try:
+        return convert(raw)
+    except ValueError as exc:
+        raise SourceError(f"unreadable stored game: {exc}") from None
+
+
+def _database(source: str | None) -> Path:
+    """The database file a source names (None: the per-user file)."""
+    return Path(source).expanduser() if source else default_db_path()
 
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
@@ -71,27 +84,27 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
             page = min(200, limit - len(found))
             answer = _ask(source, ListGames(limit=page, offset=len(found), status=status, player=player,
                                             variant=variant))
-            found += [_from_info(g) for g in answer.games]
+            found += [_read(StoredGame.from_info, g) for g in answer.games]
             if len(answer.games) < page:
                 break
         return found
-    path = Path(source).expanduser() if source else default_db_path()
     try:
-        return list_games(path, limit=limit, status=status, player=player, variant=variant)
+        rows = list_games(_database(source), limit=limit, status=status, player=player, variant=variant)
     except FileNotFoundError as exc:
         raise SourceError(str(exc)) from None
+    return [_read(StoredGame.from_row, row) for row in rows]
 
 
 def get_game(source: str | None, match_id: str) -> StoredGame | None:
     """One stored game from a database path (None: the default file) or a server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
         answer = _ask(source, FetchGame(match_id=match_id))
-        return None if answer is None else _from_info(answer.game)
-    path = Path(source).expanduser() if source else default_db_path()
+        return None if answer is None else _read(StoredGame.from_info, answer.game)
     try:
-        return fetch_game(path, match_id)
+        row = fetch_game(_database(source), match_id)
     except FileNotFoundError as exc:
         raise SourceError(str(exc)) from None
+    return None if row is None else _read(StoredGame.from_row, row)
 
 
 def game_text(game: StoredGame) -> str:
@@ -99,12 +112,12 @@ def game_text(game: StoredGame) -> str:
     result = "*" if game.result is None else f"{game.result:+d}"
     lines = [
         f"# match: {game.match_id}",
-        f"# variant: {game.variant}",
+        f"# variant: {game.variant.text()}",
         f"# south: {game.south or '-'}",
         f"# north: {game.north or '-'}",
         f"# result: {result}" + (f" ({game.reason})" if game.reason else ""),
         f"# winner: {game.winner or '-'}",
-        f"# date: {game.created_at.isoformat()}",
-        game.record,
+        f"# date: {'-' if game.created_at is None else game.created_at.isoformat()}",
+        " ".join(game.record),
     ]
     return "\n".join(lines) + "\n"

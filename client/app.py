@@ -1,13 +1,13 @@
-"""The Textual application: routes server traffic down to screens and sends what they ask."""
+"""The Textual application: passes server traffic to the screens it is for, and sends what they ask."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from textual import work
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
@@ -17,23 +17,30 @@ from client.identities import load_token, save_token
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.game import GameScreen
-from client.screens.lobby import LobbyScreen, NameChanged, ReplayRequested, WatchRequested
-from client.screens.replay import ReplayScreen, StoredGame, stored_from_info, stored_from_state
-from client.styles import CSS
-from client.ui_messages import ConnectionChanged, Outgoing, ServerMessageReceived
-from protocol import Variant
-from protocol.messages import (
-    Analysis,
-    CreateMatch,
-    ErrorMessage,
-    GameList,
-    LeaveMatch,
-    Message,
-    Snapshot,
-    SyncMatch,
-    WatchMatch,
-    Welcome,
+from client.screens.lobby import LobbyScreen, NameChanged, WatchRequested
+from client.screens.replay import ReplayScreen
+from client.stored_game import StoredGame
+from client.styles import STYLESHEET
+from client.ui_messages import (
+    AnalysisReceived,
+    ConnectionChanged,
+    ErrorReceived,
+    EventReceived,
+    GameListReceived,
+    GameRecordReceived,
+    MatchListReceived,
+    Outgoing,
+    PresenceReceived,
+    Received,
+    ReplayRequested,
+    SeekingReceived,
+    SnapshotReceived,
+    StandingsReceived,
+    WelcomeReceived,
+    received,
 )
+from protocol import Variant
+from protocol.messages import CreateMatch, FetchGame, Message, SyncMatch, WatchMatch
 
 StartWith = Literal["lobby", "bot", "watch", "replay"]
 
@@ -52,7 +59,9 @@ class Launch:
     bot_level: int = DEFAULT_BOT_LEVEL
     seat: Literal["south", "north", "random"] = "south"
     stored: StoredGame | None = None
+    """A stored game to open at once (offline)."""
     library: tuple[StoredGame, ...] = ()
+    """The stored games the lobby lists when offline."""
     offline: bool = False
     animate: bool = True
     light: bool = False
@@ -69,7 +78,7 @@ class KalahApp(App[None]):
     """Kalah Arena in the terminal: lobby, play, spectate, replay."""
 
     TITLE = "Kalah Arena"
-    CSS = CSS
+    CSS_PATH = STYLESHEET
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
@@ -80,20 +89,15 @@ class KalahApp(App[None]):
         self.launch = launch
         self.connection: Connection | None = None
         self.embedded: EmbeddedServer | None = None
-        self.pending_replays: set[str] = set()
-        self.library: dict[str, StoredGame] = {g.match_id: g for g in launch.library}
         self._started = False
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
-        self.lobby = LobbyScreen(launch.name)
+        self.lobby = LobbyScreen(launch.name, launch.library, offline=launch.offline)
 
     def on_mount(self) -> None:
         """Lobby first; then connect (or open the stored replay directly)."""
         self.theme = "textual-light" if self.launch.light else "textual-dark"
         self.push_screen(self.lobby)
         if self.launch.offline:
-            self.lobby.set_library(self.launch.library)
-            self.lobby.connection_changed(False, "Offline: stored games only. Enter replays the selected game.")
-            self.call_after_refresh(self.lobby.focus_table, "finished")
             if self.launch.stored is not None:
                 self.push_screen(self.replay_screen(self.launch.stored))
             return
@@ -105,11 +109,11 @@ class KalahApp(App[None]):
         """Start the embedded server if no URL was given, then keep a connection up."""
         url = self.launch.url
         if url is None:
-            self.lobby.connection_changed(False, "Starting the local server…")
+            self.post_message(ConnectionChanged(False, "Starting the local server…"))
             try:
                 self.embedded = await start_embedded(self.launch.db_path)
             except Exception as exc:  # any failure to start is shown, not raised into Textual
-                self.lobby.connection_changed(False, f"Could not start the local server: {exc}")
+                self.post_message(ConnectionChanged(False, f"Could not start the local server: {exc}"))
                 return
             url = self.embedded.url
         token = self.launch.token
@@ -117,7 +121,7 @@ class KalahApp(App[None]):
             token = load_token(self.launch.identity_file, self.launch.server_key(), self.launch.name)
         self.connection = Connection(
             url, self.launch.name, token=token,
-            on_message=lambda m: self.post_message(ServerMessageReceived(m)),
+            on_message=lambda m: self.post_message(received(m)),
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
             retry_delays=self.launch.retry_delays,
         )
@@ -131,74 +135,87 @@ class KalahApp(App[None]):
             await self.embedded.close()
             self.embedded = None
 
-    # --- routing ------------------------------------------------------------------------
+    # --- server traffic, passed on to the screens it is for ----------------------------
 
-    def game_screen(self, match_id: str) -> GameScreen | None:
+    def game_screen(self, match_id: str | None) -> GameScreen | None:
         """The open game screen of a match, if any."""
         for screen in self.screen_stack:
             if isinstance(screen, GameScreen) and screen.match_id == match_id:
                 return screen
         return None
 
-    def on_server_message_received(self, event: ServerMessageReceived) -> None:
-        """Hand a server message to the screen it is for."""
-        msg = event.msg
-        if isinstance(msg, Welcome):
-            self.lobby.server_message(msg)
-            self._remember(msg)
-            if not self._started:
-                self._started = True
-                self._first_steps(msg.seats)
-            return
-        if isinstance(msg, GameList):
-            self._set_library(tuple(stored_from_info(g) for g in msg.games if g.status == "finished"))
-            return
-        if isinstance(msg, Analysis) or (isinstance(msg, ErrorMessage) and msg.request == "analyse"):
-            self._to_replays(msg)
-            return
-        match_id: str | None = getattr(msg, "match_id", None)
-        if match_id is None:
-            self.lobby.server_message(msg)
-            return
-        screen = self.game_screen(match_id)
-        if screen is not None:
-            screen.server_message(msg)
-        elif isinstance(msg, Snapshot):
-            self._open(msg)
-        elif isinstance(msg, ErrorMessage):
-            self.pending_replays.discard(match_id)
-            self.notify(msg.message, title="Server", severity="error")
+    def _to_match(self, event: SnapshotReceived | EventReceived | PresenceReceived | ErrorReceived) -> bool:
+        """Post a match's traffic to its game screen; False if no screen shows that match."""
+        screen = self.game_screen(event.msg.match_id)
+        return screen is not None and screen.post_message(event.copy())
 
-    def _open(self, snap: Snapshot) -> None:
-        """Open the screen a new snapshot asks for: a replay, or a live game."""
-        if snap.match_id in self.pending_replays:
-            self.pending_replays.discard(snap.match_id)
-            self.send(LeaveMatch(match_id=snap.match_id))
-            self.push_screen(self.replay_screen(stored_from_state(MatchState.from_snapshot(snap))))
-            return
-        screen = GameScreen(MatchState.from_snapshot(snap), animate=self.launch.animate)
-        screen.server_url = self.connection.url if self.connection is not None else ""
-        self.push_screen(screen)
+    @on(WelcomeReceived)
+    def _welcomed(self, event: WelcomeReceived) -> None:
+        """Remember the identity, tell the lobby, and take the first steps of the session once."""
+        self._remember(event.msg.name, event.msg.token)
+        self.lobby.post_message(event.copy())
+        if not self._started:
+            self._started = True
+            self._first_steps(event.msg.seats)
 
-    def _to_replays(self, msg: Analysis | ErrorMessage) -> None:
-        """A solver answer (or refusal) goes to the replay screens that asked for it."""
+    @on(MatchListReceived)
+    @on(GameListReceived)
+    @on(StandingsReceived)
+    @on(SeekingReceived)
+    def _to_lobby(self, event: Received[Any]) -> None:
+        """Listings, stored games, standings and pairing news are the lobby's."""
+        self.lobby.post_message(event.copy())
+
+    @on(SnapshotReceived)
+    def _snapshot(self, event: SnapshotReceived) -> None:
+        """A snapshot updates its match's screen, or opens one (a new, joined, watched or resumed match)."""
+        if not self._to_match(event):
+            url = self.connection.url if self.connection is not None else ""
+            state = MatchState.from_snapshot(event.msg)
+            self.push_screen(GameScreen(state, animate=self.launch.animate, server_url=url))
+
+    @on(EventReceived)
+    @on(PresenceReceived)
+    def _match_news(self, event: EventReceived | PresenceReceived) -> None:
+        """Events and presence go to their match's screen (none open: nothing to update)."""
+        self._to_match(event)
+
+    @on(GameRecordReceived)
+    def _stored_game(self, event: GameRecordReceived) -> None:
+        """A stored game the user asked to replay has come."""
+        self.push_screen(self.replay_screen(StoredGame.from_info(event.msg.game)))
+
+    @on(AnalysisReceived)
+    def _analysis(self, event: AnalysisReceived | ErrorReceived) -> None:
+        """A solver answer (or refusal) goes to the replay screens that ask for them."""
         for screen in self.screen_stack:
             if isinstance(screen, ReplayScreen):
-                if isinstance(msg, Analysis):
-                    screen.analysis_received(msg)
-                else:
-                    screen.analysis_refused(msg.message)
+                screen.post_message(event.copy())
+
+    @on(ErrorReceived)
+    def _refused(self, event: ErrorReceived) -> None:
+        """A refusal goes where the request came from: a replay screen, a match's screen, or a notification."""
+        if event.msg.request == "analyse":
+            self._analysis(event)
+        elif not self._to_match(event):
+            self.notify(event.msg.message, title="Server", severity="error")
+
+    @on(ConnectionChanged)
+    def _connection_changed(self, event: ConnectionChanged) -> None:
+        """Tell every screen (each shows the connection state its own way)."""
+        for screen in self.screen_stack:
+            screen.post_message(event.copy())
 
     def replay_screen(self, stored: StoredGame) -> ReplayScreen:
         """A replay screen for a stored game; solver values need a server (not offline)."""
         return ReplayScreen(stored, animate=self.launch.animate, can_analyse=not self.launch.offline)
 
-    def _remember(self, welcome: Welcome) -> None:
+    def _remember(self, name: str, token: str) -> None:
         """Keep the identity's token for the next session."""
         if self.launch.identity_file is None:
             return
         try:
-            save_token(self.launch.identity_file, self.launch.server_key(), welcome.name, welcome.token)
+            save_token(self.launch.identity_file, self.launch.server_key(), name, token)
         except OSError:
             self.notify("Could not remember your identity for next time.", severity="warning")
 
@@ -215,13 +232,7 @@ class KalahApp(App[None]):
         elif launch.start == "watch" and launch.match_id:
             self.send(WatchMatch(match_id=launch.match_id))
         elif launch.start == "replay" and launch.match_id:
-            self.open_replay(launch.match_id)
-
-    def on_connection_changed(self, event: ConnectionChanged) -> None:
-        """Tell every screen that shows the connection state."""
-        for screen in self.screen_stack:
-            if isinstance(screen, LobbyScreen | GameScreen | ReplayScreen):
-                screen.connection_changed(event.connected, event.detail)
+            self.send(FetchGame(match_id=launch.match_id))
 
     # --- requests from screens ----------------------------------------------------------
 
@@ -229,27 +240,16 @@ class KalahApp(App[None]):
         """Send what a screen asked for."""
         self.send(event.msg)
 
-    def _set_library(self, games: tuple[StoredGame, ...]) -> None:
-        """Show the stored games (as the server lists them) in the lobby; replays of them open at once."""
-        self.library = {g.match_id: g for g in games}
-        self.lobby.set_library(games)
-
     def on_watch_requested(self, event: WatchRequested) -> None:
         """Watch a live match from the lobby."""
         self.send(WatchMatch(match_id=event.match_id))
 
     def on_replay_requested(self, event: ReplayRequested) -> None:
-        """Replay a finished match from the lobby (from the library when offline)."""
-        stored = self.library.get(event.match_id)
-        if stored is not None:
-            self.push_screen(self.replay_screen(stored))
+        """Replay a game: at once if the screen had it stored, else once the server sends its record."""
+        if event.stored is not None:
+            self.push_screen(self.replay_screen(event.stored))
         else:
-            self.open_replay(event.match_id)
-
-    def open_replay(self, match_id: str) -> None:
-        """Fetch a match's record (its snapshot) and open it in the replay screen."""
-        self.pending_replays.add(match_id)
-        self.send(WatchMatch(match_id=match_id))
+            self.send(FetchGame(match_id=event.match_id))
 
     async def on_name_changed(self, event: NameChanged) -> None:
         """Say hello again under the new name."""

@@ -1,15 +1,13 @@
 """The embedded server of `kalah play` without a URL: the one place the client starts a server.
 
-The client otherwise talks to the server only over the wire (see tests/test_layers.py).
+The client otherwise talks to the server only over the wire (see tests/test_layers.py); the
+server is imported only when one is started, so the rest of the client runs without it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
-
-from client.screens.replay import StoredGame, verdict_text
-from protocol import Variant
+from typing import Protocol
 
 
 class EmbeddedServer(Protocol):
@@ -38,26 +36,3 @@ async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
     path.parent.mkdir(parents=True, exist_ok=True)
     server: EmbeddedServer = await start_server(path, host="127.0.0.1", port=0)
     return server
-
-
-def _stored(game: Any) -> StoredGame:
-    """The client's `StoredGame` from the server's stored-game row."""
-    verdict = verdict_text(game.status, game.winner, game.result, game.reason)
-    return StoredGame(game.match_id, Variant.parse(game.variant), tuple(game.record.split()), game.south,
-                      game.north, verdict, game.result)
-
-
-def load_stored(db_path: Path | None, match_id: str) -> StoredGame | None:
-    """One stored game from the database file (default: the per-user file), or None."""
-    from server.storage.games import fetch_game
-
-    game = fetch_game(db_path if db_path is not None else default_db_path(), match_id)
-    return None if game is None else _stored(game)
-
-
-def list_stored(db_path: Path | None, limit: int = 200) -> list[StoredGame]:
-    """The newest stored games of the database file, finished or not."""
-    from server.storage.games import list_games
-
-    return [_stored(g) for g in list_games(db_path if db_path is not None else default_db_path(),
-                                           limit=limit, status=None)]

@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
-from protocol import EndReason, Game, KalahError, MoveEvent, Position, Side, Variant, parse_action, winner_of
+from client.stored_game import reason_text, replay
+from protocol import EndReason, MoveEvent, Position, Side, Variant, winner_of
 from protocol.messages import ActionEvent, Clocks, GameOverEvent, JoinedEvent, MatchEvent, Snapshot
 
 
@@ -202,12 +203,7 @@ class MatchState:
 
 def _positions(variant: Variant, record: list[str]) -> tuple[list[Position], LastAction | None]:
     """Every position of a record, as far as it replays legally, and its last action."""
-    game = Game(variant)
-    for token in record:
-        try:
-            game.play(parse_action(token))
-        except KalahError:
-            break
+    game = replay(variant, record)
     return list(game.positions), (last_action(game.events[-1]) if game.events else None)
 
 
@@ -215,22 +211,6 @@ def last_action(move: MoveEvent) -> LastAction:
     """The highlight of a rules `MoveEvent`."""
     seeds = 0 if move.capture is None else move.capture[1]
     return LastAction(move.side, move.action.token(), move.path, move.captured_bin, seeds, move.extra_turn)
-
-
-REASONS = {
-    "empty": "a row is empty",
-    "majority": "a store holds the majority",
-    "repetition": "threefold repetition",
-    "resign": "resignation",
-    "time": "time ran out",
-    "abandonment": "abandoned",
-}
-"""Human words for the end reasons of the rules and the server."""
-
-
-def reason_text(reason: str | None) -> str:
-    """` (why)` for an end reason, or nothing."""
-    return f" ({REASONS.get(reason, reason)})" if reason else ""
 
 
 def result_text(state: MatchState) -> str:

@@ -29,7 +29,7 @@ from enum import IntEnum
 
 from bots.core import Player
 from bots.engines import DEFAULT_MAX_BYTES, Engines
-from bots.names import BotNameError, bot_id_shape, canonical_bot
+from bots.names import bot_id_shape, canonical_bot
 from protocol.actions import Action
 from protocol.position import Position
 from protocol.variant import TimeControl
@@ -175,10 +175,7 @@ class BotRunner:
 
     def _player(self, name: str) -> tuple[str, Player]:
         """(canonical id, player) of a bot name, the player made once per id and kept (LRU)."""
-        try:
-            bot_id = self.canonical(name)
-        except BotNameError as exc:
-            raise UnknownBotError(str(exc)) from None
+        bot_id = self.canonical(name)  # raises BotNameError, an UnknownBotError
         with self._guard:
             player = self._players.pop(bot_id, None)
             if player is None:

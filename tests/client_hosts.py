@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from textual.app import App
+from textual.pilot import Pilot
 from textual.screen import Screen
 
-from client.styles import CSS
+from client.styles import STYLESHEET
 from client.ui_messages import Outgoing
 from protocol import Game, Variant
 from protocol.messages import Clocks, Message, Snapshot
@@ -14,7 +18,7 @@ from protocol.messages import Clocks, Message, Snapshot
 class ScreenHost(App[None]):
     """Shows one screen; messages the screen asks to send are kept in `sent`."""
 
-    CSS = CSS
+    CSS_PATH = STYLESHEET
 
     def __init__(self, screen: Screen[None], light: bool = False) -> None:
         super().__init__()
@@ -30,6 +34,15 @@ class ScreenHost(App[None]):
     def on_outgoing(self, event: Outgoing) -> None:
         """Record instead of sending."""
         self.sent.append(event.msg)
+
+
+async def until(pilot: Pilot[None], cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until `cond()` holds; fail after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting for the client")
+        await pilot.pause(0.02)
 
 
 def make_snapshot(record: str, variant: str = "kalah(6,4)", you: str | None = "south", *,

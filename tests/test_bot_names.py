@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from bots.names import ALPHABETA_DEPTHS, BotNameError, bot_id_shape, canonical_bot
+from protocol.errors import UnknownBotError
 from protocol.wire_base import Name
 
 CANONICAL = ["random", "greedy", "perfect", *(f"alphabeta:{n}" for n in ALPHABETA_DEPTHS)]
@@ -32,7 +33,7 @@ def test_other_spellings_are_refused_with_a_hint(text: str, hint: str | None) ->
     """A near miss is refused (code unknown_bot) and the message suggests the canonical id; others just refused."""
     with pytest.raises(BotNameError) as info:
         canonical_bot(text)
-    assert info.value.code == "unknown_bot"
+    assert info.value.code == "unknown_bot" and isinstance(info.value, UnknownBotError)
     message = str(info.value)
     assert "random, greedy, alphabeta:N, perfect" in message and len(message) < 300
     assert (f"did you mean {hint!r}" in message) if hint else "did you mean" not in message

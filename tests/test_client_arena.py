@@ -7,11 +7,13 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from client.app import KalahApp, Launch
-from client.screens.replay import NO_SERVER, ReplayScreen, StoredGame, analysis_text
+from client.screens.replay import NO_SERVER, ReplayScreen, analysis_text
+from client.stored_game import StoredGame
 from protocol import Game, Variant
 from protocol.messages import Analysis
 from server.app import start_server
-from tests.test_client_e2e import SIZE, launch, until
+from tests.client_hosts import until
+from tests.test_client_e2e import SIZE, launch
 from tests.test_server_wire import Client
 
 SMALL = "kalah(3,3)"
@@ -73,7 +75,7 @@ async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path:
             table = app.lobby.query_one("#finished", DataTable)
             await until(pilot, lambda: table.row_count == 1)
             assert cells(table, "x1")[:3] == ["x1", SMALL, "bot:alphabeta:3 - bot:random"]
-            assert "x1" in app.library
+            assert "x1" in app.lobby.library
             table.focus()
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ReplayScreen))

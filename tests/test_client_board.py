@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from client.match_state import MatchState
 from client.screens.game import GameScreen
-from client.screens.replay import ReplayScreen, StoredGame
+from client.screens.replay import ReplayScreen
+from client.stored_game import StoredGame
 from client.widgets.board import Board, Pit
 from protocol import Variant
 from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
@@ -111,7 +112,7 @@ def test_snapshot_spectator_game_over(snap_compare: object) -> None:
 
 def test_snapshot_replay_midgame(snap_compare: object) -> None:
     """The replay screen two steps back from the end of a short record."""
-    stored = StoredGame("m9", Variant.parse("kalah(4,3)"), tuple(["1", "6", "2", "7", "3"]), "ann", "bob", "")
+    stored = StoredGame("m9", Variant.parse("kalah(4,3)"), ("1", "6", "2", "7", "3"), "ann", "bob")
     app = ScreenHost(ReplayScreen(stored, animate=False))
     assert snap_compare(app, press=["end", "left", "left"], terminal_size=SIZE)  # type: ignore[operator]
 

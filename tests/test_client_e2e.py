@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select
 
+from cli.stored_games import get_game
 from client.app import KalahApp, Launch
-from client.embedded import load_stored
 from client.screens.create import CreateMatchScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
@@ -19,6 +18,7 @@ from client.widgets.board import HOUSE_KEYS, Board, bottom_row
 from client.widgets.panels import PlayerBar
 from protocol import Game, Side, Variant, parse_action
 from server.app import RunningServer, start_server
+from tests.client_hosts import until
 
 SIZE = (100, 30)
 SMALL = Variant.parse("kalah(3,2)")
@@ -32,15 +32,6 @@ async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
         yield running
     finally:
         await running.close()
-
-
-async def until(pilot: Pilot[None], cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until `cond()` holds; fail after `timeout` seconds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not cond():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out waiting for the client")
-        await pilot.pause(0.02)
 
 
 def game_screen(app: KalahApp) -> GameScreen | None:
@@ -83,6 +74,7 @@ async def test_play_a_bot_to_the_end_with_keys(server: RunningServer) -> None:
         assert game.over and st.position.fen() == game.position.fen()
         assert "GAME OVER" in str(screen.query_one("#game-over").render())
         await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         replay = app.screen
         assert isinstance(replay, ReplayScreen) and replay.stored.record == tuple(st.record)
 
@@ -128,6 +120,7 @@ async def test_pie_swap_offered_and_taken(server: RunningServer) -> None:
         assert st.you == Side.SOUTH and st.south == "ann"
         assert screen.query_one(Board).viewpoint == Side.SOUTH
         await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         replay = app.screen
         assert isinstance(replay, ReplayScreen)
         assert (replay.stored.south, replay.stored.north) == ("bot:random", "ann")
@@ -140,7 +133,7 @@ async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_pat
     app = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1)
     async with app.run_test(size=SIZE) as pilot:
         match_id = (await play_out(pilot, app)).match_id
-    stored = load_stored(tmp_path / "arena.sqlite3", match_id)
+    stored = get_game(str(tmp_path / "arena.sqlite3"), match_id)
     assert stored is not None and stored.verdict
     game = Game.from_record(SMALL, [parse_action(t) for t in stored.record])
     viewer = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))

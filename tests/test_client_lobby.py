@@ -10,6 +10,7 @@ from client.app import KalahApp, Launch
 from client.opponents import bot_opponent
 from client.screens.create import CreateMatchScreen
 from client.screens.lobby import LIBRARY_SIZE, STANDINGS_SIZE, LobbyScreen
+from client.ui_messages import ConnectionChanged, MatchListReceived
 from protocol.messages import (
     CreateMatch,
     JoinMatch,
@@ -40,8 +41,8 @@ async def test_listing_fills_tables_and_enter_joins() -> None:
     lobby = LobbyScreen("ann")
     app = ScreenHost(lobby)
     async with app.run_test(size=SIZE) as pilot:
-        lobby.connection_changed(True, "connected")
-        lobby.server_message(listing())
+        lobby.post_message(ConnectionChanged(True, "connected"))
+        lobby.post_message(MatchListReceived(listing()))
         await pilot.pause()
         rows = {t.id: t.row_count for t in lobby.query(DataTable)}
         assert rows == {"open": 1, "live": 1, "finished": 1, "standings": 0}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,23 +13,24 @@ from textual.widgets import Footer, Static
 
 from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
-from client.screens.replay import ReplayScreen, stored_from_state
 from client.styles import NARROW
-from client.ui_messages import Outgoing
+from client.ui_messages import (
+    ConnectionChanged,
+    ErrorReceived,
+    EventReceived,
+    Outgoing,
+    PresenceReceived,
+    ReplayRequested,
+    SnapshotReceived,
+)
 from client.widgets.board import KEY_LABELS, Board, PitChosen
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Side
 from protocol.messages import (
-    Ack,
     ClaimWin,
-    ErrorMessage,
     LeaveMatch,
     MakeMove,
-    MatchEvent,
-    Presence,
     Resign,
-    ServerMessage,
-    Snapshot,
     SwapSides,
     SyncMatch,
     TransferSeed,
@@ -49,16 +51,19 @@ class GameScreen(Screen[None]):
         Binding("escape", "leave", "Lobby"),
     ]
 
-    def __init__(self, state: MatchState, *, animate: bool = True) -> None:
+    def __init__(self, state: MatchState, *, animate: bool = True, server_url: str = "") -> None:
         super().__init__()
         self.state = state
         self.animate_sowing = animate
-        self.pending = False  # an action was sent and not yet seen back
+        self.server_url = server_url
+        """Where others can watch this match (shown as a `kalah watch` command; empty: not shown)."""
+        self.pending = False
+        """An action was sent and has not come back as an event yet."""
         self.transfer_src: int | None = None
+        """The house chosen first for the opening transfer."""
         self.error: str | None = None
         self.connection_notice: str | None = None
         self._drawn_last: LastAction | None = None
-        self.server_url = ""
 
     @property
     def match_id(self) -> str:
@@ -95,45 +100,54 @@ class GameScreen(Screen[None]):
         for board in self.query(Board):
             board.focus()
 
-    # --- from the app -----------------------------------------------------------------
+    # --- from the server (the app posts this match's traffic here) ---------------------
 
-    def server_message(self, msg: ServerMessage) -> None:
-        """Apply a snapshot, event, ack or error of this match."""
-        if getattr(msg, "match_id", None) != self.match_id:
-            return
-        if isinstance(msg, Snapshot):
-            you = self.state.you
-            self.state = MatchState.from_snapshot(msg)
-            if self.state.you is None and you is not None and msg.status != "finished":
-                self.state.you = you
-            self.pending = False
-        elif isinstance(msg, MatchEvent):
-            outcome = self.state.apply_event(msg)
-            if outcome is EventOutcome.GAP:
-                self.request_sync()
-                return
-            if outcome is EventOutcome.STALE:
-                return
-            if msg.kind == "action":
-                self.pending = False
-                self.error = None
-        elif isinstance(msg, ErrorMessage):
-            self.error = msg.message
-            self.pending = False
-            self.transfer_src = None
-        elif isinstance(msg, Presence):
-            self.state.apply_presence(msg.spectators, msg.south_connected, msg.north_connected)
-        elif isinstance(msg, Ack):
-            return
+    @on(SnapshotReceived)
+    def _snapshot(self, event: SnapshotReceived) -> None:
+        """Start again from the server's whole state (a player who lost the seat keeps the viewpoint)."""
+        msg, you = event.msg, self.state.you
+        self.state = MatchState.from_snapshot(msg)
+        if self.state.you is None and you is not None and msg.status != "finished":
+            self.state.you = you
+        self.pending = False
         self.refresh_view()
 
-    def connection_changed(self, connected: bool, detail: str) -> None:
-        """Show a banner while the connection is down."""
-        self.connection_notice = None if connected else detail
-        if connected:
+    @on(EventReceived)
+    def _event(self, event: EventReceived) -> None:
+        """Apply the next event; ask for what was missed on a gap; an action seen back ends the wait."""
+        ply = self.state.ply
+        outcome = self.state.apply_event(event.msg)
+        if outcome is EventOutcome.GAP:
+            self.request_sync()
+        if outcome is not EventOutcome.APPLIED:
+            return
+        if self.state.ply != ply:
             self.pending = False
-        if self.is_mounted:
-            self.refresh_view()
+            self.error = None
+        self.refresh_view()
+
+    @on(ErrorReceived)
+    def _refused(self, event: ErrorReceived) -> None:
+        """The server refused what this screen sent: say why, and let the player try again."""
+        self.error = event.msg.message
+        self.pending = False
+        self.transfer_src = None
+        self.refresh_view()
+
+    @on(PresenceReceived)
+    def _presence(self, event: PresenceReceived) -> None:
+        """Who is connected, and how many watch."""
+        msg = event.msg
+        self.state.apply_presence(msg.spectators, msg.south_connected, msg.north_connected)
+        self.refresh_view()
+
+    @on(ConnectionChanged)
+    def _connection_changed(self, event: ConnectionChanged) -> None:
+        """Show a banner while the connection is down."""
+        self.connection_notice = None if event.connected else event.detail
+        if event.connected:
+            self.pending = False
+        self.refresh_view()
 
     def request_sync(self) -> None:
         """Ask the server for what this screen missed."""
@@ -146,10 +160,7 @@ class GameScreen(Screen[None]):
         """Set every widget's attributes from the match state."""
         st = self.state
         pos = st.position
-        boards = self.query(Board)
-        if not boards:  # the screen is being torn down (the app is quitting)
-            return
-        board = boards.first()
+        board = self.query_one(Board)
         board.set_viewpoint(st.viewpoint)
         board.position = pos
         board.choosable = frozenset(self._choosable())
@@ -341,9 +352,9 @@ class GameScreen(Screen[None]):
             self.post_message(Outgoing(ClaimWin(match_id=self.match_id)))
 
     def action_replay(self) -> None:
-        """Step through the finished game."""
+        """Step through the finished game (as the server stored it)."""
         if self.state.over:
-            self.app.push_screen(ReplayScreen(stored_from_state(self.state), animate=self.animate_sowing))
+            self.post_message(ReplayRequested(self.match_id))
 
     def action_help(self) -> None:
         """Show the rules of this match's variant."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -13,25 +13,30 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from client.screens.create import CreateMatchScreen
-from client.screens.replay import StoredGame
-from client.ui_messages import Outgoing
+from client.screens.dialogs import HelpScreen
+from client.stored_game import StoredGame
+from client.ui_messages import (
+    ConnectionChanged,
+    GameListReceived,
+    MatchListReceived,
+    Outgoing,
+    ReplayRequested,
+    SeekingReceived,
+    StandingsReceived,
+    WelcomeReceived,
+)
 from protocol import Variant
 from protocol.messages import (
     CreateMatch,
-    ErrorMessage,
     FindOpponent,
     HeadToHead,
     JoinMatch,
     ListGames,
     ListMatches,
     ListStandings,
-    MatchList,
     MatchSummary,
-    Seeking,
-    ServerMessage,
     StandingRow,
     Standings,
-    Welcome,
 )
 
 LISTING_REFRESH_S = 5.0
@@ -43,13 +48,7 @@ LIBRARY_SIZE = 50
 STANDINGS_SIZE = 50
 """How many players the standings table shows."""
 
-
-class ReplayRequested(Message):
-    """The user wants to replay a finished match."""
-
-    def __init__(self, match_id: str) -> None:
-        super().__init__()
-        self.match_id = match_id
+OFFLINE_NOTICE = "Offline: stored games only. Enter replays the selected game."
 
 
 class WatchRequested(Message):
@@ -68,14 +67,21 @@ class NameChanged(Message):
         self.name = name
 
 
-def _name(name: str | None) -> str | None:
-    """A stored player name as the listing accepts it (None if it does not fit)."""
-    return name if name and len(name) <= 32 and re.fullmatch(r"[A-Za-z0-9_.:-]+", name) else None
-
-
-def _players(m: MatchSummary) -> str:
+def _players(south: str | None, north: str | None) -> str:
     """`south - north` with open seats marked."""
-    return f"{m.south or '(open)'} - {m.north or '(open)'}"
+    return f"{south or '(open)'} - {north or '(open)'}"
+
+
+def match_cells(m: MatchSummary) -> tuple[str, ...]:
+    """One line of a match table: id, variant, players, ply, spectators, result."""
+    result = "" if m.result is None else f"{m.result:+d}"
+    return (m.match_id, m.variant, _players(m.south, m.north), str(m.ply), str(m.spectators), result)
+
+
+def stored_cells(g: StoredGame) -> tuple[str, ...]:
+    """A stored game as a line of the finished table (nobody watches a stored game)."""
+    result = "" if g.result is None else f"{g.result:+d}"
+    return (g.match_id, g.variant.text(), _players(g.south, g.north), str(g.ply), "0", result)
 
 
 def standing_cells(rank: int, row: StandingRow) -> tuple[str, ...]:
@@ -104,13 +110,16 @@ class LobbyScreen(Screen[None]):
 
     AUTO_FOCUS = "#open"
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", library: tuple[StoredGame, ...] = (), *, offline: bool = False) -> None:
         super().__init__()
         self.player_name = name
         self.matches: list[MatchSummary] = []
-        self.library: list[MatchSummary] = []
+        self.library: dict[str, StoredGame] = {g.match_id: g for g in library}
+        """Stored games to replay, by match id: the server's finished ones, or a database file's (offline)."""
         self.standings: Standings = Standings(rows=[])
-        self.connection_notice: str | None = "Connecting…"
+        self.offline = offline
+        """Whether this session has no server, only the stored games it was given."""
+        self.connection_notice: str | None = OFFLINE_NOTICE if offline else "Connecting…"
 
     def compose(self) -> ComposeResult:
         """Name, the three match tables, the standings, and the create button."""
@@ -133,14 +142,17 @@ class LobbyScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Set up the table columns."""
+        """Set up the table columns, draw, and keep the listing fresh."""
         for table_id in ("open", "live", "finished"):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
         self.query_one("#standings", DataTable).add_columns("#", "player", "rating", "games", "W", "D", "L",
                                                             "score")
-        self._draw()
+        self._draw_banner()
+        self._draw_tables()
         self._draw_standings()
+        if self.offline:  # only the stored games can be used: start there (after the first focus)
+            self.call_after_refresh(self.query_one("#finished", DataTable).focus)
         self.set_interval(LISTING_REFRESH_S, self._refresh_listing)
 
     def _refresh_listing(self) -> None:
@@ -148,49 +160,45 @@ class LobbyScreen(Screen[None]):
         if self.is_current and self.connection_notice is None:
             self.action_refresh()
 
-    @property
-    def drawable(self) -> bool:
-        """Whether the widgets are there to draw on (not before mounting, nor while the app quits)."""
-        return self.is_mounted and bool(self.query("#connection"))
+    # --- from the server ---------------------------------------------------------------
 
-    # --- from the app -----------------------------------------------------------------
+    @on(WelcomeReceived)
+    def _welcomed(self, event: WelcomeReceived) -> None:
+        """Show the name the server knows us by, and ask for the listing."""
+        self.player_name = event.msg.name
+        self.query_one("#name", Input).value = event.msg.name
+        self.action_refresh()
 
-    def server_message(self, msg: ServerMessage) -> None:
-        """Take the identity and the match listing."""
-        if isinstance(msg, Welcome):
-            self.player_name = msg.name
-            if self.drawable:
-                self.query_one("#name", Input).value = msg.name
-            self.action_refresh()
-        elif isinstance(msg, MatchList):
-            self.matches = list(msg.matches)
-            if self.drawable:
-                self._draw()
-        elif isinstance(msg, Standings):
-            self.standings = msg
-            if self.drawable:
-                self._draw_standings()
-        elif isinstance(msg, Seeking):
-            self.notify(f"Waiting for another player who wants {msg.variant}…", title="Pairing")
-        elif isinstance(msg, ErrorMessage) and msg.match_id is None:
-            self.notify(msg.message, title="Server", severity="error")
+    @on(MatchListReceived)
+    def _matches_listed(self, event: MatchListReceived) -> None:
+        """The open and live matches."""
+        self.matches = list(event.msg.matches)
+        self._draw_tables()
 
-    def set_library(self, games: tuple[StoredGame, ...]) -> None:
-        """Show stored games read from a database file, to replay."""
-        self.library = [
-            MatchSummary(match_id=g.match_id, variant=g.variant.text(), south=_name(g.south),
-                         north=_name(g.north), status="finished", ply=len(g.record), result=g.result)
-            for g in games
-        ]
-        if self.drawable:
-            self._draw()
+    @on(GameListReceived)
+    def _games_listed(self, event: GameListReceived) -> None:
+        """The server's finished stored games, to replay."""
+        games = (StoredGame.from_info(g) for g in event.msg.games)
+        self.library = {g.match_id: g for g in games if g.finished}
+        self._draw_tables()
 
-    def connection_changed(self, connected: bool, detail: str) -> None:
+    @on(StandingsReceived)
+    def _standings_listed(self, event: StandingsReceived) -> None:
+        """The rating table."""
+        self.standings = event.msg
+        self._draw_standings()
+
+    @on(SeekingReceived)
+    def _seeking(self, event: SeekingReceived) -> None:
+        """Say that the server looks for an opponent."""
+        self.notify(f"Waiting for another player who wants {event.msg.variant}…", title="Pairing")
+
+    @on(ConnectionChanged)
+    def _connection_changed(self, event: ConnectionChanged) -> None:
         """Show or hide the connection banner."""
-        self.connection_notice = None if connected else detail
-        if self.drawable:
-            self._draw_banner()
-            self._draw_head_to_head()
+        self.connection_notice = None if event.connected else event.detail
+        self._draw_banner()
+        self._draw_head_to_head()
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -200,19 +208,18 @@ class LobbyScreen(Screen[None]):
         banner.update(self.connection_notice or "")
         banner.display = bool(self.connection_notice)
 
-    def _draw(self) -> None:
-        """Fill the three tables from the listing."""
-        self._draw_banner()
-        for status in ("open", "live", "finished"):
+    def _draw_tables(self) -> None:
+        """Fill the three match tables: the listing, then the stored games it does not list."""
+        rows: dict[str, list[tuple[str, ...]]] = {"open": [], "live": [], "finished": []}
+        for m in self.matches:
+            rows[m.status].append(match_cells(m))
+        listed = {m.match_id for m in self.matches}
+        rows["finished"] += [stored_cells(g) for g in self.library.values() if g.match_id not in listed]
+        for status, lines in rows.items():
             table = self.query_one(f"#{status}", DataTable)
             table.clear()
-            listed = {m.match_id for m in self.matches}
-            extra = [m for m in self.library if m.match_id not in listed]
-            for m in self.matches + extra:
-                if m.status == status:
-                    result = "" if m.result is None else f"{m.result:+d}"
-                    table.add_row(m.match_id, m.variant, _players(m), str(m.ply), str(m.spectators), result,
-                                  key=m.match_id)
+            for cells in lines:
+                table.add_row(*cells, key=cells[0])
 
     def _draw_standings(self) -> None:
         """Fill the standings table, keeping the cursor on the same player."""
@@ -248,14 +255,12 @@ class LobbyScreen(Screen[None]):
         if match_id is None:
             return
         table_id = event.data_table.id
-        if table_id == "standings":
-            return
         if table_id == "open":
             self.post_message(Outgoing(JoinMatch(match_id=match_id)))
         elif table_id == "live":
             self.post_message(WatchRequested(match_id))
-        else:
-            self.post_message(ReplayRequested(match_id))
+        elif table_id == "finished":
+            self.post_message(ReplayRequested(match_id, self.library.get(match_id)))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A new name takes effect on the next hello."""
@@ -278,10 +283,6 @@ class LobbyScreen(Screen[None]):
 
         self.app.push_screen(CreateMatchScreen(), created)
 
-    def focus_table(self, status: str) -> None:
-        """Put the keyboard on one table (`open`, `live`, `finished` or `standings`)."""
-        self.query_one(f"#{status}", DataTable).focus()
-
     def on_screen_resume(self) -> None:
         """Back in the lobby: refresh the listing (once connected)."""
         if self.connection_notice is None:
@@ -299,6 +300,4 @@ class LobbyScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Rules of the standard game."""
-        from client.screens.dialogs import HelpScreen
-
         self.app.push_screen(HelpScreen(Variant()))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,49 +12,20 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from client.match_state import LastAction, MatchState, describe_last, reason_text, result_text
+from client.match_state import describe_last, last_action
 from client.screens.dialogs import HelpScreen
+from client.stored_game import StoredGame, replay
 from client.styles import NARROW
-from client.ui_messages import Outgoing
+from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, Outgoing
 from client.widgets.board import Board
 from client.widgets.panels import MoveList, PlayerBar
-from protocol import Game, KalahError, Side, Variant, parse_action
-from protocol.messages import Analyse, Analysis, GameInfo
+from protocol import Side
+from protocol.messages import Analyse, Analysis
 
 ANALYSIS_BUDGET_MS = 1000
 """How long the server may search for the value of one replayed position."""
 
 NO_SERVER = "Solver values need a server: open the replay with a server address (kalah replay MATCH ws://…)."
-
-
-@dataclass(frozen=True)
-class StoredGame:
-    """A finished (or abandoned) game to replay: players, variant, record and how it ended."""
-
-    match_id: str
-    variant: Variant
-    record: tuple[str, ...]
-    south: str | None = None
-    north: str | None = None
-    verdict: str = ""
-    result: int | None = None
-
-
-def verdict_text(status: str, winner: str | None, result: int | None, reason: str | None) -> str:
-    """How a stored game ended, in words: `ann wins by 4 (…)`, `Draw`, or `unfinished (…)`."""
-    why = reason_text(reason)
-    if status != "finished":
-        return f"unfinished ({status})"
-    if winner is None:
-        return f"Draw{why}"
-    by = f" by {abs(result)}" if result else ""
-    return f"{winner} wins{by}{why}"
-
-
-def stored_from_info(info: GameInfo) -> StoredGame:
-    """A stored game as the server lists it (`games` request), ready to replay."""
-    return StoredGame(info.match_id, Variant.parse(info.variant), tuple(info.record), info.south, info.north,
-                      verdict_text(info.status, info.winner, info.result, info.reason), info.result)
 
 
 def analysis_text(a: Analysis) -> str:
@@ -70,25 +41,6 @@ def analysis_text(a: Analysis) -> str:
     return f"Solver: {value}{best}"
 
 
-def stored_from_state(state: MatchState) -> StoredGame:
-    """A finished live match as a game to replay (names as opened: South first, before any swap)."""
-    swapped = state.position.swapped
-    opener, other = (state.north, state.south) if swapped else (state.south, state.north)
-    verdict = result_text(state) if state.over else ""
-    return StoredGame(state.match_id, state.variant, tuple(state.record), opener, other, verdict, state.result)
-
-
-def replay_game(stored: StoredGame) -> Game:
-    """The game of a stored record, as far as it replays legally."""
-    game = Game(stored.variant)
-    for token in stored.record:
-        try:
-            game.play(parse_action(token))
-        except KalahError:
-            break
-    return game
-
-
 class ReplayScreen(Screen[None]):
     """Left/right step one action, Home/End jump to the start or the end."""
 
@@ -102,12 +54,13 @@ class ReplayScreen(Screen[None]):
         Binding("escape", "leave", "Lobby"),
     ]
 
-    index: reactive[int] = reactive(0)
+    index: reactive[int] = reactive(0, init=False)
+    """The position shown: 0 is the start, `len(game.actions)` the end."""
 
     def __init__(self, stored: StoredGame, *, animate: bool = True, can_analyse: bool = True) -> None:
         super().__init__()
         self.stored = stored
-        self.game = replay_game(stored)
+        self.game = replay(stored.variant, stored.record)
         self.animate_sowing = animate
         self.can_analyse = can_analyse
         """Whether a server answers `analyse` requests (not in an offline replay)."""
@@ -118,7 +71,6 @@ class ReplayScreen(Screen[None]):
         """Why the server gave no value of a position, by position."""
         self.asked: list[str] = []
         """Positions asked about and not answered yet, in the order asked (the server answers in order)."""
-        self._ready = False
 
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
@@ -137,7 +89,6 @@ class ReplayScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Start at the first position."""
-        self._ready = True
         self.watch_index()
 
     # --- solver values --------------------------------------------------------------------
@@ -148,28 +99,28 @@ class ReplayScreen(Screen[None]):
         self.asked.clear()  # answers lost to a reconnection are asked for again
         self._draw_analysis()
 
-    def analysis_received(self, msg: Analysis) -> None:
+    @on(AnalysisReceived)
+    def _analysis_received(self, event: AnalysisReceived) -> None:
         """Keep a solver answer; show it if it is about the position on screen."""
+        msg = event.msg
         self.analyses[msg.position] = msg
         if msg.position in self.asked:
             self.asked.remove(msg.position)
-        if self._ready:
-            self._draw_analysis()
+        self._draw_analysis()
 
-    def analysis_refused(self, reason: str) -> None:
+    @on(ErrorReceived)
+    def _analysis_refused(self, event: ErrorReceived) -> None:
         """The server could not analyse the oldest position asked about: say why instead of waiting."""
-        if not self.asked:
-            return
-        self.refused[self.asked.pop(0)] = reason
-        if self._ready:
+        if self.asked:
+            self.refused[self.asked.pop(0)] = event.msg.message
             self._draw_analysis()
 
-    def connection_changed(self, connected: bool, detail: str) -> None:
+    @on(ConnectionChanged)
+    def _connection_changed(self, event: ConnectionChanged) -> None:
         """Questions in flight when the link went down got no answer: ask again once it is back."""
-        if connected:
+        if event.connected:
             self.asked.clear()
-            if self._ready:
-                self._draw_analysis()
+            self._draw_analysis()
 
     def current_fen(self) -> str:
         """The position on screen, in the notation the server analyses."""
@@ -177,10 +128,7 @@ class ReplayScreen(Screen[None]):
 
     def _draw_analysis(self) -> None:
         """The solver line of the current position; ask for it if it is not known yet."""
-        lines = self.query("#analysis")
-        if not lines:  # the screen is being torn down
-            return
-        line = lines.first(Static)
+        line = self.query_one("#analysis", Static)
         line.display = self.show_analysis
         if not self.show_analysis:
             return
@@ -209,18 +157,11 @@ class ReplayScreen(Screen[None]):
 
     def watch_index(self) -> None:
         """Show position `index` and the action that led to it."""
-        if not self._ready:
-            return
         g, i = self.game, self.index
         pos = g.positions[i]
         board = self.query_one(Board)
         board.position = pos
-        last: LastAction | None = None
-        if i > 0:
-            ev = g.events[i - 1]
-            cap = None if ev.capture is None else ev.capture[0] + 1
-            seeds = 0 if ev.capture is None else ev.capture[1]
-            last = LastAction(ev.side, ev.action.token(), ev.path, cap, seeds, ev.extra_turn)
+        last = last_action(g.events[i - 1]) if i > 0 else None
         board.path = last.path if last else ()
         board.captured = (last.captured_bin,) if last and last.captured_bin else ()
         n = len(g.actions)
@@ -236,10 +177,10 @@ class ReplayScreen(Screen[None]):
         notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over)
         self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · a solver value · Esc back")
         over = self.query_one("#game-over", Static)
-        at_end = i == n
-        over.display = at_end and bool(self.stored.verdict or pos.over)
+        over.display = i == n
         if over.display:
-            over.update(f"[b]GAME OVER[/b]\n{self.stored.verdict or pos.end}\n"
+            title = "GAME OVER" if self.stored.finished or pos.over else "END OF THE RECORD"
+            over.update(f"[b]{title}[/b]\n{self.stored.verdict}\n"
                         f"Stores: South {pos.stores[0]} · North {pos.stores[1]}")
         self._draw_analysis()
         moves = self.query_one(MoveList)

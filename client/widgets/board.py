@@ -1,14 +1,15 @@
 """The Kalah board widget: two rows of houses and two stores, drawn from one side.
 
-Attributes down (position, viewpoint, choosable bins, the last sowing), messages up
-(`PitChosen`). The board holds no game state of its own: only its cursor and animation.
+Attributes down (position, viewpoint, choosable bins, the last sowing), messages up: a
+clicked `Pit` posts `Pit.Clicked` to the board, which posts `PitChosen` when that pit may be
+chosen now. The board holds no game state of its own: only its cursor and animation.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -41,17 +42,27 @@ class PitChosen(Message):
 class Pit(Static):
     """One house or store: its seed count, with the bin number as the border title."""
 
+    class Clicked(Message):
+        """The user clicked a pit (the board decides whether that chooses it)."""
+
+        def __init__(self, pit: Pit) -> None:
+            super().__init__()
+            self.pit = pit
+
+        @property
+        def control(self) -> Pit:
+            """The pit clicked."""
+            return self.pit
+
     def __init__(self, bin_number: int, store: bool = False) -> None:
         super().__init__("", id=f"pit-{bin_number}", classes="store" if store else "house")
         self.bin = bin_number
         self.border_title = str(bin_number)
 
     def on_click(self, event: events.Click) -> None:
-        """A click chooses this pit (the board decides whether that is allowed)."""
+        """Tell the board this pit was clicked."""
         event.stop()
-        board = next((a for a in self.ancestors if isinstance(a, Board)), None)
-        if board is not None:
-            board.choose(self.bin)
+        self.post_message(self.Clicked(self))
 
 
 def bottom_row(variant: Variant, side: Side) -> list[int]:
@@ -194,6 +205,12 @@ class Board(Widget, can_focus=True):
         """Bins in screen order: bottom row left to right, then top row left to right."""
         order = bottom_row(self.variant, self.viewpoint) + top_row(self.variant, self.viewpoint)
         return [b for b in order if b in bins]
+
+    @on(Pit.Clicked)
+    def _pit_clicked(self, event: Pit.Clicked) -> None:
+        """A click on a pit chooses it, if it may be chosen."""
+        event.stop()
+        self.choose(event.pit.bin)
 
     def choose(self, bin_number: int) -> None:
         """Post `PitChosen` if that pit may be chosen now."""
