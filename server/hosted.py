@@ -30,6 +30,7 @@ from enum import IntEnum
 from bots.core import Player
 from bots.engines import DEFAULT_MAX_BYTES, Engines
 from bots.names import bot_id_shape, canonical_bot
+from bots.players import make_player
 from protocol.actions import Action
 from protocol.position import Position
 from protocol.variant import TimeControl
@@ -164,8 +165,6 @@ class BotRunner:
 
     def _make_player(self, bot_id: str) -> Player:
         """A `bots.players` player sharing this runner's engines."""
-        from bots.players import make_player
-
         return make_player(bot_id, self.engines)
 
     def check(self, name: str) -> str:
