@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -29,6 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="games at once")
     parser.add_argument("--state", metavar="FILE", help="progress file (default: derived from the settings)")
     parser.add_argument("--unrated", action="store_true", help="do not rate the ladder's games")
+    parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
+                        help="the server's operator token, needed for rated games on a running server "
+                             "(default: $KALAH_OPERATOR_TOKEN; a local server gets a fresh one)")
     add_variant_args(parser)
 
 
@@ -50,7 +55,9 @@ async def _run(args: argparse.Namespace, config: LadderConfig) -> int:
         url, where = args.server, args.server
     else:
         db = Path(args.db).expanduser() if args.db else default_db_path()
-        running = await start_server(db)
+        token = secrets.token_urlsafe(24)
+        config = dataclasses.replace(config, operator_token=token)
+        running = await start_server(db, operator_token=token)
         url, where = running.url, str(db.resolve())
         print(f"ladder server {url} on {db} (watch any game: kalah watch {url} MATCH)")
     state = LadderState(_state_path(args, config, where))
@@ -71,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
-                              concurrency=max(1, args.concurrency), rated=not args.unrated)
+                              concurrency=max(1, args.concurrency), rated=not args.unrated,
+                              operator_token=args.operator_token)
         check_ladder(bots, args.games)
     except (KalahError, ValueError) as exc:
         print(f"kalah ladder: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from protocol.variant import Variant
 from server.standings import GameResult
 
 LADDER_NAME = "ladder"
+"""The ladder's display name starts with this; a random suffix keeps it unique on the server."""
 
 
 class LadderError(Exception):
@@ -55,6 +57,8 @@ class LadderConfig:
     seed: int = 0
     concurrency: int = max(1, os.cpu_count() or 1)
     rated: bool = True
+    operator_token: str | None = field(default=None, repr=False, compare=False)
+    """The server operator's secret, without which the server refuses rated exhibitions."""
 
     def digest(self, where: str) -> str:
         """A short stable id of this ladder on a given server or database."""
@@ -137,7 +141,7 @@ class Ladder:
             self.progress(f"{len(self.results)} of {len(self.schedule)} games already played; "
                           f"{len(todo)} to go on {url}")
         async with connect(url, max_size=2**20) as ws:
-            await ws.send(encode(Hello(name=LADDER_NAME)))
+            await ws.send(encode(Hello(name=f"{LADDER_NAME}-{secrets.token_hex(4)}")))
             reader = asyncio.create_task(self._read(ws))
             try:
                 await self._expect_welcome()
@@ -201,7 +205,8 @@ class Ladder:
                 c = self.config
                 answer = await self._request(ws, CreateExhibition(
                     variant=c.variant.text(), south=game.south, north=game.north,
-                    opening=[a.token() for a in game.opening], rated=c.rated, match_id=match_id), about=match_id)
+                    opening=[a.token() for a in game.opening], rated=c.rated, match_id=match_id,
+                    operator_token=c.operator_token if c.rated else None), about=match_id)
                 if not isinstance(answer, Snapshot):
                     text = answer.message if isinstance(answer, ErrorMessage) else type(answer).__name__
                     raise LadderError(f"{game.south} v {game.north}: {text}")

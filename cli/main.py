@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("cli.replay", "step through a stored game in the terminal"),
     "games": ("cli.games", "list stored games from a database file or a server"),
     "export": ("cli.export", "write stored games as text records or NDJSON"),
+    "quarantine": ("cli.quarantine", "list the matches a server set aside because they could not be loaded"),
     "ladder": ("cli.ladder", "play every pairing of bots with paired openings and print rated standings"),
 }
 

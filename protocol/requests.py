@@ -156,8 +156,10 @@ class CreateExhibition(Message):
     south: Annotated[str, Field(min_length=1, max_length=28)]
     north: Annotated[str, Field(min_length=1, max_length=28)]
     opening: Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=16)] = Field(default_factory=list)
-    rated: bool = True
+    rated: bool = False
     match_id: MatchId | None = None
+    operator_token: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    """The server operator's secret: only with it may an exhibition be rated (the operator's ladder)."""
 
     _variant = field_validator("variant")(check_variant)
 

@@ -11,7 +11,15 @@ from protocol.errors import VariantError
 
 MIN_HOUSES, MAX_HOUSES = 1, 12
 MIN_SEEDS, MAX_SEEDS = 1, 24
-MAX_CLOCK_MS = 24 * 3600 * 1000
+MAX_BASE_MS = 180 * 60 * 1000
+"""Longest base time: 180 minutes (as lichess allows)."""
+MAX_INCREMENT_MS = 180 * 1000
+"""Longest increment per action: 180 seconds."""
+MAX_PER_MOVE_MS = 3600 * 1000
+"""Longest limit for a single action: one hour."""
+MAX_CLOCK_MS = 2 * MAX_BASE_MS
+"""A clock never holds more than this (increments stop adding once it is reached): 6 hours."""
+_LIMITS = {"base_ms": MAX_BASE_MS, "increment_ms": MAX_INCREMENT_MS, "per_move_ms": MAX_PER_MOVE_MS}
 
 
 class Capture(StrEnum):
@@ -54,9 +62,9 @@ class TimeControl:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            if type(value) is not int or not 0 <= value <= MAX_CLOCK_MS:
-                raise VariantError(f"time control {f.name} must be 0..{MAX_CLOCK_MS} ms")
+            value, limit = getattr(self, f.name), _LIMITS[f.name]
+            if type(value) is not int or not 0 <= value <= limit:
+                raise VariantError(f"time control {f.name.removesuffix('_ms')} must be 0..{limit // 1000} s")
         if self.per_move_ms and (self.base_ms or self.increment_ms):
             raise VariantError("a time control is either base+increment or a per-move limit")
         if not self.per_move_ms and not self.base_ms:

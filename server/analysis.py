@@ -5,21 +5,30 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from protocol.errors import NotationError
+from protocol.errors import NotationError, TooManyError
 from protocol.messages import Analyse, Analysis
 from protocol.position import Position, Side
 from protocol.variant import Variant
+from server.session import Peer
 
 MAX_ENGINES = 4
+MAX_QUEUED = 8
+"""Analyses queued or running for the whole server; more are refused with `too_many`."""
+MAX_PER_ADDRESS = 2
+"""Analyses queued or running for one network address."""
 
 
 class Analyst:
     """Keeps a few search engines (one per variant) and answers `analyse` requests within a budget."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_queued: int = MAX_QUEUED, max_per_address: int = MAX_PER_ADDRESS) -> None:
+        self.max_queued = max_queued
+        self.max_per_address = max_per_address
+        self.pending = 0
         self._engines: OrderedDict[Variant, Any] = OrderedDict()
         self._guard = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")  # one core at most
@@ -49,9 +58,38 @@ class Analyst:
         return Analysis(position=msg.position, value=int(position.margin) + sign * int(mover_value),
                         best=[best], exact=bool(exact), depth=int(depth))
 
-    async def aanalyse(self, msg: Analyse) -> Analysis:
-        """`analyse` in the analysis thread (the C search releases the GIL); requests queue there."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, msg)
+    async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
+                       gone: Callable[[], Awaitable[object]] | None = None) -> Analysis | None:
+        """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
+
+        At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`;
+        more are refused with `too_many`. If `gone()` (the connection's closing) completes first,
+        a queued analysis is cancelled and one already running is left to end within its budget
+        (the answer is then None: there is no one to send it to).
+        """
+        if self.pending >= self.max_queued:
+            raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly")
+        if peer is not None and peer.analyses >= self.max_per_address:
+            raise TooManyError(f"at most {self.max_per_address} analyses at once from one address")
+        self.pending += 1
+        if peer is not None:
+            peer.analyses += 1
+        work = asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, msg)
+        try:
+            if gone is None:
+                return await work
+            closed: asyncio.Future[Any] = asyncio.ensure_future(gone())
+            waiting: set[asyncio.Future[Any]] = {work, closed}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            closed.cancel()
+            if work not in done:
+                work.cancel()
+                return None
+            return work.result()
+        finally:
+            self.pending -= 1
+            if peer is not None:
+                peer.analyses -= 1
 
     def close(self) -> None:
         """Stop the analysis thread once its queued requests are done."""

@@ -21,12 +21,12 @@ from websockets.http11 import Request, Response
 from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
 from server.arena import Arena, ArenaOptions
-from server.errors import RateLimitedError
+from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.requests import Router
 from server.resume import load
-from server.session import RateLimiter, Session
+from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
 from server.storage import Storage
 
 
@@ -49,13 +49,23 @@ class ServerOptions:
     """Pending TCP connections the kernel may queue while the loop is busy (a short queue drops SYNs)."""
     bot_factory: PlayerFactory | None = None
     bot_workers: int = 2
+    send_buffer: int = DEFAULT_SEND_BUFFER
+    """Bytes a connection may leave unread before it is dropped."""
+    hello_timeout: float = 10.0
+    """Seconds a connection may stay without saying hello (public reads are served meanwhile)."""
+    max_per_address: int = 64
+    """Connections one network address may hold at once."""
+    read_rows_rate: float = 2000.0
+    """Rows of public reads (listings, stored games, standings) an address may fetch a second."""
+    read_rows_burst: int = 4000
 
 
 class RunningServer:
     """A started server: where it listens, and how to stop it."""
 
-    def __init__(self, server: Server, arena: Arena, router: Router, host: str, port: int) -> None:
+    def __init__(self, server: Server, arena: Arena, router: Router, handler: _Handler, host: str, port: int) -> None:
         self.server = server
+        self.handler = handler
         self.arena = arena
         self.router = router
         self.host = host
@@ -100,6 +110,12 @@ def _split_options(options: dict[str, Any]) -> tuple[ServerOptions, ArenaOptions
             ArenaOptions(**{k: v for k, v in options.items() if k in known_arena}))
 
 
+def _host(conn: ServerConnection) -> str:
+    """The network address of a connection's peer."""
+    addr = conn.remote_address
+    return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+
+
 def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorMessage:
     """The wire form of a refusal."""
     return ErrorMessage(code=exc.code, message=str(exc)[:1000], request=request, match_id=match_id)
@@ -112,6 +128,7 @@ class _Handler:
         self.router = router
         self.opts = opts
         self.connections = 0
+        self.peers: dict[str, Peer] = {}
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """Answer `/health` over plain HTTP; refuse new connections beyond the limit (503)."""
@@ -119,7 +136,7 @@ class _Handler:
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
-                    "matches": len(arena.rooms), "actions": arena.actions,
+                    "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
                     "commit_seconds": round(arena.storage.commit_seconds, 3)}
             response = conn.respond(status, json.dumps(body) + "\n")
@@ -128,12 +145,36 @@ class _Handler:
         if self.connections >= self.opts.max_connections or arena.closing:
             log_event("connection_refused", connections=self.connections)
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
+        host = _host(conn)
+        peer = self.peers.get(host)
+        if peer is not None and peer.connections >= self.opts.max_per_address:
+            log_event("connection_refused", remote=host, reason="per_address")
+            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
         return None
+
+    def peer(self, host: str) -> Peer:
+        """The shared state of `host`'s connections (made on its first connection)."""
+        peer = self.peers.get(host)
+        if peer is None:
+            reads = RateLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst)
+            peer = self.peers[host] = Peer(host, reads)
+        return peer
+
+    async def hello_deadline(self, session: Session) -> None:
+        """Close a connection that has not said hello within the hello timeout (1008)."""
+        await asyncio.sleep(self.opts.hello_timeout)
+        if session.player_id is None:
+            log_event("hello_timeout", remote=session.remote)
+            await session.ws.close(1008, "say hello first")
 
     async def __call__(self, ws: ServerConnection) -> None:
         """Serve one connection until it closes."""
         self.connections += 1
-        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst))
+        peer = self.peer(_host(ws))
+        peer.connections += 1
+        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
+        peer.sessions.add(session)
+        deadline = asyncio.create_task(self.hello_deadline(session))
         try:
             closing: asyncio.Task[None] | None = None
             async for data in ws:
@@ -152,7 +193,12 @@ class _Handler:
         except ConnectionClosed:
             pass
         finally:
+            deadline.cancel()
             self.connections -= 1
+            peer.connections -= 1
+            peer.sessions.discard(session)
+            if not peer.connections:
+                del self.peers[peer.address]
             await self.router.disconnect(session)
 
     async def serve_one(self, session: Session, data: str | bytes) -> list[Message]:
@@ -166,8 +212,7 @@ class _Handler:
             return [_error(exc, request, match_id)]
         except Exception as exc:
             log_event("internal_error", request=request, error=repr(exc), level=40)
-            return [ErrorMessage(code="internal_error", message="the server failed to serve this request",
-                                 request=request, match_id=match_id)]
+            return [_error(InternalError("the server failed to serve this request"), request, match_id)]
 
 
 async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,
@@ -190,7 +235,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
-    return RunningServer(server, arena, router, host if host not in ("", "0.0.0.0") else bound_host, bound_port)
+    shown_host = host if host not in ("", "0.0.0.0") else bound_host
+    return RunningServer(server, arena, router, handler, shown_host, bound_port)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

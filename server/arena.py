@@ -8,6 +8,7 @@ then the actor gets its ack and every follower the new events (durable before vi
 from __future__ import annotations
 
 import asyncio
+import hmac
 import random
 from collections import defaultdict
 from collections.abc import Callable, Coroutine
@@ -26,10 +27,11 @@ from server.errors import (
     TimeOutError,
     UnknownMatchError,
 )
-from server.hosted import BotRunner, budget
+from server.hosted import BotRunner, Priority, budget
 from server.identity import new_id
 from server.logs import event as log_event
 from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
+from server.quotas import QuotaLimits, Quotas
 from server.ratings import Rating, update_pair
 from server.rooms import Room
 from server.session import Session
@@ -54,6 +56,16 @@ class ArenaOptions:
     """Most matches in one listing."""
     clock: Callable[[], float] | None = None
     """The time source of every match (default: the event loop's monotonic clock); tests inject one."""
+    open_ttl_s: float = 1800.0
+    """How long an open match waits for an opponent before it is cancelled."""
+    open_per_player: int = 5
+    """Open matches one identity may have waiting at once."""
+    exhibitions_per_player: int = 4
+    """Unfinished exhibitions one identity may have started."""
+    exhibitions_per_address: int = 8
+    """Unfinished exhibitions the identities of one network address may have started."""
+    operator_token: str | None = None
+    """The secret that allows rated exhibitions (the operator's ladder); None: no one may start them."""
 
 
 class Arena:
@@ -71,6 +83,14 @@ class Arena:
         self.seeks: dict[str, Session] = {}
         self.seated: defaultdict[str, set[str]] = defaultdict(set)
         """Player id -> ids of the rooms where it holds a seat."""
+        self.creating: set[str] = set()
+        """Ids of the matches whose creation is being stored."""
+        self.names: dict[str, str] = {}
+        """`name_key` of each human identity's name -> its player id (names are unique)."""
+        self.quotas = Quotas(QuotaLimits(options.open_per_player, options.exhibitions_per_player,
+                                         options.exhibitions_per_address))
+        self.quarantined = 0
+        """Matches set aside at load because they could not be read back."""
         self.closing = False
         self.busy = 0
         self.actions = 0
@@ -137,9 +157,8 @@ class Arena:
 
     def bot_seat(self, bot: str) -> Seat:
         """The seat of a hosted bot; raises `UnknownBotError` for a bot this server cannot run."""
-        self.bots.check(bot)
-        bot_id = "bot-" + "".join(c if c.isalnum() else "-" for c in bot)[:40]
-        return Seat(bot_id, ("bot:" + bot)[:32], bot)
+        bot = self.bots.check(bot)  # the canonical id: what is stored is what is read back
+        return Seat("bot-" + bot.replace(":", "-"), "bot:" + bot, bot)
 
     def seat(self, session: Session, room: Room) -> int:
         """The seat `session`'s identity holds in `room`; raises `NotSeatedError`."""
@@ -247,11 +266,15 @@ class Arena:
         elif isinstance(change, JoinChange):
             self.index_seats(room)
             self.mark_absent(room)
+            self.quotas.release(m.match_id)
         elif isinstance(change, CancelChange):
             self.drop_room(m.match_id)
+            self.quotas.release(m.match_id)
             room.cancel_timer()
             log_event("match_cancelled", match=m.match_id)
             return events
+        if end is not None:
+            self.quotas.release(m.match_id)
         for pid, rating, games in updates:
             self.ratings[pid] = (rating, games)
         if isinstance(change, ActionChange):
@@ -294,16 +317,24 @@ class Arena:
                      opening: list[Action] | None = None, match_id: str | None = None,
                      follow: Session | None = None) -> Room:
         """Open a new match with its first players (and an opening played), stored before it is visible."""
-        if match_id is not None and match_id in self.rooms:
+        match_id = match_id or new_id("m")
+        if self.id_taken(match_id):
             raise MatchExistsError(f"match {match_id!r} already exists")
-        match = self.new_match(match_id or new_id("m"), variant, rated)
+        match = self.new_match(match_id, variant, rated)
         room = Room(match)
         change = prepare_create(match, creator_seat, seats, opening or [])
+        self.creating.add(match_id)
         try:
             await self.apply(room, change, follow=follow)
         except ConflictError:
-            raise MatchExistsError(f"match {match.match_id!r} already exists") from None
+            raise MatchExistsError(f"match {match_id!r} already exists") from None
+        finally:
+            self.creating.discard(match_id)
         return room
+
+    def id_taken(self, match_id: str) -> bool:
+        """Whether a match in memory, or one being created, has this id (stored ones are refused on write)."""
+        return match_id in self.rooms or match_id in self.creating
 
     # --- after each change: clocks, bots, eviction ----------------------------------------------
 
@@ -316,10 +347,25 @@ class Arena:
                 room.finished_at = self.now()
                 room.timer = self.loop.call_later(self.options.linger_s, lambda: self.evict(m.match_id))
             return
+        if m.status == "open":
+            room.timer = self.loop.call_later(self.options.open_ttl_s, lambda: self.spawn(self.expire(room)))
+            return
         deadline = m.deadline()
         if deadline is not None:
             room.timer = self.call_at(deadline + 0.002, lambda: self.spawn(self.check_flag(room)))
         self.maybe_bot(room)
+
+    async def expire(self, room: Room) -> None:
+        """Cancel an open match that waited too long for an opponent."""
+        async with room.lock:
+            if room.match.status == "open" and room.match.match_id in self.rooms and not self.closing:
+                log_event("match_expired", match=room.match.match_id)
+                await self.apply(room, CancelChange())
+
+    def is_operator(self, token: str | None) -> bool:
+        """Whether `token` is the operator's secret (compared in constant time)."""
+        secret = self.options.operator_token
+        return secret is not None and token is not None and hmac.compare_digest(token.encode(), secret.encode())
 
     def evict(self, match_id: str) -> None:
         """Forget a finished match (it stays in the database)."""
@@ -356,7 +402,9 @@ class Arena:
         ply = m.ply
         try:
             think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
-            action = await self.bots.choose(bot, m.position, think)
+            human = any(who is not None and who.bot is None for who in m.seats)
+            priority = Priority.HUMAN if human else Priority.EXHIBITION
+            action = await self.bots.choose(bot, m.position, think, priority=priority)
             await self.act(room, seat, action, ply, None)
         except Exception as exc:
             log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc))

@@ -1,13 +1,14 @@
 """Server-side chess clocks of one match, per seat, driven by an injected time (seconds).
 
 Base + increment: the running seat's elapsed time is deducted when it acts, then the
-increment is added. Per-move limit: every action (each sowing of an extra-turn chain
-too) must come within the limit. Pure: the caller passes `now`; nothing reads a clock.
+increment is added, up to `MAX_CLOCK_MS` (so a clock always fits the wire's 32-bit fields).
+Per-move limit: every action (each sowing of an extra-turn chain too) must come within the
+limit. Pure: the caller passes `now`; nothing reads a clock.
 """
 
 from __future__ import annotations
 
-from protocol.variant import TimeControl
+from protocol.variant import MAX_CLOCK_MS, TimeControl
 
 
 class Clocks:
@@ -64,7 +65,7 @@ class Clocks:
         if self.control is None:
             return (0, 0)
         left = list(self.left_ms)
-        left[seat] = self.left(seat, now) + self.control.increment_ms
+        left[seat] = min(MAX_CLOCK_MS, self.left(seat, now) + self.control.increment_ms)
         return (left[0], left[1])
 
     def apply(self, left_ms: tuple[int, int], next_seat: int | None, now: float) -> None:

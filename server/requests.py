@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
+from pydantic import ValidationError
+
 from protocol.actions import parse_action
 from protocol.errors import NotationError
 from protocol.game import Game
@@ -45,8 +47,27 @@ from protocol.variant import Variant
 from server.analysis import Analyst
 from server.arena import Arena
 from server.changes import CancelChange
-from server.errors import AlreadyHelloError, BadTokenError, HelloFirstError, UnknownMatchError
-from server.identity import hash_token, new_id, new_token, player_of_token, token_matches
+from server.errors import (
+    AlreadyHelloError,
+    BadTokenError,
+    HelloFirstError,
+    MatchExistsError,
+    NameTakenError,
+    NotOperatorError,
+    RateLimitedError,
+    ReservedNameError,
+    UnknownMatchError,
+)
+from server.identity import (
+    BOT_PREFIX,
+    hash_token,
+    is_reserved,
+    name_key,
+    new_id,
+    new_token,
+    player_of_token,
+    token_matches,
+)
 from server.logs import event as log_event
 from server.match import Seat
 from server.resume import room_or_stored
@@ -62,8 +83,17 @@ PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGame
 """Requests served before hello: the hello itself and the public reads."""
 
 
-def game_info(game: StoredGame) -> GameInfo:
-    """The wire form of a stored game."""
+def game_info(game: StoredGame) -> GameInfo | None:
+    """The wire form of a stored game, or None for a row the wire model refuses (it is skipped and logged)."""
+    try:
+        return _game_info(game)
+    except ValidationError as exc:
+        log_event("unreadable_game", match=game.match_id, error=str(exc)[:500], level=30)
+        return None
+
+
+def _game_info(game: StoredGame) -> GameInfo:
+    """The wire form of a stored game (raises if a stored field breaks the wire's rules)."""
     return GameInfo(match_id=game.match_id, variant=game.variant, south=game.south, north=game.north,
                     status=cast(GameStatus, game.status), record=game.record.split(), result=game.result,
                     winner=game.winner, reason=game.reason, created_at=game.created_at.isoformat(),
@@ -105,10 +135,20 @@ class Router:
                 raise BadTokenError("unknown token: say hello with a name only for a new identity")
             token = msg.token
         else:
+            if is_reserved(msg.name):
+                raise ReservedNameError(f"names starting with {BOT_PREFIX!r} belong to the server's bots")
+            key = name_key(msg.name)
+            if key in a.names:
+                raise NameTakenError(f"the name {msg.name!r} is taken: choose another, or say hello with its token")
             pid = new_id("p")
             token = new_token(pid)
             player = StoredPlayer(pid, msg.name, hash_token(token), None)
-            await a.write([op_player(pid, msg.name, player.token_hash)])
+            a.names[key] = pid  # held while the write is in flight, so a concurrent hello cannot take it
+            try:
+                await a.write([op_player(pid, msg.name, player.token_hash)])
+            except BaseException:
+                del a.names[key]
+                raise
             a.players[pid] = player
         s.player_id, s.name = pid, player.name
         seats = a.connect(s)
@@ -123,32 +163,44 @@ class Router:
 
     # --- public reads ---------------------------------------------------------------------------
 
+    @staticmethod
+    def charge_rows(s: Session, rows: int) -> None:
+        """Take `rows` from the address's public-read quota, or refuse with `rate_limited`."""
+        if not s.peer.reads.allow(max(1, rows)):
+            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more")
+
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators."""
         a = self.arena
         rooms = [r for r in a.rooms.values()
                  if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
-        return [MatchList(matches=[r.match.summary(r.spectators) for r in rooms[: a.options.max_list]])]
+        shown = rooms[: a.options.max_list]
+        self.charge_rows(s, len(shown))
+        return [MatchList(matches=[r.match.summary(r.spectators) for r in shown])]
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
         """Stored games for replay, read off the event loop from the database."""
         path = self.arena.storage.path
+        self.charge_rows(s, 1 if isinstance(msg, FetchGame) else msg.limit)
         if isinstance(msg, FetchGame):
             game = await afetch_game(path, msg.match_id)
-            if game is None:
-                raise UnknownMatchError(f"no stored game {msg.match_id!r}")
-            return [GameRecord(game=game_info(game))]
+            info = None if game is None else game_info(game)
+            if info is None:
+                raise UnknownMatchError(f"no readable stored game {msg.match_id!r}")
+            return [GameRecord(game=info)]
         games = await alist_games(path, msg.limit, msg.offset, msg.status, msg.player, msg.variant)
-        return [GameList(games=[game_info(g) for g in games])]
+        return [GameList(games=[info for info in map(game_info, games) if info is not None])]
 
     async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
         """The rating table of rated games."""
+        self.charge_rows(s, msg.limit)
         return [await standings_table(self.arena.storage.path, self.arena.ratings, msg.limit)]
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""
-        return [await self.analyst.aanalyse(msg)]
+        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed)
+        return [] if answer is None else [answer]
 
     # --- lobby ---------------------------------------------------------------------------------
 
@@ -158,9 +210,18 @@ class Router:
         variant = Variant.parse(msg.variant)
         seat = a.pick_seat(msg.seat)
         seats = [(seat, self.seat_of(s))]
+        match_id = new_id("m")
         if msg.opponent is not None:
             seats.append((1 - seat, a.bot_seat(msg.opponent)))
-        room = await a.create(variant, msg.rated, seat, seats, follow=s)
+        else:
+            assert s.player_id is not None
+            a.quotas.check_open(s.player_id)
+            a.quotas.hold_open(match_id, s.player_id)
+        try:
+            room = await a.create(variant, msg.rated, seat, seats, match_id=match_id, follow=s)
+        except BaseException:
+            a.quotas.release(match_id)
+            raise
         return [room.match.snapshot(seat, room.spectators)]
 
     async def exhibition(self, s: Session, msg: CreateExhibition) -> list[Message]:
@@ -170,8 +231,20 @@ class Router:
         opening = [parse_action(token) for token in msg.opening]
         if Game.from_record(variant, opening).over:  # an illegal opening is refused before anything is stored
             raise NotationError("the opening ends the game: nothing would be left to play")
+        if msg.rated and not a.is_operator(msg.operator_token):
+            raise NotOperatorError("only the operator's ladder starts rated exhibitions: ask for an unrated one")
         seats = [(0, a.bot_seat(msg.south)), (1, a.bot_seat(msg.north))]
-        room = await a.create(variant, msg.rated, 0, seats, opening, msg.match_id, follow=s)
+        assert s.player_id is not None
+        a.quotas.check_exhibition(s.player_id, s.peer.address)
+        match_id = msg.match_id or new_id("m")
+        if a.id_taken(match_id):
+            raise MatchExistsError(f"match {match_id!r} already exists")
+        a.quotas.hold_exhibition(match_id, s.player_id, s.peer.address)
+        try:
+            room = await a.create(variant, msg.rated, 0, seats, opening, match_id, follow=s)
+        except BaseException:
+            a.quotas.release(match_id)
+            raise
         return [room.match.snapshot(None, room.spectators)]
 
     async def seek(self, s: Session, msg: FindOpponent) -> list[Message]:

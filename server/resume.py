@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
 from protocol.variant import Variant
+from server.errors import UnknownMatchError
+from server.identity import name_key
 from server.logs import event as log_event
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.ratings import Rating
 from server.rooms import Room
 from server.storage import StoredMatch
+from server.storage.writer import op_quarantine
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -19,13 +22,29 @@ if TYPE_CHECKING:
 async def load(arena: Arena) -> None:
     """Load identities and ratings, and rebuild every unfinished match from its stored actions."""
     arena.players = {p.player_id: p for p in await arena.storage.players()}
+    for p in arena.players.values():
+        if p.bot is None:
+            arena.names.setdefault(name_key(p.name), p.player_id)
     for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
         arena.ratings[pid] = (Rating(rating, rd, vol), games)
     for stored in await arena.storage.unfinished():
-        room = Room(rebuild(arena, stored))
+        try:
+            room = Room(rebuild(arena, stored))
+        except Exception as exc:  # one unreadable row never stops start-up
+            await quarantine(arena, stored.match_id, exc)
+            continue
         arena.add_room(room)
         arena.after_change(room)
         log_event("match_resumed", match=stored.match_id, ply=room.match.ply, status=room.match.status)
+    arena.quarantined = await arena.storage.quarantined()
+
+
+async def quarantine(arena: Arena, match_id: str, exc: Exception) -> None:
+    """Set aside a match that cannot be rebuilt: logged, stored with the reason, never loaded again."""
+    reason = f"{type(exc).__name__}: {exc}"
+    log_event("match_quarantined", match=match_id, reason=reason, level=40)
+    await arena.write(op_quarantine(match_id, reason))
+    arena.quarantined += 1
 
 
 def rebuild(arena: Arena, stored: StoredMatch) -> Match:
@@ -59,7 +78,11 @@ async def room_or_stored(arena: Arena, match_id: str) -> Room:
     stored = await arena.storage.stored_match(match_id)
     if stored is None or stored.status != "finished" or match_id in arena.rooms:
         return arena.room(match_id)
-    room = Room(rebuild(arena, stored))
+    try:
+        room = Room(rebuild(arena, stored))
+    except Exception as exc:
+        await quarantine(arena, match_id, exc)
+        raise UnknownMatchError(f"stored match {match_id!r} cannot be read: it is quarantined") from None
     arena.add_room(room)
     arena.after_change(room)
     return room

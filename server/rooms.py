@@ -8,9 +8,7 @@ from collections.abc import Iterable
 from protocol.messages import Message, Presence, encode
 from protocol.position import Side
 from server.match import Match
-from server.session import Session, push
-
-MAX_BUFFER_BYTES = 1 << 20
+from server.session import Session
 
 
 class Room:
@@ -51,19 +49,16 @@ class Room:
         """Send to every follower without waiting (encoded once, one write per follower).
 
         `first` puts a message (an ack) ahead of the others for one session, in the same write.
-        A follower that stopped reading (its write buffer over `MAX_BUFFER_BYTES`) is dropped.
+        A follower that stopped reading (over its send limit) is dropped and unfollowed.
         """
         texts = [encode(msg).encode() for msg in messages]
-        if first is not None:
-            push(first[0].ws, [encode(first[1]).encode(), *texts])
+        if first is not None and not first[0].push([encode(first[1]).encode(), *texts]):
+            self.unfollow(first[0])
         for session in list(self.followers):
             if first is not None and session is first[0]:
                 continue
-            push(session.ws, texts)
-            transport = session.ws.transport
-            if transport is not None and transport.get_write_buffer_size() > MAX_BUFFER_BYTES:
+            if not session.push(texts):
                 self.unfollow(session)
-                transport.abort()
 
     def cancel_timer(self) -> None:
         """Forget the pending flag check."""

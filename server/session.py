@@ -1,25 +1,39 @@
-"""One client connection's state: its identity, what it watches, and its rate limit."""
+"""One client connection's state: its identity, what it follows, its rate limits and send buffer."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
 from protocol.messages import Message, encode
 
+DEFAULT_SEND_BUFFER = 1 << 20
+"""Bytes a connection may leave unread before it is dropped (a client that stopped reading)."""
 
-def push(ws: ServerConnection, texts: list[bytes]) -> None:
-    """Queue text frames on an open connection in one write, without waiting (like `broadcast`)."""
-    if ws.protocol.state is not State.OPEN or ws.transport is None:
-        return
+
+def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
+    """Queue text frames on an open connection in one write, without waiting (like `broadcast`).
+
+    A connection whose unsent bytes pass `limit` has stopped reading: it is aborted (its
+    handler then cleans up), so no client makes the server buffer without bound. Returns
+    whether the connection is still open.
+    """
+    transport = ws.transport
+    if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
+        return False
     for text in texts:
         ws.protocol.send_text(text)
     data = b"".join(ws.protocol.data_to_send())
     if data:
-        ws.transport.write(data)
+        transport.write(data)
+    if transport.get_write_buffer_size() > limit:
+        transport.abort()
+        return False
+    return True
 
 
 class RateLimiter:
@@ -33,31 +47,57 @@ class RateLimiter:
         self.stamp = now()
         self.refused = 0
 
-    def allow(self) -> bool:
-        """Take a token if one is left; count a refusal otherwise."""
+    def allow(self, cost: float = 1.0) -> bool:
+        """Take `cost` tokens if that many are left; count a refusal otherwise."""
         now = self.now()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.tokens >= cost:
+            self.tokens -= cost
             return True
         self.refused += 1
         return False
 
 
+@dataclass
+class Peer:
+    """What the connections from one network address share: their count and their quotas."""
+
+    address: str
+    reads: RateLimiter
+    """Rows of public reads (listings, stored games, standings) the address may fetch."""
+    connections: int = 0
+    analyses: int = 0
+    """Analyses queued or running for this address."""
+    sessions: set[Session] = field(default_factory=set)
+
+
 class Session:
     """A connection: its websocket, the identity it said hello as, the matches it follows."""
 
-    def __init__(self, ws: ServerConnection, limiter: RateLimiter) -> None:
+    def __init__(self, ws: ServerConnection, limiter: RateLimiter, peer: Peer | None = None,
+                 send_limit: int = DEFAULT_SEND_BUFFER) -> None:
         self.ws = ws
         self.limiter = limiter
+        self.peer = peer or Peer(self.remote_host, RateLimiter(1e9, 10**9))
+        self.send_limit = send_limit
         self.player_id: str | None = None
         self.name: str | None = None
         self.following: set[str] = set()
 
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""
-        push(self.ws, [encode(msg).encode()])
+        self.push([encode(msg).encode()])
+
+    def push(self, texts: list[bytes]) -> bool:
+        """Queue encoded frames; a connection over its send limit is dropped (returns False)."""
+        return push(self.ws, texts, self.send_limit)
+
+    @property
+    def remote_host(self) -> str:
+        """The peer's network address alone (the unit of per-address quotas)."""
+        addr = self.ws.remote_address
+        return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
 
     @property
     def remote(self) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
-from tests.wire import FakeClock
+from tests.wire import OPERATOR, FakeClock
 
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:
@@ -37,6 +37,7 @@ async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
     async with AsyncExitStack() as stack:
 
         async def start(db: Path | None = None, **options: Any) -> RunningServer:
+            options.setdefault("operator_token", OPERATOR)
             running = await start_server(db or tmp_path / "arena.sqlite3", **options)
             stack.push_async_callback(running.close)
             return running

@@ -14,7 +14,7 @@ from protocol.messages import Analysis
 from server.app import start_server
 from tests.client_hosts import until
 from tests.test_client_e2e import SIZE, launch
-from tests.test_server_wire import Client
+from tests.wire import OPERATOR, Client
 
 SMALL = "kalah(3,3)"
 
@@ -23,7 +23,8 @@ async def play_exhibitions(url: str, count: int) -> None:
     """Play `count` rated games of alphabeta:3 (South) against random and wait until all are over."""
     host = await Client.open(url, "host")
     for i in range(count):
-        await host.send(type="exhibition", variant=SMALL, south="alphabeta:3", north="random", match_id=f"x{i + 1}")
+        await host.send(type="exhibition", variant=SMALL, south="alphabeta:3", north="random", match_id=f"x{i + 1}",
+                        rated=True, operator_token=OPERATOR)
         await host.expect("snapshot")
     while sum(1 for m in host.seen if m["type"] == "event" and m["kind"] == "game_over") < count:
         await host.next(timeout=20)
@@ -37,7 +38,7 @@ def cells(table: DataTable[str], key: str) -> list[str]:
 
 async def test_lobby_shows_standings_of_rated_bot_games(tmp_path: Path) -> None:
     """After two rated bot games the lobby's standings list both bots with rating ± interval and W/D/L."""
-    server = await start_server(tmp_path / "x.sqlite3")
+    server = await start_server(tmp_path / "x.sqlite3", operator_token=OPERATOR)
     try:
         await play_exhibitions(server.url, 2)
         app = launch(server.url, "ann")
@@ -63,12 +64,12 @@ async def test_lobby_shows_standings_of_rated_bot_games(tmp_path: Path) -> None:
 
 async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path: Path) -> None:
     """A server restarted on its database still lists its finished games; Enter replays one from the listing."""
-    first = await start_server(tmp_path / "x.sqlite3")
+    first = await start_server(tmp_path / "x.sqlite3", operator_token=OPERATOR)
     try:
         await play_exhibitions(first.url, 1)
     finally:
         await first.close()
-    server = await start_server(tmp_path / "x.sqlite3")  # nothing in memory: only stored games
+    server = await start_server(tmp_path / "x.sqlite3", operator_token=OPERATOR)  # nothing in memory: only stored games
     try:
         app = launch(server.url, "ann")
         async with app.run_test(size=SIZE) as pilot:
@@ -89,7 +90,7 @@ async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path:
 
 async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
     """`a` shows the exact value and best move of each replayed position, asked once per position."""
-    server = await start_server(tmp_path / "x.sqlite3")
+    server = await start_server(tmp_path / "x.sqlite3", operator_token=OPERATOR)
     try:
         await play_exhibitions(server.url, 1)
         app = launch(server.url, "ann", start="replay", match_id="x1")
@@ -127,7 +128,7 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
 async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
     """A position the server cannot analyse (opening transfer due) says why; the next one has its value."""
     stored = StoredGame("t1", Variant.parse("kalah(3,3,transfer=on)"), ("t-", "1"), "ann", "bob")
-    server = await start_server(tmp_path / "x.sqlite3")
+    server = await start_server(tmp_path / "x.sqlite3", operator_token=OPERATOR)
     try:
         app = launch(server.url, "ann")
         async with app.run_test(size=SIZE) as pilot:

@@ -11,13 +11,13 @@ from protocol import Game, Variant
 from server.standings import compute
 from server.storage import list_games
 from tests.conftest import Serve
-from tests.wire import eventually
+from tests.wire import OPERATOR, eventually
 
 
 async def test_short_ladder_orders_bots_and_stores_every_game(serve: Serve, tmp_path: Path) -> None:
     """random < greedy < alphabeta:4 over paired openings; every game is a stored, replayable match."""
     db = tmp_path / "arena.sqlite3"
-    config = LadderConfig(("random", "greedy", "alphabeta:4"), games=8, seed=3, concurrency=2)
+    config = LadderConfig(("random", "greedy", "alphabeta:4"), games=8, seed=3, concurrency=2, operator_token=OPERATOR)
     running = await serve(db)
     finished = await Ladder(config, LadderState(tmp_path / "state.jsonl"), lambda _: None).run(running.url)
     await running.close()
@@ -38,7 +38,7 @@ async def test_interrupted_ladder_resumes_without_replaying(serve: Serve, tmp_pa
     """A ladder stopped mid-way (server restarted too) finishes later; no game is lost or played twice."""
     db = tmp_path / "arena.sqlite3"
     state_path = tmp_path / "state.jsonl"
-    config = LadderConfig(("random", "greedy", "alphabeta:2"), games=6, seed=5, concurrency=3)
+    config = LadderConfig(("random", "greedy", "alphabeta:2"), games=6, seed=5, concurrency=3, operator_token=OPERATOR)
     running = await serve(db)
     first = Ladder(config, LadderState(state_path), lambda _: None)
     task = asyncio.create_task(first.run(running.url))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.app import RunningServer
-from tests.wire import Client, is_game_over
+from tests.wire import OPERATOR, Client, is_game_over
 
 
 async def test_exhibition_plays_from_the_opening_to_the_end(arena: RunningServer) -> None:
@@ -40,7 +40,8 @@ async def test_standings_after_rated_games(arena: RunningServer) -> None:
     """Standings list every rated player with Glicko-2 rating, results and head-to-head; no hello needed."""
     c = await Client.open(arena.url, "host")
     for i in range(2):
-        await c.send(type="exhibition", south="alphabeta:3", north="random", match_id=f"r{i}")
+        await c.send(type="exhibition", south="alphabeta:3", north="random", match_id=f"r{i}", rated=True,
+                     operator_token=OPERATOR)
         await c.expect("snapshot")
     await c.until_received("event", 2, where=is_game_over, timeout=40)
     anon = await Client.open(arena.url, None)

@@ -193,10 +193,10 @@ async def test_claim_after_grace_period_and_resign(server: RunningServer, clock:
     clock.advance(GRACE_S)
     await dave.send(type="claim", match_id=absent)
     assert (await dave.expect("event", where=is_game_over))["reason"] == "abandonment"
-    carol, dave, mid2 = await live_match(server.url)
-    await dave.send(type="resign", match_id=mid2)
-    over = await carol.expect("event", where=is_game_over)
-    assert (over["reason"], over["winner"], over["player"]) == ("resign", "south", "alice")
+    erin, frank, mid2 = await live_match(server.url, names=("erin", "frank"))
+    await frank.send(type="resign", match_id=mid2)
+    over = await erin.expect("event", where=is_game_over)
+    assert (over["reason"], over["winner"], over["player"]) == ("resign", "south", "erin")
 
 
 async def test_hosted_bot_plays_its_turns(server: RunningServer) -> None:

@@ -19,6 +19,9 @@ from protocol import Action, Position, Sow, Swap, Transfer
 Json = dict[str, Any]
 T = TypeVar("T")
 
+OPERATOR = "test-operator-secret"
+"""The operator token every test server is started with (rated exhibitions need it)."""
+
 
 class Client:
     """A scripted websocket client that keeps every message it receives."""
@@ -30,9 +33,11 @@ class Client:
         self.welcome: Json = {}
 
     @classmethod
-    async def open(cls, url: str, name: str | None = "tester", token: str | None = None) -> Client:
-        """Connect, and say hello unless `name` is None."""
-        client = cls(await connect(url, max_size=2**22))
+    async def open(cls, url: str, name: str | None = "tester", token: str | None = None,
+                   source: str | None = None) -> Client:
+        """Connect (from loopback address `source`, e.g. 127.0.0.2, if given), and say hello unless `name` is None."""
+        extra: dict[str, Any] = {} if source is None else {"local_addr": (source, 0)}
+        client = cls(await connect(url, max_size=2**22, **extra))
         if name is not None:
             hello: Json = {"type": "hello", "name": name}
             if token:

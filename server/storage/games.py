@@ -83,14 +83,41 @@ def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: st
     with closing(_connect(db_path)) as db:
         rows = db.execute(f"{_SELECT} {where} ORDER BY m.created_at DESC LIMIT ? OFFSET ?",
                           (*params, limit, offset)).fetchall()
-    return [_game(r) for r in rows]
+    return [game for game in map(_readable, rows) if game is not None]
+
+
+def _readable(row: sqlite3.Row | tuple[object, ...]) -> StoredGame | None:
+    """The stored game of a row, or None if the row cannot be read (it is skipped, not fatal)."""
+    try:
+        return _game(row)
+    except (TypeError, ValueError, IndexError, AssertionError, OverflowError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """A match set aside because it could not be loaded: when, and why."""
+
+    match_id: str
+    reason: str
+    at: datetime
+
+
+def list_quarantined(db_path: str | Path) -> list[Quarantined]:
+    """Every quarantined match, oldest first."""
+    with closing(_connect(db_path)) as db:
+        try:
+            rows = db.execute("SELECT match_id, reason, at FROM quarantine ORDER BY at").fetchall()
+        except sqlite3.OperationalError:  # a database from before quarantine existed
+            return []
+    return [Quarantined(str(mid), str(reason), datetime.fromtimestamp(float(at), UTC)) for mid, reason, at in rows]
 
 
 def fetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
     """One stored game by id, or None."""
     with closing(_connect(db_path)) as db:
         row = db.execute(f"{_SELECT} WHERE m.id = ?", (match_id,)).fetchone()
-    return None if row is None else _game(row)
+    return None if row is None else _readable(row)
 
 
 async def alist_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",

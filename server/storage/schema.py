@@ -48,6 +48,11 @@ CREATE TABLE IF NOT EXISTS ratings (
     volatility REAL NOT NULL,
     games INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS quarantine (
+    match_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
+);
 """
 
 

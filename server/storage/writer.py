@@ -67,6 +67,8 @@ PHASES = (
     "UPDATE matches SET status = 'finished'",
     "INSERT INTO ratings",
     "UPDATE matches SET status = 'cancelled'",
+    "INSERT OR REPLACE INTO quarantine",
+    "UPDATE matches SET status = 'quarantined'",
 )
 
 
@@ -250,6 +252,11 @@ class Storage:
         found.actions = [(a[0], a[1], a[2], a[3], a[4]) for a in acts]
         return found
 
+    async def quarantined(self) -> int:
+        """How many matches are set aside as unreadable."""
+        rows = list(await self._conn.execute_fetchall("SELECT count(*) FROM quarantine"))
+        return int(rows[0][0])
+
     async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
         """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
         rows = await self._conn.execute_fetchall("SELECT player_id, rating, rd, volatility, games FROM ratings")
@@ -301,3 +308,10 @@ def op_rating(player_id: str, rating: float, rd: float, volatility: float, games
             " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
             " volatility = excluded.volatility, games = excluded.games",
             (player_id, rating, rd, volatility, games))
+
+
+def op_quarantine(match_id: str, reason: str) -> list[Op]:
+    """Set aside a match that cannot be loaded: noted with the reason, and never loaded again."""
+    return [("INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
+             (match_id, reason[:1000], time.time())),
+            ("UPDATE matches SET status = 'quarantined' WHERE id = ?", (match_id,))]

@@ -1,0 +1,131 @@
+"""Attacks on the server's resources, each against a real server: every one meets a limit and a typed error,
+and an honest client (on another loopback address) is served all along."""
+
+from __future__ import annotations
+
+import asyncio
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from protocol import Variant
+from server.match import Seat
+from tests.conftest import Serve
+from tests.wire import Client, eventually
+
+HONEST = "127.0.0.2"
+
+
+async def honest_round_trip(url: str, name: str = "honest") -> None:
+    """An honest client from another address says hello, lists matches and gets its answers."""
+    honest = await Client.open(url, name, source=HONEST)
+    try:
+        await honest.request("matches", type="list")
+    finally:
+        await honest.close()
+
+
+async def test_connections_that_never_say_hello_are_closed(serve: Serve) -> None:
+    """A connection silent past the hello timeout is closed with 1008; one that says hello stays."""
+    server = await serve(hello_timeout=0.2)
+    silent = await connect(server.url)
+    greeted = await Client.open(server.url, "greeted")
+    await asyncio.wait_for(silent.wait_closed(), 5)
+    assert silent.close_code == 1008
+    await greeted.request("matches", type="list")  # still served
+    await greeted.close()
+
+
+async def test_one_address_cannot_hold_every_slot(serve: Serve) -> None:
+    """Past the per-address cap the handshake is refused (HTTP 429); another address still connects."""
+    server = await serve(max_per_address=3)
+    held = [await connect(server.url) for _ in range(3)]
+    try:
+        try:
+            await connect(server.url)
+        except InvalidStatus as exc:
+            assert exc.response.status_code == 429
+        else:
+            raise AssertionError("a fourth connection from one address was accepted")
+        await honest_round_trip(server.url)
+    finally:
+        for ws in held:
+            await ws.close()
+
+
+async def test_a_client_that_does_not_read_is_dropped(serve: Serve) -> None:
+    """A client that asks for replies and never reads them is disconnected once its backlog passes the limit."""
+    server = await serve(send_buffer=64 * 1024, rate=10_000, burst=10_000, read_rows_rate=1e9, read_rows_burst=10**9)
+    for i in range(200):
+        await server.arena.create(Variant(), False, 0, [(0, Seat(f"p{i}", f"p{i}")), (1, Seat(f"q{i}", f"q{i}"))])
+    reader = await connect(server.url)
+    reader.transport.pause_reading()  # the client's kernel buffers fill, then the server's
+    try:
+        for _ in range(2000):
+            await reader.send('{"type": "list"}')
+    except ConnectionClosed:
+        pass
+    await eventually(lambda: server.handler.connections == 0, timeout=10, what="the unread connection to be dropped")
+    await honest_round_trip(server.url)
+    reader.transport.abort()
+
+
+async def test_public_reads_are_charged_by_rows(serve: Serve) -> None:
+    """Anonymous `games {limit: 200}` floods from one address run out of rows (`rate_limited`); others are served."""
+    server = await serve(read_rows_rate=100, read_rows_burst=500)
+    flooders = [await Client.open(server.url, None) for _ in range(4)]
+    codes = []
+    for _ in range(3):
+        for flooder in flooders:
+            await flooder.send(type="games", limit=200)
+            reply = await flooder.next()
+            codes.append(reply.get("code", reply["type"]))
+    assert codes.count("game_list") == 2 and codes.count("rate_limited") == 10
+    await honest_round_trip(server.url)
+    for flooder in flooders:
+        await flooder.close()
+
+
+async def test_open_matches_per_identity_are_capped(serve: Serve) -> None:
+    """One identity cannot fill the open-match list: past its cap a create is `too_many`; leaving frees a slot."""
+    server = await serve(open_per_player=3)
+    spammer = await Client.open(server.url, "spammer")
+    ids = [(await spammer.request("snapshot", type="create"))["match_id"] for _ in range(3)]
+    await spammer.send(type="create")
+    assert await spammer.error() == "too_many"
+    await spammer.send(type="leave", match_id=ids[0])
+    await spammer.request("snapshot", type="create")
+    other = await Client.open(server.url, "other", source=HONEST)
+    await other.request("snapshot", type="create")
+    await spammer.close()
+    await other.close()
+
+
+async def test_stale_open_matches_expire(serve: Serve) -> None:
+    """An open match nobody joins is cancelled after the open-match lifetime and frees its creator's slot."""
+    server = await serve(open_ttl_s=0.05, open_per_player=1)
+    alice = await Client.open(server.url, "alice")
+    first = (await alice.request("snapshot", type="create"))["match_id"]
+    await eventually(lambda: first not in server.arena.rooms, what="the stale open match to expire")
+    await alice.request("snapshot", type="create")
+    await alice.close()
+
+
+async def test_analyses_are_bounded_per_address_and_dropped_with_the_connection(serve: Serve) -> None:
+    """Past the per-address share of analyses a request is `too_many`; a closed client's queued work is dropped."""
+    server = await serve()
+    analyst = server.router.analyst
+    position = "4,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -"
+    clients = [await Client.open(server.url, f"a{i}") for i in range(3)]
+    for client in clients:
+        await client.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=2000)
+    assert await clients[2].error() == "too_many"
+    assert analyst.pending == 2
+    for client in clients[:2]:
+        await client.ws.close()
+    await eventually(lambda: analyst.pending == 0, timeout=10, what="the closed clients' analyses to be released")
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    await honest.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=50)
+    assert (await honest.expect("analysis"))["position"] == position
+    await honest.close()
+    await clients[2].close()
