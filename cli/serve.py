@@ -24,7 +24,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"SQLite database file (default {default_db_path()})")
     parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
                         help="how long a disconnected player may be away before the win can be claimed")
+    parser.add_argument("--idle-limit", type=float, default=900.0, metavar="SECONDS",
+                        help="in untimed games, how long the side to move may make no move before the other "
+                             "side can claim the win (0: never)")
+    parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
+                        help="the secret that allows rated bot exhibitions (kalah ladder --operator-token); "
+                             "default $KALAH_OPERATOR_TOKEN, none: no rated exhibitions")
     parser.add_argument("--max-connections", type=int, default=10_000)
+    parser.add_argument("--max-per-address", type=int, default=64, help="connections one address may hold")
+    parser.add_argument("--hello-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="close connections that have not said hello by then")
     parser.add_argument("--rate", type=float, default=30.0, help="messages a second one connection may send")
     parser.add_argument("--burst", type=int, default=60, help="messages one connection may send at once")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
@@ -51,7 +60,9 @@ async def _main(args: argparse.Namespace) -> None:
     db = args.db or default_db_path()
     running = await start_server(db, args.host, args.port, grace_s=args.grace,
                                  max_connections=args.max_connections, synchronous=args.synchronous,
-                                 rate=args.rate, burst=args.burst)
+                                 rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
+                                 operator_token=args.operator_token, max_per_address=args.max_per_address,
+                                 hello_timeout=args.hello_timeout)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -50,6 +50,8 @@ class ArenaOptions:
 
     grace_s: float = 60.0
     """How long a disconnected player may stay away before the opponent can claim the win."""
+    idle_s: float | None = 900.0
+    """In untimed matches: how long the side to move may make no move before the opponent can claim."""
     linger_s: float = 300.0
     """How long a finished match stays in memory for late syncs."""
     max_list: int = 500
@@ -80,6 +82,9 @@ class Arena:
         self.players: dict[str, StoredPlayer] = {}
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
+        """Player id -> its open connections: the one record of who is connected."""
+        self.away_since: dict[str, float] = {}
+        """Player id -> when its last connection closed (or the server started), while it has none."""
         self.seeks: dict[str, Session] = {}
         self.seated: defaultdict[str, set[str]] = defaultdict(set)
         """Player id -> ids of the rooms where it holds a seat."""
@@ -91,6 +96,7 @@ class Arena:
                                          options.exhibitions_per_address))
         self.quarantined = 0
         """Matches set aside at load because they could not be read back."""
+        self.started = self.now()
         self.closing = False
         self.busy = 0
         self.actions = 0
@@ -112,7 +118,8 @@ class Arena:
 
     def new_match(self, match_id: str, variant: Variant, rated: bool) -> Match:
         """A match wired to this arena's time source and grace period."""
-        return Match(match_id, variant, self.now, rated=rated, grace_s=self.options.grace_s)
+        return Match(match_id, variant, self.now, rated=rated, grace_s=self.options.grace_s,
+                     idle_s=self.options.idle_s)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a background task that shutdown will cancel."""
@@ -180,13 +187,12 @@ class Arena:
         assert pid is not None
         first = not self.sessions_of[pid]
         self.sessions_of[pid].add(session)
+        self.away_since.pop(pid, None)
         seats = []
         for room in self.rooms_of(pid):
-            seat = room.match.seat_of(pid)
-            if seat is not None and room.match.status != "finished":
+            if room.match.status != "finished":
                 seats.append(room.match.match_id)
                 if first:
-                    room.match.set_connected(seat, True)
                     self.announce(room)
         return seats
 
@@ -206,11 +212,16 @@ class Arena:
         if self.sessions_of[pid]:
             return
         del self.sessions_of[pid]
+        self.away_since[pid] = self.now()
         for room in self.rooms_of(pid):
-            seat = room.match.seat_of(pid)
-            if seat is not None and room.match.status == "live":
-                room.match.set_connected(seat, False)
+            if room.match.status == "live":
                 self.announce(room)
+
+    def away_of(self, seat: Seat | None) -> float | None:
+        """Since when the player in `seat` has had no connection (None: connected, or a hosted bot)."""
+        if seat is None or seat.bot is not None or self.sessions_of.get(seat.player_id):
+            return None
+        return self.away_since.get(seat.player_id, self.started)
 
     def announce(self, room: Room) -> None:
         """Send the room's presence (spectators, connected seats) to its followers."""
@@ -265,7 +276,6 @@ class Arena:
                       players=[s.player_id for s in m.seats if s is not None])
         elif isinstance(change, JoinChange):
             self.index_seats(room)
-            self.mark_absent(room)
             self.quotas.release(m.match_id)
         elif isinstance(change, CancelChange):
             self.drop_room(m.match_id)
@@ -290,12 +300,6 @@ class Arena:
         room.send_all(events, first)
         self.after_change(room)
         return events
-
-    def mark_absent(self, room: Room) -> None:
-        """Start the grace period of every human seat without a connection (a match just went live)."""
-        for seat, who in enumerate(room.match.seats):
-            if who is not None and who.bot is None and not self.sessions_of.get(who.player_id):
-                room.match.set_connected(seat, False)
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
         """Validate, store, apply and publish one action; the actor gets its ack first."""

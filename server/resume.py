@@ -64,9 +64,6 @@ def rebuild(arena: Arena, stored: StoredMatch) -> Match:
         return match
     if stored.actions:
         match.restore_clocks(stored.actions[-1][3:5])
-    for seat, who in enumerate(match.seats):
-        if who is not None and who.bot is None:
-            match.set_connected(seat, False)
     return match
 
 
