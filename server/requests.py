@@ -291,25 +291,18 @@ class Router:
         async with room.lock:
             a.refuse_if_closing()
             m = room.match
-            if isinstance(msg, Resign):
-                end = m.prepare_resign(seat)
-            else:
-                end = m.prepare_claim(seat, a.away_of(m.seats[1 - seat]))
-            await a.apply(room, end)
+            await a.apply(room, m.prepare_resign(seat) if isinstance(msg, Resign) else m.prepare_claim(seat))
         return []
 
     # --- following ----------------------------------------------------------------------------
 
     async def follow(self, s: Session, msg: WatchMatch | SyncMatch) -> list[Message]:
-        """Watch or re-sync a match: the events after `since`, or a snapshot."""
+        """Watch or re-sync a match: one answer, a catch-up with the events after `since` (maybe none) or a snapshot."""
         a = self.arena
         room = await room_or_stored(a, msg.match_id)
         was = s in room.followers
         room.follow(s)
-        seat = room.followers[s]
-        missed = None if msg.since is None else room.match.events_since(msg.since)
-        for reply in [room.match.snapshot(seat, room.spectators)] if missed is None else missed:
-            s.send(reply)
+        s.send(room.match.catch_up(msg.since, room.followers[s], room.spectators))
         if not was:
             a.announce(room)
         return []

@@ -102,9 +102,8 @@ async def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
             if stored.status == "finished":
                 continue
             assert all(c.welcome["seats"] == [match_id] for c in back)
-            await back[0].send(type="sync", match_id=match_id, since=0)
-            events = [await back[0].expect("event") for _ in range(2 + len(record))]
-            assert [e["action"] for e in events if e["kind"] == "action"] == record
+            events = (await back[0].request("catch_up", type="sync", match_id=match_id, since=0))["events"]
+            assert len(events) == 2 + len(record) and [e["action"] for e in events if e["kind"] == "action"] == record
             await back[1].send(type="sync", match_id=match_id)
             snapshot = await back[1].expect("snapshot")
             assert snapshot["record"] == record and snapshot["status"] == "live"

@@ -144,9 +144,11 @@ async def test_reconnect_with_sequence_number(server: RunningServer) -> None:
     bob = await Client.open(server.url, "bob", token=token)
     assert bob.welcome["seats"] == [mid]
     await alice.expect("presence", where=lambda m: m["north_connected"])
-    await bob.send(type="sync", match_id=mid, since=ack["seq"] - 1)
-    missed = await bob.expect("event")
-    assert (missed["seq"], missed["kind"], missed["action"]) == (ack["seq"], "action", "1")
+    caught = await bob.request("catch_up", type="sync", match_id=mid, since=ack["seq"] - 1)
+    assert caught["seq"] == ack["seq"]
+    assert [(e["seq"], e["kind"], e["action"]) for e in caught["events"]] == [(ack["seq"], "action", "1")]
+    caught = await bob.request("catch_up", type="sync", match_id=mid, since=ack["seq"])
+    assert (caught["seq"], caught["events"]) == (ack["seq"], [])
     await bob.send(type="sync", match_id=mid, since=999)
     snap = await bob.expect("snapshot")
     assert snap["record"] == ["1"] and snap["you"] == "north" and snap["seq"] == ack["seq"]

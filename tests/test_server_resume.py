@@ -57,9 +57,8 @@ async def test_restart_resumes_matches_clocks_and_bots(serve: Serve, clock: Fake
     running = await serve(bot_factory=FirstLegal.make, clock=clock)
     bob = await Client.open(running.url, "bob", token=bob.welcome["token"])
     assert bob.welcome["seats"] == [mid]
-    await bob.send(type="sync", match_id=mid, since=0)
-    kinds = [(await bob.expect("event"))["kind"] for _ in range(3)]
-    assert kinds == ["joined", "joined", "action"]
+    caught = await bob.request("catch_up", type="sync", match_id=mid, since=0)
+    assert caught["seq"] == 3 and [e["kind"] for e in caught["events"]] == ["joined", "joined", "action"]
     clock.advance(2.5)
     snap = await bob.request("snapshot", type="sync", match_id=mid)
     assert snap["record"] == ["1"] and snap["clocks"]["running"] == "north"
@@ -67,9 +66,10 @@ async def test_restart_resumes_matches_clocks_and_bots(serve: Serve, clock: Fake
     carol = await Client.open(running.url, "carol", token=carol.welcome["token"])
     await carol.send(type="move", match_id=bot_match, ply=0, bin=1)
     await carol.expect("ack")
-    await carol.send(type="sync", match_id=bot_match, since=0)
-    reply = await carol.expect("event", where=lambda m: m["kind"] == "action" and m["side"] == "north")
-    assert reply["ply"] == 1
+    caught = await carol.request("catch_up", type="sync", match_id=bot_match, since=0)
+    answers = [e for e in caught["events"] if e["kind"] == "action" and e["side"] == "north"]
+    reply = answers[0] if answers else await carol.expect("event", where=lambda m: m["kind"] == "action")
+    assert reply["ply"] == 1 and reply["side"] == "north"
 
 
 async def test_hosted_bot_thinks_off_the_event_loop(serve: Serve) -> None:
@@ -120,8 +120,8 @@ async def test_stored_games_and_default_path(serve: Serve, tmp_path: Path) -> No
     running = await serve(db)
     again = await Client.open(running.url, "alice", token=alice.welcome["token"])
     assert again.welcome["seats"] == []
-    await again.send(type="sync", match_id=mid, since=over["seq"] - 1)
-    assert await again.expect("event") == over
+    caught = await again.request("catch_up", type="sync", match_id=mid, since=over["seq"] - 1)
+    assert caught["events"] == [over] and caught["seq"] == over["seq"]
     listed = (await again.request("game_list", type="games"))["games"]
     assert [(g["match_id"], g["record"], g["winner"]) for g in listed] == [(mid, ["1"], "bob")]
     record = (await again.request("game_record", type="game", match_id=mid))["game"]
