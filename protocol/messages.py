@@ -1,8 +1,11 @@
 """Wire messages between clients and the server: strict pydantic v2 models with a `type` tag.
 
-Every message is one JSON object. `decode_client` / `decode_server` turn text into a model or
-raise `MessageError`; `encode` turns a model into text. Unknown fields, unknown types, wrong
-types and out-of-range numbers are all refused.
+Every message is one JSON object; match events (`protocol.events`) are further told apart by
+`kind`. Requests live in `protocol.requests`, replies in `protocol.replies`; this module gathers
+every name, the two unions and the codec. `decode_client` / `decode_server` turn text into a
+model or raise a `MessageError`; `encode` turns a model into text. Unknown fields, unknown types
+and kinds, wrong types and out-of-range numbers are all refused. `protocol.schema` publishes the
+same models as a JSON Schema.
 """
 
 from __future__ import annotations
