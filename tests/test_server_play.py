@@ -156,6 +156,24 @@ async def test_reconnect_with_sequence_number(server: RunningServer) -> None:
     assert (await bob.expect("ack"))["ply"] == 1
 
 
+async def test_joiner_gets_the_joined_event_and_a_watcher_an_answer(server: RunningServer) -> None:
+    """The player who joins gets the same `joined` event as the creator, then its snapshot; a watch with
+    nothing new since is answered by an empty catch-up naming the match's seq."""
+    alice = await Client.open(server.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(6,4,clock=60+0)", seat="south"))["match_id"]
+    bob = await Client.open(server.url, "bob")
+    await bob.send(type="join", match_id=mid)
+    joined = await bob.expect("event")
+    assert joined == await alice.expect("event")
+    assert (joined["kind"], joined["side"], joined["player"]) == ("joined", "north", "bob")
+    assert joined["clocks"] == {"south_ms": 60_000, "north_ms": 60_000, "running": "south"}
+    snap = await bob.expect("snapshot")
+    assert (snap["seq"], snap["you"], snap["status"]) == (joined["seq"], "north", "live")
+    carol = await Client.open(server.url, "carol")
+    caught = await carol.request("catch_up", type="watch", match_id=mid, since=joined["seq"])
+    assert (caught["seq"], caught["events"]) == (joined["seq"], [])
+
+
 async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer) -> None:
     """The same action at the same ply twice: acknowledged twice, applied once."""
     alice, bob, mid = await live_match(server.url)
