@@ -111,7 +111,7 @@ def _score(event: GameOverEvent | Snapshot, game: LadderGame) -> float:
         winner = {"south": event.south, "north": event.north}.get(event.winner or "")
     else:
         winner = event.player
-    return seat_score(None if winner is None else 0 if winner == f"bot:{game.south}"[:32] else 1)
+    return seat_score(None if winner is None else 0 if winner == f"bot:{game.south}" else 1)
 
 
 class Ladder:

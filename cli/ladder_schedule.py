@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from itertools import combinations
 
-from protocol.actions import Action, Sow, format_actions, parse_actions
+from protocol.actions import Action, Sow, format_actions
 from protocol.position import Position
 from protocol.variant import Variant
 
@@ -69,7 +69,3 @@ def schedule(bots: list[str], games: int, variant: Variant, seed: int = 0) -> li
             out.append(LadderGame(f"{base}|1", b, a, opening))
     return out
 
-
-def parse_opening(text: str) -> tuple[Action, ...]:
-    """An opening stored as a record, back as actions."""
-    return tuple(parse_actions(text))

@@ -43,3 +43,8 @@ def seat_score(winner: int | None, seat: int = 0) -> float:
     if winner is None:
         return 0.5
     return 1.0 if winner == seat else 0.0
+
+
+def rating_text(rating: float, rd: float) -> str:
+    """A rating with its 95% interval's half-width (1.96 deviations), rounded: `1523 ± 112`."""
+    return f"{rating:.0f} ± {1.96 * rd:.0f}"

@@ -107,23 +107,33 @@ class Match:
     """A match: the game, its two seats, clocks, and its numbered event log."""
 
     def __init__(self, match_id: str, variant: Variant, now: Callable[[], float],
-                 rated: bool = True, grace_s: float = 60.0) -> None:
+                 rated: bool = True, grace_s: float = 60.0, idle_s: float | None = None) -> None:
         self.match_id = match_id
         self.variant = variant
         self.now = now
         self.rated = rated
         self.grace_s = grace_s
+        """How long an opponent may be away (no connection) before the other side may claim."""
+        self.idle_s = idle_s
+        """In an untimed match: how long the side to move may make no move before the other may claim."""
         self.game = Game(variant)
         self.seats: list[Seat | None] = [None, None]
-        self.status: Status = "open"
         self.clocks = Clocks(variant.time_control)
+        self.live_since: float | None = None
+        self.last_action_at: float | None = None
         self._log: list[str] = []
         """Every event, encoded: plain strings keep the garbage collector's work small."""
         self.end: EndChange | None = None
-        self.away_since: list[float | None] = [None, None]
         self._action_seq: dict[int, int] = {}
 
     # --- queries ----------------------------------------------------------------------
+
+    @property
+    def status(self) -> Status:
+        """`finished` once ended, `live` once both seats are taken, else `open`."""
+        if self.end is not None:
+            return "finished"
+        return "live" if all(self.seats) else "open"
 
     @property
     def position(self) -> Position:
@@ -228,10 +238,18 @@ class Match:
             raise MatchFullError("that seat is taken")
         return JoinChange(seat, player)
 
-    def _check_live(self, seat: int) -> None:
-        """Refuse unless the match is live and `seat` is a real seat of it."""
+    def _check_seat(self, seat: int) -> None:
+        """Refuse unless `seat` is a taken seat of this match."""
         if seat not in (0, 1) or self.seats[seat] is None:
             raise NotSeatedError("you hold no seat in this match")
+
+    def _check_live(self, seat: int) -> None:
+        """Refuse unless `seat` is a real seat of the match and the match is live."""
+        self._check_seat(seat)
+        self._check_started()
+
+    def _check_started(self) -> None:
+        """Refuse unless the match is live (started and not over)."""
         if self.status == "open":
             raise NotStartedError("the match waits for a second player")
         if self.status == "finished":
@@ -239,14 +257,13 @@ class Match:
 
     def prepare_action(self, seat: int, action: Action, ply: int) -> ActionChange | Duplicate:
         """Validate `action` by `seat` at `ply`; raises a typed error, or names a duplicate."""
-        if seat not in (0, 1) or self.seats[seat] is None:
-            raise NotSeatedError("you hold no seat in this match")
+        self._check_seat(seat)
         if ply < self.ply:
             past = self.game.events[ply]
             if past.action == action and self._seat_at(ply) == seat:
                 return Duplicate(ply, self._action_seq[ply])
             raise StalePlyError(f"ply {ply} was already played ({past.action.token()}), now at {self.ply}")
-        self._check_live(seat)
+        self._check_started()
         if ply > self.ply:
             raise FuturePlyError(f"ply {ply} is ahead of the game, which is at ply {self.ply}")
         now = self.now()
@@ -281,22 +298,24 @@ class Match:
         loser = self.clocks.expired(self.now())
         return None if loser is None else EndChange(EndReason.TIME, 1 - loser)
 
-    def set_connected(self, seat: int, connected: bool) -> None:
-        """Note whether `seat`'s player has a connection (its absence starts the grace period)."""
-        if connected:
-            self.away_since[seat] = None
-        elif self.away_since[seat] is None:
-            self.away_since[seat] = self.now()
-
-    def prepare_claim(self, seat: int) -> EndChange:
-        """`seat` claims the win: the opponent must have been away for the grace period."""
+    def prepare_claim(self, seat: int, opponent_away_since: float | None) -> EndChange:
+        """`seat` claims the win by abandonment: the opponent has had no connection for the grace
+        period (counted from when the match went live at the earliest), or, in an untimed match,
+        has been to move without moving for the no-move limit (connected or not)."""
         self._check_live(seat)
-        since = self.away_since[1 - seat]
-        if since is None:
-            raise ClaimRefusedError("your opponent is connected")
-        wait = since + self.grace_s - self.now()
-        if wait > 0:
-            raise ClaimRefusedError(f"your opponent may still come back: claim in {wait:.1f} s")
+        now = self.now()
+        waits = []
+        if opponent_away_since is not None:
+            since = max(opponent_away_since, self.live_since or opponent_away_since)
+            waits.append(since + self.grace_s - now)
+        if self.idle_s is not None and not self.clocks.enabled and self.seat_to_move() == 1 - seat:
+            waits.append((self.last_action_at or self.live_since or now) + self.idle_s - now)
+        if not waits:
+            raise ClaimRefusedError("your opponent is connected" if opponent_away_since is None
+                                    else "your opponent may still come back")
+        if min(waits) > 0:
+            why = "may still come back" if opponent_away_since is not None else "is connected and may still move"
+            raise ClaimRefusedError(f"your opponent {why}: claim in {min(waits):.1f} s")
         return EndChange(EndReason.ABANDONMENT, seat)
 
     # --- committing changes -----------------------------------------------------------
@@ -324,8 +343,8 @@ class Match:
         self.seats[change.seat] = change.player
         clocks = None
         if all(self.seats):
-            self.status = "live"
             now = self.now()
+            self.live_since = now
             self.clocks.start(self.seat_of_side(self.position.to_move), now)
             clocks = self.wire_clocks(now)
         event = JoinedEvent(match_id=self.match_id, seq=self.seq + 1, side=SIDE_NAMES[self.side_of(change.seat)],
@@ -344,6 +363,7 @@ class Match:
             pos = game.position
         nxt = None if pos.over or change.end else self.seat_of_side(pos.to_move)
         self.clocks.apply(change.clocks_ms, nxt, change.at)
+        self.last_action_at = change.at
         cap = None if mv.capture is None else Captured(bin=mv.capture[0] + 1, seeds=mv.capture[1])
         event = ActionEvent(match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
                             action=change.action.token(), path=list(mv.path), capture=cap,
@@ -368,7 +388,6 @@ class Match:
         self.clocks.stop()
         if change.reason is EndReason.TIME and change.winner is not None:
             self.clocks.left_ms[1 - change.winner] = 0
-        self.status = "finished"
         self.end = change
         winner = None if change.winner is None else self.seats[change.winner]
         event = GameOverEvent(match_id=self.match_id, seq=self.seq + 1, reason=change.reason, result=change.result,

@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from protocol.outcome import rating_text
+
 SCALE = 173.7178
 DEFAULT_RATING = 1500.0
 DEFAULT_RD = 350.0
@@ -23,14 +25,9 @@ class Rating:
     rd: float = DEFAULT_RD
     volatility: float = DEFAULT_VOLATILITY
 
-    @property
-    def interval(self) -> tuple[float, float]:
-        """The 95% interval: rating ± 1.96 RD."""
-        return self.rating - 1.96 * self.rd, self.rating + 1.96 * self.rd
-
     def text(self) -> str:
         """Rating ± 95% half-width, rounded, e.g. `1523 ± 112`."""
-        return f"{self.rating:.0f} ± {1.96 * self.rd:.0f}"
+        return rating_text(self.rating, self.rd)
 
 
 def _g(phi: float) -> float:

@@ -291,7 +291,11 @@ class Router:
         async with room.lock:
             a.refuse_if_closing()
             m = room.match
-            await a.apply(room, m.prepare_resign(seat) if isinstance(msg, Resign) else m.prepare_claim(seat))
+            if isinstance(msg, Resign):
+                end = m.prepare_resign(seat)
+            else:
+                end = m.prepare_claim(seat, a.away_of(m.seats[1 - seat]))
+            await a.apply(room, end)
         return []
 
     # --- following ----------------------------------------------------------------------------

@@ -201,16 +201,52 @@ def test_resign_and_claim() -> None:
     m = live(now=now, grace_s=10)
     assert m.prepare_resign(0) == EndChange(EndReason.RESIGN, 1)
     with pytest.raises(ClaimRefusedError):
-        m.prepare_claim(0)
-    m.set_connected(1, False)
+        m.prepare_claim(0, None)
+    away = now.t
     now.t += 5
     with pytest.raises(ClaimRefusedError):
-        m.prepare_claim(0)
+        m.prepare_claim(0, away)
     now.t += 6
-    assert m.prepare_claim(0) == EndChange(EndReason.ABANDONMENT, 0)
-    m.set_connected(1, True)
+    assert m.prepare_claim(0, away) == EndChange(EndReason.ABANDONMENT, 0)
     with pytest.raises(ClaimRefusedError):
-        m.prepare_claim(0)
+        m.prepare_claim(0, None)
+
+
+def test_grace_counts_from_the_match_going_live() -> None:
+    """An opponent away since before the match went live has the whole grace period from then."""
+    now = FakeTime()
+    now.t = 100.0
+    m = live(now=now, grace_s=10)
+    now.t += 9
+    with pytest.raises(ClaimRefusedError, match=r"claim in 1\.0 s"):
+        m.prepare_claim(0, 0.0)
+    now.t += 1
+    assert m.prepare_claim(0, 0.0).reason == EndReason.ABANDONMENT
+
+
+def test_untimed_no_move_limit() -> None:
+    """In an untimed match, a connected opponent who does not move for the no-move limit can be claimed
+    against; the limit restarts with each action and never applies to the side to move itself."""
+    now = FakeTime()
+    m = Match("m1", Variant(), now, idle_s=30)
+    m.commit(m.prepare_join(Seat("a", "alice")))
+    m.commit(m.prepare_join(Seat("b", "bob")))
+    m.play(0, Sow(3), 0)  # South's extra turn: South is to move again
+    now.t += 31
+    with pytest.raises(ClaimRefusedError):
+        m.prepare_claim(0, None)  # it is South's own turn
+    m.play(0, Sow(1), 1)
+    now.t += 29
+    with pytest.raises(ClaimRefusedError, match="may still move"):
+        m.prepare_claim(0, None)
+    now.t += 1
+    assert m.prepare_claim(0, None) == EndChange(EndReason.ABANDONMENT, 0)
+    timed = Match("m2", Variant.parse("kalah(6,4,clock=60+0)"), now, idle_s=30)
+    timed.commit(timed.prepare_join(Seat("a", "alice")))
+    timed.commit(timed.prepare_join(Seat("b", "bob")))
+    now.t += 100
+    with pytest.raises(ClaimRefusedError):
+        timed.prepare_claim(1, None)  # a timed game has its clock instead
 
 
 def test_snapshot_names_the_seq() -> None:

@@ -38,6 +38,7 @@ from protocol.messages import (
     StandingRow,
     Standings,
 )
+from protocol.outcome import rating_text
 
 LISTING_REFRESH_S = 5.0
 """Seconds between two automatic listing requests while the lobby is shown."""
@@ -87,7 +88,7 @@ def stored_cells(g: StoredGame) -> tuple[str, ...]:
 def standing_cells(rank: int, row: StandingRow) -> tuple[str, ...]:
     """One line of the standings table: rank, name, rating ± 95% interval, games, W, D, L, score."""
     score = f"{100 * (row.wins + row.draws / 2) / row.games:.1f}%" if row.games else "-"
-    return (str(rank), row.name, f"{row.rating:.0f} ± {1.96 * row.rd:.0f}", str(row.games),
+    return (str(rank), row.name, rating_text(row.rating, row.rd), str(row.games),
             str(row.wins), str(row.draws), str(row.losses), score)
 
 
