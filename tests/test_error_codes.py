@@ -1,4 +1,4 @@
-"""The error codes: one list derived from the error classes, every code the server sends in it and in the README."""
+"""Error codes: one list derived from the error classes, every code the server sends in it and in docs/protocol.md."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def _all_error_classes() -> list[type[KalahError]]:
 
 
 def _readme_codes() -> list[str]:
-    """The codes the README's **Errors.** paragraph lists (every `snake_case` word in backquotes)."""
-    text = (ROOT / "README.md").read_text()
+    """The codes the protocol page's **Errors.** paragraph lists (every `snake_case` word in backquotes)."""
+    text = (ROOT / "docs" / "protocol.md").read_text()
     paragraph = text[text.index("**Errors.**"):].split("\n\n")[0]
     return re.findall(r"`([a-z]+(?:_[a-z]+)*)`", paragraph)
 
@@ -69,7 +69,7 @@ def test_server_sends_codes_only_from_error_classes() -> None:
     assert calls and all(ok for _, ok in calls), calls
 
 
-def test_readme_lists_exactly_the_codes() -> None:
-    """The README's error paragraph names every code of `ERROR_CODES`, once, and no other."""
+def test_protocol_docs_list_exactly_the_codes() -> None:
+    """The protocol page's error paragraph names every code of `ERROR_CODES`, once, and no other."""
     listed = _readme_codes()
     assert sorted(listed) == sorted(ERROR_CODES)
