@@ -121,7 +121,7 @@ class GameInfo(Message):
     record: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list)
     result: int | None = None
     winner: Name | None = None
-    reason: str | None = None
+    reason: Reason | None = None
     created_at: Annotated[str, Field(max_length=40)]
     finished_at: Annotated[str, Field(max_length=40)] | None = None
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
-from pydantic import ValidationError
-
 from protocol.actions import parse_action
 from protocol.errors import NotationError
 from protocol.game import Game
@@ -43,6 +41,7 @@ from protocol.messages import (
     Welcome,
     message_action,
 )
+from protocol.outcome import EndReason
 from protocol.variant import Variant
 from server.analysis import Analyst
 from server.arena import Arena
@@ -87,7 +86,7 @@ def game_info(game: StoredGame) -> GameInfo | None:
     """The wire form of a stored game, or None for a row the wire model refuses (it is skipped and logged)."""
     try:
         return _game_info(game)
-    except ValidationError as exc:
+    except ValueError as exc:  # a ValidationError, or an end reason that is none of EndReason's
         log_event("unreadable_game", match=game.match_id, error=str(exc)[:500], level=30)
         return None
 
@@ -96,7 +95,8 @@ def _game_info(game: StoredGame) -> GameInfo:
     """The wire form of a stored game (raises if a stored field breaks the wire's rules)."""
     return GameInfo(match_id=game.match_id, variant=game.variant, south=game.south, north=game.north,
                     status=cast(GameStatus, game.status), record=game.record.split(), result=game.result,
-                    winner=game.winner, reason=game.reason, created_at=game.created_at.isoformat(),
+                    winner=game.winner, reason=None if game.reason is None else EndReason(game.reason),
+                    created_at=game.created_at.isoformat(),
                     finished_at=None if game.finished_at is None else game.finished_at.isoformat())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from client.stored_game import StoredGame, replay
-from protocol import Game, Variant
+from protocol import EndReason, Game, Variant
 from protocol.messages import GameInfo
 from server.storage import StoredGame as StoredRow
 
@@ -17,7 +17,7 @@ def test_the_wire_and_a_database_row_give_the_same_game() -> None:
     """A game read from the database and the same game as the server sends it are one `StoredGame`."""
     row = StoredRow("m7", "kalah(4,3)", "ann", "bob", "finished", "1 6 2", 3, 4, "ann", "empty", CREATED, FINISHED)
     info = GameInfo(match_id="m7", variant="kalah(4,3)", south="ann", north="bob", status="finished",
-                    record=["1", "6", "2"], result=4, winner="ann", reason="empty",
+                    record=["1", "6", "2"], result=4, winner="ann", reason=EndReason.EMPTY,
                     created_at=CREATED.isoformat(), finished_at=FINISHED.isoformat())
     game = StoredGame.from_row(row)
     assert game == StoredGame.from_info(info)

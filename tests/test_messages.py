@@ -103,7 +103,7 @@ SERVER_MESSAGES: list[Message] = [
     Seeking(variant="kalah(6,4)"),
     ErrorMessage(code="out_of_turn", message="not your turn", request="move", match_id="m1"),
     GameList(games=[GameInfo(match_id="m1", variant="kalah(6,4)", south="a", north="bot:greedy", status="finished",
-                             record=["3", "6", "swap"], result=None, winner="a", reason="resign",
+                             record=["3", "6", "swap"], result=None, winner="a", reason=EndReason.RESIGN,
                              created_at="2026-11-21T12:00:00+00:00", finished_at="2026-11-21T12:10:00+00:00")]),
     GameRecord(game=GameInfo(match_id="m2", variant="kalah(4,3)", status="live", created_at="2026-11-21T12:00:00")),
 ]
@@ -145,6 +145,10 @@ def test_end_reasons_and_error_codes_are_closed_lists() -> None:
         decode_server(json.dumps({**over, "reason": "boredom"}))
     with pytest.raises(BadFieldError):
         decode_server(json.dumps({"type": "error", "code": "no_such_code", "message": "?"}))
+    listing = json.loads(encode(SERVER_MESSAGES[-2]))
+    listing["games"][0]["reason"] = "boredom"
+    with pytest.raises(BadFieldError):
+        decode_server(json.dumps(listing))
 
 
 def test_server_messages_may_be_longer_than_client_ones() -> None:
