@@ -22,7 +22,7 @@ from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
 from server.arena import Arena, ArenaOptions
 from server.errors import InternalError, RateLimitedError
-from server.hosted import BotRunner, PlayerFactory
+from server.hosted import DEFAULT_ENGINE_BYTES, BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.requests import Router
 from server.resume import load
@@ -49,6 +49,13 @@ class ServerOptions:
     """Pending TCP connections the kernel may queue while the loop is busy (a short queue drops SYNs)."""
     bot_factory: PlayerFactory | None = None
     bot_workers: int = 2
+    """Search threads that take any hosted bot's move (humans' games first)."""
+    bot_reserved: int = 1
+    """More threads that take only moves in games with a human seat."""
+    bot_max_queued: int = 64
+    """Exhibition moves that may wait; beyond, a move is a random legal one."""
+    engine_bytes: int = DEFAULT_ENGINE_BYTES
+    """Memory the hosted bots' search engines may hold in all (estimated)."""
     send_buffer: int = DEFAULT_SEND_BUFFER
     """Bytes a connection may leave unread before it is dropped."""
     hello_timeout: float = 10.0
@@ -220,7 +227,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
     server_opts, arena_opts = _split_options(options)
     storage = await Storage.open(db_path, server_opts.synchronous)
-    arena = Arena(storage, BotRunner(server_opts.bot_factory, server_opts.bot_workers), arena_opts)
+    bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
+                     max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes)
+    arena = Arena(storage, bots, arena_opts)
     try:
         await load(arena)
     except BaseException:

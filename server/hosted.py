@@ -36,7 +36,10 @@ from protocol.position import Position
 from protocol.variant import TimeControl
 from server.errors import UnknownBotError
 
-__all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
+__all__ = ["DEFAULT_ENGINE_BYTES", "BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
+
+DEFAULT_ENGINE_BYTES = DEFAULT_MAX_BYTES
+"""The default bound on the hosted bots' engines, in bytes."""
 
 PlayerFactory = Callable[[str], Player]
 """Makes the player of a (canonical) bot id; raises for an id it does not know."""

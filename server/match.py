@@ -226,8 +226,9 @@ class Match:
     # --- preparing changes ----------------------------------------------------------
 
     def prepare_join(self, player: Seat, seat: int | None = None) -> JoinChange:
-        """Seat `player` (in `seat`, or the open one); raises if full or already seated."""
-        if self.seat_of(player.player_id) is not None:
+        """Seat `player` (in `seat`, or the open one); raises if full or already seated (a hosted bot
+        may take both seats: it can play itself)."""
+        if player.bot is None and self.seat_of(player.player_id) is not None:
             raise AlreadySeatedError("you already hold a seat in this match")
         if self.status != "open":
             raise MatchFullError("this match has no open seat")
