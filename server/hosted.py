@@ -20,12 +20,12 @@ import heapq
 import itertools
 import random
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import IntEnum
+from time import monotonic
 
 from bots.core import Player
 from bots.engines import DEFAULT_MAX_BYTES, Engines
@@ -84,7 +84,7 @@ class _Job:
         if not self.future.set_running_or_notify_cancel():
             return
         try:
-            action = self.player.decide(self.position, max(MIN_THINK_S, self.deadline - time.monotonic()))
+            action = self.player.decide(self.position, max(MIN_THINK_S, self.deadline - monotonic()))
         except BaseException as exc:
             self.future.set_exception(exc)
         else:
@@ -143,6 +143,12 @@ class _Workers:
             self._heap.clear()
             self.queued_exhibition = 0
             self._cond.notify_all()
+
+    @property
+    def queued(self) -> int:
+        """Decisions waiting for a worker."""
+        with self._cond:
+            return len(self._heap)
 
 
 class BotRunner:
@@ -203,7 +209,7 @@ class BotRunner:
         action: Action | None = None
         if priority != Priority.EXHIBITION or self._workers.queued_exhibition < self.max_queued:
             future: Future[Action] = Future()
-            job = _Job(priority, next(self._seq), player, position, time.monotonic() + budget_s, future)
+            job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
             self._workers.submit(job)
             try:
                 action = await asyncio.wait_for(asyncio.wrap_future(future), timeout=budget_s * 1.5 + 0.5)
@@ -213,6 +219,11 @@ class BotRunner:
             return action
         self.fallbacks += 1
         return random.choice(legal)
+
+    @property
+    def queued(self) -> int:
+        """Decisions waiting for a worker (not yet started)."""
+        return self._workers.queued
 
     def cached_ids(self) -> list[str]:
         """The ids of the players kept, least recently used first."""

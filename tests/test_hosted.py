@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from protocol import Action, Position, Variant
 from server.errors import UnknownBotError
 from server.hosted import BotRunner, Priority
+from tests.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
 
@@ -81,11 +81,10 @@ async def test_human_moves_go_ahead_of_exhibition_moves() -> None:
     try:
         exhibitions = [asyncio.create_task(runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION))
                        for _ in range(3)]
-        await asyncio.sleep(0.1)
-        assert len(log) == 1
+        await eventually(lambda: len(log) == 1 and runner.queued == 2, what="one exhibition running, two queued")
         human = asyncio.create_task(runner.choose("human", START, 2.0))
-        await asyncio.sleep(0.1)
-        assert [name for name, _ in log] == ["bot", "human"]
+        await eventually(lambda: len(log) == 2, what="the human's move to start")
+        assert [name for name, _ in log] == ["bot", "human"] and runner.queued == 2
         gate.set()
         await asyncio.gather(human, *exhibitions)
     finally:
@@ -100,9 +99,9 @@ async def test_queued_human_move_overtakes_queued_exhibitions() -> None:
     try:
         tasks = [asyncio.create_task(runner.choose(f"bot{i}", START, 3.0, priority=Priority.EXHIBITION))
                  for i in range(3)]
-        await asyncio.sleep(0.1)
+        await eventually(lambda: len(log) == 1 and runner.queued == 2, what="bot0 running, two queued")
         tasks.append(asyncio.create_task(runner.choose("human", START, 3.0)))
-        await asyncio.sleep(0.1)
+        await eventually(lambda: runner.queued == 3, what="the human's move queued")
         gate.set()
         await asyncio.gather(*tasks)
         assert [name for name, _ in log] == ["bot0", "human", "bot1", "bot2"]
@@ -110,19 +109,21 @@ async def test_queued_human_move_overtakes_queued_exhibitions() -> None:
         runner.close()
 
 
-async def test_a_move_that_waited_thinks_for_what_is_left() -> None:
+async def test_a_move_that_waited_thinks_for_what_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
     """A queued move's budget counts from the request: it gets only the time left when it starts."""
+    clock = FakeClock(100.0)
+    monkeypatch.setattr("server.hosted.monotonic", clock)
     log: list[tuple[str, float]] = []
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0)
     try:
         first = asyncio.create_task(runner.choose("a", START, 1.0))
         second = asyncio.create_task(runner.choose("b", START, 1.0))
-        await asyncio.sleep(0.4)
+        await eventually(lambda: len(log) == 1 and runner.queued == 1, what="a running, b queued")
+        clock.advance(0.4)
         gate.set()
         await asyncio.gather(first, second)
-        budgets = dict(log)
-        assert budgets["a"] > 0.9 and budgets["b"] < 0.7
+        assert dict(log) == {"a": 1.0, "b": pytest.approx(0.6)}
     finally:
         runner.close()
 
@@ -133,14 +134,11 @@ async def test_exhibition_queue_is_bounded() -> None:
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0, max_queued=2)
     try:
-        waiting = []
-        for _ in range(3):  # one running, two queued
-            waiting.append(asyncio.create_task(runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION)))
-            await asyncio.sleep(0.05)
-        started = time.monotonic()
-        shed = await runner.choose("bot", START, 2.0, priority=Priority.EXHIBITION)
-        assert time.monotonic() - started < 0.1
-        assert shed in START.legal_actions() and runner.fallbacks == 1
+        waiting = [asyncio.create_task(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION))
+                   for _ in range(3)]
+        await eventually(lambda: len(log) == 1 and runner.queued == 2, what="one running, two queued")
+        shed = await asyncio.wait_for(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION), 5)
+        assert shed in START.legal_actions() and runner.fallbacks == 1 and len(log) == 1
         gate.set()
         await asyncio.gather(*waiting)
         assert len(log) == 3
@@ -154,10 +152,8 @@ async def test_late_or_failing_bot_gets_a_random_legal_action() -> None:
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0)
     try:
-        started = time.monotonic()
-        action = await runner.choose("slow", START, 0.01)
-        assert time.monotonic() - started < 1.0 and action in START.legal_actions()
-        assert runner.fallbacks == 1
+        action = await runner.choose("slow", START, 0.01)  # the stand-in blocks until the gate opens
+        assert action in START.legal_actions() and runner.fallbacks == 1 and not gate.is_set()
     finally:
         gate.set()
         runner.close()
@@ -177,9 +173,11 @@ async def test_event_loop_keeps_serving_while_a_real_bot_searches() -> None:
     task = asyncio.create_task(ticker())
     try:
         pos = Position.initial(Variant(houses=6, seeds=6))
-        action = await runner.choose("alphabeta:14", pos, 1.0)
+        search = asyncio.create_task(runner.choose("alphabeta:14", pos, 1.0))
+        await eventually(lambda: ticks >= 3 or search.done(), what="the ticker to run")
+        assert not search.done()  # the loop ran other coroutines while the search was going on
+        action = await search
         assert action in pos.legal_actions() and runner.fallbacks == 0
-        assert ticks >= 5
     finally:
         task.cancel()
         runner.close()
