@@ -43,16 +43,21 @@ async def test_standings_after_rated_games(arena: RunningServer) -> None:
         await c.send(type="exhibition", south="alphabeta:3", north="random", match_id=f"r{i}", rated=True,
                      operator_token=OPERATOR)
         await c.expect("snapshot")
-    await c.until_received("event", 2, where=is_game_over, timeout=40)
+    overs = await c.until_received("event", 2, where=is_game_over, timeout=40)
+    wins = sum(o["winner"] == "south" for o in overs)  # alphabeta:3 plays South in both
+    losses = sum(o["winner"] == "north" for o in overs)
     anon = await Client.open(arena.url, None)
     await anon.send(type="standings")
     table = await anon.expect("standings_table")
     rows = {r["name"]: r for r in table["rows"]}
     assert set(rows) == {"bot:alphabeta:3", "bot:random"}
-    assert rows["bot:alphabeta:3"]["games"] == 2 and rows["bot:alphabeta:3"]["wins"] == 2
-    assert rows["bot:alphabeta:3"]["rating"] > 1500 > rows["bot:random"]["rating"]
-    assert rows["bot:random"]["rd"] < 350
-    assert {"player": "bot:alphabeta:3", "opponent": "bot:random", "wins": 2, "draws": 0,
-            "losses": 0} in table["head_to_head"]
+    ab, rnd = rows["bot:alphabeta:3"], rows["bot:random"]
+    assert (ab["games"], ab["wins"], ab["draws"], ab["losses"]) == (2, wins, 2 - wins - losses, losses)
+    assert (rnd["wins"], rnd["losses"]) == (losses, wins)
+    if wins > losses:
+        assert ab["rating"] > 1500 > rnd["rating"]
+    assert rnd["rd"] < 350
+    assert {"player": "bot:alphabeta:3", "opponent": "bot:random", "wins": wins, "draws": 2 - wins - losses,
+            "losses": losses} in table["head_to_head"]
     await c.close()
     await anon.close()
