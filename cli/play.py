@@ -46,5 +46,6 @@ def run(args: argparse.Namespace) -> int:
         bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat, animate=not args.no_animation, light=args.light,
         identity_file=default_identity_file(),
     )
-    KalahApp(launch).run()
-    return 0
+    app = KalahApp(launch)
+    app.run()
+    return app.return_code or 0  # 1 when the client gave up (no server, refused name)

@@ -48,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"kalah replay: no stored match {match_id!r}", file=sys.stderr)
             return 2
         launch = Launch(offline=True, db_path=db_arg(args.db), library=library, stored=stored, **common)
-    KalahApp(launch).run()
-    return 0
+    app = KalahApp(launch)
+    app.run()
+    return app.return_code or 0  # 1 when the client gave up (no server, refused name)

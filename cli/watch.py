@@ -22,5 +22,6 @@ def run(args: argparse.Namespace) -> int:
     launch = Launch(url=args.url, name=args.name or default_name(),
                     start="watch" if args.match else "lobby", match_id=args.match,
                     animate=not args.no_animation, light=args.light, identity_file=default_identity_file())
-    KalahApp(launch).run()
-    return 0
+    app = KalahApp(launch)
+    app.run()
+    return app.return_code or 0  # 1 when the client gave up (no server, refused name)

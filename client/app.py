@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -106,14 +107,14 @@ class KalahApp(App[None]):
 
     @work(exclusive=True, group="network")
     async def run_network(self) -> None:
-        """Start the embedded server if no URL was given, then keep a connection up."""
+        """Start the embedded server if no URL was given, then keep a connection up (or exit saying why not)."""
         url = self.launch.url
         if url is None:
             self.post_message(ConnectionChanged(False, "Starting the local server…"))
             try:
                 self.embedded = await start_embedded(self.launch.db_path)
-            except Exception as exc:  # any failure to start is shown, not raised into Textual
-                self.post_message(ConnectionChanged(False, f"Could not start the local server: {exc}"))
+            except Exception as exc:  # any failure to start ends the session with its reason, not a traceback
+                self.give_up(f"could not start the local server: {exc}")
                 return
             url = self.embedded.url
         token = self.launch.token
@@ -125,7 +126,13 @@ class KalahApp(App[None]):
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
             retry_delays=self.launch.retry_delays,
         )
-        await self.connection.run()
+        failure = await self.connection.run()
+        if failure is not None:
+            self.give_up(failure)
+
+    def give_up(self, reason: str) -> None:
+        """End the session with exit status 1, printing `reason` once the screen is restored."""
+        self.exit(return_code=1, message=Text(f"kalah: {reason}"))
 
     async def on_unmount(self) -> None:
         """Close the connection and stop the embedded server."""

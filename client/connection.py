@@ -4,17 +4,25 @@
 message and every change of connection state through two callbacks (which post Textual
 messages), and reconnects by itself. After a reconnect it asks, for every match it follows,
 for the events after the last one it saw.
+
+The first connection and a dropped one are treated differently. Until the server has
+welcomed the client once, a failure that retrying cannot mend (an address that is not a Kalah
+Arena server, a refused name) ends `run` at once, and an unreachable server is tried
+`first_attempts` times; `run` then returns one sentence saying why it gave up. Once welcomed,
+a dropped connection is retried without end (the game waits on the server), after each delay
+of the schedule in turn, the last one repeating.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import InvalidURI, WebSocketException
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
 
 from protocol.messages import (
     CatchUp,
@@ -36,12 +44,54 @@ from protocol.messages import (
 RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 """Seconds to wait before each reconnection attempt; the last one repeats."""
 
+FIRST_ATTEMPTS = 6
+"""Tries of the first connection before giving up: at once, then after 0.2, 0.5, 1, 2 and 3 s (about 7 s)."""
+
 HELLO_TIMEOUT = 10.0
+
+
+class NotKalahError(Exception):
+    """The address answered, but not as a Kalah Arena server (no websocket, or no welcome to the hello)."""
+
+
+class HelloRefusedError(Exception):
+    """The server answered the hello with an error (a taken or reserved name, an unknown protocol version)."""
+
+    def __init__(self, refusal: ErrorMessage) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
 
 
 def unpacked(msg: ServerMessage) -> list[ServerMessage]:
     """A catch-up's events one by one, then the catch-up itself (the answer to watch or sync); else `msg`."""
     return [*msg.events, msg] if isinstance(msg, CatchUp) else [msg]
+
+
+def failure_text(exc: BaseException) -> str:
+    """A short human reason for a failed or lost connection (never a traceback or a validation dump)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "unknown host"
+    if isinstance(exc, TimeoutError):
+        return "no answer"
+    if isinstance(exc, ConnectionClosed):
+        frame = exc.rcvd
+        if frame is not None and frame.reason:
+            return f"the server closed the connection: {frame.reason}"
+        return "the server closed the connection"
+    if isinstance(exc, InvalidStatus):
+        return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+def is_lasting(exc: BaseException) -> bool:
+    """Whether a failure of the first connection says the address is wrong, so trying again will not help."""
+    if isinstance(exc, InvalidStatus):
+        return exc.response.status_code < 500  # 5xx: a proxy in front of a server that is not up yet
+    return isinstance(exc, InvalidHandshake | NotKalahError)
 
 
 @dataclass
@@ -64,6 +114,7 @@ class Connection:
         on_status: Callable[[bool, str], object],
         token: str | None = None,
         retry_delays: Sequence[float] = RETRY_DELAYS,
+        first_attempts: int = FIRST_ATTEMPTS,
     ) -> None:
         self.url = url
         self.name = name
@@ -71,54 +122,99 @@ class Connection:
         self.on_message = on_message
         self.on_status = on_status
         self.retry_delays = tuple(retry_delays)
+        self.first_attempts = first_attempts
         self.welcome: Welcome | None = None
+        """The last welcome: None until the server has accepted this client once."""
         self.followed: dict[str, Followed] = {}
         self._ws: ClientConnection | None = None
         self._closing = False
+        self._failures = 0
+        """Failed attempts since the last welcome."""
 
     @property
     def connected(self) -> bool:
         """Whether a session with the server is up (hello answered)."""
         return self._ws is not None
 
-    async def run(self) -> None:
-        """Connect, and keep reconnecting until `close` is called or the URL is invalid."""
-        attempt = 0
+    async def run(self) -> str | None:
+        """Connect and keep reconnecting until `close`; returns why it gave up instead (None: closed)."""
         while not self._closing:
             try:
                 async with connect(self.url, open_timeout=HELLO_TIMEOUT) as ws:
                     await self._session(ws)
-                    attempt = 0
-            except InvalidURI as exc:
-                self.on_status(False, f"Invalid server address {self.url}: {exc}")
-                return
-            except (OSError, WebSocketException, TimeoutError, MessageError) as exc:
+            except InvalidURI:
+                return f"{self.url} is not a server address: expected ws://host:port or wss://host:port."
+            except HelloRefusedError as exc:
+                if not self._back_to_last_identity(exc.refusal):
+                    return f"{self.url} refused to let you in as {self.name!r}: {exc.refusal.message}"
+            except (OSError, WebSocketException, TimeoutError, MessageError, NotKalahError) as exc:
                 if self._closing:
-                    return
-                delay = self.retry_delays[min(attempt, len(self.retry_delays) - 1)]
-                attempt += 1
-                reason = str(exc) or type(exc).__name__
-                self.on_status(False, f"Connection lost ({reason}). Reconnecting (attempt {attempt})…")
-                await asyncio.sleep(delay)
+                    break
+                gave_up = self._failed(exc)
+                if gave_up is not None:
+                    return gave_up
+                await asyncio.sleep(self.retry_delays[min(self._failures - 1, len(self.retry_delays) - 1)])
             finally:
                 self._ws = None
         self.on_status(False, "Disconnected.")
+        return None
+
+    def _failed(self, exc: BaseException) -> str | None:
+        """Count a failed or lost connection and say so; the reason to give up, if this is the end."""
+        self._failures += 1
+        reason = failure_text(exc)
+        if self.welcome is not None:
+            self.on_status(False, f"Connection lost ({reason}). Reconnecting (attempt {self._failures})… "
+                                  "Moves wait until it is back; q quits.")
+            return None
+        if is_lasting(exc):
+            why = str(exc) if isinstance(exc, NotKalahError) else f"it answered {reason}"
+            return f"{self.url} is not a Kalah Arena server ({why})."
+        if self._failures >= self.first_attempts:
+            tries = "once" if self._failures == 1 else f"{self._failures} times"
+            return f"Could not reach a Kalah Arena server at {self.url} ({reason}; tried {tries})."
+        self.on_status(False, f"Cannot reach {self.url} ({reason}). "
+                              f"Trying again ({self._failures + 1} of {self.first_attempts})…")
+        return None
+
+    def _back_to_last_identity(self, refusal: ErrorMessage) -> bool:
+        """After a refused change of name, say why and go back to the name last welcomed; False if not a change."""
+        last = self.welcome
+        if last is None or self.name == last.name:
+            return False
+        self.on_message(refusal)
+        self.name, self.token = last.name, last.token
+        return True
+
+    async def _hello(self, ws: ClientConnection) -> ServerMessage:
+        """Say hello and read the answer; an answer that is not the wire protocol's is `NotKalahError`."""
+        await ws.send(encode(Hello(name=self.name, token=self.token)))
+        try:
+            raw = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT)
+        except TimeoutError:
+            if self.welcome is None:
+                raise NotKalahError(f"no answer to hello within {HELLO_TIMEOUT:.0f} s") from None
+            raise
+        try:
+            return decode_server(raw)
+        except MessageError:
+            raise NotKalahError("its answer to hello is not a Kalah Arena message") from None
 
     async def _session(self, ws: ClientConnection) -> None:
         """One connection: hello, resume followed matches, then pass messages on until it closes."""
-        await ws.send(encode(Hello(name=self.name, token=self.token)))
-        first = decode_server(await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT))
+        first = await self._hello(ws)
         if isinstance(first, ErrorMessage) and self.token is not None:
             # The token was refused (e.g. a fresh database): start a new identity.
             self.token = None
-            await ws.send(encode(Hello(name=self.name)))
-            first = decode_server(await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT))
+            first = await self._hello(ws)
+        if isinstance(first, ErrorMessage):
+            raise HelloRefusedError(first)
         if not isinstance(first, Welcome):
-            detail = first.message if isinstance(first, ErrorMessage) else first.type
-            raise MessageError(f"server refused hello: {detail}")
+            raise NotKalahError(f"it answered hello with {first.type!r}, not a welcome")
         self.welcome = first
         self.token = first.token
         self.name = first.name
+        self._failures = 0
         self._ws = ws
         self.on_message(first)
         self.on_status(True, f"Connected to {self.url} as {first.name}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +54,22 @@ def test_help_loads_no_server_or_network_library(argv: list[str]) -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_play_without_a_server_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`kalah play ws://…` with nothing listening gives up after its bounded retries: status 1, one reason."""
+    from client.app import KalahApp
+
+    def headless(app: KalahApp) -> None:
+        app.launch.retry_delays = (0.01,)
+        asyncio.run(app.run_async(headless=True, size=(80, 24)))
+
+    monkeypatch.setattr(KalahApp, "run", headless)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{s.getsockname()[1]}"
+    assert main(["play", url, "--name", "ann"]) == 1
+    err = " ".join(capsys.readouterr().err.split())  # Rich wraps it at the terminal's width
+    assert f"kalah: Could not reach a Kalah Arena server at {url} (connection refused" in err
+    assert "validation" not in err and "Traceback" not in err
