@@ -190,6 +190,23 @@ class MatchState:
         """Name of the player seated on `side`."""
         return self.south if side == Side.SOUTH else self.north
 
+    def last_turn(self) -> list[str]:
+        """The tokens of the last turn: the last actions made in a row by one side and the same player.
+
+        A pie swap is a turn of its own: the side to move stays North, but the player behind it changes.
+        """
+        if not self.record:
+            return []
+        mover = self.positions[len(self.record) - 1].to_move
+        turn: list[str] = []
+        for i in range(len(self.record) - 1, -1, -1):
+            if self.positions[i].to_move != mover or (turn and self.record[i] == "swap"):
+                break
+            turn.append(self.record[i])
+            if self.record[i] == "swap":
+                break
+        return turn[::-1]
+
     def clock_ms(self, side: Side, now: float | None = None) -> int | None:
         """Milliseconds left on `side`'s clock now, counting down if it is running."""
         ms = self.clocks.south_ms if side == Side.SOUTH else self.clocks.north_ms
@@ -227,11 +244,23 @@ def result_text(state: MatchState) -> str:
     return f"{name} ({winner.name.title()}) wins{by}{why}"
 
 
-def describe_last(last: LastAction, turn: list[str] | None = None, over: bool = False) -> str:
-    """A notice for the last action (or the whole last turn's `turn` tokens), then capture or extra turn."""
+def swap_text(south: str | None, north: str | None) -> str:
+    """The pie swap in words, from the seats after it: North's player took over South and its opening."""
+    taker = south or "North's player"
+    other = north or "the opening player"
+    return (f"Pie swap: {taker} took over South, with its opening move, and now plays South; "
+            f"{other} now plays North.")
+
+
+def describe_last(last: LastAction, turn: list[str] | None = None, over: bool = False,
+                  seats: tuple[str | None, str | None] = (None, None)) -> str:
+    """A notice for the last action (or the whole last turn's `turn` tokens), then capture or extra turn.
+
+    `seats` are the players of South and North after the action (they name who took a pie swap).
+    """
     who = last.side.name.title()
     if last.token == "swap":
-        return f"{who} took the pie swap: the players changed sides."
+        return swap_text(*seats)
     if last.token.startswith("t"):
         return f"{who} opening transfer: {last.token}."
     if turn is not None and len(turn) > 1:

@@ -6,10 +6,12 @@ from client.match_state import MatchState
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
 from client.stored_game import StoredGame
+from client.ui_messages import EventReceived
 from client.widgets.board import Board, Pit
-from protocol import Variant
+from protocol import Side, Variant
 from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
-from tests.client_hosts import ScreenHost, make_snapshot
+from tests.client_hosts import ScreenHost, make_snapshot, until
+from tests.test_client_match_state import action
 
 SIZE = (100, 26)
 
@@ -65,6 +67,24 @@ async def test_pie_swap_offered_to_north() -> None:
         assert "Pie rule" in str(app.screen.query_one("#notice").render())
         await pilot.press("s")
         assert app.sent == [SwapSides(match_id="m1", ply=2)]
+
+
+async def test_swap_names_who_took_it_and_leaves_the_footer() -> None:
+    """After bob (North) swaps, the notice says he took over South, and `s` is no longer offered."""
+    pie = "kalah(6,4,pie=on)"
+    app = host("3 6", variant=pie, you="north")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        assert "swap" in {b.binding.action for b in screen.active_bindings.values()}
+        await pilot.press("s")
+        screen.post_message(EventReceived(action(5, "swap", "north", variant=pie, record="3 6")))
+        await until(pilot, lambda: screen.state.record == ["3", "6", "swap"])
+        notice = str(screen.query_one("#notice").render())
+        assert "Pie swap: bob took over South" in notice and "ann now plays North" in notice
+        assert "North played" not in notice and "Waiting for ann" in notice
+        assert "swap" not in {b.binding.action for b in screen.active_bindings.values()}
+        assert screen.query_one(Board).viewpoint == Side.SOUTH
 
 
 async def test_opening_transfer_two_choices_or_none() -> None:

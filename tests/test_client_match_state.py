@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from client.match_state import EventOutcome, MatchState, result_text
+from client.match_state import EventOutcome, MatchState, describe_last, result_text
 from protocol import EndReason, Game, Side, Variant
 from protocol.messages import ActionEvent, Captured, Clocks, GameOverEvent, JoinedEvent, Snapshot
 
@@ -62,6 +62,20 @@ def test_pie_swap_exchanges_sides_and_names() -> None:
     assert before == (Side.SOUTH, False)
     assert st.you == Side.NORTH and (st.south, st.north) == ("bob", "ann")
     assert st.my_turn and st.viewpoint == Side.NORTH
+
+
+def test_the_swap_is_a_turn_of_its_own_and_names_who_took_it() -> None:
+    """The swap is told as bob taking over South, not as North's move; the next sowing is a new turn."""
+    pie = "kalah(6,4,pie=on)"
+    st = MatchState.from_snapshot(snapshot("3 6", variant=pie))
+    assert st.last_turn() == ["3", "6"]
+    st.apply_event(action(3, "swap", "north", variant=pie, record="3 6"))
+    assert st.last is not None and st.last_turn() == ["swap"]
+    assert describe_last(st.last, st.last_turn(), seats=(st.south, st.north)) == (
+        "Pie swap: bob took over South, with its opening move, and now plays South; ann now plays North.")
+    st.apply_event(action(4, "10", "north", variant=pie, record="3 6 swap"))
+    assert st.last is not None and st.last_turn() == ["10"]
+    assert describe_last(st.last, st.last_turn()) == "North sowed bin 10."
 
 
 def test_game_over_event_and_verdict() -> None:

@@ -239,26 +239,13 @@ class GameScreen(Screen[None]):
             return [b for b in houses if b != self.transfer_src]
         return pos.legal_bins()
 
-    def _last_chain(self) -> list[str]:
-        """The tokens of the last turn: the final actions made by the same side in a row."""
-        st = self.state
-        if not st.record:
-            return []
-        mover = st.positions[len(st.record) - 1].to_move
-        chain: list[str] = []
-        for i in range(len(st.record) - 1, -1, -1):
-            if st.positions[i].to_move != mover:
-                break
-            chain.append(st.record[i])
-        return chain[::-1]
-
     def _notice(self) -> str:
         """What the player should know now: offers, whose turn, the last move's effect."""
         st = self.state
         pos = st.position
         lines: list[str] = []
         if st.last is not None:
-            lines.append(describe_last(st.last, self._last_chain(), st.over))
+            lines.append(describe_last(st.last, st.last_turn(), st.over, (st.south, st.north)))
         if st.over:
             pass
         elif st.status == "open":
@@ -286,7 +273,7 @@ class GameScreen(Screen[None]):
         """Show swap, transfer and resign keys only where they apply."""
         st = self.state
         if action == "swap":
-            return True if st.my_turn and st.position.swap_offered else (None if st.variant.pie else False)
+            return st.my_turn and st.position.swap_offered
         if action == "no_transfer":
             return st.my_turn and st.position.transfer_pending
         if action == "resign":

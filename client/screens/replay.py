@@ -174,7 +174,8 @@ class ReplayScreen(Screen[None]):
             bar.side = side
             bar.player = self._seat_name(side)
             bar.to_move = not pos.over and pos.to_move == side
-        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over)
+        seats = (self._seat_name(Side.SOUTH), self._seat_name(Side.NORTH))
+        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over, seats=seats)
         self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · a solver value · Esc back")
         over = self.query_one("#game-over", Static)
         over.display = i == n
