@@ -24,6 +24,8 @@ class EndReason(StrEnum):
     TIME = "time"
     ABANDONMENT = "abandonment"
     """The opponent had no connection past the grace period and the win was claimed."""
+    FORFEIT = "forfeit"
+    """An outside engine broke its protocol (an illegal move, no answer to a ping, a lost connection)."""
 
     @property
     def on_board(self) -> bool:

@@ -1,4 +1,4 @@
-"""The server factory: websockets on one port (plus `/health` over plain HTTP), storage, arena.
+"""The server factory: websockets on one port (plus `/health` and the spectator page over plain HTTP), storage, arena.
 
 `start_server(db_path, host, port=0, **options)` returns a `RunningServer` whose `close()`
 shuts down gracefully: refuse new changes, finish the writes in flight, close every
@@ -21,6 +21,7 @@ from websockets.http11 import Request, Response
 from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
 from server.arena import Arena, ArenaOptions
+from server.engines.gateway import Gateway, GatewayOptions
 from server.errors import InternalError, RateLimitedError
 from server.hosted import DEFAULT_ENGINE_BYTES, BotRunner, PlayerFactory
 from server.logs import event as log_event
@@ -28,6 +29,7 @@ from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
 from server.storage import Storage
+from server.web import respond as web_page
 
 
 @dataclass
@@ -77,6 +79,8 @@ class RunningServer:
         self.router = router
         self.host = host
         self.port = port
+        self.kgp: Gateway | None = None
+        """The KGP gateway for outside engines, when started with `kgp_port`."""
         self._closed = False
 
     @property
@@ -91,6 +95,8 @@ class RunningServer:
         self._closed = True
         log_event("shutdown_started", matches=len(self.arena.rooms))
         self.server.server.close()  # stop accepting; connections stay open while writes finish
+        if self.kgp is not None:
+            await self.kgp.close()
         await self.arena.drain()
         self.server.close(close_connections=True)
         await self.server.wait_closed()
@@ -138,7 +144,7 @@ class _Handler:
         self.peers: dict[str, Peer] = {}
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
-        """Answer `/health` over plain HTTP; refuse new connections beyond the limit (503)."""
+        """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
         arena = self.router.arena
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
@@ -149,6 +155,8 @@ class _Handler:
             response = conn.respond(status, json.dumps(body) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
+        if (page := web_page(request)) is not None:  # pages and static files: any request but a websocket's
+            return page
         if self.connections >= self.opts.max_connections or arena.closing:
             log_event("connection_refused", connections=self.connections)
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
@@ -225,6 +233,7 @@ class _Handler:
 async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,
                        **options: Any) -> RunningServer:
     """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
+    kgp_opts, options = GatewayOptions.split(options)
     server_opts, arena_opts = _split_options(options)
     storage = await Storage.open(db_path, server_opts.synchronous)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
@@ -245,7 +254,14 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
-    return RunningServer(server, arena, router, handler, shown_host, bound_port)
+    running = RunningServer(server, arena, router, handler, shown_host, bound_port)
+    if kgp_opts.kgp_port is not None:
+        try:
+            running.kgp = await Gateway.start(arena, kgp_opts, host)
+        except BaseException:
+            await running.close()
+            raise
+    return running
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

@@ -43,6 +43,8 @@ def token_matches(token: str, stored_hash: str | None) -> bool:
 
 BOT_PREFIX = "bot:"
 """Names starting with this (in any case) belong to the server's hosted bots."""
+ENGINE_PREFIX = "engine:"
+"""Names starting with this (in any case) belong to outside engines (the KGP gateway's accounts)."""
 
 
 def name_key(name: str) -> str:
@@ -51,5 +53,5 @@ def name_key(name: str) -> str:
 
 
 def is_reserved(name: str) -> bool:
-    """Whether a new identity may not take `name` (it looks like a hosted bot's)."""
-    return name_key(name).startswith(BOT_PREFIX)
+    """Whether a new identity may not take `name` (it looks like a hosted bot's or an outside engine's)."""
+    return name_key(name).startswith((BOT_PREFIX, ENGINE_PREFIX))

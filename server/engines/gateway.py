@@ -1,0 +1,299 @@
+"""The KGP gateway: a TCP listener for agents, their identities, and the queue that pairs them into matches.
+
+`kalah serve --kgp-port 2671` starts it beside the websocket port. An agent that asks for
+`mode freeplay` joins the queue; two waiting agents of different identities play each other
+at once, and an agent still alone after `kgp_pair_wait_s` plays a hosted bot. After a game
+both go back to the queue, as on go-kgp's practice server. An agent that set `auth:token`
+is a persistent engine account (`engine:NAME`, its id derived from the token, the token
+stored only as a hash) and its games are rated; an agent without a token plays unrated
+games under a name of its connection alone. The arena's clock is the authority: see
+`server.engines.driver`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import re
+import socket
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from protocol.variant import Variant
+from server.engines.agent import Agent, AgentLimits
+from server.engines.driver import AgentSession, DriverSettings, MatchDriver
+from server.engines.results import create_table
+from server.identity import ENGINE_PREFIX, hash_token, name_key, new_id, token_matches
+from server.logs import event as log_event
+from server.match import Seat
+from server.storage import StoredPlayer
+from server.storage.writer import op_player
+
+if TYPE_CHECKING:
+    from server.arena import Arena
+
+DEFAULT_BOTS = ("random", "greedy", "alphabeta:2", "alphabeta:4", "alphabeta:6")
+
+
+@dataclass
+class GatewayOptions:
+    """The gateway's keyword options of `start_server` (all `kgp_*`; no `kgp_port`: no gateway)."""
+
+    kgp_port: int | None = None
+    """TCP port of the gateway (go-kgp's is 2671; 0: any free port; None: no gateway)."""
+    kgp_variant: str = "kalah(6,4,clock=5/move)"
+    """The variant of every gateway match (no pie rule, no opening transfer: KGP cannot say them)."""
+    kgp_move_s: float = 5.0
+    """Longest think per state when the clock allows more, and an untimed variant's per-move limit."""
+    kgp_pair_wait_s: float = 10.0
+    """How long a lone agent waits for another before it plays a hosted bot."""
+    kgp_bots: tuple[str, ...] = DEFAULT_BOTS
+    """The hosted bots a lone agent may meet (one at random)."""
+    kgp_mode_s: float = 20.0
+    kgp_pong_s: float = 20.0
+    kgp_max_connections: int = 1000
+    kgp_max_per_address: int = 16
+    kgp_rate: float = 100.0
+    """Lines a second one agent may send (bursts of `kgp_burst`)."""
+    kgp_burst: int = 200
+    kgp_seed: int | None = None
+    """Seed of the gateway's choices (sides, bots, random moves), for reproducible tests."""
+
+    @classmethod
+    def split(cls, options: dict[str, Any]) -> tuple[GatewayOptions, dict[str, Any]]:
+        """The gateway's options out of `start_server`'s keyword options, and the rest."""
+        mine = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in options.items() if k in mine}), {
+            k: v for k, v in options.items() if k not in mine}
+
+
+def engine_id(token: str) -> str:
+    """The player id of the engine account of `token` (not its stored hash: a different digest)."""
+    return "e" + hashlib.sha256(b"kgp-agent:" + token.encode()).hexdigest()[:11]
+
+
+def gateway_variant(text: str) -> Variant:
+    """The variant of gateway matches; refuses what KGP cannot express (pie rule, opening transfer)."""
+    variant = Variant.parse(text)
+    if variant.pie or variant.opening_transfer:
+        raise ValueError("KGP agents can only sow: a gateway variant has no pie rule and no opening transfer")
+    return variant
+
+
+class Gateway:
+    """The listener, the agents, the queue and the matches they play."""
+
+    def __init__(self, arena: Arena, options: GatewayOptions, host: str) -> None:
+        self.arena = arena
+        self.options = options
+        self.host = host
+        self.variant = gateway_variant(options.kgp_variant)
+        self.rng = random.Random(options.kgp_seed)
+        self.limits = AgentLimits(mode_s=options.kgp_mode_s, pong_s=options.kgp_pong_s, rate=options.kgp_rate,
+                                  burst=options.kgp_burst)
+        self.settings = DriverSettings(move_s=options.kgp_move_s, rng=self.rng)
+        self.agents: set[Agent] = set()
+        self.per_host: dict[str, int] = {}
+        self.waiting: list[Agent] = []
+        self.timers: dict[Agent, asyncio.TimerHandle] = {}
+        self.sessions: dict[Agent, AgentSession] = {}
+        self.games = 0
+        self.closing = False
+        self.server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    async def start(cls, arena: Arena, options: GatewayOptions, host: str) -> Gateway:
+        """Check the options, create the forfeits table, and listen."""
+        gateway = cls(arena, options, host)
+        for bot in options.kgp_bots:
+            arena.bots.check(bot)
+        await asyncio.to_thread(create_table, arena.storage.path)
+        gateway.server = await asyncio.start_server(gateway.connected, host, options.kgp_port, backlog=256)
+        log_event("kgp_listening", host=host, port=gateway.port, variant=gateway.variant.text())
+        return gateway
+
+    @property
+    def port(self) -> int:
+        """The TCP port the gateway listens on."""
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    def spawn(self, coro: Any) -> None:
+        """Run a task that closing the gateway cancels."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Stop accepting, stop driving matches (they stay as stored), say goodbye to every agent."""
+        self.closing = True
+        if self.server is not None:
+            self.server.close()
+        for timer in self.timers.values():
+            timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for agent in list(self.agents):
+            agent.kill("the server is shutting down", error=False)
+        if self.server is not None:
+            await self.server.wait_closed()
+
+    # --- connections -------------------------------------------------------------------------
+
+    async def connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one agent connection, within the connection limits."""
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        opts = self.options
+        if (self.closing or len(self.agents) >= opts.kgp_max_connections
+                or self.per_host.get(host, 0) >= opts.kgp_max_per_address):
+            log_event("kgp_connection_refused", remote=host)
+            writer.write(b'error "too many connections: try again later"\r\ngoodbye\r\n')
+            writer.close()
+            return
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        agent = Agent(reader, writer, self.limits, self.enqueue, self.gone)
+        self.agents.add(agent)
+        self.per_host[host] = self.per_host.get(host, 0) + 1
+        try:
+            await agent.serve()
+        finally:
+            self.agents.discard(agent)
+            self.per_host[host] -= 1
+            if not self.per_host[host]:
+                del self.per_host[host]
+
+    def gone(self, agent: Agent) -> None:
+        """An agent's connection closed: out of the queue; its match (if any) hears of it."""
+        if agent in self.waiting:
+            self.waiting.remove(agent)
+        timer = self.timers.pop(agent, None)
+        if timer is not None:
+            timer.cancel()
+        session = self.sessions.pop(agent, None)
+        if session is not None:
+            session.wake()
+            self.arena.disconnect(session)
+
+    # --- the queue -----------------------------------------------------------------------------
+
+    @staticmethod
+    def key(agent: Agent) -> str:
+        """Who an agent is, for pairing: its token's account, or its connection alone."""
+        if agent.token is not None:
+            return engine_id(agent.token)
+        if agent.anon_key is None:
+            agent.anon_key = new_id("e")
+        return agent.anon_key
+
+    def enqueue(self, agent: Agent) -> None:
+        """Queue an agent for a game: paired at once if someone else waits, else a hosted bot after the wait."""
+        if self.closing or agent.closed.is_set() or agent in self.waiting:
+            return
+        self.waiting.append(agent)
+        self.timers[agent] = asyncio.get_running_loop().call_later(self.options.kgp_pair_wait_s, self.alone, agent)
+        self.pair()
+
+    def take(self, agent: Agent) -> None:
+        """Take an agent out of the queue for a game."""
+        self.waiting.remove(agent)
+        timer = self.timers.pop(agent, None)
+        if timer is not None:
+            timer.cancel()
+
+    def pair(self) -> None:
+        """Start a game for every two waiting agents of different identities, first come first served."""
+        i = 0
+        while i < len(self.waiting):
+            first = self.waiting[i]
+            other = next((b for b in self.waiting[i + 1 :] if self.key(b) != self.key(first)), None)
+            if other is None:
+                i += 1
+                continue
+            self.take(first)
+            self.take(other)
+            self.spawn(self.game([first, other], None))
+
+    def alone(self, agent: Agent) -> None:
+        """An agent waited long enough alone: it plays a hosted bot."""
+        if agent in self.waiting and not self.closing:
+            self.take(agent)
+            self.spawn(self.game([agent], self.rng.choice(self.options.kgp_bots)))
+
+    # --- identities and games ------------------------------------------------------------------
+
+    def free_name(self, wanted: str | None, pid: str, anonymous: bool) -> str:
+        """A unique `engine:` name close to the one the agent set (`info:name`)."""
+        base = re.sub(r"[^A-Za-z0-9_.-]", "", wanted or "")[:25] or ("anon" if anonymous else "agent")
+        if anonymous:
+            base = f"{base[:18]}-{pid[1:7]}"
+        for name in (f"{ENGINE_PREFIX}{base}", f"{ENGINE_PREFIX}{base[:20]}-{pid[1:5]}", f"{ENGINE_PREFIX}{pid}"):
+            owner = self.arena.names.get(name_key(name))
+            if owner is None or owner == pid:
+                return name
+        raise RuntimeError("no free engine name")  # unreachable: the last one is the player id itself
+
+    async def identity(self, agent: Agent) -> AgentSession:
+        """The agent's arena identity (stored on first use) and its stand-in session, connected in the arena."""
+        a = self.arena
+        pid = self.key(agent)
+        session = self.sessions.get(agent)
+        if session is not None and session.player_id == pid:
+            return session
+        token_hash = None if agent.token is None else hash_token(agent.token)
+        player = a.players.get(pid)
+        if player is not None and agent.token is not None and not token_matches(agent.token, player.token_hash):
+            raise RuntimeError("an engine id taken by another token")  # a SHA-256 prefix collision
+        if player is None:
+            name = self.free_name(agent.info.get("name"), pid, agent.token is None)
+            a.names[name_key(name)] = pid  # held while the write is in flight
+            try:
+                await a.write([op_player(pid, name, token_hash)])
+            except BaseException:
+                del a.names[name_key(name)]
+                raise
+            player = a.players[pid] = StoredPlayer(pid, name, token_hash, None)
+            log_event("kgp_engine_account", player=pid, engine=name, anonymous=agent.token is None,
+                      authors=agent.info.get("authors"), remote=agent.remote)
+        if session is not None:
+            a.disconnect(session)
+        session = self.sessions[agent] = AgentSession(agent, pid, player.name)
+        agent.player_id = pid
+        a.connect(session)
+        return session
+
+    async def game(self, agents: list[Agent], bot: str | None) -> None:
+        """One match of the agents (and a hosted bot), sides at random, then back to the queue."""
+        a = self.arena
+        try:
+            if not all(await asyncio.gather(*(agent.check_alive() for agent in agents))):
+                return  # one is gone (go-kgp's scheduler pings too): the others go back to the queue
+            sessions = [await self.identity(agent) for agent in agents]
+            seats: list[Seat | AgentSession] = [*sessions, *([] if bot is None else [a.bot_seat(bot)])]
+            self.rng.shuffle(seats)
+            pairs = [(i, s if isinstance(s, Seat) else Seat(s.player_id or "", s.name or ""))
+                     for i, s in enumerate(seats)]
+            rated = all(agent.token is not None for agent in agents)
+            if any(agent.closed.is_set() for agent in agents):
+                return
+            room = await a.create(self.variant, rated, 0, pairs)
+            self.games += 1
+            driver = MatchDriver(a, room, {i: s for i, s in enumerate(seats) if isinstance(s, AgentSession)},
+                                 self.settings)
+            await driver.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a fault of the server: the agents are told and dropped, never looped
+            if not self.closing:
+                log_event("kgp_game_failed", error=repr(exc), level=40)
+                for agent in agents:
+                    agent.kill("the server failed to run a game")
+            return
+        if not self.closing:
+            for agent in agents:
+                self.enqueue(agent)

@@ -1,0 +1,53 @@
+"""What the gateway stores beside the arena's rows: why an engine forfeited, one row per forfeited match."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.storage import Op
+
+FORFEITS_TABLE = """CREATE TABLE IF NOT EXISTS engine_forfeits (
+    match_id TEXT PRIMARY KEY,
+    seat INTEGER NOT NULL,
+    player_id TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    at REAL NOT NULL
+)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeit:
+    """Why the engine in `seat` lost `match_id` by forfeit (an illegal move, no pong, a lost connection...)."""
+
+    match_id: str
+    seat: int
+    player_id: str
+    detail: str
+
+
+def create_table(db_path: Path) -> None:
+    """Create the forfeits table if it is missing (run once, off the event loop, when the gateway starts)."""
+    with sqlite3.connect(db_path, timeout=5.0) as db:
+        db.execute(FORFEITS_TABLE)
+    db.close()
+
+
+def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
+    """Store why an engine forfeits (written before the end of the match it causes)."""
+    return ("INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
+            (match_id, seat, player_id, detail[:1000], time.time()))
+
+
+def forfeits(db_path: Path, match_id: str | None = None) -> list[Forfeit]:
+    """The stored forfeits (of one match, or all), oldest first; none when no gateway ever ran on the database."""
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0) as db:
+        try:
+            rows = db.execute("SELECT match_id, seat, player_id, detail FROM engine_forfeits"
+                              " WHERE ?1 IS NULL OR match_id = ?1 ORDER BY at", (match_id,)).fetchall()
+        except sqlite3.OperationalError:
+            rows = []
+    db.close()
+    return [Forfeit(r[0], r[1], r[2], r[3]) for r in rows]
