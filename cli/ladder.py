@@ -16,6 +16,7 @@ from cli.ladder_runner import Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
+from protocol.requests import MAX_PACE_MS
 from server.standings import compute, render
 
 
@@ -31,6 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="games at once")
     parser.add_argument("--state", metavar="FILE", help="progress file (default: derived from the settings)")
     parser.add_argument("--unrated", action="store_true", help="do not rate the ladder's games")
+    parser.add_argument("--pace-ms", type=int, default=0, metavar="MS",
+                        help="minimum time per move, so people can follow the games live (0..10000; default 0)")
     parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
                         help="the server's operator token, needed for rated games on a running server "
                              "(default: $KALAH_OPERATOR_TOKEN; a local server gets a fresh one)")
@@ -79,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
         bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
                               concurrency=max(1, args.concurrency), rated=not args.unrated,
-                              operator_token=args.operator_token)
+                              operator_token=args.operator_token, pace_ms=args.pace_ms)
         check_ladder(bots, args.games)
+        if not 0 <= args.pace_ms <= MAX_PACE_MS:
+            raise ValueError(f"--pace-ms takes 0 to {MAX_PACE_MS} milliseconds")
     except (KalahError, ValueError) as exc:
         print(f"kalah ladder: {exc}", file=sys.stderr)
         return 2

@@ -59,6 +59,8 @@ class LadderConfig:
     rated: bool = True
     operator_token: str | None = field(default=None, repr=False, compare=False)
     """The server operator's secret, without which the server refuses rated exhibitions."""
+    pace_ms: int = 0
+    """The minimum time per move the server holds each game to (0: as fast as the bots play)."""
 
     def digest(self, where: str) -> str:
         """A short stable id of this ladder on a given server or database."""
@@ -206,7 +208,7 @@ class Ladder:
                 answer = await self._request(ws, CreateExhibition(
                     variant=c.variant.text(), south=game.south, north=game.north,
                     opening=[a.token() for a in game.opening], rated=c.rated, match_id=match_id,
-                    operator_token=c.operator_token if c.rated else None), about=match_id)
+                    operator_token=c.operator_token if c.rated else None, pace_ms=c.pace_ms), about=match_id)
                 if not isinstance(answer, Snapshot):
                     text = answer.message if isinstance(answer, ErrorMessage) else type(answer).__name__
                     raise LadderError(f"{game.south} v {game.north}: {text}")

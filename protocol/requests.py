@@ -144,11 +144,16 @@ class FetchGame(Message):
     match_id: MatchId
 
 
+MAX_PACE_MS = 10_000
+"""The longest minimum time per move an exhibition may ask for (10 s)."""
+
+
 class CreateExhibition(Message):
     """A match between two hosted bots from an agreed opening (the ladder's games); anyone may watch.
 
     A `match_id` chosen by the client makes creation idempotent: a second request with the same id
     is refused with `match_exists`, so a client that lost the answer can look the match up instead.
+    `pace_ms` is a minimum time per move, so that people can follow the game live (0: as fast as the bots).
     """
 
     type: Literal["exhibition"] = "exhibition"
@@ -160,6 +165,7 @@ class CreateExhibition(Message):
     match_id: MatchId | None = None
     operator_token: Annotated[str, Field(min_length=1, max_length=128)] | None = None
     """The server operator's secret: only with it may an exhibition be rated (the operator's ladder)."""
+    pace_ms: Annotated[int, Field(ge=0, le=MAX_PACE_MS)] = 0
 
     _variant = field_validator("variant")(check_variant)
 

@@ -94,6 +94,8 @@ class Arena:
         """`name_key` of each human identity's name -> its player id (names are unique)."""
         self.quotas = Quotas(QuotaLimits(options.open_per_player, options.exhibitions_per_player,
                                          options.exhibitions_per_address))
+        self.paces: dict[str, float] = {}
+        """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
         self.quarantined = 0
         """Matches set aside at load because they could not be read back."""
         self.started = self.now()
@@ -141,6 +143,7 @@ class Arena:
     def drop_room(self, match_id: str) -> Room | None:
         """Forget a room and its seat index entries."""
         room = self.rooms.pop(match_id, None)
+        self.paces.pop(match_id, None)
         if room is not None:
             for seat in room.match.seats:
                 if seat is not None:
@@ -319,8 +322,11 @@ class Arena:
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
                      opening: list[Action] | None = None, match_id: str | None = None,
-                     follow: Session | None = None) -> Room:
-        """Open a new match with its first players (and an opening played), stored before it is visible."""
+                     follow: Session | None = None, pace_s: float = 0.0) -> Room:
+        """Open a new match with its first players (and an opening played), stored before it is visible.
+
+        `pace_s` holds each hosted bot's move until that long after its turn began (paced exhibitions).
+        """
         match_id = match_id or new_id("m")
         if self.id_taken(match_id):
             raise MatchExistsError(f"match {match_id!r} already exists")
@@ -334,6 +340,8 @@ class Arena:
             raise MatchExistsError(f"match {match_id!r} already exists") from None
         finally:
             self.creating.discard(match_id)
+        if pace_s > 0:  # before the first bot turn, which apply only scheduled, looks it up
+            self.paces[match_id] = pace_s
         return room
 
     def id_taken(self, match_id: str) -> bool:
@@ -404,11 +412,13 @@ class Arena:
         """One hosted-bot action, chosen off the event loop within the bot's clock."""
         m = room.match
         ply = m.ply
+        began = self.loop.time()
         try:
             think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
             human = any(who is not None and who.bot is None for who in m.seats)
             priority = Priority.HUMAN if human else Priority.EXHIBITION
             action = await self.bots.choose(bot, m.position, think, priority=priority)
+            await self.pace(room, seat, began)
             await self.act(room, seat, action, ply, None)
         except Exception as exc:
             log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc))
@@ -416,6 +426,14 @@ class Arena:
             room.bot_busy = False
         if m.status == "live" and m.ply != ply:
             self.maybe_bot(room)
+
+    async def pace(self, room: Room, seat: int, began: float) -> None:
+        """Hold a paced match's bot move until its minimum time per move has passed (at most half its clock)."""
+        wait = began + self.paces.get(room.match.match_id, 0.0) - self.loop.time()
+        if room.match.clocks.enabled:
+            wait = min(wait, room.match.clocks.left(seat, self.now()) / 2000)
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     # --- shutdown -----------------------------------------------------------------------------
 

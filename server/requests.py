@@ -241,7 +241,8 @@ class Router:
             raise MatchExistsError(f"match {match_id!r} already exists")
         a.quotas.hold_exhibition(match_id, s.player_id, s.peer.address)
         try:
-            room = await a.create(variant, msg.rated, 0, seats, opening, match_id, follow=s)
+            room = await a.create(variant, msg.rated, 0, seats, opening, match_id, follow=s,
+                                  pace_s=msg.pace_ms / 1000)
         except BaseException:
             a.quotas.release(match_id)
             raise
