@@ -131,8 +131,12 @@ class KalahApp(App[None]):
             self.give_up(failure)
 
     def give_up(self, reason: str) -> None:
-        """End the session with exit status 1, printing `reason` once the screen is restored."""
-        self.exit(return_code=1, message=Text(f"kalah: {reason}"))
+        """End the session with exit status 1, printing `reason` once the screen is restored.
+
+        The exit waits for the next refresh, so a failure found while the first screen is still
+        being mounted does not pull it down half-built.
+        """
+        self.call_after_refresh(self.exit, None, 1, Text(f"kalah: {reason}"))
 
     async def on_unmount(self) -> None:
         """Close the connection and stop the embedded server."""

@@ -20,7 +20,7 @@ from protocol.messages import (
     MatchList,
     MatchSummary,
 )
-from tests.client_hosts import ScreenHost
+from tests.client_hosts import ScreenHost, until
 
 SIZE = (100, 40)
 
@@ -96,14 +96,12 @@ async def test_create_form_names_bad_input() -> None:
 
 
 async def test_local_server_that_cannot_start_is_reported(tmp_path: Path) -> None:
-    """`kalah play` with an unusable database file says why on screen instead of crashing."""
+    """`kalah play` with an unusable database file exits with status 1 and says why, instead of crashing."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     app = KalahApp(Launch(db_path=blocker / "arena.sqlite3", start="bot", animate=False))
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(100):
-            if "Could not start" in (app.lobby.connection_notice or ""):
-                break
-            await pilot.pause(0.02)
-        assert "Could not start the local server" in (app.lobby.connection_notice or "")
-        assert isinstance(app.screen, LobbyScreen)
+        await until(pilot, lambda: app.return_code is not None)
+        said = [str(r) for r in app._exit_renderables]  # what Textual prints once the screen is restored
+    assert app.return_code == 1
+    assert len(said) == 1 and said[0].startswith("kalah: could not start the local server: ")
