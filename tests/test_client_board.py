@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import pytest
+
 from client.match_state import MatchState
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
 from client.stored_game import StoredGame
 from client.ui_messages import EventReceived
-from client.widgets.board import Board, Pit
-from protocol import Side, Variant
+from client.widgets.board import (
+    HOUSE_KEYS,
+    KEY_LABELS,
+    Board,
+    HouseKey,
+    Pit,
+    board_width,
+    bottom_row,
+    house_width,
+    keys_text,
+)
+from protocol import Game, Side, Variant
 from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
 from tests.client_hosts import ScreenHost, make_snapshot, until
 from tests.test_client_match_state import action
@@ -150,3 +162,86 @@ def test_snapshot_narrow_terminal(snap_compare: object) -> None:
     """On an 80x24 terminal the move list goes under the board, wrapped."""
     app = host("3 6 9 10 1", clocks=Clocks(south_ms=300_000, north_ms=295_500))
     assert snap_compare(app, terminal_size=(80, 24))  # type: ignore[operator]
+
+
+def north_to_move(variant: str) -> str:
+    """A one-move record after which North is to move with seeds in every house."""
+    start = Game(Variant.parse(variant)).position
+    for b in start.legal_bins():
+        after = start.play(b)
+        if after.to_move == Side.NORTH and not after.over and all(after.pits[i - 1] for i in
+                                                                     after.house_bins(Side.NORTH)):
+            return str(b)
+    raise AssertionError(f"no such move in {variant}")
+
+
+@pytest.mark.parametrize("houses", [1, 8, 12])
+async def test_each_key_shown_sows_the_house_above_it(houses: int) -> None:
+    """At 80x24, from either seat, the board fits and the key shown under each house is the key that sows it."""
+    variant = f"kalah({houses},5)"
+    for seat, record in (("south", ""), ("north", north_to_move(variant))):
+        app = host(record, variant=variant, you=seat)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, GameScreen)
+            board = screen.query_one(Board)
+            assert board.region.right <= 80 and screen.query_one("#bottom-player").region.bottom <= 23
+            row = bottom_row(Variant.parse(variant), Side.SOUTH if seat == "south" else Side.NORTH)
+            labels = list(screen.query(HouseKey))
+            assert [str(k.render()) for k in labels] == list(KEY_LABELS[:houses])
+            for index, label in enumerate(labels):
+                pit = screen.query_one(f"#pit-{label.bin}", Pit)
+                assert label.bin == row[index] and pit.region.x <= label.region.x < pit.region.right
+                await pilot.press(HOUSE_KEYS[index])
+                assert app.sent[-1] == MakeMove(match_id="m1", ply=len(record.split()), bin=label.bin)
+                screen.pending = False  # as if the move had been refused: the next key may be tried
+                screen.refresh_view()
+            assert screen.hint is None
+
+
+async def test_a_wrong_key_or_click_says_why() -> None:
+    """A key past the last house, an empty house, the opponent's house and a stray letter each get a hint."""
+    app = host("3", you="south")  # South moves again; house 3 is empty
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        hint = screen.query_one("#hint")
+        await pilot.press("8")
+        assert screen.hint == "Key 8 is not one of your houses: use 1 to 6, shown under your houses."
+        assert hint.display and "Key 8" in str(hint.render())
+        await pilot.press("3")
+        assert screen.hint == "House 3 is empty: choose a house with seeds."
+        await pilot.click("#pit-10")
+        assert screen.hint == "Bin 10 is not one of your houses: sow from your own row, at the bottom."
+        await pilot.press("x")
+        assert screen.hint is not None and screen.hint.startswith("Key x does nothing here")
+        await pilot.press("4")
+        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=4)] and not hint.display
+    app = host("3 6", you="south")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        await pilot.press("1")
+        assert screen.hint == "Not your turn: waiting for bob." and app.sent == []
+
+
+@pytest.mark.parametrize("seat", ["south", "north"])
+@pytest.mark.parametrize("variant", ["kalah(1,5)", "kalah(6,4)", "kalah(12,4)"])
+def test_snapshot_board_at_80x24(snap_compare: object, variant: str, seat: str) -> None:
+    """Boards of 1, 6 and 12 houses from either seat at 80x24: whole, bin numbers on, keys under the own row."""
+    record = "" if seat == "south" else north_to_move(variant)
+    app = host(record, variant=variant, you=seat, clocks=Clocks(south_ms=300_000, north_ms=300_000))
+    assert snap_compare(app, terminal_size=(80, 24))  # type: ignore[operator]
+
+
+def test_snapshot_wrong_key_hint(snap_compare: object) -> None:
+    """North presses 8, the bin number of its first house: the hint names the keys that work."""
+    app = host("1", you="north")
+    assert snap_compare(app, press=["8"], terminal_size=(80, 24))  # type: ignore[operator]
+
+
+def test_every_board_fits_78_columns_and_names_its_keys() -> None:
+    """Houses narrow as they grow in number so 1 to 12 houses fit 78 columns; the keys read as words."""
+    assert [house_width(h) for h in (1, 7, 8, 9, 10, 11, 12)] == [8, 8, 7, 6, 6, 5, 5]
+    assert max(board_width(h) for h in range(1, 13)) == 78
+    assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]

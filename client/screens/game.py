@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -23,7 +23,7 @@ from client.ui_messages import (
     ReplayRequested,
     SnapshotReceived,
 )
-from client.widgets.board import KEY_LABELS, Board, PitChosen
+from client.widgets.board import Board, ChoiceRefused, PitChosen, keys_text
 from client.widgets.panels import MoveList, PlayerBar
 from protocol import Side
 from protocol.messages import (
@@ -62,6 +62,8 @@ class GameScreen(Screen[None]):
         self.transfer_src: int | None = None
         """The house chosen first for the opening transfer."""
         self.error: str | None = None
+        self.hint: str | None = None
+        """Why the last key or click did nothing (cleared by the next thing that happens)."""
         self.connection_notice: str | None = None
         self._drawn_last: LastAction | None = None
 
@@ -85,9 +87,10 @@ class GameScreen(Screen[None]):
                 yield Board(self.state.variant, self.state.viewpoint, animate=self.animate_sowing, id="board")
                 yield PlayerBar(id="bottom-player", classes="player")
                 yield Static(id="notice")
+                yield Static(id="hint")
                 yield Static(id="error")
                 yield Static(id="game-over")
-            with VerticalScroll(id="side-panel"):
+            with VerticalScroll(id="side-panel", can_focus=False):
                 yield Static(id="spectators")
                 yield Static(id="server")
                 yield MoveList(id="moves")
@@ -110,6 +113,7 @@ class GameScreen(Screen[None]):
         if self.state.you is None and you is not None and msg.status != "finished":
             self.state.you = you
         self.pending = False
+        self.hint = None
         self.refresh_view()
 
     @on(EventReceived)
@@ -124,6 +128,7 @@ class GameScreen(Screen[None]):
         if self.state.ply != ply:
             self.pending = False
             self.error = None
+            self.hint = None
         self.refresh_view()
 
     @on(ErrorReceived)
@@ -164,6 +169,7 @@ class GameScreen(Screen[None]):
         board.set_viewpoint(st.viewpoint)
         board.position = pos
         board.choosable = frozenset(self._choosable())
+        board.show_keys = not self.spectating and not st.over
         if st.last is not self._drawn_last:
             self._drawn_last = st.last
             board.path = st.last.path if st.last else ()
@@ -182,6 +188,9 @@ class GameScreen(Screen[None]):
             bar.to_move = not st.over and pos.to_move == side and st.status != "open"
         self._tick()
         self.query_one("#notice", Static).update(self._notice())
+        hint = self.query_one("#hint", Static)
+        hint.update(self.hint or "")
+        hint.display = bool(self.hint)
         error = self.query_one("#error", Static)
         error.update(f"⚠ {self.error}" if self.error else "")
         error.display = bool(self.error)
@@ -256,10 +265,10 @@ class GameScreen(Screen[None]):
             else:
                 lines.append(f"Take a seed from bin {self.transfer_src}: now choose the house to put it in.")
         elif st.my_turn and pos.swap_offered:
-            lines.append("[b]Pie rule:[/b] press [b]s[/b] to swap sides and keep South's opening, or sow a house.")
+            lines.append("[b]Pie rule:[/b] press [b]s[/b] to take over South and its opening move (your "
+                         "opponent then plays North), or sow a house.")
         elif st.my_turn:
-            keys = f"1-{KEY_LABELS[st.variant.houses - 1]}" if st.variant.houses > 1 else "1"
-            lines.append(f"[b]Your move:[/b] keys {keys}, or ←/→ and Enter, or click a house.")
+            lines.append("[b]Your move:[/b] the key under a house, or ←/→ and Enter, or a click.")
         elif not self.spectating:
             lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")
         if not st.over and st.you is not None and st.you.other in st.away:
@@ -284,10 +293,53 @@ class GameScreen(Screen[None]):
             return st.you is not None and not st.over and st.you.other in st.away
         return True
 
+    def refusal(self, bin_number: int | None, key: str | None) -> str:
+        """Why a house key, click or Enter chose nothing, and what would work."""
+        st = self.state
+        pos = st.position
+        keys = f"use {keys_text(st.variant.houses)}, shown under your houses"
+        if self.spectating:
+            return "You are watching: spectators cannot move."
+        if st.over:
+            return "The game is over: v replays it, Esc goes back to the lobby."
+        if self.connection_notice:
+            return "Not connected: moves wait until the connection is back."
+        if st.status == "open":
+            return "No opponent yet: moves start once someone joins."
+        if not st.my_turn:
+            return f"Not your turn: waiting for {st.player(pos.to_move) or pos.to_move.name.title()}."
+        if self.pending:
+            return "Your move is on its way to the server…"
+        if bin_number is None:
+            return f"Key {key} is not one of your houses: {keys}." if key else f"Choose a house: {keys}."
+        if pos.transfer_pending:
+            if self.transfer_src is None:
+                return f"Bin {bin_number} has no seed to give: choose a house with seeds, or n for no transfer."
+            return "Choose another house to put the seed in."
+        if bin_number not in pos.house_bins(st.you or pos.to_move):
+            return f"Bin {bin_number} is not one of your houses: sow from your own row, at the bottom."
+        if pos.pits[bin_number - 1] == 0:
+            return f"House {bin_number} is empty: choose a house with seeds."
+        return f"House {bin_number} cannot be sown now."
+
+    @on(ChoiceRefused)
+    def _choice_refused(self, event: ChoiceRefused) -> None:
+        """A key or click that chose nothing: say why, under the notice."""
+        event.stop()
+        self.hint = self.refusal(event.bin, event.key)
+        self.refresh_view()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that nothing here uses gets a hint instead of silence."""
+        if event.is_printable and event.key not in self.active_bindings:
+            self.hint = f"Key {event.character} does nothing here: the keys are in the footer, ? shows the rules."
+            self.refresh_view()
+
     def on_pit_chosen(self, event: PitChosen) -> None:
         """Send a sowing, or build the opening transfer from two choices."""
         event.stop()
         st = self.state
+        self.hint = None
         if not st.my_turn or self.pending:
             return
         ply = st.position.ply

@@ -1,8 +1,13 @@
 """The Kalah board widget: two rows of houses and two stores, drawn from one side.
 
-Attributes down (position, viewpoint, choosable bins, the last sowing), messages up: a
-clicked `Pit` posts `Pit.Clicked` to the board, which posts `PitChosen` when that pit may be
-chosen now. The board holds no game state of its own: only its cursor and animation.
+Attributes down (position, viewpoint, choosable bins, the last sowing, whether to show the
+house keys), messages up: a clicked `Pit` (or key label) posts `Pit.Clicked` to the board,
+which posts `PitChosen` when that pit may be chosen now, and `ChoiceRefused` when it may not
+(or a house key names no house), so the screen can say why. The board holds no game state of
+its own: only its cursor and animation.
+
+Every board up to 12 houses fits 80 columns: houses narrow from 8 to 5 columns as their number
+grows (`house_width`), and under the player's own row a line shows the key of each house.
 """
 
 from __future__ import annotations
@@ -27,6 +32,37 @@ HOUSE_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "minus", "equals
 KEY_LABELS = "1234567890-="
 """What each house key shows on the keyboard."""
 
+STORE_WIDTH = 9
+"""Columns of a store."""
+
+MAX_BOARD_WIDTH = 78
+"""Columns the widest board may take: an 80-column terminal less a margin column each side."""
+
+
+def house_width(houses: int) -> int:
+    """Columns of one house: 8, or less on boards that would not fit `MAX_BOARD_WIDTH` (5 for 11 and 12)."""
+    return max(5, min(8, (MAX_BOARD_WIDTH - 2 * STORE_WIDTH) // houses))
+
+
+COMPACT_BELOW = 8
+"""Houses narrower than this have no side edges: a bin number needs 8 columns between two corners."""
+
+
+def board_width(houses: int) -> int:
+    """Columns of the whole board: two stores and one row of houses."""
+    return 2 * STORE_WIDTH + houses * house_width(houses)
+
+
+def keys_text(houses: int) -> str:
+    """The house keys of a board in words: `1`, `1 to 6`, `1 to 9, 0, - and =`."""
+    if houses == 1:
+        return "1"
+    if houses <= 9:
+        return f"1 to {houses}"
+    keys: list[str] = ["1 to 9", *KEY_LABELS[9:houses]]
+    return ", ".join(keys[:-1]) + " and " + keys[-1]
+
+
 ANIMATION_STEP = 0.06
 """Seconds between two seeds of the sowing animation."""
 
@@ -39,30 +75,51 @@ class PitChosen(Message):
         self.bin = bin_number
 
 
+class ChoiceRefused(Message):
+    """A house key or click that chooses nothing now: `key` is the key pressed (None for a click or Enter)."""
+
+    def __init__(self, bin_number: int | None, key: str | None) -> None:
+        super().__init__()
+        self.bin = bin_number
+        """The pit asked for; None when the key names no house of this board."""
+        self.key = key
+
+
 class Pit(Static):
     """One house or store: its seed count, with the bin number as the border title."""
 
     class Clicked(Message):
-        """The user clicked a pit (the board decides whether that chooses it)."""
+        """The user clicked a pit or its key (the board decides whether that chooses it)."""
 
-        def __init__(self, pit: Pit) -> None:
+        def __init__(self, bin_number: int) -> None:
             super().__init__()
-            self.pit = pit
+            self.bin = bin_number
 
-        @property
-        def control(self) -> Pit:
-            """The pit clicked."""
-            return self.pit
-
-    def __init__(self, bin_number: int, store: bool = False) -> None:
+    def __init__(self, bin_number: int, store: bool = False, width: int | None = None) -> None:
         super().__init__("", id=f"pit-{bin_number}", classes="store" if store else "house")
         self.bin = bin_number
         self.border_title = str(bin_number)
+        if width is not None:
+            self.styles.width = width
 
     def on_click(self, event: events.Click) -> None:
         """Tell the board this pit was clicked."""
         event.stop()
-        self.post_message(self.Clicked(self))
+        self.post_message(self.Clicked(self.bin))
+
+
+class HouseKey(Static):
+    """The key that chooses the house above it, under the player's own row."""
+
+    def __init__(self, bin_number: int, label: str, width: int) -> None:
+        super().__init__(label, id=f"key-{bin_number}", classes="house-key")
+        self.bin = bin_number
+        self.styles.width = width
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the key label chooses its house, as a click on the house does."""
+        event.stop()
+        self.post_message(Pit.Clicked(self.bin))
 
 
 def bottom_row(variant: Variant, side: Side) -> list[int]:
@@ -98,6 +155,8 @@ class Board(Widget, can_focus=True):
     captured: reactive[tuple[int, ...]] = reactive(())
     cursor: reactive[int | None] = reactive(None)
     shown: reactive[int] = reactive(0)
+    show_keys: reactive[bool] = reactive(False)
+    """Whether to show the key of each house under the bottom row (for a player, not a spectator)."""
 
     def __init__(self, variant: Variant, viewpoint: Side = Side.SOUTH, *, animate: bool = True,
                  id: str | None = None) -> None:
@@ -111,22 +170,32 @@ class Board(Widget, can_focus=True):
     # --- layout -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        """Opponent's store left, the two rows of houses, own store right."""
+        """Opponent's store left, the two rows of houses, own store right; the house keys below."""
         v, me = self.variant, self.viewpoint
+        width = house_width(v.houses)
         with Horizontal(id="board-row"):
             yield Pit(store_bin(v, me.other), store=True)
             with Vertical(id="houses"):
                 with Horizontal(classes="row top"):
                     for b in top_row(v, me):
-                        yield Pit(b)
+                        yield Pit(b, width=width)
                 with Horizontal(classes="row bottom"):
                     for b in bottom_row(v, me):
-                        yield Pit(b)
+                        yield Pit(b, width=width)
             yield Pit(store_bin(v, me), store=True)
+        with Horizontal(id="key-row"):
+            yield Static("keys", classes="keys-label")
+            for label, b in zip(KEY_LABELS, bottom_row(v, me), strict=False):
+                yield HouseKey(b, label, width)
 
     def on_mount(self) -> None:
         """Draw whatever was set before mounting."""
+        self.set_class(house_width(self.variant.houses) < COMPACT_BELOW, "-compact")
         self._ready = True
+        self._refresh_pits()
+
+    def watch_show_keys(self) -> None:
+        """Show or hide the line of house keys."""
         self._refresh_pits()
 
     def set_viewpoint(self, side: Side) -> None:
@@ -198,6 +267,10 @@ class Board(Widget, can_focus=True):
             pit.set_class(b in sown, "-sown")
             pit.set_class(b == landed, "-landed")
             pit.set_class(b in self.captured, "-captured")
+        for key in self.query(HouseKey):
+            key.set_class(key.bin in self.choosable, "-legal")
+        for row in self.query("#key-row"):
+            row.display = self.show_keys
 
     # --- choosing ----------------------------------------------------------------------
 
@@ -210,13 +283,15 @@ class Board(Widget, can_focus=True):
     def _pit_clicked(self, event: Pit.Clicked) -> None:
         """A click on a pit chooses it, if it may be chosen."""
         event.stop()
-        self.choose(event.pit.bin)
+        self.choose(event.bin)
 
-    def choose(self, bin_number: int) -> None:
-        """Post `PitChosen` if that pit may be chosen now."""
+    def choose(self, bin_number: int, key: str | None = None) -> None:
+        """Post `PitChosen` if that pit may be chosen now, else `ChoiceRefused`."""
         if bin_number in self.choosable:
             self.cursor = bin_number
             self.post_message(PitChosen(bin_number))
+        else:
+            self.post_message(ChoiceRefused(bin_number, key))
 
     def action_cursor(self, step: int) -> None:
         """Move the cursor to the previous or next choosable pit."""
@@ -228,11 +303,15 @@ class Board(Widget, can_focus=True):
 
     def action_choose_cursor(self) -> None:
         """Choose the pit under the cursor."""
-        if self.cursor is not None:
+        if self.cursor is not None and self.choosable:
             self.choose(self.cursor)
+        else:
+            self.post_message(ChoiceRefused(self.cursor, None))
 
     def action_house(self, index: int) -> None:
-        """Choose the `index`-th house from the left of the bottom row."""
+        """Choose the `index`-th house from the left of the bottom row (a key past the last: refused)."""
         row = bottom_row(self.variant, self.viewpoint)
         if index < len(row):
-            self.choose(row[index])
+            self.choose(row[index], KEY_LABELS[index])
+        else:
+            self.post_message(ChoiceRefused(None, KEY_LABELS[index]))
