@@ -13,7 +13,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
-from client.embedded import EmbeddedServer, start_embedded
+from client.embedded import EmbeddedServer, LocalAnalyst, start_embedded, start_local_analyst
 from client.identities import load_token, save_token
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
@@ -40,8 +40,17 @@ from client.ui_messages import (
     WelcomeReceived,
     received,
 )
-from protocol import Variant
-from protocol.messages import CreateMatch, FetchGame, Message, SyncMatch, WatchMatch
+from protocol import KalahError, Variant
+from protocol.messages import (
+    Analyse,
+    Analysis,
+    CreateMatch,
+    ErrorMessage,
+    FetchGame,
+    Message,
+    SyncMatch,
+    WatchMatch,
+)
 
 StartWith = Literal["lobby", "bot", "watch", "replay"]
 
@@ -69,6 +78,11 @@ class Launch:
     retry_delays: tuple[float, ...] = RETRY_DELAYS
     identity_file: Path | None = None
     """Where tokens are remembered between sessions (None: not remembered)."""
+    resume: bool | None = None
+    """Reopen the newest unfinished game the identity holds a seat in: True at once (`kalah play --resume`),
+    False never (flags chose what to start), None when nothing was said."""
+    spectate: bool = False
+    """`kalah watch`: a match asked for with `watch` is shown as a spectator even to an identity seated in it."""
 
     def server_key(self) -> str:
         """Which server an identity belongs to: the URL, or the embedded server's database file."""
@@ -90,9 +104,14 @@ class KalahApp(App[None]):
         self.launch = launch
         self.connection: Connection | None = None
         self.embedded: EmbeddedServer | None = None
+        self.analyst: LocalAnalyst | None = None
+        """Offline only: the solver that answers the replay's questions in this process (made on first use)."""
         self._started = False
+        self._watched: set[str] = set()
+        """Matches asked for with `watch` (shown as a spectator when `launch.spectate`)."""
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
-        self.lobby = LobbyScreen(launch.name, launch.library, offline=launch.offline)
+        self.lobby = LobbyScreen(launch.name, launch.library, offline=launch.offline,
+                                 private=launch.url is None and not launch.offline)
 
     def on_mount(self) -> None:
         """Lobby first; then connect (or open the stored replay directly)."""
@@ -101,6 +120,7 @@ class KalahApp(App[None]):
         if self.launch.offline:
             if self.launch.stored is not None:
                 self.push_screen(self.replay_screen(self.launch.stored))
+            self.run_local_analysis()
             return
         self.run_network()
         self.run_sender()
@@ -145,6 +165,9 @@ class KalahApp(App[None]):
         if self.embedded is not None:
             await self.embedded.close()
             self.embedded = None
+        if self.analyst is not None:
+            self.analyst.close()
+            self.analyst = None
 
     # --- server traffic, passed on to the screens it is for ----------------------------
 
@@ -180,6 +203,8 @@ class KalahApp(App[None]):
     @on(SnapshotReceived)
     def _snapshot(self, event: SnapshotReceived) -> None:
         """A snapshot updates its match's screen, or opens one (a new, joined, watched or resumed match)."""
+        if self.launch.spectate and event.msg.match_id in self._watched and event.msg.you is not None:
+            event.msg = event.msg.model_copy(update={"you": None})  # watching is spectating, seated or not
         if not self._to_match(event):
             url = self.connection.url if self.connection is not None else ""
             state = MatchState.from_snapshot(event.msg)
@@ -218,8 +243,8 @@ class KalahApp(App[None]):
             screen.post_message(event.copy())
 
     def replay_screen(self, stored: StoredGame) -> ReplayScreen:
-        """A replay screen for a stored game; solver values need a server (not offline)."""
-        return ReplayScreen(stored, animate=self.launch.animate, can_analyse=not self.launch.offline)
+        """A replay screen for a stored game (its solver values come from the server, or offline from here)."""
+        return ReplayScreen(stored, animate=self.launch.animate)
 
     def _remember(self, name: str, token: str) -> None:
         """Keep the identity's token for the next session."""
@@ -233,11 +258,18 @@ class KalahApp(App[None]):
     def _first_steps(self, seats: list[str]) -> None:
         """After the first welcome: resume an unfinished game, create the bot game, or open a match."""
         launch = self.launch
-        if seats and launch.start in ("bot", "lobby"):
+        seats = [] if launch.spectate else seats
+        if seats and launch.resume is not False and launch.start in ("bot", "lobby"):
             self.send(SyncMatch(match_id=seats[-1]))
             if len(seats) > 1:
                 self.notify(f"You hold seats in {len(seats)} matches: see the lobby.", title="Welcome back")
-        elif launch.start == "bot":
+            return
+        if seats:
+            self.notify(f"You hold a seat in {len(seats)} unfinished match{'es' if len(seats) > 1 else ''}: "
+                        "`kalah play --resume` reopens the newest, or find it in the lobby.", title="Unfinished")
+        elif launch.resume:
+            self.notify("You hold no seat in an unfinished match: nothing to resume.", title="Resume")
+        if launch.start == "bot":
             self.send(CreateMatch(variant=launch.variant.text(), seat=launch.seat,
                                   opponent=bot_opponent(launch.bot_level), rated=False))
         elif launch.start == "watch" and launch.match_id:
@@ -270,8 +302,10 @@ class KalahApp(App[None]):
             await self.connection.drop()
 
     def send(self, msg: Message) -> None:
-        """Queue a message for the server; messages leave in the order they were queued."""
-        if not self.launch.offline:
+        """Queue a message for the server (offline: only solver questions, answered here), in order."""
+        if isinstance(msg, WatchMatch):
+            self._watched.add(msg.match_id)
+        if not self.launch.offline or isinstance(msg, Analyse):
             self._outbox.put_nowait(msg)
 
     @work(exclusive=True, group="send")
@@ -281,6 +315,29 @@ class KalahApp(App[None]):
             msg = await self._outbox.get()
             if self.connection is None or not await self.connection.send(msg):
                 self.notify("Not connected: not sent. Reconnecting…", severity="warning")
+
+    @work(exclusive=True, group="send")
+    async def run_local_analysis(self) -> None:
+        """Offline: answer the replay's solver questions in this process, one at a time, in the order asked."""
+        while True:
+            msg = await self._outbox.get()
+            if isinstance(msg, Analyse):
+                self.post_message(received(await self.analyse_here(msg)))
+
+    async def analyse_here(self, msg: Analyse) -> Analysis | ErrorMessage:
+        """The local solver's answer to `msg`, or its refusal in the form the server would send."""
+        try:
+            if self.analyst is None:
+                self.analyst = start_local_analyst()
+            answer = await self.analyst.aanalyse(msg)
+        except KalahError as exc:
+            return ErrorMessage(code=exc.code, message=str(exc)[:1000], request="analyse")
+        except Exception as exc:  # the solver could not be loaded: say so in the replay, not as a traceback
+            return ErrorMessage(code="internal_error", message=f"the local solver failed: {exc}"[:1000],
+                                request="analyse")
+        if answer is None:
+            return ErrorMessage(code="internal_error", message="the local solver gave no answer", request="analyse")
+        return answer
 
     # --- app-wide actions -------------------------------------------------------------
 

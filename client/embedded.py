@@ -1,13 +1,19 @@
-"""The embedded server of `kalah play` without a URL: the one place the client starts a server.
+"""What the client runs of the server's code in its own process: the one place it reaches the server.
 
-The client otherwise talks to the server only over the wire (see tests/test_layers.py); the
-server is imported only when one is started, so the rest of the client runs without it.
+`kalah play` without a URL starts an embedded server, and an offline replay (`kalah replay`
+on a database file) answers its `analyse` questions with the server's own analyst, the same
+code that answers them over the wire, so the two give the same values. The client otherwise
+talks to the server only over the wire (see tests/test_layers.py); the server (and, through its
+analyst, the bots' solver) is imported only when one of these is started, so the rest of the
+client runs without them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Protocol
+
+from protocol.messages import Analyse, Analysis
 
 
 class EmbeddedServer(Protocol):
@@ -36,3 +42,21 @@ async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
     path.parent.mkdir(parents=True, exist_ok=True)
     server: EmbeddedServer = await start_server(path, host="127.0.0.1", port=0)
     return server
+
+
+class LocalAnalyst(Protocol):
+    """What an offline replay needs of the server's analyst: answers to `analyse`, one at a time."""
+
+    async def aanalyse(self, msg: Analyse) -> Analysis | None:
+        """The solver's value of a position within the message's budget; raises `KalahError` if refused."""
+
+    def close(self) -> None:
+        """Stop the analysis thread."""
+
+
+def start_local_analyst() -> LocalAnalyst:
+    """The server's analyst in this process (the search runs in its own thread, one position at a time)."""
+    from server.analysis import Analyst
+
+    analyst: LocalAnalyst = Analyst()
+    return analyst

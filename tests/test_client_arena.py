@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from client.app import KalahApp, Launch
-from client.screens.replay import NO_SERVER, ReplayScreen, analysis_text
+from client.screens.replay import ReplayScreen, analysis_text
 from client.stored_game import StoredGame
 from protocol import Game, Variant
 from protocol.messages import Analysis
@@ -147,18 +147,21 @@ async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
         await server.close()
 
 
-async def test_offline_replay_says_values_need_a_server() -> None:
-    """Replaying from a database file without a server, `a` explains that solver values (and standings) need one."""
-    stored = StoredGame("m1", Variant.parse(SMALL), ("1", "3"), "ann", "bob")
+async def test_offline_replay_asks_the_local_solver() -> None:
+    """Replaying from a database file, `a` gets each position's value from the solver in this process."""
+    stored = StoredGame("t1", Variant.parse("kalah(3,3,transfer=on)"), ("t-", "1"), "ann", "bob")
     app = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
-        await pilot.press("a")
         line = screen.query_one("#analysis", Static)
-        assert line.display and str(line.render()) == NO_SERVER
-        assert screen.asked == []
-        assert str(app.lobby.query_one("#head-to-head", Static).render()) == "Standings come from a server."
+        await pilot.press("a")
+        await until(pilot, lambda: bool(screen.refused))  # a transfer is due: no value, and why
+        assert line.display and "no value" in str(line.render())
+        await pilot.press("right")
+        await until(pilot, lambda: screen.current_fen() in screen.analyses)
+        assert "South wins by 2 with best play · best move" in str(line.render())  # Kalah(3,3) is +2
+        assert screen.asked == [] and app.analyst is not None
 
 
 def test_solver_line_marks_bounded_values() -> None:

@@ -7,10 +7,13 @@ from pathlib import Path
 from textual.widgets import Checkbox, DataTable, Input, Select, Static
 
 from client.app import KalahApp, Launch
-from client.opponents import bot_opponent
-from client.screens.create import CreateMatchScreen
+from client.opponents import BOT_LEVELS, bot_opponent
+from client.screens.create import CreateMatchScreen, opponent_choices
 from client.screens.lobby import LIBRARY_SIZE, STANDINGS_SIZE, LobbyScreen
+from client.screens.replay import ReplayScreen
+from client.stored_game import StoredGame
 from client.ui_messages import ConnectionChanged, MatchListReceived
+from protocol import Variant
 from protocol.messages import (
     CreateMatch,
     JoinMatch,
@@ -93,6 +96,39 @@ async def test_create_form_names_bad_input() -> None:
         await pilot.press("escape")
         assert isinstance(app.screen, LobbyScreen)
         assert not any(isinstance(m, CreateMatch) for m in app.sent)
+
+
+async def test_offline_lobby_offers_only_the_stored_games() -> None:
+    """Offline there is no create, pairing, refresh, name or standings: only the stored games, to replay."""
+    stored = StoredGame("m1", Variant.parse("kalah(3,3)"), ("1", "3"), "ann", "bob")
+    app = KalahApp(Launch(offline=True, library=(stored,), animate=False))
+    async with app.run_test(size=SIZE) as pilot:
+        lobby = app.lobby
+        await until(pilot, lambda: app.screen is lobby and lobby.query_one("#finished", DataTable).has_focus)
+        offered = {b.binding.action for b in lobby.active_bindings.values()}
+        assert not offered & {"create", "seek", "refresh"}
+        shown = {w.id for w in lobby.query("DataTable, #name-row, #head-to-head") if w.display}
+        assert shown == {"finished"}
+        await pilot.press("c", "a", "g")
+        assert app.screen is lobby
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+
+
+async def test_private_server_offers_bots_only() -> None:
+    """On this session's own embedded server nobody else comes: no pairing key, no open seat in the form."""
+    lobby = LobbyScreen("ann", private=True)
+    app = ScreenHost(lobby)
+    async with app.run_test(size=SIZE) as pilot:
+        offered = {b.binding.action for b in lobby.active_bindings.values()}
+        assert "create" in offered and "seek" not in offered
+        await pilot.press("a")
+        assert app.sent == []
+        await pilot.press("c")
+        form = app.screen
+        assert isinstance(form, CreateMatchScreen) and form.bots_only
+    assert [value for _, value in opponent_choices(bots_only=True)] == [bot_opponent(n) for n in BOT_LEVELS]
+    assert opponent_choices()[0][1] == ""
 
 
 async def test_local_server_that_cannot_start_is_reported(tmp_path: Path) -> None:

@@ -27,6 +27,12 @@ def build_variant(houses: str, seeds: str, capture: str, leftover: str, clock: s
                    time_control=tc, **flags)
 
 
+def opponent_choices(bots_only: bool = False) -> list[tuple[str, str]]:
+    """The form's opponents as (label, `opponent` value): an open seat (value "") unless `bots_only`, then the bots."""
+    anyone = [] if bots_only else [("Anyone (open seat)", "")]
+    return anyone + [(bot_label(n), bot_opponent(n)) for n in BOT_LEVELS]
+
+
 FLAG_LABELS = {
     "extra_turn": "Extra turn (off: KalahAlt)",
     "clockwise": "Clockwise sowing",
@@ -44,6 +50,11 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+s", "create", "Create", priority=True),
     ]
+
+    def __init__(self, *, bots_only: bool = False) -> None:
+        super().__init__()
+        self.bots_only = bots_only
+        """Offer only hosted bots as opponents (on a server no one else can reach, an open seat never fills)."""
 
     def compose(self) -> ComposeResult:
         """The form."""
@@ -66,9 +77,8 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
                 yield Select([("South (moves first)", "south"), ("North", "north"), ("Random", "random")],
                              value="south", id="seat", allow_blank=False, compact=True)
                 yield Label("Opponent")
-                yield Select([("Anyone (open seat)", "")] + [(bot_label(n), bot_opponent(n))
-                                                             for n in BOT_LEVELS],
-                             value=bot_opponent(DEFAULT_BOT_LEVEL), id="opponent", allow_blank=False, compact=True)
+                yield Select(opponent_choices(self.bots_only), value=bot_opponent(DEFAULT_BOT_LEVEL),
+                             id="opponent", allow_blank=False, compact=True)
             for key, label in FLAG_LABELS.items():
                 yield Checkbox(label, value=key == "extra_turn", id=key, compact=True)
             yield Static(id="form-error")

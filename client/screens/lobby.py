@@ -49,7 +49,7 @@ LIBRARY_SIZE = 50
 STANDINGS_SIZE = 50
 """How many players the standings table shows."""
 
-OFFLINE_NOTICE = "Offline: stored games only. Enter replays the selected game."
+OFFLINE_NOTICE = "Offline: the stored games of a database file. Enter replays one (a: solver values)."
 
 
 class WatchRequested(Message):
@@ -111,7 +111,8 @@ class LobbyScreen(Screen[None]):
 
     AUTO_FOCUS = "#open"
 
-    def __init__(self, name: str = "", library: tuple[StoredGame, ...] = (), *, offline: bool = False) -> None:
+    def __init__(self, name: str = "", library: tuple[StoredGame, ...] = (), *, offline: bool = False,
+                 private: bool = False) -> None:
         super().__init__()
         self.player_name = name
         self.matches: list[MatchSummary] = []
@@ -119,31 +120,37 @@ class LobbyScreen(Screen[None]):
         """Stored games to replay, by match id: the server's finished ones, or a database file's (offline)."""
         self.standings: Standings = Standings(rows=[])
         self.offline = offline
-        """Whether this session has no server, only the stored games it was given."""
+        """Whether this session has no server, only the stored games it was given (nothing else is offered)."""
+        self.private = private
+        """Whether the server is this session's own (embedded, loopback): no one else comes to play, so
+        neither pairing nor an open seat is offered."""
         self.connection_notice: str | None = OFFLINE_NOTICE if offline else "Connecting…"
 
     def compose(self) -> ComposeResult:
         """Name, the three match tables, the standings, and the create button."""
+        server = "online"  # what only a server offers: hidden offline
         yield Static(id="connection", classes="banner")
-        yield Static("[b]Kalah Arena[/b] · lobby", id="title")
-        with Horizontal(id="name-row"):
+        yield Static("[b]Kalah Arena[/b] · " + ("stored games" if self.offline else "lobby"), id="title")
+        with Horizontal(id="name-row", classes=server):
             yield Label("Your name ")
             yield Input(self.player_name, id="name", max_length=32, restrict=r"[A-Za-z0-9_.:-]*")
             yield Button("Create match (c)", id="create", variant="primary")
         with VerticalScroll(id="tables"):
-            yield Label("[b]Open matches[/b] — Enter to join", classes="table-title")
-            yield DataTable(id="open", cursor_type="row", zebra_stripes=True)
-            yield Label("[b]Live matches[/b] — Enter to watch", classes="table-title")
-            yield DataTable(id="live", cursor_type="row", zebra_stripes=True)
-            yield Label("[b]Finished matches[/b] — Enter to replay", classes="table-title")
+            yield Label("[b]Open matches[/b] — Enter to join", classes=f"table-title {server}")
+            yield DataTable(id="open", cursor_type="row", zebra_stripes=True, classes=server)
+            yield Label("[b]Live matches[/b] — Enter to watch", classes=f"table-title {server}")
+            yield DataTable(id="live", cursor_type="row", zebra_stripes=True, classes=server)
+            finished = "Stored games" if self.offline else "Finished matches"
+            yield Label(f"[b]{finished}[/b] — Enter to replay", classes="table-title")
             yield DataTable(id="finished", cursor_type="row", zebra_stripes=True)
-            yield Label("[b]Standings[/b] — rated games; rating ± 95% interval", classes="table-title")
-            yield DataTable(id="standings", cursor_type="row", zebra_stripes=True)
-            yield Static(id="head-to-head", classes="hint")
+            yield Label("[b]Standings[/b] — rated games; rating ± 95% interval", classes=f"table-title {server}")
+            yield DataTable(id="standings", cursor_type="row", zebra_stripes=True, classes=server)
+            yield Static(id="head-to-head", classes=f"hint {server}")
         yield Footer()
 
     def on_mount(self) -> None:
         """Set up the table columns, draw, and keep the listing fresh."""
+        self.set_class(self.offline, "-offline")
         for table_id in ("open", "live", "finished"):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
@@ -250,6 +257,14 @@ class LobbyScreen(Screen[None]):
 
     # --- user actions -----------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer only what works: nothing but replays offline, and no pairing on a private server."""
+        if action in ("create", "refresh"):
+            return not self.offline
+        if action == "seek":
+            return not self.offline and not self.private
+        return True
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Join an open match, watch a live one, replay a finished one."""
         match_id = event.row_key.value
@@ -282,7 +297,9 @@ class LobbyScreen(Screen[None]):
             if msg is not None:
                 self.post_message(Outgoing(msg))
 
-        self.app.push_screen(CreateMatchScreen(), created)
+        if self.offline:
+            return
+        self.app.push_screen(CreateMatchScreen(bots_only=self.private), created)
 
     def on_screen_resume(self) -> None:
         """Back in the lobby: refresh the listing (once connected)."""
@@ -291,6 +308,8 @@ class LobbyScreen(Screen[None]):
 
     def action_seek(self) -> None:
         """Be paired with the next player asking for the standard game."""
+        if self.offline or self.private:
+            return
         self.post_message(Outgoing(FindOpponent(variant=Variant().text())))
 
     def action_refresh(self) -> None:

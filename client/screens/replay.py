@@ -25,9 +25,6 @@ from protocol.messages import Analyse, Analysis
 ANALYSIS_BUDGET_MS = 1000
 """How long the server may search for the value of one replayed position."""
 
-NO_SERVER = "Solver values need a server: open the replay with a server address (kalah replay MATCH ws://…)."
-
-
 def analysis_text(a: Analysis) -> str:
     """A solver answer in words: who wins by how much (≈ when only a bounded search finished), best move."""
     side = "South" if a.value > 0 else "North"
@@ -57,13 +54,11 @@ class ReplayScreen(Screen[None]):
     index: reactive[int] = reactive(0, init=False)
     """The position shown: 0 is the start, `len(game.actions)` the end."""
 
-    def __init__(self, stored: StoredGame, *, animate: bool = True, can_analyse: bool = True) -> None:
+    def __init__(self, stored: StoredGame, *, animate: bool = True) -> None:
         super().__init__()
         self.stored = stored
         self.game = replay(stored.variant, stored.record)
         self.animate_sowing = animate
-        self.can_analyse = can_analyse
-        """Whether a server answers `analyse` requests (not in an offline replay)."""
         self.show_analysis = False
         self.analyses: dict[str, Analysis] = {}
         """Solver answers by position (fen), asked for once each."""
@@ -94,7 +89,7 @@ class ReplayScreen(Screen[None]):
     # --- solver values --------------------------------------------------------------------
 
     def action_toggle_analysis(self) -> None:
-        """Show or hide the solver's value of each position (asked of the server as positions are shown)."""
+        """Show or hide the solver's value of each position (asked as shown: of the server, or here offline)."""
         self.show_analysis = not self.show_analysis
         self.asked.clear()  # answers lost to a reconnection are asked for again
         self._draw_analysis()
@@ -134,9 +129,7 @@ class ReplayScreen(Screen[None]):
             return
         fen = self.current_fen()
         known = self.analyses.get(fen)
-        if not self.can_analyse:
-            line.update(NO_SERVER)
-        elif known is not None:
+        if known is not None:
             line.update(analysis_text(known))
         elif fen in self.refused:
             line.update(f"Solver: no value ({self.refused[fen]})")
