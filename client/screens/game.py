@@ -332,7 +332,8 @@ class GameScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         """A printable key that nothing here uses gets a hint instead of silence."""
         if event.is_printable and event.key not in self.active_bindings:
-            self.hint = f"Key {event.character} does nothing here: the keys are in the footer, ? shows the rules."
+            name = event.character if event.character and event.character.strip() else event.key
+            self.hint = f"Key {name} does nothing here: the keys are in the footer, ? shows the rules."
             self.refresh_view()
 
     def on_pit_chosen(self, event: PitChosen) -> None:
