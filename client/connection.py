@@ -49,6 +49,9 @@ FIRST_ATTEMPTS = 6
 
 HELLO_TIMEOUT = 10.0
 
+NAME_CODES = frozenset({"name_taken", "reserved_name"})
+"""Refusals of a hello that another name would mend."""
+
 
 class NotKalahError(Exception):
     """The address answered, but not as a Kalah Arena server (no websocket, or no welcome to the hello)."""
@@ -146,7 +149,9 @@ class Connection:
                 return f"{self.url} is not a server address: expected ws://host:port or wss://host:port."
             except HelloRefusedError as exc:
                 if not self._back_to_last_identity(exc.refusal):
-                    return f"{self.url} refused to let you in as {self.name!r}: {exc.refusal.message}"
+                    refusal = exc.refusal
+                    hint = " (--name NAME plays under another name)" if refusal.code in NAME_CODES else ""
+                    return f"{self.url} refused to let you in as {self.name!r}: {refusal.message}{hint}"
             except (OSError, WebSocketException, TimeoutError, MessageError, NotKalahError) as exc:
                 if self._closing:
                     break

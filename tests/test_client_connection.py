@@ -100,7 +100,7 @@ async def test_a_refused_name_ends_the_first_connection(server: RunningServer) -
     finally:
         await holder.close()
     assert reason is not None and reason.startswith(f"{server.url} refused to let you in as 'ann': ")
-    assert "taken" in reason
+    assert "taken" in reason and reason.endswith("(--name NAME plays under another name)")
 
 
 async def test_a_refused_new_name_goes_back_to_the_last_identity(server: RunningServer) -> None:
