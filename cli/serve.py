@@ -41,6 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gc-freeze", type=float, default=10.0, metavar="SECONDS",
                         help="freeze long-lived objects out of the garbage collector this often (0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--kgp-port", type=int, default=None, metavar="PORT",
+                        help="also let outside engines play over the Kalah Game Protocol on this TCP port "
+                             "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
+    parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
+                        help="the variant of the engines' games (default kalah(6,4,clock=5/move))")
 
 
 
@@ -62,12 +67,15 @@ async def _main(args: argparse.Namespace) -> None:
                                  max_connections=args.max_connections, synchronous=args.synchronous,
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
                                  operator_token=args.operator_token, max_per_address=args.max_per_address,
-                                 hello_timeout=args.hello_timeout)
+                                 hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
+                                 kgp_variant=args.kgp_variant)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     print(f"kalah server listening on {running.url} (database {db})", flush=True)
+    if running.kgp is not None:
+        print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
     if tuner is not None:
