@@ -45,7 +45,7 @@ async def test_house_keys_arrows_and_enter_send_moves() -> None:
 
 
 async def test_cursor_keys_and_click() -> None:
-    """Right, right, Enter sows the third legal house; a click on a house sows it."""
+    """Right, right, Enter sows the third legal house; a click on a house, or on its key, sows it."""
     app = host("3")  # South moves again after the extra turn; bin 3 is empty
     async with app.run_test(size=SIZE) as pilot:
         board = app.screen.query_one(Board)
@@ -57,6 +57,10 @@ async def test_cursor_keys_and_click() -> None:
         await pilot.click("#pit-6")
         await pilot.click("#pit-3")
         assert app.sent == [MakeMove(match_id="m1", ply=1, bin=6)]
+    app = host("1", you="north")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#key-9")  # the key label under North's second house
+        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=9)]
 
 
 async def test_illegal_and_opponent_houses_are_unavailable() -> None:
