@@ -1,0 +1,192 @@
+"""`kalah engine BOT --server HOST:PORT`: one of our bots plays on a KGP server as an agent (a KGP client).
+
+In the Kalah Game Protocol the agent connects to the server: this command connects a hosted
+bot (`random`, `greedy`, `alphabeta:N`, `perfect`) to any KGP 1.x freeplay server, ours
+(`kalah serve --kgp-port 2671`) or go-kgp. It says who it is (`info:name`, `auth:token` when
+given), asks for freeplay, and answers each `state` with the bot's move and `yield`, thinking
+in a worker thread for `--think` seconds (default: half the `time:clock` the server sets,
+else 1 s); `ping` gets `pong`. It stops when the server says goodbye, or after `--games`
+results (our server reports each with `set arena:result`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from bots.names import BotNameError, canonical_bot
+from bots.players import make_player
+from protocol.actions import Sow
+from server.engines.kgp import Arg, Board, KgpSyntaxError, Line, LineSplitter, Overlong, parse_line
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Register the flags of `kalah engine`."""
+    parser.add_argument("bot", help="the bot to connect: random, greedy, alphabeta:N or perfect")
+    parser.add_argument("--server", required=True, metavar="HOST:PORT",
+                        help="the KGP server to play on, e.g. 127.0.0.1:2671")
+    parser.add_argument("--name", help="the name to play under (info:name; default: the bot id)")
+    parser.add_argument("--token", default=os.environ.get("KALAH_KGP_TOKEN"),
+                        help="a secret that keeps one identity across connections (auth:token; "
+                             "default $KALAH_KGP_TOKEN, none: anonymous)")
+    parser.add_argument("--games", type=int, default=0,
+                        help="leave after this many results (0: play until the server says goodbye)")
+    parser.add_argument("--think", type=float, default=None, metavar="SECONDS",
+                        help="thinking time per move (default: half the server's time:clock, else 1)")
+    parser.add_argument("--verbose", action="store_true", help="print every KGP line on standard error")
+
+
+def server_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT` as (host, port); raises ValueError."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+@dataclass
+class EngineClient:
+    """The agent's side of one KGP connection, playing one bot."""
+
+    bot: str
+    writer: asyncio.StreamWriter
+    think: float | None = None
+    games: int = 0
+    verbose: bool = False
+    out: TextIO = sys.stdout
+    clock: float | None = None
+    results: int = 0
+    open_states: set[int] = field(default_factory=set)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1, 2))
+
+    def __post_init__(self) -> None:
+        self.player = make_player(self.bot)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def send(self, name: str, *args: Arg, ref: int | None = None) -> None:
+        """Send one command with the next odd id."""
+        line = Line(name, args, next(self._ids), ref)
+        if self.verbose:
+            print(">", line.text(), file=sys.stderr)
+        self.writer.write(line.wire())
+
+    def greet(self, line: Line, name: str, token: str | None) -> bool:
+        """Answer the server's `kgp` greeting; False if its major version is not 1."""
+        if not line.args or line.args[0] != 1:
+            self.send("error", "protocol not supported: this agent speaks KGP 1", ref=line.id)
+            return False
+        self.send("set", "info:name", name)
+        self.send("set", "info:authors", "Kalah Arena")
+        self.send("set", "info:description", f"the Kalah Arena bot {self.bot}")
+        if token:
+            self.send("set", "auth:token", token)
+        self.send("mode", "freeplay")
+        return True
+
+    def handle(self, line: Line) -> bool:
+        """Act on one command from the server; False when the session is over."""
+        if line.name == "ping":
+            self.send("pong", ref=line.id)
+        elif line.name == "state" and line.id is not None and line.args and isinstance(line.args[0], Board):
+            self.open_states.add(line.id)
+            task = asyncio.get_running_loop().create_task(self.answer(line.id, line.args[0]))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif line.name == "stop" and line.ref is not None:
+            self.open_states.discard(line.ref)
+        elif line.name == "set" and len(line.args) >= 2:
+            return self.option(str(line.args[0]), line.args[1])
+        elif line.name == "error":
+            print(f"server error: {line.args[0] if line.args else ''}", file=sys.stderr)
+        elif line.name == "goodbye":
+            return False
+        return True
+
+    def option(self, name: str, value: Arg) -> bool:
+        """Keep the clock; report games and results; False once `games` results came in."""
+        if name == "time:clock" and isinstance(value, int | float):
+            self.clock = float(value)
+        elif name == "game:id":
+            print(f"game {value}", file=self.out, flush=True)
+        elif name == "arena:result":
+            self.results += 1
+            print(f"result {value}", file=self.out, flush=True)
+            if self.games and self.results >= self.games:
+                self.send("goodbye")
+                return False
+        return True
+
+    def budget(self) -> float:
+        """Seconds to think about the next move."""
+        if self.think is not None:
+            return self.think
+        return max(0.05, self.clock / 2) if self.clock else 1.0
+
+    async def answer(self, state_id: int, board: Board) -> None:
+        """The bot's move for a state (thought in a worker thread), unless the server stopped it meanwhile."""
+        position = board.position()
+        legal = position.legal_bins()
+        if len(legal) > 1:
+            try:
+                action = await asyncio.to_thread(self.player.decide, position, self.budget())
+            except Exception as exc:  # the bot failed: its first legal move, and say so
+                print(f"kalah engine: {self.bot} failed ({exc!r}): playing the first legal move", file=sys.stderr)
+                action = Sow(legal[0])
+            move = action.bin if isinstance(action, Sow) else legal[0]
+        else:
+            move = legal[0] if legal else 0
+        if state_id in self.open_states:
+            if move:
+                self.send("move", move, ref=state_id)
+            self.send("yield", ref=state_id)
+
+
+async def play(args: argparse.Namespace, host: str, port: int) -> int:
+    """Connect, play until goodbye (or `--games` results), and return the exit status."""
+    reader, writer = await asyncio.open_connection(host, port)
+    client = EngineClient(args.bot, writer, args.think, args.games, args.verbose)
+    name = args.name or args.bot.replace(":", "-")
+    splitter = LineSplitter()
+    try:
+        while data := await reader.read(65536):
+            for item in splitter.feed(data):
+                if isinstance(item, Overlong):
+                    continue
+                if args.verbose:
+                    print("<", item, file=sys.stderr)
+                try:
+                    line = parse_line(item)
+                except KgpSyntaxError:
+                    continue
+                if line is None:
+                    continue
+                keep_on = client.greet(line, name, args.token) if line.name == "kgp" else client.handle(line)
+                if not keep_on:
+                    await writer.drain()
+                    return 0 if line.name != "kgp" else 1
+            await writer.drain()
+        return 0 if not args.games or client.results >= args.games else 1
+    finally:
+        writer.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `kalah engine`."""
+    try:
+        args.bot = canonical_bot(args.bot)
+        host, port = server_address(args.server)
+    except (BotNameError, ValueError) as exc:
+        print(f"kalah engine: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(play(args, host, port))
+    except OSError as exc:
+        print(f"kalah engine: cannot play on {args.server}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
