@@ -1,11 +1,10 @@
-"""Flags shared by `kalah play`, `kalah watch` and `kalah replay`, and the app launch they build."""
+"""Flags shared by `kalah play`, `kalah watch` and `kalah replay` (the terminal client's commands)."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
 import re
-from pathlib import Path
 
 
 def default_name() -> str:
@@ -24,13 +23,3 @@ def add_client_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--name", default=None, help="your player name (default: your login name)")
     g.add_argument("--light", action="store_true", help="start in the light theme (ctrl+t toggles)")
     g.add_argument("--no-animation", action="store_true", help="do not animate sowings")
-
-
-def is_url(text: str) -> bool:
-    """Whether a positional argument is a server address rather than a match id."""
-    return text.startswith(("ws://", "wss://"))
-
-
-def db_arg(value: str | None) -> Path | None:
-    """The `--db` path, expanded."""
-    return None if value is None else Path(value).expanduser()

@@ -36,7 +36,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     # replaces the variant's seeds per house: databases hold every position of up to N seeds in play
     build.add_argument("-s", "--seeds", dest="egdb_seeds", type=int, required=True, metavar="N",
                        help=f"every position with up to N seeds in play (1..{MAX_SEEDS})")
-    build.set_defaults(seeds=1)
     build.add_argument("--dir", type=Path, default=None,
                        help=f"database directory (default: ${egdb.ENV_DIR} or the user cache directory)")
     build.add_argument("--dry-run", action="store_true", help="print the plan and build nothing")

@@ -1,19 +1,29 @@
-"""Entry point of the `kalah` command: dispatches to one module per subcommand."""
+"""Entry point of the `kalah` command: dispatches to one module per subcommand.
+
+Whatever a command meets, the user sees one line, never a traceback: a usage mistake
+(`CommandError`) or an unexpected failure is printed as `kalah COMMAND: reason`; Ctrl-C ends
+with status 130 and a closed standard output (`kalah games | head`) with 141, quietly.
+`KALAH_DEBUG=1` shows the traceback of an unexpected failure.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
+
+from cli.server_args import CommandError
 
 # subcommand -> (module under cli/, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("cli.serve", "run the game server (websockets, SQLite) until SIGTERM"),
-    "record": ("cli.record", "apply a game record and print each position and the result"),
+    "serve": ("cli.serve", "run the game server (websockets, SQLite) until SIGTERM or Ctrl-C"),
+    "record": ("cli.record", "apply game records and print each position and the result"),
     "solve": ("cli.solve", "the exact value of a position under perfect play, with the best moves"),
     "egdb": ("cli.egdb", "build endgame databases ahead (hosted bots only use databases already built)"),
-    "play": ("cli.play", "play in the terminal (no URL: a local server and a game against a bot)"),
+    "play": ("cli.play", "play in the terminal (no server named: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),
     "replay": ("cli.replay", "step through a stored game in the terminal"),
     "games": ("cli.games", "list stored games from a database file or a server"),
@@ -23,13 +33,47 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("cli.engine", "connect a bot to a KGP server as an outside engine (kalah serve --kgp-port)"),
 }
 
+SIGINT_STATUS = 130
+SIGPIPE_STATUS = 141
 
 Runners = dict[str, Callable[[argparse.Namespace], int]]
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that ends each option's text with its default, unless the text already names it or there is none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        if not shown or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class KalahParser(argparse.ArgumentParser):
+    """An argument parser whose help shows defaults (its subcommands' parsers are of this class too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("kalah-arena")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, Runners]:
     """The parser; a subcommand's module is loaded only if it is `only` (all when None), so help stays light."""
-    parser = argparse.ArgumentParser(prog="kalah", description="Kalah Arena: play, serve, solve and study Kalah.")
+    parser = KalahParser(prog="kalah", description="Kalah Arena: play, serve, solve and study Kalah.")
+    parser.add_argument("--version", action="version", version=f"kalah {version()}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     runners: Runners = {}
     for name, (module_name, help_text) in SUBCOMMANDS.items():
@@ -46,15 +90,47 @@ def _command(argv: Sequence[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so that the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (captured output)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `kalah` command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser, runners = build_parser(_command(argv))
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return runners[args.command](args)
+    command = _command(argv)
+    prefix = f"kalah {command}" if command in SUBCOMMANDS else "kalah"
+    try:
+        parser, runners = build_parser(command)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or a usage error argparse has already explained
+            return exc.code if isinstance(exc.code, int) else 0
+        if args.command is None:
+            parser.print_help()
+            return 2
+        status = runners[args.command](args)
+        sys.stdout.flush()
+        return status
+    except CommandError as exc:
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        start = "\n" if sys.stderr.isatty() else ""  # after the terminal's ^C
+        print(f"{start}{prefix}: interrupted", file=sys.stderr)
+        return SIGINT_STATUS
+    except BrokenPipeError:  # the reader went away (`kalah games | head`): nothing more to say
+        _quiet_stdout()
+        return SIGPIPE_STATUS
+    except Exception as exc:
+        if os.environ.get("KALAH_DEBUG"):
+            raise
+        print(f"{prefix}: failed: {type(exc).__name__}: {exc} (KALAH_DEBUG=1 shows where)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
-"""`kalah play [URL]`: the terminal client; with no URL, a local server and a game against a bot."""
+"""`kalah play`: the terminal client; with no server named, a local server and a game against a bot.
+
+Flags that choose a game (`--bot`, `--seat`, `--lobby`, any variant flag) start what they say,
+whatever unfinished game the identity holds; `--resume` reopens the newest unfinished one.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from cli.client_args import add_client_args, db_arg, default_name
-from cli.variant_args import add_variant_args, variant_from_args
+from cli.client_args import add_client_args, default_name
+from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, db_path, refuse_url_argument
+from cli.variant_args import add_variant_args, variant_from_args, variant_given
 from protocol import KalahError
 
 
@@ -14,16 +18,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah play`."""
     from client.opponents import BOTS, DEFAULT_BOT_LEVEL
 
-    parser.add_argument("url", nargs="?", default=None,
-                        help="server address ws://host:port (default: start a local server)")
-    parser.add_argument("--db", default=None, help="database file of the local server (default: per-user file)")
+    add_server_arg(parser, "start a local server")
+    add_db_arg(parser, "the local server's database file")
+    parser.add_argument("stray", nargs="?", default=None, help=argparse.SUPPRESS)
     levels = ", ".join(f"{n}={name}" for n, (name, _) in BOTS.items())
     parser.add_argument("--bot", type=int, choices=sorted(BOTS), default=None,
-                        help=f"start a game against a hosted bot of this level ({levels}); "
-                             f"default without URL: {DEFAULT_BOT_LEVEL}")
-    parser.add_argument("--seat", choices=["south", "north", "random"], default="south",
-                        help="your seat in the bot game (South moves first)")
+                        help=f"start a game against a hosted bot of this level ({levels}) "
+                             f"(default: level {DEFAULT_BOT_LEVEL} on a local server, the lobby on a server)")
+    parser.add_argument("--seat", choices=["south", "north", "random"], default=None,
+                        help="your seat in the bot game; South moves first (default: south)")
     parser.add_argument("--lobby", action="store_true", help="open the lobby instead of starting a bot game")
+    parser.add_argument("--resume", action="store_true",
+                        help="reopen your newest unfinished game instead of starting one (takes no game flags)")
     add_client_args(parser)
     add_variant_args(parser)
 
@@ -34,17 +40,25 @@ def run(args: argparse.Namespace) -> int:
     from client.identities import default_identity_file
     from client.opponents import DEFAULT_BOT_LEVEL
 
+    refuse_url_argument(args.stray)
+    if args.stray is not None:
+        raise CommandError(f"unexpected argument {args.stray!r}")
+    url = chosen_server(args)
+    chooses = args.bot is not None or args.seat is not None or args.lobby or variant_given(args)
+    if args.resume and chooses:
+        raise CommandError("--resume reopens your unfinished game: give it without --bot, --seat, --lobby "
+                           "or variant flags")
     try:
         variant = variant_from_args(args)
     except KalahError as exc:
-        print(f"kalah play: {exc}", file=sys.stderr)
-        return 2
-    bot = args.bot if args.bot is not None else (None if args.url or args.lobby else DEFAULT_BOT_LEVEL)
+        raise CommandError(str(exc)) from None
+    bot = args.bot if args.bot is not None else (None if url or args.lobby or args.resume else DEFAULT_BOT_LEVEL)
     launch = Launch(
-        url=args.url, name=args.name or default_name(), db_path=db_arg(args.db),
+        url=url, name=args.name or default_name(), db_path=db_path(args.db),
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
-        bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat, animate=not args.no_animation, light=args.light,
-        identity_file=default_identity_file(),
+        bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat or "south", animate=not args.no_animation,
+        light=args.light, identity_file=default_identity_file(),
+        resume=True if args.resume else False if chooses else None,
     )
     app = KalahApp(launch)
     app.run()

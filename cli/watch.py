@@ -1,16 +1,21 @@
-"""`kalah watch URL [MATCH]`: spectate a match (or pick one in the lobby)."""
+"""`kalah watch [MATCH] --server URL`: spectate a match (or pick one in the lobby).
+
+Watching is spectating: a match opened with `watch` is shown as a spectator even to an identity
+seated in it (its keys make no moves), and no unfinished game of the identity is reopened.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from cli.client_args import add_client_args, default_name
+from cli.server_args import CommandError, add_server_arg, chosen_server, refuse_url_argument
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah watch`."""
-    parser.add_argument("url", help="server address ws://host:port")
-    parser.add_argument("match", nargs="?", default=None, help="match id (default: choose in the lobby)")
+    parser.add_argument("match", nargs="?", default=None, help="match id (default: choose one in the lobby)")
+    add_server_arg(parser, "none: a server must be named")
     add_client_args(parser)
 
 
@@ -19,9 +24,13 @@ def run(args: argparse.Namespace) -> int:
     from client.app import KalahApp, Launch
     from client.identities import default_identity_file
 
-    launch = Launch(url=args.url, name=args.name or default_name(),
-                    start="watch" if args.match else "lobby", match_id=args.match,
-                    animate=not args.no_animation, light=args.light, identity_file=default_identity_file())
+    refuse_url_argument(args.match)
+    url = chosen_server(args)
+    if url is None:
+        raise CommandError("which server? give --server ws://host:port (or set $KALAH_SERVER)")
+    launch = Launch(url=url, name=args.name or default_name(), start="watch" if args.match else "lobby",
+                    match_id=args.match, animate=not args.no_animation, light=args.light,
+                    identity_file=default_identity_file(), resume=False, spectate=True)
     app = KalahApp(launch)
     app.run()
     return app.return_code or 0  # 1 when the client gave up (no server, refused name)

@@ -86,8 +86,8 @@ class Arena:
         self.away_since: dict[str, float] = {}
         """Player id -> when its last connection closed (or the server started), while it has none."""
         self.seeks: dict[str, Session] = {}
-        self.seated: defaultdict[str, set[str]] = defaultdict(set)
-        """Player id -> ids of the rooms where it holds a seat."""
+        self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)
+        """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
         self.creating: set[str] = set()
         """Ids of the matches whose creation is being stored."""
         self.names: dict[str, str] = {}
@@ -138,7 +138,7 @@ class Arena:
         """Note who holds a seat in `room` (after a join)."""
         for seat in room.match.seats:
             if seat is not None:
-                self.seated[seat.player_id].add(room.match.match_id)
+                self.seated[seat.player_id].setdefault(room.match.match_id)
 
     def drop_room(self, match_id: str) -> Room | None:
         """Forget a room and its seat index entries."""
@@ -149,13 +149,13 @@ class Arena:
                 if seat is not None:
                     ids = self.seated.get(seat.player_id)
                     if ids is not None:
-                        ids.discard(match_id)
+                        ids.pop(match_id, None)
                         if not ids:
                             del self.seated[seat.player_id]
         return room
 
     def rooms_of(self, player_id: str) -> list[Room]:
-        """The rooms where `player_id` holds a seat."""
+        """The rooms where `player_id` holds a seat, the one it took last at the end."""
         return [self.rooms[m] for m in self.seated.get(player_id, ()) if m in self.rooms]
 
     def room(self, match_id: str) -> Room:
