@@ -56,8 +56,13 @@ function load(game) {
   $("title").textContent = `${game.south || "?"} v ${game.north || "?"}`;
   const finished = game.reason ? `${outcomeText(game.winner, game.result, game.reason)}` : game.status;
   $("meta").textContent = `${game.variant} · ${n} plies · ${finished} · match ${matchId}`;
+  go(plyInAddress() ?? 0, false);
+}
+
+/** The ply the address names (`#ply=12`), or null. */
+function plyInAddress() {
   const wanted = /^#ply=(\d+)$/.exec(location.hash);
-  go(wanted ? Math.min(n, Number(wanted[1])) : 0, false);
+  return wanted ? Number(wanted[1]) : null;
 }
 
 /** Show ply `ply` (0: the start); `animate` sows the move that led there. */
@@ -217,6 +222,10 @@ document.addEventListener("keydown", (e) => {
     e.preventDefault();
     moves[e.key]();
   }
+});
+window.addEventListener("hashchange", () => {
+  const ply = plyInAddress();
+  if (ply !== null && ply !== st.ply) go(ply, false);
 });
 $("copy").addEventListener("click", async () => {
   const text = $("record").value;

@@ -1,5 +1,5 @@
 // The rules of Kalah(h, s) in the browser: a twin of protocol/ (variant, tables, sowing, position, game).
-// The same tables, the same text forms; tests/test_web_rules.py checks it against the Python rules.
+// The same tables, the same text forms; tests/test_web_browser.py checks it against the Python rules.
 // Pit indices are bin numbers minus one: South's houses 0..h-1, its store h, North's houses h+1..2h, its store 2h+1.
 
 export const SOUTH = 0;

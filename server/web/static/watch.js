@@ -137,15 +137,15 @@ async function show(event, generation) {
     const after = Position.fromFen(st.v, event.position);
     const marks = { ...event, extraTurn: event.extra_turn };
     st.position = after;
-    st.record.push(event.action);
-    if (event.action === "swap") st.names = { south: st.names.north, north: st.names.south };
     if (event.clocks) setClocks(event.clocks);
-    $("moves").append(moveItem(marks, event.position));
-    scrollMoves();
     // a backlog (after a reconnection, or moves faster than the sowing) is drawn at once, each position still once
     const perSeed = st.queue.length ? 0 : Math.min(70, MAX_SOWING_MS / Math.max(1, event.path.length));
     await st.board.animate(before, marks, after, perSeed);
     if (generation !== st.generation) return;
+    st.record.push(event.action);
+    if (event.action === "swap") st.names = { south: st.names.north, north: st.names.south };
+    $("moves").append(moveItem(marks, event.position));
+    scrollMoves();
     drawPlayers();
     drawStatus(marks);
   } else if (event.kind === "game_over") {
