@@ -8,20 +8,20 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from server.app import serve_forever, start_server
 from server.gc_tuning import keep_heap_frozen
 from server.logs import configure as configure_logs
-from server.storage import default_db_path
+from server.storage import SchemaError, StorageError, default_db_path, describe
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah serve`."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any)")
-    parser.add_argument("--db", type=Path, default=None,
-                        help=f"SQLite database file (default {default_db_path()})")
+    parser.add_argument("--db", default=None, metavar="PATH|URL",
+                        help="a SQLite file (a path or sqlite:PATH) or a PostgreSQL database "
+                             f"(postgresql://user:password@host/db) (default {default_db_path()})")
     parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
                         help="how long a disconnected player may be away before the win can be claimed")
     parser.add_argument("--idle-limit", type=float, default=900.0, metavar="SECONDS",
@@ -37,7 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", type=float, default=30.0, help="messages a second one connection may send")
     parser.add_argument("--burst", type=int, default=60, help="messages one connection may send at once")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
-                        help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes)")
+                        help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes); "
+                             "PostgreSQL commits are always durable")
     parser.add_argument("--gc-freeze", type=float, default=10.0, metavar="SECONDS",
                         help="freeze long-lived objects out of the garbage collector this often (0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -73,7 +74,7 @@ async def _main(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"kalah server listening on {running.url} (database {db})", flush=True)
+    print(f"kalah server listening on {running.url} (database {describe(db)})", flush=True)
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
             runner.run(_main(args))
-    except OSError as exc:
+    except (OSError, StorageError, SchemaError) as exc:
         print(f"kalah serve: {exc}", file=sys.stderr)
         return 1
     return 0

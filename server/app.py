@@ -252,7 +252,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                          backlog=server_opts.backlog)
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
-    log_event("listening", host=bound_host, port=bound_port, db=str(db_path), matches=len(arena.rooms))
+    log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
     if kgp_opts.kgp_port is not None:

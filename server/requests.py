@@ -73,7 +73,7 @@ from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
 from server.standings import standings_table
-from server.storage import StoredGame, StoredPlayer, afetch_game, alist_games
+from server.storage import StoredGame, StoredPlayer
 from server.storage.writer import op_player
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
@@ -180,22 +180,22 @@ class Router:
         return [MatchList(matches=[r.match.summary(r.spectators) for r in shown])]
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
-        """Stored games for replay, read off the event loop from the database."""
-        path = self.arena.storage.path
+        """Stored games for replay, read from the database."""
+        storage = self.arena.storage
         self.charge_rows(s, 1 if isinstance(msg, FetchGame) else msg.limit)
         if isinstance(msg, FetchGame):
-            game = await afetch_game(path, msg.match_id)
+            game = await storage.fetch_game(msg.match_id)
             info = None if game is None else game_info(game)
             if info is None:
                 raise UnknownMatchError(f"no readable stored game {msg.match_id!r}")
             return [GameRecord(game=info)]
-        games = await alist_games(path, msg.limit, msg.offset, msg.status, msg.player, msg.variant)
+        games = await storage.list_games(msg.limit, msg.offset, msg.status, msg.player, msg.variant)
         return [GameList(games=[info for info in map(game_info, games) if info is not None])]
 
     async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
         """The rating table of rated games."""
         self.charge_rows(s, msg.limit)
-        return [await standings_table(self.arena.storage.path, self.arena.ratings, msg.limit)]
+        return [await standings_table(self.arena.storage, self.arena.ratings, msg.limit)]
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from protocol.messages import HeadToHead, StandingRow, Standings
 from server.ratings import Rating, update_pair
-from server.storage.results import arated_results
+from server.storage.games import GameReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +81,9 @@ def render(standings: list[Standing], h2h: dict[tuple[str, str], list[int]]) -> 
     return "\n".join(lines)
 
 
-async def standings_table(db_path: str | Path, ratings: dict[str, tuple[Rating, int]], limit: int) -> Standings:
+async def standings_table(reads: GameReads, ratings: dict[str, tuple[Rating, int]], limit: int) -> Standings:
     """Stored Glicko-2 ratings with results and head-to-head of every finished rated game."""
-    rows = await arated_results(db_path)
+    rows = await reads.rated_results()
     names: dict[str, str] = {}
     results = []
     for first, second, score, name0, name1 in rows:

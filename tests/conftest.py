@@ -13,6 +13,8 @@ from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
 from tests.wire import OPERATOR, FakeClock
 
+pytest_plugins = ["tests.pg"]  # the `postgres` server and `pg_url` database fixtures
+
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:
     """A position of `variant` from pits in bin order, e.g. pos('kalah(6,4)', [...])."""

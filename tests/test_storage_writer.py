@@ -1,39 +1,28 @@
-"""The storage writer: how a batch of writes is planned, and how one failing write is kept from sinking the others."""
+"""The storage writer on both backends: batch plans, group commits, conflicts, a failing write kept from the others,
+and the reads a restart and the public listings need."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from protocol import Game, Variant
-from server.storage import Op, Storage
-from server.storage import writer as writer_module
-from server.storage.schema import SCHEMA
+from protocol import EndReason, Game, Variant
+from server.storage import ConflictError, Op, Storage, sqlite
 from server.storage.writer import (
-    _run_batch,
+    PHASES,
     op_action,
     op_cancel,
     op_create,
     op_finish,
     op_join,
     op_player,
+    op_quarantine,
     op_rating,
     plan_batch,
 )
-
-
-@pytest.fixture
-def db() -> Iterator[sqlite3.Connection]:
-    """An in-memory database with the arena's schema, in autocommit mode as the writer uses it."""
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    conn.executescript(SCHEMA)
-    yield conn
-    conn.close()
 
 
 def act(match_id: str, ply: int, token: str = "1") -> Op:
@@ -48,13 +37,31 @@ def finish(match_id: str) -> Op:
     return op_finish(match_id, 6, 0, reason)
 
 
-def actions(db: sqlite3.Connection) -> list[tuple[str, int, str]]:
-    """Every stored action as (match, ply, token), in key order."""
-    return list(db.execute("SELECT match_id, ply, action FROM actions ORDER BY match_id, ply"))
+def new_match(match_id: str, south: str = "p1", north: str = "p2", rated: bool = True) -> list[Op]:
+    """The statements of a live match between two stored players, South its creator."""
+    return [op_create(match_id, "kalah(6,4)", rated, 0), op_join(match_id, 0, south, False),
+            op_join(match_id, 1, north, True)]
 
 
-def test_plan_groups_each_statement_and_runs_kinds_in_dependency_order() -> None:
-    """Writes arriving in any order become one group per statement: players, matches, seats, actions, ends."""
+@pytest.fixture
+async def storage(any_db: str | Path) -> AsyncIterator[Storage]:
+    """A fresh storage of each backend with two players, ann and bob."""
+    opened = await Storage.open(any_db)
+    try:
+        await opened.write([op_player("p1", "ann", None), op_player("p2", "bob", None)])
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def plies(storage: Storage, match_id: str) -> list[tuple[int, str]]:
+    """The stored actions of a match as (ply, token)."""
+    stored = await storage.stored_match(match_id)
+    return [] if stored is None else [(ply, token) for ply, _, token, _, _ in stored.actions]
+
+
+def test_plan_groups_each_kind_and_runs_kinds_in_dependency_order() -> None:
+    """Writes arriving in any order become one group per kind: players, matches, seats, actions, ends."""
     items = [
         [act("m1", 0)],
         [op_player("p1", "ann", None), op_create("m2", "kalah(6,4)", True, 0), op_join("m2", 0, "p1", False)],
@@ -63,81 +70,106 @@ def test_plan_groups_each_statement_and_runs_kinds_in_dependency_order() -> None
         [op_player("p2", "bob", None)],
     ]
     plan = plan_batch(items)
-    assert [sql for sql, _ in plan] == [items[4][0][0], items[1][1][0], items[1][2][0], items[0][0][0], items[2][0][0]]
+    assert [kind for kind, _ in plan] == ["player", "create", "join", "action", "finish"]
     rows = dict(plan)
-    assert [r[0] for r in rows[items[4][0][0]]] == ["p1", "p2"]  # rows keep the order their writes came in
-    assert [(r[0], r[1], r[3]) for r in rows[items[0][0][0]]] == [("m1", 0, "1"), ("m1", 1, "9")]
+    assert [r[0] for r in rows["player"]] == ["p1", "p2"]  # rows keep the order their writes came in
+    assert [(r[0], r[1], r[3]) for r in rows["action"]] == [("m1", 0, "1"), ("m1", 1, "9")]
     assert sum(len(group) for _, group in plan) == sum(len(ops) for ops in items)
 
 
-def test_plan_puts_cancellations_last_and_unknown_statements_after_them_in_arrival_order() -> None:
-    """A cancellation runs after the other kinds; statements of no known kind come last, first seen first."""
-    odd_b, odd_a = ("DELETE FROM ratings WHERE player_id = ?", ("b",)), ("DELETE FROM players WHERE id = ?", ("a",))
-    plan = plan_batch([[odd_b], [op_cancel("m3")], [odd_a], [op_rating("p1", 1500.0, 350.0, 0.06, 1)]])
-    assert [sql for sql, _ in plan] == [op_rating("p1", 0, 0, 0, 0)[0], op_cancel("m3")[0], odd_b[0], odd_a[0]]
+def test_plan_puts_cancellations_late_and_unknown_kinds_after_every_known_one_in_arrival_order() -> None:
+    """A cancellation runs after ratings; kinds no backend knows come last, first seen first."""
+    plan = plan_batch([[("odd_b", ("b",))], [op_cancel("m3")], [("odd_a", ("a",))],
+                       [op_rating("p1", 1500.0, 350.0, 0.06, 1)]])
+    assert [kind for kind, _ in plan] == ["rating", "cancel", "odd_b", "odd_a"]
 
 
-def test_a_clean_batch_commits_every_write(db: sqlite3.Connection) -> None:
-    """Writes of several kinds commit together; each is reported as done."""
-    items = [[op_player("p1", "ann", None), op_create("m1", "kalah(6,4)", True, 0), op_join("m1", 0, "p1", False)],
-             [act("m1", 0)], [act("m1", 1, "9")]]
-    assert _run_batch(db, items) == [None, None, None]
-    assert actions(db) == [("m1", 0, "1"), ("m1", 1, "9")]
-    assert list(db.execute("SELECT id, seat0, status FROM matches")) == [("m1", "p1", "open")]
-    assert not db.in_transaction
+def test_every_kind_has_a_statement_on_every_backend() -> None:
+    """SQLite and PostgreSQL each have exactly one statement for every kind of write."""
+    postgres = pytest.importorskip("server.storage.postgres")
+    assert set(sqlite.SQL) == set(postgres.SQL) == set(PHASES)
 
 
-def test_a_failing_write_is_retried_alone_and_the_others_commit(db: sqlite3.Connection) -> None:
-    """One write storing a (match, ply) twice fails with its own error; the writes around it still commit."""
-    items = [[act("m1", 0)], [act("m1", 0, "2")], [act("m1", 1, "9")], [act("m2", 0, "3")]]
-    results = _run_batch(db, items)
-    assert results[0] is None and results[2] is None and results[3] is None
-    assert isinstance(results[1], sqlite3.IntegrityError)
-    assert actions(db) == [("m1", 0, "1"), ("m1", 1, "9"), ("m2", 0, "3")]
-    assert not db.in_transaction
+async def test_concurrent_writes_share_one_commit_and_only_the_conflicting_one_fails(storage: Storage) -> None:
+    """Writes queued together share one commit; the one storing a (match, ply) twice raises ConflictError alone."""
+    await storage.write([*new_match("m1"), act("m1", 0)])
+    commits = storage.commits
+    outcomes = await asyncio.gather(storage.write([act("m1", 1, "9")]), storage.write([act("m1", 0, "2")]),
+                                    storage.write([*new_match("m2"), act("m2", 0, "3")]), return_exceptions=True)
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], ConflictError)
+    assert storage.commits == commits + 1
+    assert await plies(storage, "m1") == [(0, "1"), (1, "9")]
+    assert await plies(storage, "m2") == [(0, "3")]
 
 
-def test_a_failing_write_stores_none_of_its_statements(db: sqlite3.Connection) -> None:
-    """A write is all or nothing: its statement that would have succeeded is rolled back with the one that failed."""
-    assert _run_batch(db, [[act("m1", 0)]]) == [None]
-    results = _run_batch(db, [[act("m2", 0), act("m1", 0, "2")], [act("m3", 0)]])
-    assert isinstance(results[0], sqlite3.IntegrityError) and results[1] is None
-    assert actions(db) == [("m1", 0, "1"), ("m3", 0, "1")]
+async def test_a_match_id_taken_is_a_conflict(storage: Storage) -> None:
+    """Creating a match under a stored id raises ConflictError and changes nothing."""
+    await storage.write(new_match("m1"))
+    with pytest.raises(ConflictError):
+        await storage.write([op_create("m1", "kalah(4,3)", False, 1)])
+    stored = await storage.stored_match("m1")
+    assert stored is not None and (stored.variant, stored.rated, stored.creator_seat) == ("kalah(6,4)", True, 0)
 
 
-def test_later_updates_of_one_row_win_within_a_batch(db: sqlite3.Connection) -> None:
+async def test_a_failing_write_stores_none_of_its_statements(storage: Storage) -> None:
+    """A write is all or nothing: its statement that would have succeeded is rolled back with the one that failed,
+    and a write batched with it still commits."""
+    await storage.write([*new_match("m1"), *new_match("m2"), *new_match("m3"), act("m1", 0)])
+    outcomes = await asyncio.gather(storage.write([act("m2", 0), act("m1", 0, "2")]), storage.write([act("m3", 0)]),
+                                    return_exceptions=True)
+    assert isinstance(outcomes[0], ConflictError) and outcomes[1] is None
+    assert (await plies(storage, "m1"), await plies(storage, "m2"), await plies(storage, "m3")) == (
+        [(0, "1")], [], [(0, "1")])
+
+
+async def test_later_rating_updates_of_one_player_win_within_a_batch(storage: Storage) -> None:
     """Two rating updates of the same player in one batch leave the later one stored."""
-    _run_batch(db, [[op_player("p1", "ann", None)]])
-    results = _run_batch(db, [[op_rating("p1", 1600.0, 300.0, 0.06, 1)], [op_rating("p1", 1650.0, 280.0, 0.06, 2)]])
-    assert results == [None, None]
-    assert list(db.execute("SELECT rating, games FROM ratings")) == [(1650.0, 2)]
+    outcomes = await asyncio.gather(storage.write([op_rating("p1", 1600.0, 300.0, 0.06, 1)]),
+                                    storage.write([op_rating("p1", 1650.0, 280.0, 0.06, 2)]))
+    assert list(outcomes) == [None, None]
+    assert await storage.ratings() == {"p1": (1650.0, 280.0, 0.06, 2)}
 
 
-def test_rows_split_over_several_inserts_share_one_transaction(db: sqlite3.Connection,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """A group too big for one INSERT runs in chunks inside one transaction: a late conflict undoes the early
-    chunks, and the retry one by one stores every write but the conflicting one."""
-    monkeypatch.setattr(writer_module, "MAX_ROWS_PER_INSERT", 2)
-    items = [[act("m1", ply)] for ply in range(4)] + [[act("m1", 0, "2")]]
-    results = _run_batch(db, items)
-    assert results[:4] == [None] * 4 and isinstance(results[4], sqlite3.IntegrityError)
-    assert actions(db) == [("m1", ply, "1") for ply in range(4)]
-    assert _run_batch(db, [[act("m2", ply)] for ply in range(5)]) == [None] * 5
-    assert len(actions(db)) == 9
+async def test_seats_taken_in_one_batch_leave_each_match_with_the_status_of_its_last_join(storage: Storage) -> None:
+    """Two matches created in one batch, one by South and one by North, both end up live with both seats."""
+    north_first = [op_create("mn", "kalah(6,4)", True, 1), op_join("mn", 1, "p1", False),
+                   op_join("mn", 0, "p2", True)]
+    await asyncio.gather(storage.write(new_match("ms")), storage.write(north_first))
+    for mid, seats in (("ms", ("p1", "p2")), ("mn", ("p2", "p1"))):
+        stored = await storage.stored_match(mid)
+        assert stored is not None and (stored.status, stored.seats) == ("live", seats)
 
 
-async def test_storage_groups_concurrent_writes_and_fails_only_the_bad_one(tmp_path: Path) -> None:
-    """Writes queued together share one commit; the one that conflicts raises to its own writer only."""
-    storage = await Storage.open(tmp_path / "w.sqlite3")
-    try:
-        await storage.write([act("m1", 0)])
-        commits = storage.commits
-        outcomes = await asyncio.gather(storage.write([act("m1", 1, "9")]), storage.write([act("m1", 0, "2")]),
-                                        storage.write([act("m2", 0, "3")]), return_exceptions=True)
-        assert outcomes[0] is None and outcomes[2] is None
-        assert isinstance(outcomes[1], Exception) and "UNIQUE constraint failed" in str(outcomes[1])
-        assert storage.commits == commits + 1
-    finally:
-        await storage.close()
-    with closing(sqlite3.connect(tmp_path / "w.sqlite3")) as conn:
-        assert actions(conn) == [("m1", 0, "1"), ("m1", 1, "9"), ("m2", 0, "3")]
+async def test_reads_of_a_restart_and_of_the_listings(storage: Storage) -> None:
+    """Players, unfinished matches, one match, ratings, quarantine, stored games and rated results read back."""
+    await storage.write([op_player("pb", "bot:random", None, "random"), *new_match("m1"), act("m1", 0, "3"),
+                         act("m1", 1, "1"), finish("m1"), op_rating("p1", 1600.0, 300.0, 0.06, 1)])
+    await storage.write([*new_match("m2", "p2", "pb", rated=False), act("m2", 0, "4")])
+    await storage.write([op_create("m3", "kalah(4,3)", False, 1), op_join("m3", 1, "p1", False)])
+    await storage.write([op_create("m4", "kalah(4,3)", False, 0), op_join("m4", 0, "p2", False), op_cancel("m4")])
+    await storage.write([*new_match("m5"), *op_quarantine("m5", "VariantError: no such variant")])
+    assert {p.player_id: (p.name, p.bot) for p in await storage.players()} == {
+        "p1": ("ann", None), "p2": ("bob", None), "pb": ("bot:random", "random")}
+    unfinished = await storage.unfinished()
+    assert [(m.match_id, m.seats, m.creator_seat) for m in unfinished] == [("m2", ("p2", "pb"), 0),
+                                                                            ("m3", (None, "p1"), 1)]
+    assert unfinished[0].actions == [(0, 0, "4", 0, 0)] and unfinished[0].rated is False
+    ended = await storage.stored_match("m1")
+    assert ended is not None and ended.status == "finished" and ended.end == (6, 0, EndReason.EMPTY)
+    assert await storage.stored_match("nosuch") is None
+    assert await storage.ratings() == {"p1": (1600.0, 300.0, 0.06, 1)}
+    assert await storage.quarantined() == 1
+    [note] = await storage.list_quarantined()
+    assert (note.match_id, note.reason) == ("m5", "VariantError: no such variant")
+    games = await storage.list_games(status=None)
+    assert {g.match_id: g.status for g in games} == {
+        "m1": "finished", "m2": "live", "m3": "open", "m4": "cancelled", "m5": "quarantined"}
+    [m1] = await storage.list_games()
+    assert (m1.south, m1.north, m1.record, m1.ply, m1.result, m1.winner, m1.reason) == (
+        "ann", "bob", "3 1", 2, 6, "ann", "empty")
+    assert [g.match_id for g in await storage.list_games(status=None, player="bot:random")] == ["m2"]
+    assert [g.match_id for g in await storage.list_games(status=None, variant="kalah(4,3)", limit=1)] == ["m4"]
+    assert [g.match_id for g in await storage.list_games(status=None, variant="kalah(4,3)", offset=1)] == ["m3"]
+    assert await storage.fetch_game("m1") == m1 and await storage.fetch_game("nosuch") is None
+    assert await storage.rated_results() == [("p1", "p2", 1.0, "ann", "bob")]

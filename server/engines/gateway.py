@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from protocol.variant import Variant
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
-from server.engines.results import create_table
 from server.identity import ENGINE_PREFIX, hash_token, name_key, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
@@ -105,11 +104,10 @@ class Gateway:
 
     @classmethod
     async def start(cls, arena: Arena, options: GatewayOptions, host: str) -> Gateway:
-        """Check the options, create the forfeits table, and listen."""
+        """Check the options and listen."""
         gateway = cls(arena, options, host)
         for bot in options.kgp_bots:
             arena.bots.check(bot)
-        await asyncio.to_thread(create_table, arena.storage.path)
         gateway.server = await asyncio.start_server(gateway.connected, host, options.kgp_port, backlog=256)
         log_event("kgp_listening", host=host, port=gateway.port, variant=gateway.variant.text())
         return gateway

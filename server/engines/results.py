@@ -9,14 +9,6 @@ from pathlib import Path
 
 from server.storage import Op
 
-FORFEITS_TABLE = """CREATE TABLE IF NOT EXISTS engine_forfeits (
-    match_id TEXT PRIMARY KEY,
-    seat INTEGER NOT NULL,
-    player_id TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    at REAL NOT NULL
-)"""
-
 
 @dataclass(frozen=True, slots=True)
 class Forfeit:
@@ -28,17 +20,9 @@ class Forfeit:
     detail: str
 
 
-def create_table(db_path: Path) -> None:
-    """Create the forfeits table if it is missing (run once, off the event loop, when the gateway starts)."""
-    with sqlite3.connect(db_path, timeout=5.0) as db:
-        db.execute(FORFEITS_TABLE)
-    db.close()
-
-
 def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
-    """Store why an engine forfeits (written before the end of the match it causes)."""
-    return ("INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
-            (match_id, seat, player_id, detail[:1000], time.time()))
+    """Store why an engine forfeits (written before the end of the match it causes; the table is schema 2)."""
+    return ("forfeit", (match_id, seat, player_id, detail[:1000], time.time()))
 
 
 def forfeits(db_path: Path, match_id: str | None = None) -> list[Forfeit]:

@@ -1,16 +1,17 @@
-"""The arena's SQLite storage: schema, the group-committing writer, and stored-game reads."""
+"""The arena's storage: SQLite or PostgreSQL behind one interface (group-committing writer, migrations, reads)."""
 
 from server.storage.games import (
+    GameReads,
     Quarantined,
     StoredGame,
-    afetch_game,
-    alist_games,
     fetch_game,
     list_games,
     list_quarantined,
 )
-from server.storage.schema import default_db_path
+from server.storage.schema import SchemaError, default_db_path
+from server.storage.sources import StorageError, describe, is_postgres, open_storage, read_offline, sqlite_path
 from server.storage.writer import ConflictError, Op, Storage, StoredMatch, StoredPlayer
 
-__all__ = ["ConflictError", "Op", "Quarantined", "Storage", "StoredGame", "StoredMatch", "StoredPlayer",
-           "afetch_game", "alist_games", "default_db_path", "fetch_game", "list_games", "list_quarantined"]
+__all__ = ["ConflictError", "GameReads", "Op", "Quarantined", "SchemaError", "Storage", "StorageError",
+           "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game", "is_postgres",
+           "list_games", "list_quarantined", "open_storage", "read_offline", "sqlite_path"]

@@ -1,13 +1,29 @@
-"""Reading stored games back for replay and export, without a running server (plain sqlite3)."""
+"""Reading stored games back for replay, export and standings: the reads every backend serves.
+
+`GameReads` is what the router and the command line ask of any database. The SQL is written
+once with `?` placeholders (`numbered` turns them into PostgreSQL's `$n`); only the record's
+aggregate differs between dialects. The plain-sqlite3 functions read a database file without a
+running server or an event loop.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
+
+from protocol.outcome import seat_score
+
+Dialect = Literal["sqlite", "postgres"]
+RatedResult = tuple[str, str, float, str, str]
+"""(seat 0 id, seat 1 id, seat 0's score, seat 0 name, seat 1 name) of a finished rated game."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,46 +44,35 @@ class StoredGame:
     finished_at: datetime | None
 
 
-_SELECT = """
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """A match set aside because it could not be loaded: when, and why."""
+
+    match_id: str
+    reason: str
+    at: datetime
+
+
+_RECORD = {
+    "sqlite": "(SELECT group_concat(action, ' ') FROM (SELECT action FROM actions a WHERE a.match_id = m.id"
+              " ORDER BY a.ply))",
+    "postgres": "(SELECT string_agg(a.action, ' ' ORDER BY a.ply) FROM actions a WHERE a.match_id = m.id)",
+}
+
+
+def select_games(dialect: Dialect) -> str:
+    """The SELECT of stored games (without WHERE) in `dialect`: one row per match, `_game` reads it."""
+    return f"""
 SELECT m.id, m.variant, p0.name, p1.name, m.status, m.result, m.winner_seat, m.reason,
-       m.created_at, m.finished_at,
-       (SELECT group_concat(action, ' ') FROM (SELECT action FROM actions a WHERE a.match_id = m.id
-        ORDER BY a.ply)) AS record,
+       m.created_at, m.finished_at, {_RECORD[dialect]} AS record,
        (SELECT count(*) FROM actions a WHERE a.match_id = m.id) AS ply
 FROM matches m LEFT JOIN players p0 ON p0.id = m.seat0 LEFT JOIN players p1 ON p1.id = m.seat1
 """
 
 
-def _stamp(value: float | None) -> datetime | None:
-    """A stored UNIX time as an aware UTC datetime."""
-    return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-def _game(row: sqlite3.Row | tuple[object, ...]) -> StoredGame:
-    """A `StoredGame` from one row of `_SELECT`."""
-    (mid, variant, south, north, status, result, winner_seat, reason, created, finished, record, ply) = row
-    names = (south, north)
-    winner = None if winner_seat is None else names[int(str(winner_seat))]
-    created_at = _stamp(float(str(created)))
-    assert created_at is not None
-    return StoredGame(str(mid), str(variant), None if south is None else str(south),
-                      None if north is None else str(north), str(status), str(record or ""),
-                      int(str(ply)), None if result is None else int(str(result)),
-                      None if winner is None else str(winner), None if reason is None else str(reason),
-                      created_at, _stamp(None if finished is None else float(str(finished))))
-
-
-def _connect(db_path: str | Path) -> sqlite3.Connection:
-    """A read-only connection to an existing database."""
-    path = Path(db_path)
-    if not path.exists():
-        raise FileNotFoundError(f"no arena database at {path}")
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-
-
-def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",
-               player: str | None = None, variant: str | None = None) -> list[StoredGame]:
-    """Stored games, newest first, optionally only of one status, player name or variant text."""
+def games_query(dialect: Dialect, limit: int, offset: int, status: str | None, player: str | None,
+                variant: str | None) -> tuple[str, list[object]]:
+    """The query listing stored games newest first with its filters, and its parameters (`?` placeholders)."""
     clauses: list[str] = []
     params: list[object] = []
     if status is not None:
@@ -80,13 +85,50 @@ def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: st
         clauses.append("m.variant = ?")
         params.append(variant)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    with closing(_connect(db_path)) as db:
-        rows = db.execute(f"{_SELECT} {where} ORDER BY m.created_at DESC LIMIT ? OFFSET ?",
-                          (*params, limit, offset)).fetchall()
-    return [game for game in map(_readable, rows) if game is not None]
+    return f"{select_games(dialect)} {where} ORDER BY m.created_at DESC LIMIT ? OFFSET ?", [*params, limit, offset]
 
 
-def _readable(row: sqlite3.Row | tuple[object, ...]) -> StoredGame | None:
+QUARANTINE_LIST = "SELECT match_id, reason, at FROM quarantine ORDER BY at"
+RATED_RESULTS = """
+SELECT m.seat0, m.seat1, m.winner_seat, p0.name, p1.name
+FROM matches m JOIN players p0 ON p0.id = m.seat0 JOIN players p1 ON p1.id = m.seat1
+WHERE m.status = 'finished' AND m.rated
+ORDER BY m.finished_at, m.id
+"""
+
+
+def numbered(sql: str) -> str:
+    """`sql` with its `?` placeholders numbered for PostgreSQL (`$1`, `$2`, ...)."""
+    count = 0
+
+    def next_number(_: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"${count}"
+
+    return re.sub(r"\?", next_number, sql)
+
+
+def _stamp(value: float | None) -> datetime | None:
+    """A stored UNIX time as an aware UTC datetime."""
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _game(row: Sequence[object]) -> StoredGame:
+    """A `StoredGame` from one row of `select_games`."""
+    (mid, variant, south, north, status, result, winner_seat, reason, created, finished, record, ply) = row
+    names = (south, north)
+    winner = None if winner_seat is None else names[int(str(winner_seat))]
+    created_at = _stamp(float(str(created)))
+    assert created_at is not None
+    return StoredGame(str(mid), str(variant), None if south is None else str(south),
+                      None if north is None else str(north), str(status), str(record or ""),
+                      int(str(ply)), None if result is None else int(str(result)),
+                      None if winner is None else str(winner), None if reason is None else str(reason),
+                      created_at, _stamp(None if finished is None else float(str(finished))))
+
+
+def readable(row: Sequence[object]) -> StoredGame | None:
     """The stored game of a row, or None if the row cannot be read (it is skipped, not fatal)."""
     try:
         return _game(row)
@@ -94,38 +136,104 @@ def _readable(row: sqlite3.Row | tuple[object, ...]) -> StoredGame | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Quarantined:
-    """A match set aside because it could not be loaded: when, and why."""
-
-    match_id: str
-    reason: str
-    at: datetime
+def quarantined_of(rows: Iterable[Sequence[object]]) -> list[Quarantined]:
+    """`Quarantined` values from rows of `QUARANTINE_LIST`."""
+    return [Quarantined(str(mid), str(reason), datetime.fromtimestamp(float(str(at)), UTC)) for mid, reason, at in rows]
 
 
-def list_quarantined(db_path: str | Path) -> list[Quarantined]:
-    """Every quarantined match, oldest first."""
+def results_of(rows: Iterable[Sequence[object]]) -> list[RatedResult]:
+    """Rated results from rows of `RATED_RESULTS`: seat 0's score from the winner seat."""
+    out = []
+    for seat0, seat1, winner, name0, name1 in rows:
+        score = seat_score(None if winner is None else int(str(winner)))
+        out.append((str(seat0), str(seat1), score, str(name0), str(name1)))
+    return out
+
+
+class GameReads(ABC):
+    """The stored-game reads of a database, whatever its backend: listings, one game, quarantine, results."""
+
+    @abstractmethod
+    async def list_games(self, limit: int = 50, offset: int = 0, status: str | None = "finished",
+                         player: str | None = None, variant: str | None = None) -> list[StoredGame]:
+        """Stored games, newest first, optionally only of one status, player name or variant text."""
+
+    @abstractmethod
+    async def fetch_game(self, match_id: str) -> StoredGame | None:
+        """One stored game by id, or None (also for a row that cannot be read)."""
+
+    @abstractmethod
+    async def list_quarantined(self) -> list[Quarantined]:
+        """Every quarantined match, oldest first."""
+
+    @abstractmethod
+    async def rated_results(self) -> list[RatedResult]:
+        """Every finished rated game in the order it finished."""
+
+
+# --- SQLite, by file path, without an event loop ---------------------------------------------
+
+
+def _connect(db_path: str | Path) -> sqlite3.Connection:
+    """A read-only connection to an existing database."""
+    path = Path(db_path)
+    if not path.exists():
+        raise FileNotFoundError(f"no arena database at {path}")
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+
+
+def list_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",
+               player: str | None = None, variant: str | None = None) -> list[StoredGame]:
+    """Stored games of a database file, newest first, optionally only of one status, player name or variant."""
+    sql, params = games_query("sqlite", limit, offset, status, player, variant)
     with closing(_connect(db_path)) as db:
-        try:
-            rows = db.execute("SELECT match_id, reason, at FROM quarantine ORDER BY at").fetchall()
-        except sqlite3.OperationalError:  # a database from before quarantine existed
-            return []
-    return [Quarantined(str(mid), str(reason), datetime.fromtimestamp(float(at), UTC)) for mid, reason, at in rows]
+        rows = db.execute(sql, params).fetchall()
+    return [game for game in map(readable, rows) if game is not None]
 
 
 def fetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
-    """One stored game by id, or None."""
+    """One stored game of a database file by id, or None."""
     with closing(_connect(db_path)) as db:
-        row = db.execute(f"{_SELECT} WHERE m.id = ?", (match_id,)).fetchone()
-    return None if row is None else _readable(row)
+        row = db.execute(f"{select_games('sqlite')} WHERE m.id = ?", (match_id,)).fetchone()
+    return None if row is None else readable(row)
 
 
-async def alist_games(db_path: str | Path, limit: int = 50, offset: int = 0, status: str | None = "finished",
-                      player: str | None = None, variant: str | None = None) -> list[StoredGame]:
-    """`list_games` off the event loop."""
-    return await asyncio.to_thread(list_games, db_path, limit, offset, status, player, variant)
+def list_quarantined(db_path: str | Path) -> list[Quarantined]:
+    """Every quarantined match of a database file, oldest first."""
+    with closing(_connect(db_path)) as db:
+        try:
+            rows = db.execute(QUARANTINE_LIST).fetchall()
+        except sqlite3.OperationalError:  # a database from before quarantine existed
+            return []
+    return quarantined_of(rows)
 
 
-async def afetch_game(db_path: str | Path, match_id: str) -> StoredGame | None:
-    """`fetch_game` off the event loop."""
-    return await asyncio.to_thread(fetch_game, db_path, match_id)
+def rated_results(db_path: str | Path) -> list[RatedResult]:
+    """Every finished rated game of a database file in order."""
+    with closing(_connect(db_path)) as db:
+        rows = db.execute(RATED_RESULTS).fetchall()
+    return results_of(rows)
+
+
+class SQLiteReads(GameReads):
+    """The stored-game reads of a SQLite file, each on its own read-only connection off the event loop."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    async def list_games(self, limit: int = 50, offset: int = 0, status: str | None = "finished",
+                         player: str | None = None, variant: str | None = None) -> list[StoredGame]:
+        """Stored games, newest first, optionally only of one status, player name or variant text."""
+        return await asyncio.to_thread(list_games, self.path, limit, offset, status, player, variant)
+
+    async def fetch_game(self, match_id: str) -> StoredGame | None:
+        """One stored game by id, or None."""
+        return await asyncio.to_thread(fetch_game, self.path, match_id)
+
+    async def list_quarantined(self) -> list[Quarantined]:
+        """Every quarantined match, oldest first."""
+        return await asyncio.to_thread(list_quarantined, self.path)
+
+    async def rated_results(self) -> list[RatedResult]:
+        """Every finished rated game in the order it finished."""
+        return await asyncio.to_thread(rated_results, self.path)

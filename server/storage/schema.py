@@ -1,22 +1,40 @@
-"""The SQLite schema of the arena, its pragmas, and the default database location."""
+"""The arena's schema in both dialects as numbered migrations, SQLite's pragmas, and the default file.
+
+Each migration is a tuple of statements; the `schema_version` table holds one row per applied
+version. Version 1 is the schema every release before versions had, written with
+`IF NOT EXISTS`, so a file made by one of them opens, gets what it lacks and is marked 1;
+version 2 adds the engine gateway's `engine_forfeits` (which the gateway used to create when
+it started). A database whose version is newer than the code knows is refused, never written.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "kalah-arena"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS players (
+Migration = tuple[int, tuple[str, ...]]
+
+VERSION_TABLE = {
+    "sqlite": "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)",
+    "postgres": "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                " applied_at DOUBLE PRECISION NOT NULL)",
+}
+
+SQLITE_MIGRATIONS: tuple[Migration, ...] = (
+    (1, (
+        """CREATE TABLE IF NOT EXISTS players (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
     token_hash TEXT,
     bot TEXT,
     created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS matches (
+)""",
+        """CREATE TABLE IF NOT EXISTS matches (
     id TEXT PRIMARY KEY,
     variant TEXT NOT NULL,
     rated INTEGER NOT NULL DEFAULT 1,
@@ -29,9 +47,9 @@ CREATE TABLE IF NOT EXISTS matches (
     result INTEGER,
     winner_seat INTEGER,
     reason TEXT
-);
-CREATE INDEX IF NOT EXISTS matches_by_status ON matches(status, created_at);
-CREATE TABLE IF NOT EXISTS actions (
+)""",
+        "CREATE INDEX IF NOT EXISTS matches_by_status ON matches(status, created_at)",
+        """CREATE TABLE IF NOT EXISTS actions (
     match_id TEXT NOT NULL REFERENCES matches(id),
     ply INTEGER NOT NULL,
     seat INTEGER NOT NULL,
@@ -40,20 +58,125 @@ CREATE TABLE IF NOT EXISTS actions (
     seat1_ms INTEGER NOT NULL,
     at REAL NOT NULL,
     PRIMARY KEY (match_id, ply)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ratings (
+) WITHOUT ROWID""",
+        """CREATE TABLE IF NOT EXISTS ratings (
     player_id TEXT PRIMARY KEY REFERENCES players(id),
     rating REAL NOT NULL,
     rd REAL NOT NULL,
     volatility REAL NOT NULL,
     games INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS quarantine (
+)""",
+        """CREATE TABLE IF NOT EXISTS quarantine (
     match_id TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
     at REAL NOT NULL
-);
-"""
+)""",
+    )),
+    (2, (
+        """CREATE TABLE IF NOT EXISTS engine_forfeits (
+    match_id TEXT PRIMARY KEY,
+    seat INTEGER NOT NULL,
+    player_id TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    at REAL NOT NULL
+)""",
+    )),
+)
+
+# The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
+# 64-bit milliseconds, `rated` a boolean; foreign keys are enforced (SQLite only declares them).
+POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
+    (1, (
+        """CREATE TABLE IF NOT EXISTS players (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    token_hash TEXT,
+    bot TEXT,
+    created_at DOUBLE PRECISION NOT NULL
+)""",
+        """CREATE TABLE IF NOT EXISTS matches (
+    id TEXT PRIMARY KEY,
+    variant TEXT NOT NULL,
+    rated BOOLEAN NOT NULL DEFAULT TRUE,
+    status TEXT NOT NULL,
+    seat0 TEXT REFERENCES players(id),
+    seat1 TEXT REFERENCES players(id),
+    creator_seat INTEGER NOT NULL DEFAULT 0,
+    created_at DOUBLE PRECISION NOT NULL,
+    finished_at DOUBLE PRECISION,
+    result INTEGER,
+    winner_seat INTEGER,
+    reason TEXT
+)""",
+        "CREATE INDEX IF NOT EXISTS matches_by_status ON matches(status, created_at)",
+        """CREATE TABLE IF NOT EXISTS actions (
+    match_id TEXT NOT NULL REFERENCES matches(id),
+    ply INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    seat0_ms BIGINT NOT NULL,
+    seat1_ms BIGINT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (match_id, ply)
+)""",
+        """CREATE TABLE IF NOT EXISTS ratings (
+    player_id TEXT PRIMARY KEY REFERENCES players(id),
+    rating DOUBLE PRECISION NOT NULL,
+    rd DOUBLE PRECISION NOT NULL,
+    volatility DOUBLE PRECISION NOT NULL,
+    games INTEGER NOT NULL
+)""",
+        """CREATE TABLE IF NOT EXISTS quarantine (
+    match_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+)""",
+    )),
+    (2, (
+        """CREATE TABLE IF NOT EXISTS engine_forfeits (
+    match_id TEXT PRIMARY KEY,
+    seat INTEGER NOT NULL,
+    player_id TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+)""",
+    )),
+)
+
+SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"
+"""SQLite's whole current schema as one script (for tests and tools that build a database by hand)."""
+
+
+class SchemaError(Exception):
+    """The database's schema is newer than this version of the arena knows: it is not touched."""
+
+
+def pending(current: int, migrations: tuple[Migration, ...]) -> list[Migration]:
+    """The migrations a database at version `current` still needs, in order; raises if it is newer than all."""
+    latest = migrations[-1][0]
+    if current > latest:
+        raise SchemaError(f"the database is at schema version {current}, newer than this kalah-arena knows "
+                          f"({latest}): upgrade kalah-arena")
+    return [m for m in migrations if m[0] > current]
+
+
+def migrate_sqlite(db: sqlite3.Connection, migrations: tuple[Migration, ...] = SQLITE_MIGRATIONS) -> int:
+    """Bring a SQLite database (autocommit connection) to the latest version in one transaction; returns it."""
+    db.execute("BEGIN IMMEDIATE")  # one opener at a time: another waits, then finds the work done
+    try:
+        db.execute(VERSION_TABLE["sqlite"])
+        current = int(db.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0])
+        for version, statements in pending(current, migrations):
+            for statement in statements:
+                db.execute(statement)
+            db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, time.time()))
+            current = version
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return current
 
 
 def pragmas(synchronous: str = "FULL") -> list[str]:

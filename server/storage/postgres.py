@@ -1,0 +1,215 @@
+"""The PostgreSQL backend (asyncpg): the same tables, group commits and reads as SQLite, for several nodes.
+
+A batch runs as one `executemany` per statement kind in one transaction on the writer's own
+connection; if it fails, each write is retried alone in its own transaction, and a unique
+violation (a match id or a (match, ply) taken) is reported as `ConflictError`, as on SQLite.
+A write is acknowledged only after its COMMIT returns, with `synchronous_commit` never off for
+the arena's sessions. Reads use a separate small pool, so they never wait behind a commit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from server.storage.games import (
+    QUARANTINE_LIST,
+    RATED_RESULTS,
+    GameReads,
+    Quarantined,
+    RatedResult,
+    StoredGame,
+    games_query,
+    numbered,
+    quarantined_of,
+    readable,
+    results_of,
+    select_games,
+)
+from server.storage.schema import POSTGRES_MIGRATIONS, VERSION_TABLE, Migration, pending
+from server.storage.writer import (
+    MATCH,
+    MATCH_ACTIONS,
+    PLAYERS,
+    QUARANTINED,
+    RATINGS,
+    UNFINISHED,
+    UNFINISHED_ACTIONS,
+    ConflictError,
+    Op,
+    Storage,
+    StoredMatch,
+    StoredPlayer,
+    match_of,
+    plan_batch,
+    unfinished_of,
+)
+
+SQL = {
+    "player": "INSERT INTO players (id, name, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5)"
+              " ON CONFLICT (id) DO NOTHING",
+    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
+              " VALUES ($1, $2, $3, 'open', $4, $5)",
+    "join": "UPDATE matches SET seat0 = CASE $1::integer WHEN 0 THEN $2 ELSE seat0 END,"
+            " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3 WHERE id = $4",
+    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
+              " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    "finish": "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3, finished_at = $4"
+              " WHERE id = $5",
+    "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES ($1, $2, $3, $4, $5)"
+              " ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+              " volatility = excluded.volatility, games = excluded.games",
+    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = $1 WHERE id = $2",
+    "quarantine": "INSERT INTO quarantine (match_id, reason, at) VALUES ($1, $2, $3)"
+                  " ON CONFLICT (match_id) DO UPDATE SET reason = excluded.reason, at = excluded.at",
+    "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = $1",
+    "forfeit": "INSERT INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES ($1, $2, $3, $4, $5)"
+               " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
+               " detail = excluded.detail, at = excluded.at",
+}
+"""PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
+
+MIGRATION_LOCK = int.from_bytes(b"kalahmig")
+"""The advisory lock that lets one node at a time migrate a shared database."""
+
+
+async def _durable(conn: asyncpg.Connection) -> None:
+    """Make sure the session's commits are durable: `synchronous_commit=off` would ack before the flush."""
+    if await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off":
+        await conn.execute("SET synchronous_commit = on")
+
+
+async def migrate(conn: asyncpg.Connection | PoolConnectionProxy,
+                  migrations: tuple[Migration, ...] = POSTGRES_MIGRATIONS) -> int:
+    """Bring the database to the latest schema version in one transaction (one node at a time); returns it."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await conn.execute(VERSION_TABLE["postgres"])
+        current = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version"))
+        for version, statements in pending(current, migrations):
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+                               version, time.time())
+            current = version
+    return current
+
+
+class PostgresReads(GameReads):
+    """The stored-game reads of a PostgreSQL database, on a small pool of their own."""
+
+    def __init__(self, reads: asyncpg.Pool, where: str) -> None:
+        self._reads = reads
+        self.where = where
+
+    @classmethod
+    async def connect_reads(cls, url: str, where: str) -> PostgresReads:
+        """A reader of the database at `url` (no writer, no migration): for offline tools."""
+        return cls(await asyncpg.create_pool(url, min_size=1, max_size=2), where)
+
+    async def aclose(self) -> None:
+        """Close the read pool."""
+        await self._reads.close()
+
+    async def list_games(self, limit: int = 50, offset: int = 0, status: str | None = "finished",
+                         player: str | None = None, variant: str | None = None) -> list[StoredGame]:
+        """Stored games, newest first, optionally only of one status, player name or variant text."""
+        sql, params = games_query("postgres", limit, offset, status, player, variant)
+        rows = await self._reads.fetch(numbered(sql), *params)
+        return [game for game in (readable(tuple(r)) for r in rows) if game is not None]
+
+    async def fetch_game(self, match_id: str) -> StoredGame | None:
+        """One stored game by id, or None."""
+        row = await self._reads.fetchrow(f"{select_games('postgres')} WHERE m.id = $1", match_id)
+        return None if row is None else readable(tuple(row))
+
+    async def list_quarantined(self) -> list[Quarantined]:
+        """Every quarantined match, oldest first."""
+        return quarantined_of(tuple(r) for r in await self._reads.fetch(QUARANTINE_LIST))
+
+    async def rated_results(self) -> list[RatedResult]:
+        """Every finished rated game in the order it finished."""
+        return results_of(tuple(r) for r in await self._reads.fetch(RATED_RESULTS))
+
+
+class PostgresStorage(PostgresReads, Storage):
+    """The arena's PostgreSQL database: a one-connection writer pool for group commits, and a read pool."""
+
+    def __init__(self, writes: asyncpg.Pool, reads: asyncpg.Pool, where: str) -> None:
+        PostgresReads.__init__(self, reads, where)
+        Storage.__init__(self)
+        self._writes = writes
+
+    @classmethod
+    async def connect(cls, url: str, where: str, read_connections: int = 4) -> PostgresStorage:
+        """Connect to the database at `url`, migrate it to the latest schema, and start the writer."""
+        writes = await asyncpg.create_pool(url, min_size=1, max_size=1, init=_durable)
+        try:
+            async with writes.acquire() as conn:
+                await migrate(conn)
+            reads = await asyncpg.create_pool(url, min_size=1, max_size=read_connections)
+        except BaseException:
+            await writes.close()
+            raise
+        self = cls(writes, reads, where)
+        self.start_writer()
+        return self
+
+    async def commit_batch(self, items: list[list[Op]]) -> list[BaseException | None]:
+        """One transaction of one `executemany` per kind; if it fails, each write alone in its own."""
+        plan = [(SQL[kind], rows) for kind, rows in plan_batch(items)]
+        async with self._writes.acquire() as conn:
+            try:
+                async with conn.transaction():
+                    for sql, rows in plan:
+                        await conn.executemany(sql, rows)
+                return [None] * len(items)
+            except asyncpg.PostgresError:
+                pass
+            results: list[BaseException | None] = []
+            for ops in items:
+                try:
+                    async with conn.transaction():
+                        for kind, params in ops:
+                            await conn.execute(SQL[kind], *params)
+                    results.append(None)
+                except asyncpg.UniqueViolationError as exc:
+                    results.append(ConflictError(str(exc)))
+                except asyncpg.PostgresError as exc:
+                    results.append(exc)
+            return results
+
+    async def disconnect(self) -> None:
+        """Close both pools."""
+        await self._writes.close()
+        await self._reads.close()
+
+    # --- reads for start-up -----------------------------------------------------------------
+
+    async def players(self) -> list[StoredPlayer]:
+        """Every stored player."""
+        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in await self._reads.fetch(PLAYERS)]
+
+    async def unfinished(self) -> list[StoredMatch]:
+        """Every open or live match with its actions, oldest first."""
+        rows: list[Any] = await self._reads.fetch(UNFINISHED)
+        actions: list[Any] = await self._reads.fetch(UNFINISHED_ACTIONS) if rows else []
+        return unfinished_of(rows, actions)
+
+    async def stored_match(self, match_id: str) -> StoredMatch | None:
+        """One match of any status with its actions and end, or None."""
+        row = await self._reads.fetchrow(numbered(MATCH), match_id)
+        if row is None:
+            return None
+        return match_of(row, await self._reads.fetch(numbered(MATCH_ACTIONS), match_id))
+
+    async def quarantined(self) -> int:
+        """How many matches are set aside as unreadable."""
+        return int(await self._reads.fetchval(QUARANTINED))
+
+    async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
+        """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in await self._reads.fetch(RATINGS)}

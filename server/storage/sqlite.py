@@ -1,0 +1,172 @@
+"""The SQLite backend: one aiosqlite connection in WAL mode, group commits in its thread, reads for resume.
+
+A commit returns only once it is durable (`synchronous=FULL` by default), so `kill -9` loses
+nothing acknowledged. Stored-game reads open their own read-only connections off the event
+loop (WAL lets them run beside the writer).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from server.storage.games import SQLiteReads
+from server.storage.schema import migrate_sqlite, pragmas
+from server.storage.writer import (
+    MATCH,
+    MATCH_ACTIONS,
+    PLAYERS,
+    QUARANTINED,
+    RATINGS,
+    UNFINISHED,
+    UNFINISHED_ACTIONS,
+    ConflictError,
+    Op,
+    Storage,
+    StoredMatch,
+    StoredPlayer,
+    match_of,
+    plan_batch,
+    unfinished_of,
+)
+
+SQL = {
+    "player": "INSERT OR IGNORE INTO players (id, name, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?)",
+    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
+              " VALUES (?, ?, ?, 'open', ?, ?)",
+    "join": "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"
+            " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3 WHERE id = ?4",
+    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "finish": "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?"
+              " WHERE id = ?",
+    "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
+              " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+              " volatility = excluded.volatility, games = excluded.games",
+    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = ? WHERE id = ?",
+    "quarantine": "INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
+    "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = ?",
+    "forfeit": "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
+}
+"""SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""
+
+MAX_ROWS_PER_INSERT = 500
+
+
+def _multi_row(sql: str, rows: int) -> bool:
+    """Whether `_execute_group` runs `rows` rows of `sql` as one multi-row INSERT statement."""
+    return sql.startswith("INSERT") and " VALUES " in sql and " ON CONFLICT" not in sql and rows <= MAX_ROWS_PER_INSERT
+
+
+def _execute_group(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """Run one statement for many rows: an INSERT as multi-row VALUES (one step, one GIL release)."""
+    head, values, tuple_sql = sql.partition(" VALUES ")
+    if not values or not sql.startswith("INSERT") or " ON CONFLICT" in tuple_sql or len(rows) == 1:
+        db.executemany(sql, rows)
+        return
+    for start in range(0, len(rows), MAX_ROWS_PER_INSERT):
+        chunk = rows[start : start + MAX_ROWS_PER_INSERT]
+        db.execute(f"{head} VALUES {', '.join([tuple_sql] * len(chunk))}", [v for row in chunk for v in row])
+
+
+def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseException | None]:
+    """Commit every item in one transaction; on failure commit them one by one."""
+    plan = [(SQL[kind], rows) for kind, rows in plan_batch(items)]
+    try:
+        if len(plan) == 1 and (len(plan[0][1]) == 1 or _multi_row(plan[0][0], len(plan[0][1]))):
+            _execute_group(db, *plan[0])  # one statement: its own transaction, one hand-over of the GIL
+            return [None] * len(items)
+        db.execute("BEGIN IMMEDIATE")
+        for sql, rows in plan:
+            _execute_group(db, sql, rows)
+        db.execute("COMMIT")
+        return [None] * len(items)
+    except sqlite3.Error:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    results: list[BaseException | None] = []
+    for ops in items:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for kind, params in ops:
+                db.execute(SQL[kind], params)
+            db.execute("COMMIT")
+            results.append(None)
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            results.append(exc)
+    return results
+
+
+class SQLiteStorage(SQLiteReads, Storage):
+    """The arena's SQLite file: the group-committing writer on one connection, plus the reads."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        SQLiteReads.__init__(self, path)
+        Storage.__init__(self)
+        self._conn = conn
+        self.where = str(path)
+
+    @classmethod
+    async def connect(cls, path: str | Path, synchronous: str = "FULL") -> SQLiteStorage:
+        """Open (creating and migrating if needed) the database at `path` and start the writer."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        try:
+            for pragma in pragmas(synchronous):
+                await conn.execute(pragma)
+            self = cls(conn, Path(path))
+            await self._in_thread(migrate_sqlite)
+        except BaseException:
+            await conn.close()
+            raise
+        self.start_writer()
+        return self
+
+    async def commit_batch(self, items: list[list[Op]]) -> list[BaseException | None]:
+        """Commit in the connection's thread; a constraint failure (a key taken) becomes `ConflictError`."""
+        results: list[BaseException | None] = await self._in_thread(_run_batch, items)
+        return [ConflictError(str(error)) if isinstance(error, sqlite3.IntegrityError) else error
+                for error in results]
+
+    async def _in_thread(self, fn: Any, *args: Any) -> Any:
+        """Run `fn(sqlite3_connection, *args)` in the connection's own thread."""
+        conn = self._conn
+        return await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
+
+    async def disconnect(self) -> None:
+        """Close the connection."""
+        await self._conn.close()
+
+    # --- reads for start-up -----------------------------------------------------------------
+
+    async def players(self) -> list[StoredPlayer]:
+        """Every stored player."""
+        rows = await self._conn.execute_fetchall(PLAYERS)
+        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in rows]
+
+    async def unfinished(self) -> list[StoredMatch]:
+        """Every open or live match with its actions, oldest first."""
+        rows = list(await self._conn.execute_fetchall(UNFINISHED))
+        actions = list(await self._conn.execute_fetchall(UNFINISHED_ACTIONS)) if rows else []
+        return unfinished_of(rows, actions)
+
+    async def stored_match(self, match_id: str) -> StoredMatch | None:
+        """One match of any status with its actions and end, or None."""
+        rows = list(await self._conn.execute_fetchall(MATCH, (match_id,)))
+        if not rows:
+            return None
+        return match_of(rows[0], list(await self._conn.execute_fetchall(MATCH_ACTIONS, (match_id,))))
+
+    async def quarantined(self) -> int:
+        """How many matches are set aside as unreadable."""
+        rows = list(await self._conn.execute_fetchall(QUARANTINED))
+        return int(rows[0][0])
+
+    async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
+        """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
+        rows = await self._conn.execute_fetchall(RATINGS)
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}

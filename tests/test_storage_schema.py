@@ -1,0 +1,126 @@
+"""Versioned migrations on both backends: a file from before versions opens and resumes, a newer schema is refused,
+pending steps apply once and in order, a failed step changes nothing, and nodes starting together migrate once."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.storage import SchemaError, Storage, is_postgres
+from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
+from tests.conftest import Serve
+
+DATA = Path(__file__).parent / "data"
+LATEST = SQLITE_MIGRATIONS[-1][0]
+
+
+async def query(source: str | Path, sql: str) -> list[tuple[Any, ...]]:
+    """Run one statement on a database of either backend with a connection of its own; its rows."""
+    if not is_postgres(source):
+        with closing(sqlite3.connect(source, isolation_level=None)) as db:
+            return [tuple(r) for r in db.execute(sql).fetchall()]
+    import asyncpg
+
+    conn = await asyncpg.connect(str(source))
+    try:
+        return [tuple(r) for r in await conn.fetch(sql)]
+    finally:
+        await conn.close()
+
+
+async def versions(source: str | Path) -> list[int]:
+    """The schema versions recorded in a database."""
+    return [int(v) for (v,) in await query(source, "SELECT version FROM schema_version ORDER BY version")]
+
+
+async def migrate(source: str | Path, migrations: tuple[Migration, ...]) -> int:
+    """Apply `migrations` to a database of either backend with the backend's own migrator."""
+    if not is_postgres(source):
+        with closing(sqlite3.connect(source, isolation_level=None)) as db:
+            return migrate_sqlite(db, migrations)
+    import asyncpg
+
+    from server.storage.postgres import migrate as migrate_postgres
+
+    conn = await asyncpg.connect(str(source))
+    try:
+        return await migrate_postgres(conn, migrations)
+    finally:
+        await conn.close()
+
+
+def test_both_backends_have_the_same_numbered_steps() -> None:
+    """SQLite and PostgreSQL migrations have the same versions, 1 up, each with as many statements."""
+    assert [(v, len(s)) for v, s in SQLITE_MIGRATIONS] == [(v, len(s)) for v, s in POSTGRES_MIGRATIONS]
+    assert [v for v, _ in SQLITE_MIGRATIONS] == list(range(1, LATEST + 1))
+
+
+async def test_a_file_from_before_versions_opens_migrates_and_resumes(serve: Serve, tmp_path: Path) -> None:
+    """A database made by the release before schema versions (a dump of real play) is marked version 1, gets
+    version 2, and the server resumes its live and open matches, lists its finished game and keeps its quarantine."""
+    db = tmp_path / "arena.sqlite3"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.executescript((DATA / "arena-unversioned.sql").read_text())
+    assert await query(db, "SELECT name FROM sqlite_master WHERE name = 'schema_version'") == []
+    running = await serve(db)
+    assert await versions(db) == list(range(1, LATEST + 1))
+    rooms = {m.match_id: (m.status, m.ply) for m in (r.match for r in running.arena.rooms.values())}
+    assert rooms == {"m8b40b348969": ("live", 2), "m2f4ed243085": ("open", 0)}
+    assert running.arena.quarantined == 1
+    [game] = await running.arena.storage.list_games()
+    assert (game.match_id, game.south, game.north, game.record, game.winner, game.reason) == (
+        "m3ffaba6598c", "alice", "bob", "3 1", "alice", "resign")
+    assert running.arena.ratings["p66fef1616e2"][0].rating > 1500
+    await running.close()
+    running = await serve(db)
+    assert await versions(db) == list(range(1, LATEST + 1)) and len(running.arena.rooms) == 2
+
+
+async def test_a_fresh_database_is_created_at_the_latest_version(any_db: str | Path) -> None:
+    """Opening an empty database creates every table at the latest version; opening it again changes nothing."""
+    for _ in range(2):
+        storage = await Storage.open(any_db)
+        await storage.close()
+    assert await versions(any_db) == list(range(1, LATEST + 1))
+    assert await query(any_db, "SELECT count(*) FROM engine_forfeits") == [(0,)]
+
+
+async def test_a_database_newer_than_this_code_is_refused_and_left_alone(any_db: str | Path) -> None:
+    """A schema version this code does not know stops the open with SchemaError; nothing is written."""
+    await (await Storage.open(any_db)).close()
+    await query(any_db, f"INSERT INTO schema_version (version, applied_at) VALUES ({LATEST + 7}, 0)")
+    with pytest.raises(SchemaError, match=f"version {LATEST + 7}"):
+        await Storage.open(any_db)
+    assert await versions(any_db) == [*range(1, LATEST + 1), LATEST + 7]
+
+
+async def test_pending_steps_apply_once_in_order_and_a_failed_step_changes_nothing(any_db: str | Path) -> None:
+    """A database at the latest version takes the next two steps in order, once; a step that fails rolls back
+    with every step of its run, leaving the version and the tables as they were."""
+    base = POSTGRES_MIGRATIONS if is_postgres(any_db) else SQLITE_MIGRATIONS
+    await (await Storage.open(any_db)).close()
+    grown = (*base, (LATEST + 1, ("CREATE TABLE extra (x INTEGER)",)),
+             (LATEST + 2, ("INSERT INTO extra (x) VALUES (7)",)))
+    assert await migrate(any_db, grown) == LATEST + 2
+    assert await migrate(any_db, grown) == LATEST + 2
+    assert await query(any_db, "SELECT x FROM extra") == [(7,)]
+    broken = (*grown, (LATEST + 3, ("CREATE TABLE more (y INTEGER)",)),
+              (LATEST + 4, ("CREATE TABLE extra (x INTEGER)",)))
+    with pytest.raises(Exception, match="extra"):
+        await migrate(any_db, broken)
+    assert await versions(any_db) == list(range(1, LATEST + 3))
+    with pytest.raises(Exception, match="more"):
+        await query(any_db, "SELECT y FROM more")
+
+
+async def test_nodes_starting_together_on_one_postgres_database_migrate_it_once(pg_url: str) -> None:
+    """Several servers opening one new PostgreSQL database at once all start; each version is applied once."""
+    opened = await asyncio.gather(*(Storage.open(pg_url) for _ in range(4)))
+    for storage in opened:
+        await storage.close()
+    assert await versions(pg_url) == list(range(1, LATEST + 1))

@@ -1,0 +1,84 @@
+"""The SQLite backend's batches on a bare connection: one transaction, multi-row inserts in chunks, retries alone."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from server.storage import Storage, sqlite
+from server.storage.schema import SCHEMA
+from server.storage.sqlite import _run_batch
+from server.storage.writer import op_create, op_join, op_player, op_rating
+from tests.test_storage_writer import act
+
+
+@pytest.fixture
+def db() -> Iterator[sqlite3.Connection]:
+    """An in-memory database with the arena's schema, in autocommit mode as the writer uses it."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(SCHEMA)
+    yield conn
+    conn.close()
+
+
+def actions(db: sqlite3.Connection) -> list[tuple[str, int, str]]:
+    """Every stored action as (match, ply, token), in key order."""
+    return list(db.execute("SELECT match_id, ply, action FROM actions ORDER BY match_id, ply"))
+
+
+def test_a_clean_batch_commits_every_write(db: sqlite3.Connection) -> None:
+    """Writes of several kinds commit together; each is reported as done."""
+    items = [[op_player("p1", "ann", None), op_create("m1", "kalah(6,4)", True, 0), op_join("m1", 0, "p1", False)],
+             [act("m1", 0)], [act("m1", 1, "9")]]
+    assert _run_batch(db, items) == [None, None, None]
+    assert actions(db) == [("m1", 0, "1"), ("m1", 1, "9")]
+    assert list(db.execute("SELECT id, rated, seat0, status FROM matches")) == [("m1", 1, "p1", "open")]
+    assert not db.in_transaction
+
+
+def test_a_failing_write_is_retried_alone_with_its_own_integrity_error(db: sqlite3.Connection) -> None:
+    """One write storing a (match, ply) twice fails with its own IntegrityError; the writes around it commit."""
+    items = [[act("m1", 0)], [act("m1", 0, "2")], [act("m1", 1, "9")], [act("m2", 0, "3")]]
+    results = _run_batch(db, items)
+    assert results[0] is None and results[2] is None and results[3] is None
+    assert isinstance(results[1], sqlite3.IntegrityError)
+    assert actions(db) == [("m1", 0, "1"), ("m1", 1, "9"), ("m2", 0, "3")]
+    assert not db.in_transaction
+
+
+def test_later_updates_of_one_row_win_within_a_batch(db: sqlite3.Connection) -> None:
+    """Two rating updates of the same player in one batch leave the later one stored."""
+    _run_batch(db, [[op_player("p1", "ann", None)]])
+    results = _run_batch(db, [[op_rating("p1", 1600.0, 300.0, 0.06, 1)], [op_rating("p1", 1650.0, 280.0, 0.06, 2)]])
+    assert results == [None, None]
+    assert list(db.execute("SELECT rating, games FROM ratings")) == [(1650.0, 2)]
+
+
+def test_rows_split_over_several_inserts_share_one_transaction(db: sqlite3.Connection,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group too big for one INSERT runs in chunks inside one transaction: a late conflict undoes the early
+    chunks, and the retry one by one stores every write but the conflicting one."""
+    monkeypatch.setattr(sqlite, "MAX_ROWS_PER_INSERT", 2)
+    items = [[act("m1", ply)] for ply in range(4)] + [[act("m1", 0, "2")]]
+    results = _run_batch(db, items)
+    assert results[:4] == [None] * 4 and isinstance(results[4], sqlite3.IntegrityError)
+    assert actions(db) == [("m1", ply, "1") for ply in range(4)]
+    assert _run_batch(db, [[act("m2", ply)] for ply in range(5)]) == [None] * 5
+    assert len(actions(db)) == 9
+
+
+async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_path: Path) -> None:
+    """The server's file is in WAL mode with full sync, and a committed write is there for a plain sqlite3 reader."""
+    storage = await Storage.open(f"sqlite:{tmp_path}/w.sqlite3")
+    try:
+        await storage.write([act("m1", 0)])
+        modes = [await storage._conn.execute_fetchall(p) for p in ("PRAGMA journal_mode", "PRAGMA synchronous")]
+        assert [next(iter(rows))[0] for rows in modes] == ["wal", 2]
+        with closing(sqlite3.connect(tmp_path / "w.sqlite3")) as conn:
+            assert actions(conn) == [("m1", 0, "1")]
+    finally:
+        await storage.close()
