@@ -23,7 +23,7 @@ from protocol.messages import (
     decode_server,
     encode,
 )
-from server.storage import default_db_path, fetch_game, list_games
+from server.storage import StorageError, default_db_path, is_postgres, read_offline, sqlite_path
 
 
 class SourceError(Exception):
@@ -67,9 +67,11 @@ def _read(convert: Callable[[T], StoredGame], raw: T) -> StoredGame:
         raise SourceError(f"unreadable stored game: {exc}") from None
 
 
-def _database(source: str | None) -> Path:
-    """The database file a source names (None: the per-user file)."""
-    return Path(source).expanduser() if source else default_db_path()
+def _database(source: str | None) -> str | Path:
+    """The database a source names: a postgresql:// URL, or a file (None: the per-user file)."""
+    if source and is_postgres(source):
+        return source
+    return sqlite_path(source) if source else default_db_path()
 
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
@@ -77,7 +79,7 @@ GameStatus = Literal["open", "live", "finished", "cancelled"]
 
 def query_games(source: str | None, limit: int, player: str | None = None, variant: str | None = None,
                 status: GameStatus | None = "finished") -> list[StoredGame]:
-    """Stored games from a database path (None: the default file) or a `ws://` server URL."""
+    """Stored games from a database (a path, None: the default file, or a postgresql:// URL) or a `ws://` server."""
     if source is not None and source.startswith(("ws://", "wss://")):
         found: list[StoredGame] = []
         while len(found) < limit:  # the server answers at most 200 a request
@@ -89,8 +91,8 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
                 break
         return found
     try:
-        rows = list_games(_database(source), limit=limit, status=status, player=player, variant=variant)
-    except FileNotFoundError as exc:
+        rows = read_offline(_database(source), lambda db: db.list_games(limit, 0, status, player, variant))
+    except (FileNotFoundError, StorageError) as exc:
         raise SourceError(str(exc)) from None
     return [_read(StoredGame.from_row, row) for row in rows]
 
@@ -101,8 +103,8 @@ def get_game(source: str | None, match_id: str) -> StoredGame | None:
         answer = _ask(source, FetchGame(match_id=match_id))
         return None if answer is None else _read(StoredGame.from_info, answer.game)
     try:
-        row = fetch_game(_database(source), match_id)
-    except FileNotFoundError as exc:
+        row = read_offline(_database(source), lambda db: db.fetch_game(match_id))
+    except (FileNotFoundError, StorageError) as exc:
         raise SourceError(str(exc)) from None
     return None if row is None else _read(StoredGame.from_row, row)
 
