@@ -173,3 +173,13 @@ async def test_reads_of_a_restart_and_of_the_listings(storage: Storage) -> None:
     assert [g.match_id for g in await storage.list_games(status=None, variant="kalah(4,3)", offset=1)] == ["m3"]
     assert await storage.fetch_game("m1") == m1 and await storage.fetch_game("nosuch") is None
     assert await storage.rated_results() == [("p1", "p2", 1.0, "ann", "bob")]
+
+
+async def test_a_write_that_commits_on_one_backend_commits_on_the_other(storage: Storage) -> None:
+    """References are declared, not enforced, on both backends: a seat of an unknown player and an action of an
+    unknown match commit (as SQLite with foreign_keys=OFF always did), and the match reads back."""
+    await storage.write([*new_match("m1", "p-unknown", "p2"), act("m-unknown", 0)])
+    stored = await storage.stored_match("m1")
+    assert stored is not None and stored.seats == ("p-unknown", "p2")
+    [listed] = await storage.list_games(status="live")
+    assert (listed.south, listed.north) == (None, "bob")
