@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from textual.app import App
 from textual.pilot import Pilot
@@ -34,6 +35,15 @@ class ScreenHost(App[None]):
     def on_outgoing(self, event: Outgoing) -> None:
         """Record instead of sending."""
         self.sent.append(event.msg)
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+def shown(app: App[Any], kind: type[S]) -> S | None:
+    """The screen on top if it is a `kind` that has been composed and mounted (its widgets can be queried)."""
+    screen = app.screen
+    return screen if isinstance(screen, kind) and screen.is_mounted else None
 
 
 async def until(pilot: Pilot[None], cond: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -19,7 +19,7 @@ from client.styles import STYLESHEET
 from client.ui_messages import RECEIVED, ConnectionChanged, Received, ReplayRequested, received
 from protocol import Game, Side, Variant
 from protocol.messages import Ack, Analysis, ErrorMessage, GameInfo, GameRecord, Presence, Welcome
-from tests.client_hosts import ScreenHost, make_snapshot, until
+from tests.client_hosts import ScreenHost, make_snapshot, shown, until
 
 SIZE = (100, 30)
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ async def test_match_traffic_reaches_its_own_game_screen(monkeypatch: pytest.Mon
     app, notes = offline_app(monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(received(make_snapshot("3 6")))
-        await until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await until(pilot, lambda: shown(app, GameScreen) is not None)
         screen = app.screen
         assert isinstance(screen, GameScreen) and screen.state.record == ["3", "6"]
         app.post_message(received(Presence(match_id="m1", spectators=4, south_connected=True)))
@@ -77,7 +77,7 @@ async def test_solver_answers_and_stored_records_open_and_reach_replays(monkeypa
         info = GameInfo(match_id="g1", variant="kalah(3,3)", south="ann", north="bob", status="finished",
                         record=["1", "3"], created_at="2024-05-01T12:00:00+00:00")
         app.post_message(received(GameRecord(game=info)))
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
         screen = app.screen
         assert isinstance(screen, ReplayScreen) and screen.stored == StoredGame.from_info(info)
         start = screen.current_fen()

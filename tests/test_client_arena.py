@@ -12,7 +12,7 @@ from client.stored_game import StoredGame
 from protocol import Game, Variant
 from protocol.messages import Analysis
 from server.app import start_server
-from tests.client_hosts import until
+from tests.client_hosts import shown, until
 from tests.test_client_e2e import SIZE, launch
 from tests.wire import OPERATOR, Client
 
@@ -79,7 +79,7 @@ async def test_lobby_lists_stored_games_of_the_server_and_replays_them(tmp_path:
             assert "x1" in app.lobby.library
             table.focus()
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            await until(pilot, lambda: shown(app, ReplayScreen) is not None)
             screen = app.screen
             assert isinstance(screen, ReplayScreen) and screen.game.over
             assert len(screen.stored.record) == int(cells(table, "x1")[3])
@@ -95,7 +95,7 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
         await play_exhibitions(server.url, 1)
         app = launch(server.url, "ann", start="replay", match_id="x1")
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            await until(pilot, lambda: shown(app, ReplayScreen) is not None)
             screen = app.screen
             assert isinstance(screen, ReplayScreen)
             line = screen.query_one("#analysis", Static)
@@ -152,6 +152,7 @@ async def test_offline_replay_asks_the_local_solver() -> None:
     stored = StoredGame("t1", Variant.parse("kalah(3,3,transfer=on)"), ("t-", "1"), "ann", "bob")
     app = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
     async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
         line = screen.query_one("#analysis", Static)

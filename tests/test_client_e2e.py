@@ -18,7 +18,7 @@ from client.widgets.board import HOUSE_KEYS, Board, bottom_row
 from client.widgets.panels import PlayerBar
 from protocol import Game, Side, Variant, parse_action
 from server.app import RunningServer, start_server
-from tests.client_hosts import until
+from tests.client_hosts import shown, until
 
 SIZE = (100, 30)
 SMALL = Variant.parse("kalah(3,2)")
@@ -36,7 +36,7 @@ async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
 
 def game_screen(app: KalahApp) -> GameScreen | None:
     """The game screen on top, if that is what is shown."""
-    return app.screen if isinstance(app.screen, GameScreen) else None
+    return shown(app, GameScreen)
 
 
 def launch(url: str, name: str, **kw: object) -> KalahApp:
@@ -74,7 +74,7 @@ async def test_play_a_bot_to_the_end_with_keys(server: RunningServer) -> None:
         assert game.over and st.position.fen() == game.position.fen()
         assert "GAME OVER" in str(screen.query_one("#game-over").render())
         await pilot.press("v")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
         replay = app.screen
         assert isinstance(replay, ReplayScreen) and replay.stored.record == tuple(st.record)
 
@@ -120,7 +120,7 @@ async def test_pie_swap_offered_and_taken(server: RunningServer) -> None:
         assert st.you == Side.SOUTH and st.south == "ann"
         assert screen.query_one(Board).viewpoint == Side.SOUTH
         await pilot.press("v")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
         replay = app.screen
         assert isinstance(replay, ReplayScreen)
         assert (replay.stored.south, replay.stored.north) == ("bot:random", "ann")
@@ -139,9 +139,10 @@ async def test_replay_steps_through_a_stored_game(server: RunningServer, tmp_pat
     viewer = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
     remote = launch(server.url, "eve", start="replay", match_id=match_id)
     async with remote.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(remote.screen, ReplayScreen))
+        await until(pilot, lambda: shown(remote, ReplayScreen) is not None)
         assert isinstance(remote.screen, ReplayScreen) and remote.screen.game.actions == game.actions
     async with viewer.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(viewer, ReplayScreen) is not None)
         screen = viewer.screen
         assert isinstance(screen, ReplayScreen)
         board = screen.query_one(Board)

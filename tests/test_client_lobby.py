@@ -23,7 +23,7 @@ from protocol.messages import (
     MatchList,
     MatchSummary,
 )
-from tests.client_hosts import ScreenHost, until
+from tests.client_hosts import ScreenHost, shown, until
 
 SIZE = (100, 40)
 
@@ -107,12 +107,12 @@ async def test_offline_lobby_offers_only_the_stored_games() -> None:
         await until(pilot, lambda: app.screen is lobby and lobby.query_one("#finished", DataTable).has_focus)
         offered = {b.binding.action for b in lobby.active_bindings.values()}
         assert not offered & {"create", "seek", "refresh"}
-        shown = {w.id for w in lobby.query("DataTable, #name-row, #head-to-head") if w.display}
-        assert shown == {"finished"}
+        visible = {w.id for w in lobby.query("DataTable, #name-row, #head-to-head") if w.display}
+        assert visible == {"finished"}
         await pilot.press("c", "a", "g")
         assert app.screen is lobby
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
 
 
 async def test_private_server_offers_bots_only() -> None:
