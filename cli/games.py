@@ -1,43 +1,66 @@
-"""`kalah games`: list stored games from a database file or a server."""
+"""`kalah games`: list stored games from a database file or a server, newest first."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 
-from cli.stored_games import SourceError, query_games
+from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, refuse_url_argument
+from cli.stored_games import SourceError, game_to_dict, query_games
+from client.stored_game import StoredGame
 from protocol import Variant, VariantError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah games`."""
-    parser.add_argument("url", nargs="?", default=None, metavar="URL", help="a server ws://host:port")
-    parser.add_argument("--db", default=None, help="database file (default: the per-user file)")
-    parser.add_argument("--player", default=None, help="only games of this player name")
-    parser.add_argument("--variant", default=None, help="only games of this variant, e.g. kalah(6,4)")
-    parser.add_argument("--limit", type=int, default=50, help="at most this many games (newest first)")
-    parser.add_argument("--all-statuses", action="store_true", help="include unfinished games")
+    parser.add_argument("stray", nargs="?", default=None, help=argparse.SUPPRESS)
+    add_server_arg(parser, "read the database file")
+    add_db_arg(parser)
+    parser.add_argument("--player", default=None, help="only games of this player name (default: everyone's)")
+    parser.add_argument("--variant", default=None, help="only games of this variant, e.g. kalah(6,4) (default: all)")
+    parser.add_argument("--limit", type=int, default=50, help="at most this many games, newest first")
+    parser.add_argument("--all-statuses", action="store_true",
+                        help="include open, live and cancelled games (default: finished games only)")
+    parser.add_argument("--json", action="store_true", help="print one JSON array of games")
+
+
+def table(rows: list[list[str]], right: frozenset[int] = frozenset()) -> str:
+    """Rows of cells as aligned columns (the first row is the header); columns in `right` align right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths,
+                                                                                                  strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def games_table(games: list[StoredGame]) -> str:
+    """The listing: one aligned line per game, as wide as its longest id, name and variant."""
+    rows = [["match", "date", "variant", "south", "north", "plies", "result", "reason"]]
+    for g in games:
+        rows.append([g.match_id, "-" if g.created_at is None else f"{g.created_at:%Y-%m-%d %H:%M}", g.variant.text(),
+                     g.south or "-", g.north or "-", str(g.ply), "*" if g.result is None else f"{g.result:+d}",
+                     g.reason or g.status])
+    return table(rows, right=frozenset({5, 6}))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print one line per stored game."""
-    if args.url and args.db:
-        print("kalah games: give either URL or --db, not both", file=sys.stderr)
-        return 2
+    """Print one line per stored game (or a JSON array)."""
+    refuse_url_argument(args.stray)
+    if args.stray is not None:
+        raise CommandError(f"unexpected argument {args.stray!r}")
+    source = chosen_server(args) or args.db
     try:
         variant = Variant.parse(args.variant).text() if args.variant else None
-        games = query_games(args.url or args.db, max(1, min(args.limit, 10_000)), args.player, variant,
+        games = query_games(source, max(1, min(args.limit, 10_000)), args.player, variant,
                             None if args.all_statuses else "finished")
     except (SourceError, VariantError) as exc:
-        print(f"kalah games: {exc}", file=sys.stderr)
-        return 2
-    if not games:
+        raise CommandError(str(exc)) from None
+    if args.json:
+        print(json.dumps([game_to_dict(g) for g in games]))
+    elif not games:
         print("no stored games")
-        return 0
-    print(f"{'match':<16} {'date':<16} {'variant':<22} {'south':<14} {'north':<14} {'plies':>5} {'result':>7}  reason")
-    for g in games:
-        result = "*" if g.result is None else f"{g.result:+d}"
-        date = "-" if g.created_at is None else f"{g.created_at:%Y-%m-%d %H:%M}"
-        print(f"{g.match_id:<16} {date:<16} {g.variant.text():<22} {g.south or '-':<14} "
-              f"{g.north or '-':<14} {g.ply:>5} {result:>7}  {g.reason or g.status}")
+    else:
+        print(games_table(games))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import json
 import os
 import secrets
 import sys
@@ -12,12 +13,17 @@ from pathlib import Path
 
 import platformdirs
 
-from cli.ladder_runner import Ladder, LadderConfig, LadderError, LadderState
+from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
+from cli.server_args import CommandError, add_server_arg, chosen_server
+from cli.stored_games import SourceError, fetch_standings
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
+from protocol.messages import Standings
 from protocol.requests import MAX_PACE_MS
-from server.standings import compute, render
+from server.identity import BOT_PREFIX
+from server.ratings import Rating
+from server.standings import Standing, compute, render
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,19 +31,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bots", required=True, help="comma-separated bot names, e.g. random,greedy,alphabeta:4")
     parser.add_argument("--games", type=int, default=10, help="games per pairing (rounded up to even)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random openings")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--server", metavar="URL", help="play on a running server ws://host:port")
-    where.add_argument("--db", metavar="PATH", help="play on a local server over this database "
-                                                   "(default: the per-user database)")
+    add_server_arg(parser, "a local server over --db")
+    parser.add_argument("--db", metavar="PATH", default=None,
+                        help=f"the local server's database (default: the ladder's own file, {ladder_db_path()}, "
+                             "apart from the games you play)")
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="games at once")
-    parser.add_argument("--state", metavar="FILE", help="progress file (default: derived from the settings)")
+    parser.add_argument("--state", metavar="FILE",
+                        help="progress file (default: one per ladder under the per-user data directory)")
     parser.add_argument("--unrated", action="store_true", help="do not rate the ladder's games")
     parser.add_argument("--pace-ms", type=int, default=0, metavar="MS",
-                        help="minimum time per move, so people can follow the games live (0..10000; default 0)")
+                        help="minimum time per move, so people can follow the games live (0..10000)")
     parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
                         help="the server's operator token, needed for rated games on a running server "
                              "(default: $KALAH_OPERATOR_TOKEN; a local server gets a fresh one)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the games and the standings as one JSON object (progress goes to stderr)")
     add_variant_args(parser)
+
+
+def ladder_db_path() -> Path:
+    """The ladder's own database beside the per-user one, so its games stay out of `kalah games`."""
+    return Path(platformdirs.user_data_dir("kalah-arena", appauthor=False)) / "ladder.sqlite3"
 
 
 def _state_path(args: argparse.Namespace, config: LadderConfig, where: str) -> Path:
@@ -48,36 +62,81 @@ def _state_path(args: argparse.Namespace, config: LadderConfig, where: str) -> P
     return base / f"ladder-{config.digest(where)}.jsonl"
 
 
-async def _run(args: argparse.Namespace, config: LadderConfig) -> int:
-    """Play the ladder on the chosen server (an embedded one for --db) and print the standings."""
+def server_standings(standings: Standings, bots: tuple[str, ...]) -> tuple[
+        list[Standing], dict[tuple[str, str], list[int]]]:
+    """The server's stored standings and head-to-head, cut to the ladder's bots (best rating first)."""
+    names = {f"{BOT_PREFIX}{bot}": bot for bot in bots}
+    table = [Standing(names[r.name], Rating(r.rating, r.rd), r.wins, r.draws, r.losses)
+             for r in standings.rows if r.name in names]
+    h2h = {(names[h.player], names[h.opponent]): [h.wins, h.draws, h.losses]
+           for h in standings.head_to_head if h.player in names and h.opponent in names}
+    return table, h2h
+
+
+def _as_json(finished: list[Finished], table: list[Standing], h2h: dict[tuple[str, str], list[int]],
+             rated: bool) -> str:
+    """The ladder's games and standings as one JSON object."""
+    return json.dumps({
+        "rated": rated,
+        "games": [{"match_id": f.match_id, "south": f.game.south, "north": f.game.north, "score": f.score,
+                   "result": f.result, "reason": f.reason} for f in finished],
+        "standings": [{"bot": s.name, "rating": round(s.rating.rating, 1), "rd": round(s.rating.rd, 1),
+                       "games": s.games, "wins": s.wins, "draws": s.draws, "losses": s.losses} for s in table],
+        "head_to_head": [{"bot": a, "opponent": b, "wins": w, "draws": d, "losses": lo}
+                         for (a, b), (w, d, lo) in sorted(h2h.items())],
+    })
+
+
+async def _run(args: argparse.Namespace, config: LadderConfig, server: str | None) -> int:
+    """Play the ladder on the chosen server (a local one over --db) and print the standings."""
     from server.app import start_server
-    from server.storage import default_db_path
+
+    def say(line: str) -> None:
+        """A progress line: on standard output, or standard error when the output is JSON."""
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
 
     running = None
-    if args.server:
-        url, where = args.server, args.server
+    if server:
+        url, where = server, server
     else:
-        db = Path(args.db).expanduser() if args.db else default_db_path()
+        db = Path(args.db).expanduser() if args.db else ladder_db_path()
+        db.parent.mkdir(parents=True, exist_ok=True)
         token = secrets.token_urlsafe(24)
         config = dataclasses.replace(config, operator_token=token)
         running = await start_server(db, operator_token=token)
         url, where = running.url, str(db.resolve())
-        print(f"ladder server {url} on {db} (watch any game: kalah watch {url} MATCH)")
+        say(f"ladder server {url} on {db} (watch a game: kalah watch MATCH --server {url})")
     state = LadderState(_state_path(args, config, where))
+    ladder = Ladder(config, state, say)
+    before = len(ladder.results)
     try:
-        finished = await Ladder(config, state, lambda line: print(line, flush=True)).run(url)
+        finished = await ladder.run(url)
+        standings = await asyncio.to_thread(fetch_standings, url) if config.rated else None
     finally:
         if running is not None:
             await running.close()
-    table, h2h = compute([f.as_result() for f in finished], config.bots)
-    print()
+    if len(finished) == before:
+        say(f"all {len(finished)} games of this ladder were played before (progress in {state.path})")
+    if standings is not None:
+        table, h2h = server_standings(standings, config.bots)
+        title = f"standings on {where} (every rated game of these bots, as the server stores them)"
+    else:
+        table, h2h = compute([f.as_result() for f in finished], config.bots)
+        title = "results of these unrated games (ratings computed from them alone, not stored)"
+    if args.json:
+        print(_as_json(finished, table, h2h, config.rated))
+        return 0
+    print(f"\n{title}")
     print(render(table, h2h))
-    print(f"\n{len(finished)} games; progress kept in {state.path}")
+    print(f"\n{len(finished)} games of this ladder; progress kept in {state.path}")
+    if not server:
+        print(f"its games: kalah games --db {where}")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate the settings and run the ladder; exit 2 on bad input, 1 if the server fails."""
+    server = chosen_server(args)
     try:
         bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
@@ -87,13 +146,11 @@ def run(args: argparse.Namespace) -> int:
         if not 0 <= args.pace_ms <= MAX_PACE_MS:
             raise ValueError(f"--pace-ms takes 0 to {MAX_PACE_MS} milliseconds")
     except (KalahError, ValueError) as exc:
-        print(f"kalah ladder: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     try:
-        return asyncio.run(_run(args, config))
-    except (LadderError, OSError) as exc:
-        print(f"kalah ladder: {exc}", file=sys.stderr)
-        return 1
+        return asyncio.run(_run(args, config, server))
+    except (LadderError, SourceError, OSError) as exc:
+        raise CommandError(str(exc), status=1) from None
     except KeyboardInterrupt:
         print("\nkalah ladder: stopped; run the same command again to resume", file=sys.stderr)
         return 130

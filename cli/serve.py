@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
+import re
 import signal
+import socket
 import sys
 from collections.abc import Callable
 
+from cli.server_args import CommandError
 from server.app import serve_forever, start_server
 from server.gc_tuning import keep_heap_frozen
 from server.logs import configure as configure_logs
@@ -17,20 +21,21 @@ from server.storage import SchemaError, StorageError, default_db_path, describe
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah serve`."""
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=port_number, default=8765, help="port to listen on, 0..65535 (0: any free port)")
     parser.add_argument("--db", default=None, metavar="PATH|URL",
                         help="a SQLite file (a path or sqlite:PATH) or a PostgreSQL database "
-                             f"(postgresql://user:password@host/db) (default {default_db_path()})")
+                             f"(postgresql://user:password@host/db) (default: {default_db_path()})")
     parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
                         help="how long a disconnected player may be away before the win can be claimed")
     parser.add_argument("--idle-limit", type=float, default=900.0, metavar="SECONDS",
                         help="in untimed games, how long the side to move may make no move before the other "
                              "side can claim the win (0: never)")
     parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
-                        help="the secret that allows rated bot exhibitions (kalah ladder --operator-token); "
-                             "default $KALAH_OPERATOR_TOKEN, none: no rated exhibitions")
-    parser.add_argument("--max-connections", type=int, default=10_000)
+                        help="the secret that allows rated bot exhibitions (kalah ladder --operator-token) "
+                             "(default: $KALAH_OPERATOR_TOKEN; none: no rated exhibitions)")
+    parser.add_argument("--max-connections", type=int, default=10_000,
+                        help="connections in all; past it the handshake gets HTTP 503")
     parser.add_argument("--max-per-address", type=int, default=64, help="connections one address may hold")
     parser.add_argument("--hello-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="close connections that have not said hello by then")
@@ -41,13 +46,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "PostgreSQL commits are always durable")
     parser.add_argument("--gc-freeze", type=float, default=10.0, metavar="SECONDS",
                         help="freeze long-lived objects out of the garbage collector this often (0: off)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--kgp-port", type=int, default=None, metavar="PORT",
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="the least important JSON log lines written to standard error")
+    parser.add_argument("--kgp-port", type=port_number, default=None, metavar="PORT",
                         help="also let outside engines play over the Kalah Game Protocol on this TCP port "
                              "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
     parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
-                        help="the variant of the engines' games (default kalah(6,4,clock=5/move))")
+                        help="the variant of the engines' games")
 
+
+def port_number(text: str) -> int:
+    """A TCP port, 0..65535 (argparse type); anything else is refused rather than bound somewhere else."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
+    return port
+
+
+def bind_failure(exc: OSError, host: str) -> str:
+    """One line saying why the server could not listen on `host` (or what else failed at start-up)."""
+    text = exc.strerror or str(exc)
+    if isinstance(exc, socket.gaierror):
+        return f"cannot listen on host {host!r}: {text}"
+    if exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+        where = re.search(r"address \('([^']*)', (\d+)", text)
+        reason = text.rsplit(": ", 1)[-1]
+        address = f"{where[1]}:{where[2]}" if where else "the address"
+        hint = " (another server there? --port 0 takes any free port)" if exc.errno == errno.EADDRINUSE else ""
+        return f"cannot listen on {address}: {reason}{hint}"
+    return text
 
 
 def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -92,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
             runner.run(_main(args))
-    except (OSError, StorageError, SchemaError) as exc:
-        print(f"kalah serve: {exc}", file=sys.stderr)
-        return 1
+    except OSError as exc:
+        raise CommandError(bind_failure(exc, args.host), status=1) from None
+    except (StorageError, SchemaError) as exc:
+        raise CommandError(str(exc), status=1) from None
     return 0

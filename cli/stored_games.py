@@ -1,11 +1,13 @@
 """Stored games for the command line: from a database file or a server (`games`/`game` requests).
 
 Either way they come back as the client's `StoredGame` (`from_row` or `from_info`), the one
-shape `kalah games`, `kalah export` and `kalah replay` read.
+shape `kalah games`, `kalah export` and `kalah replay` read. A server's standings (`standings`)
+are read the same way, for `kalah ladder`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -18,8 +20,10 @@ from protocol.messages import (
     ErrorMessage,
     FetchGame,
     ListGames,
+    ListStandings,
     Message,
     MessageError,
+    Standings,
     decode_server,
     encode,
 )
@@ -30,19 +34,36 @@ class SourceError(Exception):
     """The games could not be read from the given database or server."""
 
 
-def _ask(url: str, request: Message) -> Any:
-    """Send one public read request to a server and return its answer (an error raises)."""
+READ_RETRY_S = 1.0
+"""How long to wait when a server says its public reads are coming too fast (`rate_limited`)."""
+READ_RETRIES = 60
+"""How many times in a row to wait before giving up."""
+
+
+def _ask(url: str, requests: Callable[[list[Any]], Message | None]) -> list[Any]:
+    """Public read requests on one connection: `requests(answers so far)` says the next (None: done).
+
+    A `rate_limited` refusal is waited out and asked again; `unknown_match` answers None; any
+    other refusal or a failed connection raises `SourceError`.
+    """
+    answers: list[Any] = []
     try:
         with connect(url, open_timeout=10, close_timeout=2) as ws:
-            ws.send(encode(request))
-            answer = decode_server(ws.recv(timeout=30))
+            waited = 0
+            while (request := requests(answers)) is not None:
+                ws.send(encode(request))
+                answer = decode_server(ws.recv(timeout=30))
+                if isinstance(answer, ErrorMessage) and answer.code == "rate_limited" and waited < READ_RETRIES:
+                    waited += 1
+                    time.sleep(READ_RETRY_S)
+                    continue
+                waited = 0
+                if isinstance(answer, ErrorMessage) and answer.code != "unknown_match":
+                    raise SourceError(f"{url}: {answer.code}: {answer.message}")
+                answers.append(None if isinstance(answer, ErrorMessage) else answer)
     except (OSError, TimeoutError, WebSocketException, MessageError) as exc:
         raise SourceError(f"{url}: {exc}") from None
-    if isinstance(answer, ErrorMessage):
-        if answer.code == "unknown_match":
-            return None
-        raise SourceError(f"{url}: {answer.code}: {answer.message}")
-    return answer
+    return answers
 
 
 def game_to_dict(game: StoredGame) -> dict[str, Any]:
@@ -81,15 +102,15 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
                 status: GameStatus | None = "finished") -> list[StoredGame]:
     """Stored games from a database (a path, None: the default file, or a postgresql:// URL) or a `ws://` server."""
     if source is not None and source.startswith(("ws://", "wss://")):
-        found: list[StoredGame] = []
-        while len(found) < limit:  # the server answers at most 200 a request
-            page = min(200, limit - len(found))
-            answer = _ask(source, ListGames(limit=page, offset=len(found), status=status, player=player,
-                                            variant=variant))
-            found += [_read(StoredGame.from_info, g) for g in answer.games]
-            if len(answer.games) < page:
-                break
-        return found
+        def next_page(pages: list[Any]) -> Message | None:
+            """The next page of at most 200 (the server's bound), until a short one or `limit`."""
+            found = sum(len(page.games) for page in pages)
+            if found >= limit or (pages and len(pages[-1].games) < 200):
+                return None
+            return ListGames(limit=min(200, limit - found), offset=found, status=status, player=player,
+                             variant=variant)
+
+        return [_read(StoredGame.from_info, g) for page in _ask(source, next_page) for g in page.games]
     try:
         rows = read_offline(_database(source), lambda db: db.list_games(limit, 0, status, player, variant))
     except (FileNotFoundError, StorageError) as exc:
@@ -100,7 +121,7 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
 def get_game(source: str | None, match_id: str) -> StoredGame | None:
     """One stored game from a database path (None: the default file) or a server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
-        answer = _ask(source, FetchGame(match_id=match_id))
+        answer = _ask(source, lambda got: None if got else FetchGame(match_id=match_id))[0]
         return None if answer is None else _read(StoredGame.from_info, answer.game)
     try:
         row = read_offline(_database(source), lambda db: db.fetch_game(match_id))
@@ -123,3 +144,9 @@ def game_text(game: StoredGame) -> str:
         " ".join(game.record),
     ]
     return "\n".join(lines) + "\n"
+
+
+def fetch_standings(url: str) -> Standings:
+    """A server's standings of rated games: its stored ratings, results and head-to-head (best 200)."""
+    answer: Standings = _ask(url, lambda got: None if got else ListStandings(limit=200))[0]
+    return answer

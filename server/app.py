@@ -241,15 +241,15 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     arena = Arena(storage, bots, arena_opts)
     try:
         await load(arena)
-    except BaseException:
+        router = Router(arena)
+        handler = _Handler(router, server_opts)
+        server = await serve(handler, host, port, process_request=handler.process_request,
+                             max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
+                             ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
+                             backlog=server_opts.backlog)
+    except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise
-    router = Router(arena)
-    handler = _Handler(router, server_opts)
-    server = await serve(handler, host, port, process_request=handler.process_request,
-                         max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
-                         ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
-                         backlog=server_opts.backlog)
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))

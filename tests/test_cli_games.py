@@ -1,10 +1,12 @@
-"""`kalah games` and `kalah export` on a stored database, and export read back by `kalah record`."""
+"""`kalah games` and `kalah export` on a stored database or a server, and export read back by `kalah record`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,7 +75,7 @@ async def test_export_text_reads_back_with_record(tmp_path: Path, capsys: pytest
 
 
 async def test_export_all_ndjson(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--all --format ndjson writes one JSON object per stored game, oldest first."""
+    """--all --format ndjson writes one JSON object per stored game."""
     db = tmp_path / "arena.sqlite3"
     games = await store_random_games(db, VARIANTS)
     assert main(["export", "--all", "--format", "ndjson", "--db", str(db)]) == 0
@@ -100,14 +102,89 @@ def test_record_refuses_conflicting_variant() -> None:
 
 async def test_games_and_export_from_a_server(serve: Serve, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """With a ws:// URL the listing and the export come from a running server, without a hello."""
+    """With --server the listing and the export come from a running server, without a hello."""
     db = tmp_path / "arena.sqlite3"
     games = await store_random_games(db, VARIANTS)
     running = await serve(db)
-    assert await asyncio.to_thread(main, ["games", running.url, "--player", "bob"]) == 0
+    assert await asyncio.to_thread(main, ["games", "--server", running.url, "--player", "bob"]) == 0
     out = capsys.readouterr().out
     assert all(f"m{i}" in out for i in range(3))
-    assert await asyncio.to_thread(main, ["export", "m2", "--url", running.url]) == 0
+    assert await asyncio.to_thread(main, ["export", "m2", "--server", running.url]) == 0
     text = capsys.readouterr().out
     assert games[2].record() in text and "# variant: kalah(4,3,capture=empty,clockwise=on)" in text
-    assert await asyncio.to_thread(main, ["export", "nope", "--url", running.url]) == 2
+    assert await asyncio.to_thread(main, ["export", "nope", "--server", running.url]) == 2
+
+
+async def test_games_json_and_the_export_list_the_same_games_in_the_same_order(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`games --json` is one array, newest first, in the order `export --all` writes the games."""
+    db = tmp_path / "arena.sqlite3"
+    await store_random_games(db, VARIANTS)
+    assert main(["games", "--db", str(db), "--json"]) == 0
+    listed = [g["match_id"] for g in json.loads(capsys.readouterr().out)]
+    assert sorted(listed) == ["m0", "m1", "m2"]
+    assert main(["export", "--all", "--db", str(db)]) == 0
+    exported = [line.split(": ")[1] for line in capsys.readouterr().out.splitlines() if line.startswith("# match:")]
+    assert exported == listed
+    assert main(["games", "--db", str(tmp_path / "empty.sqlite3"), "--json"]) == 2  # no such file: one line
+
+
+async def test_export_all_reads_back_with_record(tmp_path: Path) -> None:
+    """`kalah export --all | kalah record` replays every game to its stored result."""
+    db = tmp_path / "arena.sqlite3"
+    games = await store_random_games(db, VARIANTS)
+    exported = subprocess.run([sys.executable, "-m", "cli.main", "export", "--all", "--db", str(db)],
+                              capture_output=True, text=True, check=True).stdout
+    done = subprocess.run([sys.executable, "-m", "cli.main", "record", "--json"], input=exported,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    replays = {r["match_id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert {mid: (r["over"], r["result"]) for mid, r in replays.items()} == {
+        f"m{i}": (True, game.result) for i, game in enumerate(games)}
+
+
+async def test_table_aligns_long_ids_and_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every column starts at the same place on every line, however long the ids and names."""
+    db = tmp_path / "arena.sqlite3"
+    storage = await Storage.open(db)
+    try:
+        await storage.write([op_player("p-a", "a", None), op_player("p-b", "someone-with-a-long-name", None)])
+        for mid in ("m1", "lad-0123456789ab-00017"):
+            await storage.write([op_create(mid, "kalah(6,4)", True, 0), op_join(mid, 0, "p-a", False),
+                                 op_join(mid, 1, "p-b", True), op_action(mid, 0, 0, "1", (0, 0)),
+                                 op_finish(mid, 0, None, "resigned")])
+    finally:
+        await storage.close()
+    assert main(["games", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    starts = {line.index("kalah(6,4)") for line in lines[1:]} | {lines[0].index("variant")}
+    assert len(starts) == 1 and len(lines) == 3
+    assert {line.index("someone") for line in lines[1:]} == {lines[0].index("north")}
+
+
+async def test_server_from_the_environment(serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """$KALAH_SERVER names the server when no flag does; --db still reads a file; a URL argument gets a hint."""
+    db = tmp_path / "arena.sqlite3"
+    await store_random_games(db, VARIANTS)
+    running = await serve(db)
+    monkeypatch.setenv("KALAH_SERVER", running.url)
+    assert await asyncio.to_thread(main, ["games", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+    assert main(["games", "--db", str(tmp_path / "other.sqlite3")]) == 2
+    assert "other.sqlite3" in capsys.readouterr().err
+    assert main(["games", running.url]) == 2
+    assert f"--server {running.url}" in capsys.readouterr().err
+    monkeypatch.setenv("KALAH_SERVER", "localhost:8765")
+    assert main(["games"]) == 2
+    assert capsys.readouterr().err.startswith("kalah games: $KALAH_SERVER: 'localhost:8765' is not a server")
+
+
+async def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`kalah games | head -1` and `kalah export --all | head -1` end without a traceback."""
+    db = tmp_path / "arena.sqlite3"
+    await store_random_games(db, VARIANTS * 40)
+    for command in ("games --limit 500", "export --all"):
+        done = subprocess.run(f"{sys.executable} -m cli.main {command} --db {db} | head -1", shell=True,
+                              capture_output=True, text=True, check=True)
+        assert done.stdout.count("\n") == 1 and done.stderr == ""
