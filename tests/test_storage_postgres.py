@@ -16,10 +16,11 @@ from cli.main import main
 from cli.stored_games import get_game, query_games
 from protocol import Game, Variant
 from server.storage import Storage, StorageError, read_offline
+from server.storage.writer import op_player
 from tests.conftest import Serve
 from tests.pg import _free_port
 from tests.test_e2e_crash import hammer, start_process
-from tests.wire import Client, Json, action_msg, is_game_over, live_match
+from tests.wire import Client, Json, action_msg, eventually, is_game_over, live_match
 
 
 async def execute(url: str, sql: str, *args: Any) -> None:
@@ -154,3 +155,35 @@ async def test_a_missing_database_or_one_without_the_arena_tables_is_a_storage_e
         await asyncio.to_thread(read_offline, pg_url + "-nosuch", lambda reads: reads.list_quarantined())
     with pytest.raises(StorageError, match="quarantine"):
         await asyncio.to_thread(read_offline, pg_url, lambda reads: reads.list_quarantined())
+
+
+async def test_one_server_writes_a_database_at_a_time(serve: Serve, pg_url: str) -> None:
+    """A second server on a database another one is using is refused (it would play the same matches); once the
+    first has stopped, it starts."""
+    first = await serve(pg_url)
+    with pytest.raises(StorageError, match="another kalah server is using this database"):
+        await serve(pg_url)
+    assert await asyncio.to_thread(main, ["quarantine", "--db", pg_url]) == 0  # offline reads are not writes
+    await first.close()
+    second = await serve(pg_url)
+    assert second.arena.storage.where == pg_url
+
+
+async def test_the_writer_commits_durably_and_reopens_a_lost_session(pg_url: str) -> None:
+    """A database set to `synchronous_commit=off` still gets durable commits from the writer; when the writer's
+    session is killed, the next write opens a new one (taking the server's lock again) and commits."""
+    database = pg_url.rsplit("/", 1)[1]
+    await execute(pg_url, f"ALTER DATABASE {database} SET synchronous_commit = off")
+    storage = await Storage.open(pg_url)
+    try:
+        writer: asyncpg.Connection = storage._writer_conn  # type: ignore[attr-defined]
+        assert await writer.fetchval("SHOW synchronous_commit") == "on"
+        await storage.write([op_player("p1", "ann", None)])
+        await execute(pg_url, "SELECT pg_terminate_backend($1)", writer.get_server_pid())
+        await eventually(writer.is_closed, what="the writer's session to be seen closed")
+        await storage.write([op_player("p2", "bob", None)])
+        assert sorted(p.name for p in await storage.players()) == ["ann", "bob"]
+        with pytest.raises(StorageError, match="another kalah server"):
+            await Storage.open(pg_url)
+    finally:
+        await storage.close()

@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 import asyncpg
-from asyncpg.pool import PoolConnectionProxy
 
 from server.storage.games import (
     QUARANTINE_LIST,
@@ -74,16 +73,35 @@ SQL = {
 
 MIGRATION_LOCK = int.from_bytes(b"kalahmig")
 """The advisory lock that lets one node at a time migrate a shared database."""
+SERVER_LOCK = int.from_bytes(b"kalahsrv")
+"""The advisory lock the writer's session holds: one server writes a database at a time."""
 
 
-async def _durable(conn: asyncpg.Connection) -> None:
-    """Make sure the session's commits are durable: `synchronous_commit=off` would ack before the flush."""
-    if await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off":
-        await conn.execute("SET synchronous_commit = on")
+class DatabaseBusyError(Exception):
+    """Another server is writing this database (several need match ownership between nodes, not built yet)."""
 
 
-async def migrate(conn: asyncpg.Connection | PoolConnectionProxy,
-                  migrations: tuple[Migration, ...] = POSTGRES_MIGRATIONS) -> int:
+async def connect_writer(url: str) -> asyncpg.Connection:
+    """The writer's own session (not pooled: a pool's reset would drop its lock and settings).
+
+    `synchronous_commit=off` would acknowledge before the flush, so it is turned back on. The
+    session-level SERVER_LOCK keeps a second server from loading and playing the same matches;
+    it goes with the session, so a reconnecting writer takes it again or fails its writes.
+    """
+    conn = await asyncpg.connect(url)
+    try:
+        if await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off":
+            await conn.execute("SET synchronous_commit = on")
+        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", SERVER_LOCK):
+            raise DatabaseBusyError("another kalah server is using this database: one server per database until "
+                                    "matches can be owned across nodes")
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+async def migrate(conn: asyncpg.Connection, migrations: tuple[Migration, ...] = POSTGRES_MIGRATIONS) -> int:
     """Bring the database to the latest schema version in one transaction (one node at a time); returns it."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
@@ -136,55 +154,61 @@ class PostgresReads(GameReads):
 
 
 class PostgresStorage(PostgresReads, Storage):
-    """The arena's PostgreSQL database: a one-connection writer pool for group commits, and a read pool."""
+    """The arena's PostgreSQL database: one writer session for group commits, and a read pool."""
 
-    def __init__(self, writes: asyncpg.Pool, reads: asyncpg.Pool, where: str) -> None:
+    def __init__(self, url: str, writer: asyncpg.Connection, reads: asyncpg.Pool, where: str) -> None:
         PostgresReads.__init__(self, reads, where)
         Storage.__init__(self)
-        self._writes = writes
+        self._url = url
+        self._writer_conn = writer
 
     @classmethod
     async def connect(cls, url: str, where: str, read_connections: int = 4) -> PostgresStorage:
-        """Connect to the database at `url`, migrate it to the latest schema, and start the writer."""
-        writes = await asyncpg.create_pool(url, min_size=1, max_size=1, init=_durable)
+        """Connect to the database at `url` (refused if another server holds it), migrate it, start the writer."""
+        writer = await connect_writer(url)
         try:
-            async with writes.acquire() as conn:
-                await migrate(conn)
+            await migrate(writer)
             reads = await asyncpg.create_pool(url, min_size=1, max_size=read_connections)
         except BaseException:
-            await writes.close()
+            await writer.close()
             raise
-        self = cls(writes, reads, where)
+        self = cls(url, writer, reads, where)
         self.start_writer()
         return self
 
     async def commit_batch(self, items: list[list[Op]]) -> list[BaseException | None]:
-        """One transaction of one `executemany` per kind; if it fails, each write alone in its own."""
+        """One transaction of one `executemany` per kind; if it fails, each write alone in its own.
+
+        A writer session that was lost (the database restarted, say) is opened again first; the
+        batch that saw it fail was reported failed, never acknowledged.
+        """
         plan = [(SQL[kind], rows) for kind, rows in plan_batch(items)]
-        async with self._writes.acquire() as conn:
+        if self._writer_conn.is_closed():
+            self._writer_conn = await connect_writer(self._url)
+        conn = self._writer_conn
+        try:
+            async with conn.transaction():
+                for sql, rows in plan:
+                    await conn.executemany(sql, rows)
+            return [None] * len(items)
+        except asyncpg.PostgresError:
+            pass
+        results: list[BaseException | None] = []
+        for ops in items:
             try:
                 async with conn.transaction():
-                    for sql, rows in plan:
-                        await conn.executemany(sql, rows)
-                return [None] * len(items)
-            except asyncpg.PostgresError:
-                pass
-            results: list[BaseException | None] = []
-            for ops in items:
-                try:
-                    async with conn.transaction():
-                        for kind, params in ops:
-                            await conn.execute(SQL[kind], *params)
-                    results.append(None)
-                except asyncpg.UniqueViolationError as exc:
-                    results.append(ConflictError(str(exc)))
-                except asyncpg.PostgresError as exc:
-                    results.append(exc)
-            return results
+                    for kind, params in ops:
+                        await conn.execute(SQL[kind], *params)
+                results.append(None)
+            except asyncpg.UniqueViolationError as exc:
+                results.append(ConflictError(str(exc)))
+            except asyncpg.PostgresError as exc:
+                results.append(exc)
+        return results
 
     async def disconnect(self) -> None:
-        """Close both pools."""
-        await self._writes.close()
+        """Close the writer's session and the read pool."""
+        await self._writer_conn.close()
         await self._reads.close()
 
     # --- reads for start-up -----------------------------------------------------------------

@@ -71,13 +71,15 @@ async def open_storage(source: str | Path, synchronous: str = "FULL") -> Storage
     """Open the server's storage at a path or URL: migrated to the latest schema, its writer started."""
     if is_postgres(source):
         try:
-            from server.storage.postgres import PostgresStorage
+            from server.storage.postgres import DatabaseBusyError, PostgresStorage
         except ImportError:
             raise _asyncpg_missing() from None
         try:
             return await PostgresStorage.connect(str(source), describe(source))
+        except (OSError, DatabaseBusyError) as exc:  # nothing listening; another server holds the database
+            raise StorageError(f"{describe(source)}: {exc}") from None
         except Exception as exc:
-            if isinstance(exc, OSError) or _from_asyncpg(exc):  # refused, bad password, no such database
+            if _from_asyncpg(exc):  # refused, bad password, no such database
                 raise StorageError(f"{describe(source)}: {exc}") from None
             raise
     from server.storage.sqlite import SQLiteStorage
