@@ -5,7 +5,8 @@ and S spectator connections, and lets every pair play random legal actions as fa
 acks come back (a new match as soon as one ends) for a fixed time. Prints durable actions
 per second, the latency from sending an action to the opponent receiving its event (p50,
 p99), the server's CPU and memory, and errors. Then it kills the server with SIGKILL and
-checks that every acknowledged action is in the database.
+checks that every acknowledged action is in the database. Clients connect from loopback
+addresses 127.1.x.y, 50 to an address, under the server's per-address connection cap.
 
     python bench/load.py --matches 200 --spectators 200 --seconds 20
 """
@@ -19,32 +20,20 @@ import gc
 import json
 import os
 import random
-import re
 import signal
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from websockets.client import ClientProtocol
-from websockets.frames import Frame, Opcode
-from websockets.http11 import Response
-from websockets.uri import parse_uri
+from harness import LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from cli.serve import fast_loop_factory  # noqa: E402
-from protocol import Game, Sow, Swap, Transfer, Variant, parse_action  # noqa: E402
-from protocol.actions import Action  # noqa: E402
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from cli.serve import fast_loop_factory
+from protocol import Game, Swap, Variant, parse_action
 
 
 @dataclass
@@ -59,87 +48,6 @@ class Stats:
     games: int = 0
     tables: int = 0
     events_seen_by_spectators: int = 0
-
-
-def action_msg(action: Action, match_id: str, ply: int) -> str:
-    """The wire text of an action."""
-    if isinstance(action, Sow):
-        return json.dumps({"type": "move", "match_id": match_id, "ply": ply, "bin": action.bin})
-    if isinstance(action, Swap):
-        return json.dumps({"type": "swap", "match_id": match_id, "ply": ply})
-    assert isinstance(action, Transfer)
-    return json.dumps({"type": "transfer", "match_id": match_id, "ply": ply, "src": action.src, "dst": action.dst})
-
-
-class LeanConnection(asyncio.Protocol):
-    """A lightweight websocket client: the websockets sans-I/O protocol on a bare asyncio transport.
-
-    The load generator runs thousands of these, so it skips the per-message tasks and queues of
-    the full asyncio client; the server sees ordinary websocket connections.
-    """
-
-    def __init__(self, url: str) -> None:
-        self.protocol = ClientProtocol(parse_uri(url), max_size=2**22)
-        self.transport: asyncio.Transport | None = None
-        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
-        self.handler: Callable[[bytes], None] | None = None
-
-    @classmethod
-    async def open(cls, url: str) -> LeanConnection:
-        """Connect and finish the opening handshake."""
-        host, port = url.removeprefix("ws://").split(":")
-        _, conn = await asyncio.get_running_loop().create_connection(lambda: cls(url), host, int(port))
-        await asyncio.wait_for(conn.opened, 60)
-        return conn
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """Send the opening handshake."""
-        self.transport = cast(asyncio.Transport, transport)
-        self.protocol.send_request(self.protocol.connect())
-        self.flush()
-
-    def data_received(self, data: bytes) -> None:
-        """Feed bytes to the protocol; hand each text message on (answering pings by the way)."""
-        self.protocol.receive_data(data)
-        for ev in self.protocol.events_received():
-            if isinstance(ev, Response):
-                if not self.opened.done():
-                    self.opened.set_result(None)
-            elif isinstance(ev, Frame) and ev.opcode is Opcode.TEXT:
-                if self.handler is not None:
-                    self.handler(bytes(ev.data))
-                else:
-                    self.inbox.put_nowait(bytes(ev.data))
-        self.flush()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        """Note the end of the connection."""
-        for fut in (self.opened, self.closed):
-            if not fut.done():
-                fut.set_exception(ConnectionError("connection lost")) if fut is self.opened else fut.set_result(None)
-
-    def flush(self) -> None:
-        """Write whatever the protocol has to send."""
-        assert self.transport is not None
-        for data in self.protocol.data_to_send():
-            if data:
-                self.transport.write(data)
-            elif self.transport.can_write_eof():
-                self.transport.write_eof()
-
-    def send(self, text: str) -> None:
-        """Send one text message now."""
-        if self.transport is None or self.transport.is_closing():
-            raise ConnectionError("connection closed")
-        self.protocol.send_text(text.encode())
-        self.flush()
-
-    async def recv(self) -> dict[str, Any]:
-        """The next queued message (while no handler is set)."""
-        data: dict[str, Any] = json.loads(await self.inbox.get())
-        return data
 
 
 class Player:
@@ -212,10 +120,10 @@ class Player:
             self.stats.errors.append(f"{self.name}: {msg['code']} {msg['message']}")
 
 
-async def open_ws(url: str, name: str, gate: asyncio.Semaphore) -> LeanConnection:
-    """Connect and say hello (a few handshakes at a time)."""
+async def open_ws(url: str, name: str, gate: asyncio.Semaphore, source: int) -> LeanConnection:
+    """Connect from the `source`-th loopback address and say hello (a few handshakes at a time)."""
     async with gate:
-        conn = await LeanConnection.open(url)
+        conn = await LeanConnection.open(url, loopback(source))
         conn.send(json.dumps({"type": "hello", "name": name}))
         await conn.recv()
         return conn
@@ -226,7 +134,8 @@ async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: 
     """One table: once every table is connected (`go`), two players play match after match until `stop`."""
     rng = random.Random(index)
     try:
-        ws_s, ws_n = await open_ws(url, f"s{index}", gate), await open_ws(url, f"n{index}", gate)
+        ws_s = await open_ws(url, f"s{index}", gate, 2 * index)
+        ws_n = await open_ws(url, f"n{index}", gate, 2 * index + 1)
         south = Player(ws_s, f"s{index}", stats, rng, think_s)
         north = Player(ws_n, f"n{index}", stats, rng, think_s)
         stats.tables += 1
@@ -264,43 +173,19 @@ def spectate(conn: LeanConnection, stats: Stats) -> None:
     conn.handler = count
 
 
-def health(url: str) -> dict[str, Any]:
-    """The server's /health figures."""
-    with urllib.request.urlopen(url, timeout=10) as response:
-        data: dict[str, Any] = json.loads(response.read())
-    return data
-
-
-def proc_usage(pid: int) -> tuple[float, int]:
-    """CPU seconds used by a process and its peak resident memory in bytes (from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
-    peak = 0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            peak = int(line.split()[1]) * 1024
-    return cpu, peak
-
-
 async def run(args: argparse.Namespace) -> int:
     """Start the server, drive the load, print the figures, then kill -9 and check durability."""
     tmp = Path(tempfile.mkdtemp(prefix="kalah-load-"))
     db = tmp / "arena.sqlite3"
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, *profile, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
-        "--synchronous", args.synchronous, "--rate", "1000", "--burst", "1000",
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    line = (await proc.stdout.readline()).decode()
-    found = re.search(r"ws://\S+", line)
-    assert found, line
-    url = found[0]
+    proc, url = await spawn_server(db, "--log-level", "warning", "--synchronous", args.synchronous,
+                                   "--rate", "1000", "--burst", "1000", python_flags=profile)
     stats = Stats()
     gate = asyncio.Semaphore(50)
     stop = asyncio.Event()
     t_setup = time.perf_counter()
-    spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate) for i in range(args.spectators)))
+    spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate, 2 * args.matches + i)
+                                        for i in range(args.spectators)))
     by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
     for i, conn in enumerate(spectators):
         by_table[i % args.matches].append(conn)
@@ -318,15 +203,14 @@ async def run(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()  # the clients' own long-lived objects: keep full collections short in this process too
     stats.latencies.clear()
-    health_url = url.replace("ws://", "http://") + "/health"
-    h0 = await asyncio.to_thread(health, health_url)
+    h0 = await asyncio.to_thread(health, url)
     acked0, cpu0, t0 = stats.acked, proc_usage(proc.pid)[0], time.perf_counter()
     own0 = time.process_time()
     await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
-    h1 = await asyncio.to_thread(health, health_url)
+    h1 = await asyncio.to_thread(health, url)
     commits = h1["commits"] - h0["commits"]
     lat = sorted(stats.latencies)
     stop.set()
@@ -343,7 +227,7 @@ async def run(args: argparse.Namespace) -> int:
 
     def pct(p: float) -> float:
         """The latency at quantile `p`, in milliseconds."""
-        return 1000 * lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
+        return 1000 * quantile(lat, p)
 
     print(f"server load: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
           f"{args.variant}, think {args.think_ms:.0f} ms, synchronous={args.synchronous}, "

@@ -1,0 +1,350 @@
+"""Flood benchmark: a person's games against a hosted bot on a quiet server, then the same games under a flood.
+
+Each phase starts `kalah serve` on a fresh database. Honest clients connect from 127.0.0.2: a
+player who plays `--games` untimed games against `--bot` (South; seeded random moves, each
+after a `--think-ms` pause), a spectator of those games, a lobby asking `list`, `games` and
+`standings` every `--lobby-every` seconds, and a replay screen asking one 1 s `analyse` every
+3 s. Phase "quiet" has nothing else. Phase "flood" first starts `bench/flooders.py` (another
+process) from `--flood-addresses` other loopback addresses (127.0.0.1, 127.0.0.3, ...):
+exhibitions as fast as the quotas allow, 5 s analyses, 200-game reads faster than the rate
+limit, spectators that stop reading, connections that never say hello; after `--warmup`
+seconds the honest clients play the same games.
+
+Prints, per phase, the bot's move latency (from the ack of the player's move, or the bot's
+previous action in an extra-turn chain, to the bot's action event), the server's peak RSS
+and CPU, the honest clients' errors and lobby round trips; then what the flooders were
+refused and dropped with, and the goals: flood within 2x of quiet (p50, p90, mean), peak RSS
+under 400 MiB, no honest errors.
+
+    python bench/flood.py [--games 4] [--bot alphabeta:16] [--flood-addresses 4] [--stalled 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flooders import add_flood_options
+from harness import LeanConnection, action_msg, proc_usage, quantile, spawn_server
+
+from cli.serve import fast_loop_factory
+from protocol import Game, Position, Variant, parse_action
+
+HERE = Path(__file__).resolve().parent
+HONEST = "127.0.0.2"
+RSS_GOAL = 400 << 20
+LATENCY_GOAL = 2.0
+ROUTINE_LOGS = {"hello", "match_created", "match_finished", "listening", "shutdown_started", "shutdown_done"}
+
+
+@dataclass
+class Phase:
+    """What the honest clients and the server's process showed in one phase."""
+
+    name: str
+    latencies: list[float] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lobby: list[float] = field(default_factory=list)
+    analyses: Counter[str] = field(default_factory=Counter)
+    spectator_events: int = 0
+    rss_peak: int = 0
+    cpu_share: float = 0.0
+    server_log: Counter[str] = field(default_factory=Counter)
+    flood: dict[str, Any] = field(default_factory=dict)
+    flood_cpu: float = 0.0
+    """CPU the flooders' process used, in cores."""
+    load: tuple[float, float] = (0.0, 0.0)
+    """The machine's 1-minute load average as the honest games began and ended."""
+
+    def ms(self, p: float) -> float:
+        """The bot's move latency at quantile `p`, in milliseconds."""
+        return 1000 * quantile(sorted(self.latencies), p)
+
+    def mean_ms(self) -> float:
+        """The bot's mean move latency in milliseconds."""
+        return 1000 * statistics.fmean(self.latencies) if self.latencies else float("nan")
+
+
+async def honest(url: str, name: str, phase: Phase) -> LeanConnection:
+    """An honest client's connection from 127.0.0.2, past its hello."""
+    conn = await LeanConnection.open(url, HONEST)
+    conn.send(json.dumps({"type": "hello", "name": name}))
+    reply = await asyncio.wait_for(conn.recv(), 30)
+    if reply["type"] != "welcome":
+        phase.errors.append(f"{name}: hello refused: {reply}")
+        raise ConnectionError(f"{name}: hello refused")
+    return conn
+
+
+async def ask(conn: LeanConnection, request: dict[str, Any], answer: str,
+              timeout: float = 60) -> tuple[dict[str, Any], float]:
+    """Send a request and wait for its answer of type `answer` (or an error); the reply and the round trip."""
+    t0 = time.perf_counter()
+    conn.send(json.dumps(request))
+    while True:
+        reply = await asyncio.wait_for(conn.recv(), timeout)
+        if reply["type"] in (answer, "error"):
+            return reply, time.perf_counter() - t0
+
+
+async def play(url: str, args: argparse.Namespace, phase: Phase, watch: Callable[[str], None],
+               positions: list[str]) -> None:
+    """The player: `args.games` games as South against the bot, timing each of the bot's actions."""
+    conn = await honest(url, "honest-player", phase)
+    inbox: asyncio.Queue[tuple[float, dict[str, Any]]] = asyncio.Queue()
+    conn.handler = lambda raw: inbox.put_nowait((time.perf_counter(), json.loads(raw)))
+    variant = Variant.parse(args.variant)
+    for index in range(args.games):
+        rng = random.Random(args.seed * 1000 + index)
+        conn.send(json.dumps({"type": "create", "variant": args.variant, "seat": "south", "opponent": args.bot,
+                              "rated": False}))
+        _, msg = await asyncio.wait_for(inbox.get(), 60)
+        if msg["type"] != "snapshot":
+            phase.errors.append(f"player: create refused: {msg}")
+            return
+        match_id = msg["match_id"]
+        watch(match_id)
+        game, record, mark, sent = Game(variant), [], 0.0, -1
+        while True:
+            if not game.over and game.position.to_move.name == "SOUTH" and sent != game.ply:
+                await asyncio.sleep(args.think_ms / 1000 * rng.uniform(0.5, 1.5))
+                sent = game.ply
+                conn.send(action_msg(rng.choice(game.position.legal_actions()), match_id, game.ply))
+            t, msg = await asyncio.wait_for(inbox.get(), 120)
+            if msg["type"] == "ack":
+                mark = t
+            elif msg["type"] == "error":
+                phase.errors.append(f"player: {msg['code']} {msg['message']}")
+            elif msg["type"] == "event" and msg["match_id"] == match_id:
+                if msg["kind"] == "game_over":
+                    break
+                if msg["kind"] == "action" and msg["ply"] == game.ply:
+                    if msg["side"] == "north":
+                        phase.latencies.append(t - mark)
+                        mark = t
+                    game.play(parse_action(msg["action"]))
+                    record.append(msg["action"])
+                    positions.append(game.position.fen() if not game.over else positions[-1])
+        phase.records.append(" ".join(record))
+        conn.send(json.dumps({"type": "leave", "match_id": match_id}))
+    conn.abort()
+
+
+async def spectate(conn: LeanConnection, phase: Phase, matches: asyncio.Queue[str]) -> None:
+    """The spectator: watches each of the player's games in turn, counting their events."""
+
+    def on_message(raw: bytes) -> None:
+        """Count an event; note an error."""
+        msg = json.loads(raw)
+        if msg["type"] == "event":
+            phase.spectator_events += 1
+        elif msg["type"] == "error":
+            phase.errors.append(f"spectator: {msg['code']} {msg['message']}")
+
+    conn.handler = on_message
+    while True:
+        conn.send(json.dumps({"type": "watch", "match_id": await matches.get()}))
+
+
+async def lobby(conn: LeanConnection, args: argparse.Namespace, phase: Phase) -> None:
+    """The lobby: the match list, 50 stored games and the standings every `--lobby-every` seconds."""
+    reads: list[tuple[dict[str, Any], str]] = [
+        ({"type": "list"}, "matches"), ({"type": "games", "limit": 50}, "game_list"),
+        ({"type": "standings", "limit": 50}, "standings_table")]
+    while True:
+        for request, answer in reads:
+            reply, seconds = await ask(conn, request, answer)
+            if reply["type"] == "error":
+                phase.errors.append(f"lobby: {reply['code']} {reply['message']}")
+            phase.lobby.append(seconds)
+        await asyncio.sleep(args.lobby_every)
+
+
+async def replay(conn: LeanConnection, args: argparse.Namespace, phase: Phase, positions: list[str]) -> None:
+    """The replay screen: a 1 s analysis of the player's latest position every 3 seconds."""
+    while True:
+        request = {"type": "analyse", "variant": args.variant, "position": positions[-1], "budget_ms": 1000}
+        try:
+            reply, _ = await ask(conn, request, "analysis", timeout=60)
+        except TimeoutError:
+            phase.analyses["timed out"] += 1
+        else:
+            phase.analyses["answered" if reply["type"] == "analysis" else reply["code"]] += 1
+        await asyncio.sleep(3)
+
+
+def server_log(path: Path, until: float) -> Counter[str]:
+    """The server's log events up to time `until` that are not routine, by name (and reason, where one is given)."""
+    counts: Counter[str] = Counter()
+    for line in path.read_text(errors="replace").splitlines():
+        with contextlib.suppress(ValueError, KeyError):
+            entry = json.loads(line)
+            if entry["event"] not in ROUTINE_LOGS and entry["ts"] <= until:
+                counts[entry["event"] + (f" ({entry['reason']})" if "reason" in entry else "")] += 1
+    return counts
+
+
+def flood_flags(args: argparse.Namespace) -> list[str]:
+    """The options of `bench/flooders.py` from this benchmark's own."""
+    addresses = ["127.0.0.1", *(f"127.0.0.{3 + i}" for i in range(args.flood_addresses - 1))]
+    names = ["exhibitors", "exhibit_every", "exhibitions", "analysts", "listers", "lister_rate", "stalled",
+             "stalled_rate", "idlers"]
+    flags = ["--addresses", ",".join(addresses), "--variant", args.variant]
+    for name in names:
+        flags += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    return flags
+
+
+async def run_phase(name: str, args: argparse.Namespace) -> Phase:
+    """Start a server on a fresh database, flood it if asked, play the honest games, collect the figures."""
+    phase = Phase(name)
+    tmp = Path(tempfile.mkdtemp(prefix=f"kalah-flood-{name}-"))
+    log_path = tmp / "server.log"
+    with log_path.open("w") as log:
+        proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", stderr=log)
+    flooders = None
+    until = time.time() + 3600
+    try:
+        if name == "flood":
+            flooders = await asyncio.create_subprocess_exec(
+                sys.executable, str(HERE / "flooders.py"), url, *flood_flags(args),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            assert flooders.stdout is not None
+            await asyncio.wait_for(flooders.stdout.readline(), 120)  # "ready"
+            await asyncio.sleep(args.warmup)
+        cpu0, t0, load0 = proc_usage(proc.pid)[0], time.perf_counter(), os.getloadavg()[0]
+        flood_cpu0 = proc_usage(flooders.pid)[0] if flooders is not None else 0.0
+        matches: asyncio.Queue[str] = asyncio.Queue()
+        positions = [Position.initial(Variant.parse(args.variant)).fen()]
+        watcher = await honest(url, "honest-spectator", phase)
+        extras = [asyncio.create_task(spectate(watcher, phase, matches)),
+                  asyncio.create_task(lobby(await honest(url, "honest-lobby", phase), args, phase)),
+                  asyncio.create_task(replay(await honest(url, "honest-replay", phase), args, phase, positions))]
+        try:
+            await play(url, args, phase, matches.put_nowait, positions)
+        except (ConnectionError, TimeoutError) as exc:
+            phase.errors.append(f"player: {exc!r}")
+        for task in extras:
+            if task.done() and task.exception() is not None:
+                phase.errors.append(f"honest client: {task.exception()!r}")
+            task.cancel()
+        await asyncio.gather(*extras, return_exceptions=True)
+        cpu1, phase.rss_peak = proc_usage(proc.pid)
+        elapsed, until = time.perf_counter() - t0, time.time()
+        phase.cpu_share = (cpu1 - cpu0) / elapsed
+        phase.load = (load0, os.getloadavg()[0])
+        if flooders is not None:
+            phase.flood_cpu = (proc_usage(flooders.pid)[0] - flood_cpu0) / elapsed
+            assert flooders.stdin is not None and flooders.stdout is not None
+            flooders.stdin.close()
+            phase.flood = json.loads(await asyncio.wait_for(flooders.stdout.readline(), 60))
+            await flooders.wait()
+    finally:
+        if flooders is not None and flooders.returncode is None:
+            flooders.kill()
+            await flooders.wait()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+    phase.server_log = server_log(log_path, until)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return phase
+
+
+def counts(tally: dict[str, int]) -> str:
+    """`name N, name N` largest first, or `none`."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1])) or "none"
+
+
+def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
+    """Print the table and the goals; whether every goal holds."""
+    print(f"flood benchmark: {args.games} games of {args.variant} (untimed) against {args.bot}, player thinks "
+          f"~{args.think_ms:.0f} ms; flood from {args.flood_addresses} addresses, each {args.exhibitors} exhibitors, "
+          f"{args.analysts} analysts, {args.listers} listers, {args.stalled} stalled readers, {args.idlers} idlers")
+    head = (f"{'phase':<8}{'bot moves':>10}{'p50 ms':>9}{'p90 ms':>9}{'mean ms':>9}{'max ms':>9}{'RSS MiB':>9}"
+            f"{'CPU %':>7}{'errors':>8}{'lobby p50/max ms':>18}  replay analyses")
+    print(head)
+    for p in (quiet, flood):
+        lobby = sorted(p.lobby)
+        print(f"{p.name:<8}{len(p.latencies):>10}{p.ms(0.5):>9.1f}{p.ms(0.9):>9.1f}{p.mean_ms():>9.1f}"
+              f"{p.ms(1.0):>9.1f}{p.rss_peak / 2**20:>9.0f}{100 * p.cpu_share:>7.0f}{len(p.errors):>8}"
+              f"{1000 * quantile(lobby, 0.5):>10.0f}/{1000 * quantile(lobby, 1.0):<7.0f}  {counts(p.analyses)}")
+    ratios = {"p50": flood.ms(0.5) / quiet.ms(0.5), "p90": flood.ms(0.9) / quiet.ms(0.9),
+              "mean": flood.mean_ms() / quiet.mean_ms()}
+    print(f"{'ratio':<8}{'':>10}{ratios['p50']:>8.2f}x{ratios['p90']:>8.2f}x{ratios['mean']:>8.2f}x")
+    same = sum(a == b for a, b in zip(quiet.records, flood.records, strict=False))
+    print(f"same games in both phases: {same} of {len(quiet.records)}; spectator events {quiet.spectator_events} "
+          f"(quiet), {flood.spectator_events} (flood); machine load average {quiet.load[0]:.1f}-{quiet.load[1]:.1f} "
+          f"(quiet), {flood.load[0]:.1f}-{flood.load[1]:.1f} (flood) on {os.cpu_count()} cores")
+    f = flood.flood
+    print(f"flooders: {f.get('opened', 0)} connections opened, {100 * flood.flood_cpu:.0f}% of a core; "
+          f"answered: {counts(f.get('replies', {}))}")
+    print(f"  refused: {counts(f.get('refusals', {}))}")
+    print(f"  handshakes refused: {counts(f.get('handshakes_refused', {}))}")
+    print(f"  dropped by the server: {counts(f.get('dropped', {}))}")
+    if f.get("stalled_median_s") is not None:
+        print(f"  stalled readers dropped after {f['stalled_median_s']:.1f} s (median)")
+    if f.get("stalled_survivors"):
+        print(f"  stalled readers still connected at the end: {f['stalled_survivors']} "
+              f"(oldest {f['stalled_oldest_s']:.0f} s)")
+    print(f"  server log: {counts(flood.server_log)}")
+    for err in (quiet.errors + flood.errors)[:5]:
+        print("  honest error:", err)
+    goals = [(f"bot move latency under flood within {LATENCY_GOAL:.0f}x of quiet (p50, p90, mean)",
+              all(r <= LATENCY_GOAL for r in ratios.values())),
+             (f"server peak RSS under {RSS_GOAL >> 20} MiB", max(quiet.rss_peak, flood.rss_peak) < RSS_GOAL),
+             ("no errors for the honest clients", not quiet.errors and not flood.errors)]
+    for text, held in goals:
+        print(f"  {'holds' if held else 'FAILS'}: {text}")
+    starved = flood.analyses["answered"] < quiet.analyses["answered"] / 2
+    print(f"  {'note' if starved else 'also'}: the replay screen's analyses were answered "
+          f"{flood.analyses['answered']} times under flood ({quiet.analyses['answered']} quiet)")
+    return all(held for _, held in goals)
+
+
+async def run(args: argparse.Namespace) -> int:
+    """The quiet phase, then the flood phase; print the comparison."""
+    quiet = await run_phase("quiet", args)
+    flood = await run_phase("flood", args)
+    return 0 if report(args, quiet, flood) else 1
+
+
+def main() -> None:
+    """Parse the options and run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=4, help="games the honest player plays in each phase")
+    parser.add_argument("--bot", default="alphabeta:16", help="the hosted bot the player meets")
+    parser.add_argument("--variant", default="kalah(6,4)")
+    parser.add_argument("--think-ms", type=float, default=100.0, help="the player's mean pause before a move")
+    parser.add_argument("--seed", type=int, default=1, help="seeds the player's moves (the same in both phases)")
+    parser.add_argument("--lobby-every", type=float, default=2.0, metavar="S")
+    parser.add_argument("--warmup", type=float, default=15.0, metavar="S",
+                        help="seconds of flood before the honest clients start")
+    parser.add_argument("--flood-addresses", type=int, default=4,
+                        help="loopback addresses the flood comes from (127.0.0.1, then 127.0.0.3 on)")
+    add_flood_options(parser)
+    with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
+        sys.exit(runner.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
