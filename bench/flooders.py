@@ -275,7 +275,8 @@ def add_flood_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listers", type=int, default=2, help="connections reading 200 games at a time, per address")
     parser.add_argument("--lister-rate", type=float, default=40.0, help="requests a second of one lister")
     parser.add_argument("--stalled", type=int, default=12, help="spectators that stop reading, per address")
-    parser.add_argument("--stalled-rate", type=float, default=20.0, help="requests a second of one (a watch and 200 games in turn)")
+    parser.add_argument("--stalled-rate", type=float, default=20.0,
+                        help="requests a second of one (a watch and 200 games in turn)")
     parser.add_argument("--idlers", type=int, default=48, help="connections that never say hello, per address")
 
 
