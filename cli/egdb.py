@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bots import egdb
 from cli.variant_args import add_variant_args, variant_from_args
-from protocol import KalahError, Variant
+from protocol import Capture, KalahError, Leftover, Variant
 
 MAX_SEEDS = 40
 MIB = 1 << 20
@@ -89,6 +89,18 @@ def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str
     return "\n".join(lines)
 
 
+def build_command(variant: Variant, seeds: int) -> str:
+    """The `kalah egdb build` command that builds a rule set's databases up to `seeds` seeds in play."""
+    flags = [f"--seeds {seeds}", f"-H {variant.houses}"]
+    if variant.capture is not Capture.STANDARD:
+        flags.append(f"--capture {variant.capture.value}")
+    if not variant.extra_turn:
+        flags.append("--no-extra-turn")
+    if variant.leftover is not Leftover.OWNER:
+        flags.append(f"--leftover {variant.leftover.value}")
+    return "kalah egdb build " + " ".join(flags)
+
+
 class Reporter:
     """Progress of the whole build: the level being built, the share done, the time left."""
 
@@ -106,7 +118,9 @@ class Reporter:
         return elapsed / so_far * (self.total - so_far)
 
     def __call__(self, k: int, done: int, size: int) -> None:
-        """One progress report from the builder."""
+        """One progress report from the builder (on a terminal as it goes; elsewhere once a level is done)."""
+        if done != size and not sys.stderr.isatty():
+            return
         so_far = self.finished + done
         level, whole = 100 * done // max(size, 1), 100 * so_far // max(self.total, 1)
         line = f"level {k}: {level:3d}%   all: {whole:3d}%   about {_duration(self.left(so_far))} left"

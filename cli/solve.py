@@ -5,20 +5,28 @@ already in the stores. Exact for counter-clockwise sowing without relay; clockwi
 relay sowing can repeat positions, so those variants get a depth-limited search, marked
 `"exact": false`. Endgame databases are cached in `$KALAH_EGDB_DIR` (default: the user
 cache directory, see `bots.egdb`); missing ones are built first, after saying what and
-about how long (`kalah egdb build` builds them ahead).
+about how long (`kalah egdb build` builds them ahead). A position held by a book (`bots.book`,
+`kalah book build`) is answered from it at once (`"source": "book"`), unless `--no-book`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
+import time
+from collections.abc import Callable
 
-from bots import egdb
+from bots import book, egdb
+from bots.core import pit_to_bin, relative_board, south_value
 from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
-from cli.egdb import Reporter, describe
+from cli.egdb import Reporter, build_command, describe
+from cli.main import SIGINT_STATUS
+from cli.server_args import CommandError
 from cli.variant_args import add_variant_args, variant_from_args
-from protocol import Game, IllegalRecordError, KalahError, Position
+from protocol import Game, IllegalRecordError, KalahError, Position, Variant
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moves", default="", metavar="BINS", help='solve the position after this record, e.g. "3 6"')
     parser.add_argument("--per-move", action="store_true", help="also the exact value after each legal move")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--time-limit", type=float, default=0.0, metavar="S", help="give up after S seconds (exit 3)")
+    parser.add_argument("--time-limit", type=float, default=0.0, metavar="S",
+                        help="give up after S seconds, building databases included (exit 3); databases that "
+                             "would take longer are not built (default: 0, no limit)")
     parser.add_argument("--egdb-seeds", type=int, default=None, metavar="N",
                         help=f"endgame databases up to N seeds in play (default: sized to the board; "
                              f"cached in ${egdb.ENV_DIR} or the user cache directory)")
@@ -35,6 +45,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="transposition table of 2^B entries of 24 bytes (default: sized to the board)")
     parser.add_argument("--depth", type=int, default=12, help="search depth in sowings where exact play is impossible")
     parser.add_argument("--impl", choices=["c", "py"], default="c", help="search core (py: the pure-Python twin)")
+    parser.add_argument("--no-book", action="store_true",
+                        help="search even when a book holds the position (`kalah book`: proved once, then instant)")
 
 
 def _text(position: Position, sol: Solution, exact_possible: bool) -> str:
@@ -49,42 +61,103 @@ def _text(position: Position, sol: Solution, exact_possible: bool) -> str:
         lines.append("per move: " + "  ".join(f"{b}:{v:+d}" for b, v in sol.per_move.items()))
     if position.swap_offered:
         lines.append("North may swap: it should exactly when the value is above 0")
-    lines.append(f"nodes: {sol.nodes:,}  seconds: {sol.seconds:.3f}")
+    origin = "  (from the book)" if sol.source == "book" else ""
+    lines.append(f"nodes: {sol.nodes:,}  seconds: {sol.seconds:.3f}{origin}")
     return "\n".join(lines)
 
 
+def _interruptible(work: Callable[[], Solution]) -> Solution:
+    """Run the search in a thread so that Ctrl-C is noticed at once (the C search holds the main thread
+    otherwise); on Ctrl-C the process ends right away: the search threads cannot be stopped and would be
+    waited for, and nothing is left to write (databases are built before the search starts)."""
+    box: list[Solution | BaseException] = []
+
+    def target() -> None:
+        """The search, its answer or its exception kept for the main thread."""
+        try:
+            box.append(work())
+        except BaseException as exc:
+            box.append(exc)
+
+    thread = threading.Thread(target=target, name="solve", daemon=True)
+    thread.start()
+    try:
+        thread.join()
+    except KeyboardInterrupt:
+        print("kalah solve: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(SIGINT_STATUS)
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+def _databases(args: argparse.Namespace, variant: Variant, seeds: int) -> bool:
+    """Print the plan of the databases missing; whether to build them (not when the time limit is shorter)."""
+    levels = egdb.plan(variant, seeds)
+    missing = sum(lv.size for lv in levels if not lv.present)
+    if not missing:
+        return True
+    print(describe(variant, levels, egdb.cache_dir()), file=sys.stderr)
+    hint = build_command(variant, seeds)
+    if args.time_limit and egdb.build_seconds(missing) > args.time_limit:
+        present = next((lv.k - 1 for lv in levels if not lv.present), len(levels))
+        print(f"not building them: that takes longer than --time-limit {args.time_limit:g} s; solving with the "
+              f"{present} levels on disk (`{hint}` builds them ahead)", file=sys.stderr, flush=True)
+        return False
+    print(f"building them first, counted in the time limit (`{hint}` builds them ahead)", file=sys.stderr,
+          flush=True)
+    return True
+
+
+def from_book(position: Position, per_move: bool) -> Solution | None:
+    """The position's solution from a book (`bots.book`), if one holds it with what was asked; else None."""
+    if position.over or not egdb.applies(position.variant):
+        return None
+    found = book.load(position.variant)
+    entry = found.get(relative_board(position)) if found is not None else None
+    if entry is None or (per_move and entry.per_move is None):
+        return None
+    if entry.per_move is None:
+        best, values = [pit_to_bin(position, entry.pit)], {}
+    else:
+        values = {pit_to_bin(position, p): south_value(position, v)
+                  for p, v in enumerate(entry.per_move) if v is not None}
+        best = [pit_to_bin(position, p) for p, v in enumerate(entry.per_move) if v == entry.value]
+    return Solution(south_value(position, entry.value), best, values if per_move else {}, source="book")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Solve and print; exit 2 on bad input, 3 when the time limit is reached."""
+    """Solve and print; exit 2 on bad input, 3 when the time limit is reached (building databases included)."""
+    started = time.monotonic()
     try:
         variant = variant_from_args(args)
         position = Game.from_record(variant, args.moves).position
     except IllegalRecordError as exc:
-        print(f"kalah solve: illegal move {exc.index + 1} ({exc.token}): {exc.cause}", file=sys.stderr)
-        return 2
+        raise CommandError(f"illegal move {exc.index + 1} ({exc.token}): {exc.cause}") from None
     except KalahError as exc:
-        print(f"kalah solve: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     if position.transfer_pending:
-        print("kalah solve: North's opening transfer is due; give it in --moves (e.g. t- or t3-9)",
-              file=sys.stderr)
-        return 2
+        raise CommandError("North's opening transfer is due; give it in --moves (e.g. t- or t3-9)")
+    found = None if args.no_book else from_book(position, args.per_move)
+    if found is not None:
+        print(json.dumps(found.as_json()) if args.json else _text(position, found, True))
+        return 0
     seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
-    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30:
-        print("kalah solve: --egdb-seeds must be 0..40 and --tt-bits 8..30", file=sys.stderr)
-        return 2
-    levels = egdb.plan(variant, seeds)
-    if not args.json and not all(lv.present for lv in levels):
-        print(describe(variant, levels, egdb.cache_dir()) + "\n(`kalah egdb build` builds them ahead)",
-              file=sys.stderr)
-    engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds,
-                    progress=None if args.json else Reporter(levels))
+    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0:
+        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30 and --time-limit at least 0")
+    build = _databases(args, variant, seeds)
+    engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
+                    progress=Reporter(egdb.plan(variant, seeds)) if build else None)
+    left = args.time_limit - (time.monotonic() - started) if args.time_limit else 0.0
     try:
-        sol = engine.solve(position, per_move=args.per_move, time_limit=args.time_limit,
-                           depth=-1 if engine.exact_possible else args.depth)
+        if args.time_limit and left <= 0:
+            raise TimeoutError
+        sol = _interruptible(lambda: engine.solve(position, per_move=args.per_move, time_limit=left,
+                                                  depth=-1 if engine.exact_possible else args.depth))
     except TimeoutError:
-        print(f"kalah solve: time limit of {args.time_limit:g} s reached", file=sys.stderr)
-        return 3
+        raise CommandError(f"time limit of {args.time_limit:g} s reached", status=3) from None
     if args.json:
         print(json.dumps(sol.as_json()))
     else:

@@ -1,0 +1,53 @@
+"""`kalah solve` as a user meets it: the database plan, the time limit that counts building, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bots import egdb
+from cli.main import main
+
+
+def test_time_limit_shorter_than_the_build_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A build estimated past --time-limit is not started: the plan, the reason and the command that builds it."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setattr(egdb, "BUILD_RATE", 1)  # every build now looks far longer than the limit
+    assert main(["solve", "-H", "2", "-s", "2", "--egdb-seeds", "5", "--time-limit", "30", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["exact"] is True  # solved without databases
+    assert "to build: 5 (levels 1..5)" in out.err
+    assert "not building them" in out.err and "`kalah egdb build --seeds 5 -H 2`" in out.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_build_within_the_time_limit_is_counted_and_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A build that fits is done first, with its plan and progress on stderr, even with --json."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    assert main(["solve", "-H", "2", "-s", "2", "--egdb-seeds", "5", "--time-limit", "60", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["exact"] is True
+    assert "building them first, counted in the time limit" in out.err and "level 5:" in out.err
+    assert len(list(tmp_path.iterdir())) == 5
+
+
+def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:
+    """SIGINT while the C search runs: status 130 within seconds and one line, no traceback."""
+    with subprocess.Popen([sys.executable, "-m", "cli.main", "solve", "-H", "6", "-s", "6", "--egdb-seeds", "0",
+                           "--tt-bits", "16", "--per-move"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        time.sleep(2)  # well into the search (it takes minutes)
+        assert proc.poll() is None
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 10
+    assert proc.returncode == 130 and out == "" and err == "kalah solve: interrupted\n"
