@@ -44,7 +44,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        shown = action.option_strings and not any(action.default is x for x in (None, False, argparse.SUPPRESS, ""))
         if not shown or "default" in text:
             return text
         return f"{text} (default: %(default)s)"
