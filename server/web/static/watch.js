@@ -20,17 +20,14 @@ const st = {
   v: null, board: null, position: null, record: [],
   names: { south: null, north: null }, ratings: new Map(),
   status: null, end: null, clocks: null, clocksAt: 0, spectators: 0,
-  queue: [], pumping: false, standingsAsked: false,
+  queue: [], pumping: false,
 };
 
 const net = new Link({
   onReady() {
     if (st.received === null) net.send({ type: "watch", match_id: matchId });
     else net.send({ type: "sync", match_id: matchId, since: st.received });
-    if (!st.standingsAsked) {
-      st.standingsAsked = true;
-      net.send({ type: "standings", limit: 200 });
-    }
+    if (!st.ratings.size) net.send({ type: "standings", limit: 200 });
   },
   onMessage: receive,
   onState: showLinkState,
