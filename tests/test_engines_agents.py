@@ -64,7 +64,7 @@ async def test_broken_agents_lose_with_their_reason_and_disturb_no_one(serve: Se
     """Garbage and a 20 KiB line are shrugged off; an illegal move, silence on a ping and a vanished
     agent each lose by forfeit with the reason stored; meanwhile a people's match and a good agent's
     game go on undisturbed."""
-    running = await gateway(serve, kgp_variant="kalah(6,4,clock=1/move)", kgp_pong_s=1.0)
+    running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=1.0, kgp_pong_s=1.0)
     port = str(port_of(running))
     south, north, match_id = await live_match(running.url)
     people = [Position.initial(Variant.parse("kalah(6,4)"))]

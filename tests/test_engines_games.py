@@ -73,7 +73,7 @@ async def test_the_last_move_before_stop_counts_and_late_moves_are_ignored(serve
 
 async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: Serve, kgp: KgpClients) -> None:
     """At the deadline: `stop`, a random legal move is played, then `ping`; answering `pong` keeps it playing."""
-    running = await gateway(serve, kgp_variant="kalah(6,4,clock=0.5/move)")
+    running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=0.5)  # untimed: no clock to lose on
     agent = await kgp.open(port_of(running))
     await agent.hello()
     await agent.until_game()
@@ -90,7 +90,7 @@ async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: S
 
 async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kgp: KgpClients) -> None:
     """An agent silent on a ping is told, dropped, and loses by forfeit; the reason is stored with the match."""
-    running = await gateway(serve, kgp_variant="kalah(6,4,clock=0.5/move)", kgp_pong_s=0.3)
+    running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=0.3, kgp_pong_s=0.3)
     agent = await kgp.open(port_of(running))
     await agent.hello()
     await agent.until_game()

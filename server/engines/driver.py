@@ -33,8 +33,9 @@ from server.session import Peer, RateLimiter, Session
 if TYPE_CHECKING:
     from server.arena import Arena
 
-MARGIN_S = 0.25
-"""The most the gateway keeps back from an agent's clock for its own work (stop, commit)."""
+MARGIN_S = (0.1, 0.5)
+"""What the gateway keeps back from an agent's clock for its own work (stop, the room's lock, the commit):
+a tenth of the time left, at least 0.1 s and at most 0.5 s."""
 
 
 def _nothing() -> None:
@@ -131,7 +132,8 @@ class MatchDriver:
         if control is None:
             return self.settings.move_s
         left = m.clocks.left(seat, self.arena.now()) / 1000
-        usable = left - min(MARGIN_S, left * 0.1)
+        low, high = MARGIN_S
+        usable = left - min(high, max(low, left * 0.1))
         return max(0.01, usable if control.per_move_ms else min(self.settings.move_s, usable))
 
     def time_options(self, seat: int, think: float) -> list[tuple[str, Arg]]:
