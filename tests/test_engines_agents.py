@@ -8,7 +8,6 @@ from functools import partial
 from pathlib import Path
 
 from protocol import Position, Variant
-from server.app import RunningServer
 from server.engines.gateway import Gateway
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
@@ -25,9 +24,9 @@ async def spawn(script: str, *args: str) -> asyncio.subprocess.Process:
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-def game_of(running: RunningServer, name: str) -> StoredGame | None:
+def game_of(db: Path, name: str) -> StoredGame | None:
     """The one finished stored game of engine `name`, if there is one (and only one)."""
-    games = list_games(running.arena.storage.path, player=name)
+    games = list_games(db, player=name)
     return games[0] if len(games) == 1 else None
 
 
@@ -47,23 +46,25 @@ async def person_moves(south: Client, north: Client, match_id: str, game: list[P
     game.append(position.apply(action))
 
 
-async def test_a_standalone_agent_plays_a_stored_rated_game(serve: Serve) -> None:
+async def test_a_standalone_agent_plays_a_stored_rated_game(serve: Serve, tmp_path: Path) -> None:
     """The test agent script connects over TCP, plays a hosted bot, and leaves after its result."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve)
     agent = await spawn("kgp_agent.py", "127.0.0.1", str(port_of(running)), "--name", "script",
                         "--token", "script-token", "--games", "1")
     out, err = await asyncio.wait_for(agent.communicate(), 30)
     assert agent.returncode == 0, err.decode()
     assert "< 2 kgp 1 1 0" in out.decode()
-    game = await eventually(lambda: game_of(running, "engine:script"), what="the script's stored game")
+    game = await eventually(lambda: game_of(db, "engine:script"), what="the script's stored game")
     assert game is not None and game.reason in ("empty", "majority") and "bot:first" in (game.south, game.north)
     assert len(running.arena.ratings) == 2  # the engine and the bot
 
 
-async def test_broken_agents_lose_with_their_reason_and_disturb_no_one(serve: Serve) -> None:
+async def test_broken_agents_lose_with_their_reason_and_disturb_no_one(serve: Serve, tmp_path: Path) -> None:
     """Garbage and a 20 KiB line are shrugged off; an illegal move, silence on a ping and a vanished
     agent each lose by forfeit with the reason stored; meanwhile a people's match and a good agent's
     game go on undisturbed."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=1.0, kgp_pong_s=1.0)
     port = str(port_of(running))
     south, north, match_id = await live_match(running.url)
@@ -85,13 +86,13 @@ async def test_broken_agents_lose_with_their_reason_and_disturb_no_one(serve: Se
     garbage_errors = [line for line in outputs[0][0].decode().splitlines() if " error " in line]
     assert len(garbage_errors) >= 8 and any("bytes ignored" in line for line in garbage_errors)
     for name in ("engine:garbage", "engine:good"):
-        game = await eventually(partial(game_of, running, name), what=f"the finished game of {name}")
+        game = await eventually(partial(game_of, db, name), what=f"the finished game of {name}")
         assert game is not None and game.reason in ("empty", "majority"), (name, game)
     why = {}
     for fault in ("illegal", "hang", "vanish"):
-        game = await eventually(partial(game_of, running, f"engine:{fault}"), what=f"the {fault} agent's forfeit")
+        game = await eventually(partial(game_of, db, f"engine:{fault}"), what=f"the {fault} agent's forfeit")
         assert game is not None and game.reason == "forfeit" and game.winner != f"engine:{fault}", game
-        [forfeit] = forfeits(running.arena.storage.path, game.match_id)
+        [forfeit] = forfeits(db, game.match_id)
         why[fault] = forfeit.detail
     assert why["illegal"].startswith("illegal move 7: pits are numbered 1 to 6")
     assert why["hang"] == "connection closed (received no pong within 1 s)"

@@ -22,9 +22,10 @@ async def kalah_engine(*args: str) -> asyncio.subprocess.Process:
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve: Serve) -> None:
+async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve: Serve, tmp_path: Path) -> None:
     """Two `kalah engine` processes (perfect and alphabeta:4) are paired on the gateway, play two rated games,
     report each result, and leave; the stored games are won on the board, never forfeited."""
+    db = tmp_path / "arena.sqlite3"
     running = await serve(kgp_port=0, kgp_pair_wait_s=60, kgp_variant="kalah(4,3,clock=5/move)")
     server = f"127.0.0.1:{port_of(running)}"
     perfect = await kalah_engine("perfect", "--server", server, "--token", "perfect-token", "--games", "2",
@@ -35,7 +36,7 @@ async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve:
     for proc, (out, err) in zip((perfect, alphabeta), outputs, strict=True):
         assert proc.returncode == 0, err.decode()
         assert [line.split()[0] for line in out.decode().splitlines()] == ["game", "result", "game", "result"]
-    games = list_games(running.arena.storage.path)
+    games = list_games(db)
     assert len(games) == 2
     for game in games:
         assert {game.south, game.north} == {"engine:perfect", "engine:alphabeta-4"}

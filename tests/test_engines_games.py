@@ -37,9 +37,11 @@ def finished(db: Path, game_id: str) -> bool:
     return game is not None and game.status == "finished"
 
 
-async def test_the_last_move_before_stop_counts_and_late_moves_are_ignored(serve: Serve, kgp: KgpClients) -> None:
+async def test_the_last_move_before_stop_counts_and_late_moves_are_ignored(serve: Serve, kgp: KgpClients,
+                                                                           tmp_path: Path) -> None:
     """Moves refine each other (out of range, last pit, first pit): the first pit is played; a move after
     `stop` draws no error; the board is always from the agent's side, so the game ends on the board."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve)
     agent = await kgp.open(port_of(running))
     await agent.hello()
@@ -63,7 +65,7 @@ async def test_the_last_move_before_stop_counts_and_late_moves_are_ignored(serve
     options = {str(line.args[0]): line.args[1] for line in agent.received("set")}
     assert options["game:opponent"] == "bot:first" and options["time:mode"] == "relative"
     assert options["time:clock"] == 4  # 5 s a move, less the gateway's margin
-    game = fetch_game(running.arena.storage.path, agent.games[0])
+    game = fetch_game(db, agent.games[0])
     assert game is not None
     replay = Game(Variant.parse(game.variant))
     for action in parse_actions(game.record):  # both sides played their first legal house every time
@@ -71,8 +73,10 @@ async def test_the_last_move_before_stop_counts_and_late_moves_are_ignored(serve
         replay.play(action)
 
 
-async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: Serve, kgp: KgpClients) -> None:
+async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: Serve, kgp: KgpClients,
+                                                                        tmp_path: Path) -> None:
     """At the deadline: `stop`, a random legal move is played, then `ping`; answering `pong` keeps it playing."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=0.5)  # untimed: no clock to lose on
     agent = await kgp.open(port_of(running))
     await agent.hello()
@@ -83,13 +87,14 @@ async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: S
     ping = await agent.expect("ping")
     await agent.command("pong", ref=ping.id)
     assert (await agent.play()).split()[1] in ("empty", "majority")
-    game = fetch_game(running.arena.storage.path, agent.games[0])
+    game = fetch_game(db, agent.games[0])
     assert game is not None and game.reason in ("empty", "majority")
-    assert forfeits(running.arena.storage.path) == []
+    assert forfeits(db) == []
 
 
-async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kgp: KgpClients) -> None:
+async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kgp: KgpClients, tmp_path: Path) -> None:
     """An agent silent on a ping is told, dropped, and loses by forfeit; the reason is stored with the match."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=0.3, kgp_pong_s=0.3)
     agent = await kgp.open(port_of(running))
     await agent.hello()
@@ -97,7 +102,6 @@ async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kg
     rest = await agent.closed()
     assert [line.name for line in rest][-2:] == ["error", "goodbye"]
     assert "no pong" in str(rest[-2].args[0])
-    db = running.arena.storage.path
     await eventually(lambda: finished(db, agent.games[0]), what="the stored forfeit")
     game = fetch_game(db, agent.games[0])
     assert game is not None and (game.reason, game.winner) == ("forfeit", "bot:first")
@@ -105,8 +109,10 @@ async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kg
     assert "received no pong within 0.3 s" in forfeit.detail
 
 
-async def test_an_illegal_move_loses_by_forfeit_and_the_agent_plays_on(serve: Serve, kgp: KgpClients) -> None:
+async def test_an_illegal_move_loses_by_forfeit_and_the_agent_plays_on(serve: Serve, kgp: KgpClients,
+                                                                       tmp_path: Path) -> None:
     """A pit out of range is a loss (reason stored, the agent told); the connection stays and the next game follows."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve)
     agent = await kgp.open(port_of(running))
     await agent.hello("clumsy", token="clumsy-token-1")
@@ -114,7 +120,6 @@ async def test_an_illegal_move_loses_by_forfeit_and_the_agent_plays_on(serve: Se
     told = [str(line.args[0]) for line in agent.received("error")]
     assert any(t.startswith("you forfeit this game: illegal move 9: pits are numbered 1 to 6") for t in told)
     assert (await agent.play()).split()[1] in ("empty", "majority")
-    db = running.arena.storage.path
     first, second = (fetch_game(db, game_id) for game_id in agent.games[:2])
     assert first is not None and first.reason == "forfeit" and first.record.split() in ([], ["1"])
     assert second is not None and second.status == "finished" and second.reason != "forfeit"
@@ -122,24 +127,25 @@ async def test_an_illegal_move_loses_by_forfeit_and_the_agent_plays_on(serve: Se
     assert running.arena.ratings[engine_id("clumsy-token-1")][1] == 2  # rated: two games against a hosted bot
 
 
-async def test_a_lost_connection_forfeits_the_game(serve: Serve, kgp: KgpClients) -> None:
+async def test_a_lost_connection_forfeits_the_game(serve: Serve, kgp: KgpClients, tmp_path: Path) -> None:
     """An agent that disconnects in the middle of a game loses it by forfeit."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve)
     agent = await kgp.open(port_of(running))
     await agent.hello()
     await agent.until_game()
     await agent.expect("state")
     await agent.close()
-    db = running.arena.storage.path
     await eventually(lambda: finished(db, agent.games[0]), what="the forfeit of the disconnected agent")
     assert forfeits(db)[0].detail == "connection closed (disconnected)"
     game = fetch_game(db, agent.games[0])
     assert game is not None and (game.reason, game.winner) == ("forfeit", "bot:first")
 
 
-async def test_a_token_is_a_persistent_engine_account(serve: Serve, kgp: KgpClients) -> None:
+async def test_a_token_is_a_persistent_engine_account(serve: Serve, kgp: KgpClients, tmp_path: Path) -> None:
     """The same token comes back as the same `engine:` account; people cannot take `engine:` names;
     an agent without a token plays unrated under a name of its own connection."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve)
     port = port_of(running)
     first = await kgp.open(port)
@@ -149,7 +155,6 @@ async def test_a_token_is_a_persistent_engine_account(serve: Serve, kgp: KgpClie
     again = await kgp.open(port)
     await again.hello("Renamed", token="deep-sow-secret")
     await again.play()
-    db = running.arena.storage.path
     names = set()
     for game_id in (*first.games[:1], *again.games[:1]):
         game = fetch_game(db, game_id)

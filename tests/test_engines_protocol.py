@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -79,15 +80,16 @@ async def test_bad_input_gets_errors_and_the_agent_plays_on(serve: Serve, kgp: K
     assert (await client.play()).split()[1] in ("empty", "majority")
 
 
-async def test_a_single_legal_move_is_played_without_asking(serve: Serve, kgp: KgpClients) -> None:
+async def test_a_single_legal_move_is_played_without_asking(serve: Serve, kgp: KgpClients, tmp_path: Path) -> None:
     """Kalah(1, s) has one house a side: every move is forced, so the agent gets no `state` at all."""
+    db = tmp_path / "arena.sqlite3"
     running = await gateway(serve, kgp_variant="kalah(1,3,clock=5/move)")
     client = await kgp.open(port_of(running))
     await client.hello()
     result = await client.play()
     game_id = client.games[0]
     assert client.received("state") == []
-    game = fetch_game(running.arena.storage.path, game_id)
+    game = fetch_game(db, game_id)
     assert game is not None and game.status == "finished" and game.reason in ("empty", "majority")
     assert result.split()[0] in ("win", "loss", "draw")
 
