@@ -28,8 +28,8 @@ SOUTH, NORTH = Side.SOUTH, Side.NORTH
 class Serve(Protocol):
     """Starts a server on a free port; the `serve` fixture closes every one it started."""
 
-    def __call__(self, db: Path | None = None, **options: Any) -> Awaitable[RunningServer]:
-        """A started server on `db` (default: the test's `arena.sqlite3`) with `start_server` options."""
+    def __call__(self, db: str | Path | None = None, **options: Any) -> Awaitable[RunningServer]:
+        """A started server on `db` (a path or URL; default: the test's `arena.sqlite3`) with `start_server` options."""
         ...
 
 
@@ -38,7 +38,7 @@ async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
     """Start servers on free ports (a restart reuses the same database); all are closed at the end, even on failure."""
     async with AsyncExitStack() as stack:
 
-        async def start(db: Path | None = None, **options: Any) -> RunningServer:
+        async def start(db: str | Path | None = None, **options: Any) -> RunningServer:
             options.setdefault("operator_token", OPERATOR)
             running = await start_server(db or tmp_path / "arena.sqlite3", **options)
             stack.push_async_callback(running.close)

@@ -16,6 +16,7 @@ from server.changes import CancelChange
 from server.errors import ShuttingDownError
 from server.match import Seat
 from server.rooms import Room
+from server.storage.sqlite import SQLiteStorage
 
 ROOT = Path(__file__).resolve().parent.parent
 ALICE, BOB = Seat("p-alice", "alice"), Seat("p-bob", "bob")
@@ -33,6 +34,7 @@ async def running(tmp_path: Path) -> AsyncIterator[RunningServer]:
 
 def rows(arena: Arena, sql: str, *params: object) -> list[tuple[object, ...]]:
     """Rows of a query on the arena's database file, read by a separate connection."""
+    assert isinstance(arena.storage, SQLiteStorage)
     with sqlite3.connect(arena.storage.path) as db:
         return list(db.execute(sql, params).fetchall())
 

@@ -74,6 +74,7 @@ def test_rows_split_over_several_inserts_share_one_transaction(db: sqlite3.Conne
 async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_path: Path) -> None:
     """The server's file is in WAL mode with full sync, and a committed write is there for a plain sqlite3 reader."""
     storage = await Storage.open(f"sqlite:{tmp_path}/w.sqlite3")
+    assert isinstance(storage, sqlite.SQLiteStorage)
     try:
         await storage.write([act("m1", 0)])
         modes = [await storage._conn.execute_fetchall(p) for p in ("PRAGMA journal_mode", "PRAGMA synchronous")]
