@@ -200,3 +200,23 @@ async def test_two_agents_are_paired_and_their_match_is_watched_like_any(serve: 
     table = await watcher.request("standings_table", type="standings", limit=10)
     assert {"engine:alpha", "engine:beta"} <= {row["name"] for row in table["rows"]}
     await watcher.close()
+
+
+async def test_an_agent_whose_partner_left_before_the_game_goes_back_to_the_queue(serve: Serve,
+                                                                                 kgp: KgpClients) -> None:
+    """Paired agents are pinged first; when one is gone, the other waits for the next partner."""
+    running = await gateway(serve, kgp_pair_wait_s=60)
+    port = port_of(running)
+    staying, leaving = await kgp.open(port), await kgp.open(port)
+    await staying.hello("staying", token="staying-token")
+    await leaving.hello("leaving", token="leaving-token")
+    await leaving.expect("ping")
+    await leaving.close()
+    ping = await staying.expect("ping")
+    await staying.command("pong", ref=ping.id)
+    late = await kgp.open(port)
+    await late.hello("late", token="late-token")
+    first, second = await asyncio.gather(staying.until_game(), late.until_game())
+    assert first == second
+    assert running.kgp is not None and running.kgp.games == 1
+

@@ -266,24 +266,9 @@ class Gateway:
         return session
 
     async def game(self, agents: list[Agent], bot: str | None) -> None:
-        """One match of the agents (and a hosted bot), sides at random, then back to the queue."""
-        a = self.arena
+        """One match of the agents (and a hosted bot), then the agents still connected go back to the queue."""
         try:
-            if not all(await asyncio.gather(*(agent.check_alive() for agent in agents))):
-                return  # one is gone (go-kgp's scheduler pings too): the others go back to the queue
-            sessions = [await self.identity(agent) for agent in agents]
-            seats: list[Seat | AgentSession] = [*sessions, *([] if bot is None else [a.bot_seat(bot)])]
-            self.rng.shuffle(seats)
-            pairs = [(i, s if isinstance(s, Seat) else Seat(s.player_id or "", s.name or ""))
-                     for i, s in enumerate(seats)]
-            rated = all(agent.token is not None for agent in agents)
-            if any(agent.closed.is_set() for agent in agents):
-                return
-            room = await a.create(self.variant, rated, 0, pairs)
-            self.games += 1
-            driver = MatchDriver(a, room, {i: s for i, s in enumerate(seats) if isinstance(s, AgentSession)},
-                                 self.settings)
-            await driver.run()
+            await self.play(agents, bot)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a fault of the server: the agents are told and dropped, never looped
@@ -295,3 +280,23 @@ class Gateway:
         if not self.closing:
             for agent in agents:
                 self.enqueue(agent)
+
+    async def play(self, agents: list[Agent], bot: str | None) -> None:
+        """Ping the agents (go-kgp's scheduler does too), then play their match, sides at random; no match
+        when one of them is gone."""
+        a = self.arena
+        if not all(await asyncio.gather(*(agent.check_alive() for agent in agents))):
+            return
+        sessions = [await self.identity(agent) for agent in agents]
+        seats: list[Seat | AgentSession] = [*sessions, *([] if bot is None else [a.bot_seat(bot)])]
+        self.rng.shuffle(seats)
+        pairs = [(i, s if isinstance(s, Seat) else Seat(s.player_id or "", s.name or ""))
+                 for i, s in enumerate(seats)]
+        rated = all(agent.token is not None for agent in agents)
+        if any(agent.closed.is_set() for agent in agents):
+            return
+        room = await a.create(self.variant, rated, 0, pairs)
+        self.games += 1
+        driver = MatchDriver(a, room, {i: s for i, s in enumerate(seats) if isinstance(s, AgentSession)},
+                             self.settings)
+        await driver.run()
