@@ -116,6 +116,19 @@ async def test_shutdown_says_goodbye_to_every_agent(serve: Serve, kgp: KgpClient
     assert [line.name for line in await waiting.closed()][-1:] == ["goodbye"]
 
 
+async def test_a_token_of_digits_is_a_token(serve: Serve, kgp: KgpClients) -> None:
+    """`set auth:token 1234567890` (an integer to the grammar) keeps its text as the token: a rated account."""
+    running = await gateway(serve)
+    client = await kgp.open(port_of(running))
+    await client.expect("kgp")
+    await client.command("set auth:token 1234567890")
+    await client.command("mode freeplay")
+    await client.expect("ok")
+    await client.play()
+    assert client.received("error") == []
+    assert running.arena.ratings[engine_id("1234567890")][1] == 1
+
+
 def test_gateway_options_and_ids() -> None:
     """Options split off by their `kgp_` names; engine ids are stable per token; KGP variants only sow."""
     mine, rest = GatewayOptions.split({"kgp_port": 0, "grace_s": 5})

@@ -246,12 +246,12 @@ class Agent:
         elif option == "info:comment":
             self.comment = text[:1000]
         elif option == "auth:token":
-            if not isinstance(value, str) or not MIN_TOKEN <= len(value) <= MAX_TOKEN:
+            if isinstance(value, Board) or not MIN_TOKEN <= len(text) <= MAX_TOKEN:
                 self.error(f"token refused: use {MIN_TOKEN} to {MAX_TOKEN} characters (you play anonymously)",
                            ref=line.id)
             else:
-                self.token = value
-        elif option == "auth:forget" and value == self.token:
+                self.token = text  # a token of digits only reads as an integer: its text is the token
+        elif option == "auth:forget" and text == self.token:
             self.token = None
 
     def _answer(self, line: Line) -> None:
