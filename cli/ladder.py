@@ -16,7 +16,7 @@ import platformdirs
 from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
 from cli.server_args import CommandError, add_server_arg, chosen_server
-from cli.stored_games import SourceError, fetch_standings
+from cli.stored_games import SourceError, failure, fetch_standings
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
 from protocol.messages import Standings
@@ -112,6 +112,8 @@ async def _run(args: argparse.Namespace, config: LadderConfig, server: str | Non
     try:
         finished = await ladder.run(url)
         standings = await asyncio.to_thread(fetch_standings, url) if config.rated else None
+    except OSError as exc:
+        raise LadderError(f"cannot reach {url}: {failure(exc)}") from None
     finally:
         if running is not None:
             await running.close()

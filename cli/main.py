@@ -111,9 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser, runners = build_parser(command)
         try:
-            args = parser.parse_args(argv)
+            args, extra = parser.parse_known_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error argparse has already explained
             return exc.code if isinstance(exc.code, int) else 0
+        if extra:
+            raise CommandError(f"unrecognized arguments: {' '.join(extra)} (see {prefix} --help)")
         if args.command is None:
             parser.print_help()
             return 2

@@ -77,7 +77,7 @@ def bind_failure(exc: OSError, host: str) -> str:
         address = f"{where[1]}:{where[2]}" if where else "the address"
         hint = " (another server there? --port 0 takes any free port)" if exc.errno == errno.EADDRINUSE else ""
         return f"cannot listen on {address}: {reason}{hint}"
-    return text
+    return f"{text}: {exc.filename}" if exc.filename else text
 
 
 def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

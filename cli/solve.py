@@ -32,7 +32,8 @@ from protocol import Game, IllegalRecordError, KalahError, Position, Variant
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah solve`."""
     add_variant_args(parser)
-    parser.add_argument("--moves", default="", metavar="BINS", help='solve the position after this record, e.g. "3 6" (default: the start position)')
+    parser.add_argument("--moves", default="", metavar="BINS",
+                        help='solve the position after this record, e.g. "3 6" (default: the start position)')
     parser.add_argument("--per-move", action="store_true", help="also the exact value after each legal move")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--time-limit", type=float, default=0.0, metavar="S",

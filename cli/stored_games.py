@@ -7,6 +7,7 @@ are read the same way, for `kalah ladder`.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -62,8 +63,17 @@ def _ask(url: str, requests: Callable[[list[Any]], Message | None]) -> list[Any]
                     raise SourceError(f"{url}: {answer.code}: {answer.message}")
                 answers.append(None if isinstance(answer, ErrorMessage) else answer)
     except (OSError, TimeoutError, WebSocketException, MessageError) as exc:
-        raise SourceError(f"{url}: {exc}") from None
+        raise SourceError(f"cannot read from {url}: {failure(exc)}") from None
     return answers
+
+
+def failure(exc: BaseException) -> str:
+    """Why a connection failed, in words (`connection refused`, not `[Errno 111] Connect call failed ...`)."""
+    if isinstance(exc, OSError):
+        text = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror
+        if text:
+            return text[0].lower() + text[1:]
+    return str(exc) or type(exc).__name__
 
 
 def game_to_dict(game: StoredGame) -> dict[str, Any]:
