@@ -219,7 +219,7 @@ class GameScreen(Screen[None]):
         """How someone else can watch this match."""
         if not self.server_url:
             return ""
-        return f"[dim]Others can watch with:[/dim]\nkalah watch {self.server_url} {self.match_id}\n"
+        return f"[dim]Others can watch with:[/dim]\nkalah watch {self.match_id} --server {self.server_url}\n"
 
     def on_resize(self) -> None:
         """Stack the move list under the board on narrow terminals."""
