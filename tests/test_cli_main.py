@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +94,30 @@ def test_ctrl_c_while_waiting_for_input_is_one_line() -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err == "kalah record: interrupted\n"
+
+
+DOCUMENTED = ["README.md", "docs/terminal-client.md", "docs/ladder.md", "docs/bots.md"]
+
+
+def _documented_commands(text: str) -> list[list[str]]:
+    """The `kalah ...` commands of a page's sh blocks, as argument lists (comments, pipes and redirects cut)."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = re.sub(r"\s+#.*$", "", line)
+            for part in re.split(r";|&&|\|", line):
+                words = shlex.split(re.sub(r"[<>].*$", "", part))
+                if words[:1] == ["kalah"]:
+                    commands.append(words[1:])
+    return commands
+
+
+@pytest.mark.parametrize("page", DOCUMENTED)
+def test_documented_commands_parse(page: str) -> None:
+    """Every `kalah` command shown on the README's tour and the command pages is one the parser accepts."""
+    commands = _documented_commands((Path(__file__).parent.parent / page).read_text())
+    assert commands
+    for argv in commands:
+        parser, _ = build_parser(argv[0])
+        args, extra = parser.parse_known_args(argv)
+        assert args.command == argv[0] and extra == [] and getattr(args, "stray", None) is None, argv
