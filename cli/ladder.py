@@ -15,6 +15,7 @@ import platformdirs
 
 from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
+from cli.main import SIGINT_STATUS
 from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, failure, fetch_standings
 from cli.variant_args import add_variant_args, variant_from_args
@@ -154,5 +155,6 @@ def run(args: argparse.Namespace) -> int:
     except (LadderError, SourceError, OSError) as exc:
         raise CommandError(str(exc), status=1) from None
     except KeyboardInterrupt:
-        print("\nkalah ladder: stopped; run the same command again to resume", file=sys.stderr)
-        return 130
+        start = "\n" if sys.stderr.isatty() else ""  # after the terminal's ^C
+        print(f"{start}kalah ladder: stopped; run the same command again to resume", file=sys.stderr)
+        return SIGINT_STATUS
