@@ -13,13 +13,14 @@ from protocol.errors import NotationError, TooManyError
 from protocol.messages import Analyse, Analysis
 from protocol.position import Position, Side
 from protocol.variant import Variant
+from server.hosted import lower_priority
 from server.session import Peer
 
 MAX_ENGINES = 4
-MAX_QUEUED = 8
+MAX_QUEUED = 16
 """Analyses queued or running for the whole server; more are refused with `too_many`."""
-MAX_PER_ADDRESS = 2
-"""Analyses queued or running for one network address."""
+MAX_PER_ADDRESS = 1
+"""Analyses queued or running for one network address (so a few addresses cannot fill the queue)."""
 
 
 class Analyst:
@@ -31,7 +32,8 @@ class Analyst:
         self.pending = 0
         self._engines: OrderedDict[Variant, Any] = OrderedDict()
         self._guard = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")  # one core at most
+        # one core at most, below the event loop and the bots of games with a person
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis", initializer=lower_priority)
 
     def _engine(self, variant: Variant) -> Any:
         """The engine of a variant, made on first use (least recently used ones are dropped)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from dataclasses import dataclass, fields
 from http import HTTPStatus
 from pathlib import Path
@@ -67,6 +68,12 @@ class ServerOptions:
     read_rows_rate: float = 2000.0
     """Rows of public reads (listings, stored games, standings) an address may fetch a second."""
     read_rows_burst: int = 4000
+    address_rate: float = 200.0
+    """Messages a second the connections of one address may send in all."""
+    address_burst: int = 400
+    socket_send_buffer: int = 256 * 1024
+    """The kernel's send buffer of each connection: small enough that a client that stopped
+    reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
 
 
 class RunningServer:
@@ -172,7 +179,8 @@ class _Handler:
         peer = self.peers.get(host)
         if peer is None:
             reads = RateLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst)
-            peer = self.peers[host] = Peer(host, reads)
+            messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
+            peer = self.peers[host] = Peer(host, reads, messages)
         return peer
 
     async def hello_deadline(self, session: Session) -> None:
@@ -189,13 +197,20 @@ class _Handler:
         peer.connections += 1
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
         peer.sessions.add(session)
+        sock = ws.transport.get_extra_info("socket") if ws.transport is not None else None
+        if sock is not None and self.opts.socket_send_buffer:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.opts.socket_send_buffer)
         deadline = asyncio.create_task(self.hello_deadline(session))
         try:
             closing: asyncio.Task[None] | None = None
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
-                if not session.limiter.allow():
+                allowed = session.limiter.allow()
+                if allowed and not peer.messages.allow():  # the address's budget, shared by its connections
+                    allowed = False
+                    session.limiter.refused += 1
+                if not allowed:
                     if session.limiter.refused >= self.opts.max_refused:
                         log_event("rate_limit_close", remote=session.remote, player=session.player_id)
                         closing = asyncio.create_task(ws.close(1008, "rate limit exceeded"))

@@ -66,6 +66,12 @@ class ArenaOptions:
     """Unfinished exhibitions one identity may have started."""
     exhibitions_per_address: int = 8
     """Unfinished exhibitions the identities of one network address may have started."""
+    presence_delay_s: float = 0.2
+    """Presence changes within this long of each other are sent to the followers once."""
+    max_follow: int = 64
+    """Matches one connection may follow at once (watch, sync, its own games)."""
+    max_follow_per_address: int = 512
+    """Matches the connections of one address may follow at once, in all."""
     operator_token: str | None = None
     """The secret that allows rated exhibitions (the operator's ladder); None: no one may start them."""
 
@@ -227,7 +233,15 @@ class Arena:
         return self.away_since.get(seat.player_id, self.started)
 
     def announce(self, room: Room) -> None:
-        """Send the room's presence (spectators, connected seats) to its followers."""
+        """Send the room's presence (spectators, connected seats) to its followers soon: changes that
+        come within `presence_delay_s` of each other are told once, so a crowd arriving costs one
+        message per follower, not one per arrival."""
+        if room.presence_due is None:
+            room.presence_due = self.loop.call_later(self.options.presence_delay_s, self._send_presence, room)
+
+    def _send_presence(self, room: Room) -> None:
+        """Send the room's presence now."""
+        room.presence_due = None
         room.send_all([room.presence(self.connected(room))])
 
     # --- the one change path ---------------------------------------------------------------

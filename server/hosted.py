@@ -16,8 +16,10 @@ bounded in estimated bytes (`engine_bytes`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
+import os
 import random
 import threading
 from collections import OrderedDict
@@ -38,8 +40,18 @@ from server.errors import UnknownBotError
 
 __all__ = ["DEFAULT_ENGINE_BYTES", "BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
-DEFAULT_ENGINE_BYTES = DEFAULT_MAX_BYTES
-"""The default bound on the hosted bots' engines, in bytes."""
+DEFAULT_ENGINE_BYTES = min(DEFAULT_MAX_BYTES, 192 << 20)
+"""The default bound on the hosted bots' engines, in bytes (eight 24 MiB tables)."""
+BACKGROUND_NICE = 10
+"""How much lower the OS schedules threads that may search for exhibitions than the event loop and
+the thread kept for games with a person (Linux sets niceness per thread)."""
+
+
+def lower_priority(nice: int = BACKGROUND_NICE) -> None:
+    """Lower the calling thread's OS scheduling priority by `nice`, where the OS allows it (else nothing)."""
+    with contextlib.suppress(AttributeError, OSError):  # not every OS has per-thread priorities
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
 
 PlayerFactory = Callable[[str], Player]
 """Makes the player of a (canonical) bot id; raises for an id it does not know."""
@@ -130,7 +142,9 @@ class _Workers:
             return None
 
     def _work(self, human_only: bool) -> None:
-        """A worker's loop."""
+        """A worker's loop (a worker that may take exhibitions runs at a lower OS priority)."""
+        if not human_only:
+            lower_priority()
         while (job := self._next(human_only)) is not None:
             job.run()
 

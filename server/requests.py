@@ -55,6 +55,7 @@ from server.errors import (
     NotOperatorError,
     RateLimitedError,
     ReservedNameError,
+    TooManyError,
     UnknownMatchError,
 )
 from server.identity import (
@@ -306,11 +307,21 @@ class Router:
         a = self.arena
         room = await room_or_stored(a, msg.match_id)
         was = s in room.followers
+        if not was:
+            self.check_follow(s)
         room.follow(s)
-        s.send(room.match.catch_up(msg.since, room.followers[s], room.spectators))
+        s.send_text(room.match.catch_up_text(msg.since, room.followers[s], room.spectators))
         if not was:
             a.announce(room)
         return []
+
+    def check_follow(self, s: Session) -> None:
+        """Refuse to follow one more match past the connection's or the address's limit (`too_many`)."""
+        opts = self.arena.options
+        if len(s.following) >= opts.max_follow:
+            raise TooManyError(f"this connection follows {opts.max_follow} matches already: leave one first")
+        if sum(len(other.following) for other in s.peer.sessions) >= opts.max_follow_per_address:
+            raise TooManyError(f"your address follows {opts.max_follow_per_address} matches already")
 
     async def leave(self, s: Session, msg: LeaveMatch) -> list[Message]:
         """Stop following; a creator leaving its still-open match cancels it."""

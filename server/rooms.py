@@ -21,22 +21,27 @@ class Room:
         self.timer: asyncio.TimerHandle | None = None
         self.bot_busy = False
         self.finished_at: float | None = None
-
-    @property
-    def spectators(self) -> int:
-        """How many followers hold no seat."""
-        return sum(1 for seat in self.followers.values() if seat is None)
+        self.spectators = 0
+        """How many followers hold no seat (kept as followers come and go, not counted on each read)."""
+        self.presence_due: asyncio.TimerHandle | None = None
+        """A presence message scheduled for the followers (changes close together are sent once)."""
 
     def follow(self, session: Session) -> None:
         """Add a follower (as its seat, if it holds one here)."""
         seat = None if session.player_id is None else self.match.seat_of(session.player_id)
+        if session in self.followers:
+            self.spectators -= self.followers[session] is None
         self.followers[session] = seat
+        self.spectators += seat is None
         session.following.add(self.match.match_id)
 
     def unfollow(self, session: Session) -> bool:
         """Remove a follower; whether it was one."""
         session.following.discard(self.match.match_id)
-        return self.followers.pop(session, False) is not False
+        if session not in self.followers:
+            return False
+        self.spectators -= self.followers.pop(session) is None
+        return True
 
     def presence(self, connected: tuple[bool, bool]) -> Presence:
         """Spectator count and which sides are connected (`connected` is by seat)."""
@@ -51,7 +56,10 @@ class Room:
         `first` puts a message (an ack) ahead of the others for one session, in the same write.
         A follower that stopped reading (over its send limit) is dropped and unfollowed.
         """
-        texts = [encode(msg).encode() for msg in messages]
+        self.send_texts([encode(msg).encode() for msg in messages], first)
+
+    def send_texts(self, texts: list[bytes], first: tuple[Session, Message] | None = None) -> None:
+        """`send_all` for messages already encoded."""
         if first is not None and not first[0].push([encode(first[1]).encode(), *texts]):
             self.unfollow(first[0])
         for session in list(self.followers):

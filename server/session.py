@@ -66,6 +66,8 @@ class Peer:
     address: str
     reads: RateLimiter
     """Rows of public reads (listings, stored games, standings) the address may fetch."""
+    messages: RateLimiter = field(default_factory=lambda: RateLimiter(1e9, 10**9))
+    """Messages the connections of the address may send, in all."""
     connections: int = 0
     analyses: int = 0
     """Analyses queued or running for this address."""
@@ -88,6 +90,10 @@ class Session:
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""
         self.push([encode(msg).encode()])
+
+    def send_text(self, text: str) -> None:
+        """Queue a message already encoded."""
+        self.push([text.encode()])
 
     def push(self, texts: list[bytes]) -> bool:
         """Queue encoded frames; a connection over its send limit is dropped (returns False)."""

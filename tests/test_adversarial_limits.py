@@ -112,20 +112,62 @@ async def test_stale_open_matches_expire(serve: Serve) -> None:
 
 
 async def test_analyses_are_bounded_per_address_and_dropped_with_the_connection(serve: Serve) -> None:
-    """Past the per-address share of analyses a request is `too_many`; a closed client's queued work is dropped."""
+    """One analysis at a time per address (`too_many` past it); a closed client's queued analysis is dropped at
+    once while the running one ends within its budget; then another address is served."""
     server = await serve()
     analyst = server.router.analyst
     position = "4,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -"
-    clients = [await Client.open(server.url, f"a{i}") for i in range(3)]
-    for client in clients:
+    running, same = await Client.open(server.url, "a0"), await Client.open(server.url, "a1")
+    queued = await Client.open(server.url, "a2", source="127.0.0.3")
+    for client in (running, same, queued):
         await client.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=2000)
-    assert await clients[2].error() == "too_many"
-    assert analyst.pending == 2
-    for client in clients[:2]:
-        await client.ws.close()
-    await eventually(lambda: analyst.pending == 0, timeout=10, what="the closed clients' analyses to be released")
+    assert await same.error() == "too_many"
+    await eventually(lambda: analyst.pending == 2, what="one analysis running and one queued")
+    await queued.ws.close()
+    await eventually(lambda: analyst.pending == 1, what="the queued analysis to be dropped with its connection")
+    await running.ws.close()
+    await eventually(lambda: analyst.pending == 0, timeout=10, what="the running analysis to end")
     honest = await Client.open(server.url, "honest", source=HONEST)
     await honest.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=50)
     assert (await honest.expect("analysis"))["position"] == position
     await honest.close()
-    await clients[2].close()
+    await same.close()
+
+
+async def test_following_is_capped_per_connection(serve: Serve) -> None:
+    """A connection cannot follow every match on the server: past its cap a watch is `too_many`."""
+    server = await serve(max_follow=3)
+    for i in range(5):
+        await server.arena.create(Variant(), False, 0, [(0, Seat(f"p{i}", f"p{i}")), (1, Seat(f"q{i}", f"q{i}"))],
+                                  match_id=f"m{i}")
+    watcher = await Client.open(server.url, "watcher")
+    for i in range(3):
+        await watcher.request("snapshot", type="watch", match_id=f"m{i}")
+    await watcher.send(type="watch", match_id="m3")
+    assert await watcher.error() == "too_many"
+    await watcher.send(type="leave", match_id="m0")
+    await watcher.request("snapshot", type="watch", match_id="m3")
+    await watcher.close()
+
+
+async def test_many_connections_share_one_address_budget(serve: Serve) -> None:
+    """Connections from one address share a message budget: spreading a flood over connections does not
+    multiply it; another address keeps its own."""
+    server = await serve(rate=1000, burst=1000, address_rate=1, address_burst=10)
+    flooders = [await Client.open(server.url, None) for _ in range(4)]
+    for flooder in flooders:
+        for _ in range(5):
+            await flooder.send(type="list")
+    served = refused = 0
+    for flooder in flooders:  # each gets its lists until the budget runs out, then one rate_limited error
+        for _ in range(5):
+            reply = await flooder.next()
+            if reply["type"] == "error":
+                assert reply["code"] == "rate_limited"
+                refused += 1
+                break
+            served += 1
+    assert served <= 11 and refused >= 1
+    await honest_round_trip(server.url)
+    for flooder in flooders:
+        await flooder.close()

@@ -134,9 +134,13 @@ async def test_exhibition_queue_is_bounded() -> None:
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0, max_queued=2)
     try:
-        waiting = [asyncio.create_task(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION))
-                   for _ in range(3)]
-        await eventually(lambda: len(log) == 1 and runner.queued == 2, what="one running, two queued")
+        def ask() -> asyncio.Task[Action]:
+            return asyncio.create_task(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION))
+
+        waiting = [ask()]
+        await eventually(lambda: len(log) == 1, what="one move running")
+        waiting += [ask(), ask()]
+        await eventually(lambda: runner.queued == 2, what="two moves queued")
         shed = await asyncio.wait_for(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION), 5)
         assert shed in START.legal_actions() and runner.fallbacks == 1 and len(log) == 1
         gate.set()

@@ -17,7 +17,7 @@ from protocol import (
     Transfer,
 )
 from protocol.events import ActionEvent, Captured, CatchUp, GameOverEvent, JoinedEvent
-from protocol.messages import Snapshot
+from protocol.messages import Snapshot, encode
 from protocol.variant import TimeControl, Variant
 from server.clocks import Clocks
 from server.errors import (
@@ -333,3 +333,12 @@ def test_long_catch_up_becomes_a_snapshot() -> None:
         m.play(seat, rng.choice(m.position.legal_actions()), m.ply)
     assert isinstance(m.catch_up(0), Snapshot)
     assert isinstance(m.catch_up(m.seq - 5), CatchUp)
+
+
+def test_catch_up_text_is_the_encoded_catch_up() -> None:
+    """The catch-up joined from the logged texts is exactly the encoded `catch_up` reply, for every `since`."""
+    m = live()
+    m.play(0, Sow(3), 0)
+    m.play(0, Sow(1), 1)
+    for since in (None, 0, 1, m.seq, m.seq + 1):
+        assert m.catch_up_text(since, 0, 2) == encode(m.catch_up(since, 0, 2))
