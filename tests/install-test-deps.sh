@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the browser tests (tests/test_web_browser.py) need beyond `pip install -e '.[test]'`:
-# the playwright package (if it is missing) and Debian's Chromium at /usr/bin/chromium (only if it is
-# missing), with a font for the pages' symbols. Never downloads a browser of its own (`playwright install`).
-# Safe to run again: it only installs what is missing, and says what it does.
+# Installs what the tests need beyond `pip install -e '.[test]'`, from the distribution's packages:
+#   - Chromium at /usr/bin/chromium, with a font for the pages' symbols (the browser tests,
+#     tests/test_web_browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
+#   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/pg.py).
+# It also installs the playwright package if the Python in use lacks it. Safe to run again: it only
+# installs what is missing, and says what it does. Run as root, or as a user who may sudo.
 #
-#   bash tests/install-test-deps.sh          # as root, or a user who may sudo
+#   bash tests/install-test-deps.sh
 #   PYTHON=python3.11 bash tests/install-test-deps.sh
 set -euo pipefail
 
@@ -12,21 +14,29 @@ PYTHON="${PYTHON:-python}"
 say() { echo "install-test-deps: $*"; }
 
 if "$PYTHON" -c "import playwright.async_api" 2>/dev/null; then
-  say "playwright is installed ($("$PYTHON" -m pip show playwright 2>/dev/null | sed -n 's/^Version: //p'))"
+  say "playwright is installed"
 else
   say "installing playwright with $PYTHON -m pip"
   "$PYTHON" -m pip install --quiet "playwright>=1.40"
 fi
 
+packages=()
 if [ -x /usr/bin/chromium ]; then
-  say "/usr/bin/chromium is installed: $(/usr/bin/chromium --version 2>/dev/null | head -n 1)"
+  say "chromium is installed: $(/usr/bin/chromium --version 2>/dev/null | head -n 1)"
 else
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  say "installing chromium and fonts-dejavu-core from apt"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core
-  say "installed: $(/usr/bin/chromium --version 2>/dev/null | head -n 1)"
+  packages+=(chromium fonts-dejavu-core)
+fi
+if compgen -G "/usr/lib/postgresql/*/bin/postgres" > /dev/null || command -v postgres > /dev/null; then
+  say "PostgreSQL's server is installed: $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n 1)"
+else
+  packages+=(postgresql)
 fi
 
-say "ready: KALAH_REQUIRE_BROWSER=1 python -m pytest tests/test_web_browser.py runs the browser tests"
+if [ "${#packages[@]}" -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  say "installing from apt: ${packages[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}"
+fi
+say "ready (CI sets KALAH_REQUIRE_BROWSER=1 and KALAH_REQUIRE_SERVICES=1 so these tests fail, not skip)"
