@@ -55,7 +55,7 @@ typedef struct {
     int egdb_max;
     Py_buffer views[MAXLEVEL + 1];
     const int8_t *levels[MAXLEVEL + 1];
-    uint64_t nodes, horizon, checks;
+    uint64_t nodes, horizon, checks, node_stop;
     int aborted;
     double deadline;
     int last_exact;

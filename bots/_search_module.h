@@ -82,11 +82,13 @@ static void Searcher_dealloc(SearcherObject *self) {
 }
 
 static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", NULL};
+    static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", "node_limit", NULL};
     PyObject *seq;
     int depth, alpha, beta;
     double limit = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|d", kwlist, &seq, &depth, &alpha, &beta, &limit))
+    unsigned long long node_limit = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|dK", kwlist, &seq, &depth, &alpha, &beta, &limit,
+                                     &node_limit))
         return NULL;
     if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return NULL; }
     const RulesObject *R = self->rules;
@@ -107,6 +109,7 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     int v;
     self->aborted = 0;
     self->deadline = limit > 0 ? now_s() + limit : 0;
+    self->node_stop = node_limit ? self->nodes + node_limit : 0;
     self->ply = 0;
     uint64_t h0 = self->horizon;
     self->busy = 1;
@@ -116,7 +119,7 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     self->busy = 0;
     self->last_exact = self->horizon == h0;
     if (self->aborted) {
-        PyErr_SetString(PyExc_TimeoutError, "search time limit reached");
+        PyErr_SetString(PyExc_TimeoutError, "search time or node limit reached");
         return NULL;
     }
     return PyLong_FromLong(v);
@@ -137,7 +140,8 @@ static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return
 
 static PyMethodDef Searcher_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Searcher_search, METH_VARARGS | METH_KEYWORDS,
-     "Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta)."},
+     "Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta); "
+     "TimeoutError past time_limit seconds or node_limit nodes (0: none)."},
     {"clear", (PyCFunction)Searcher_clear, METH_NOARGS, "Empty the transposition table."},
     {NULL, NULL, 0, NULL},
 };

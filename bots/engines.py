@@ -8,11 +8,14 @@ of all of them passes `max_bytes`: full transposition tables plus the endgame da
 which engines of one rule set share and which are counted once.
 
 Databases are only loaded, never built (`egdb.load(build=False)`): a bot plays without the
-levels that are missing on disk.
+levels that are missing on disk. Large ones are read in a background thread (`preload` starts
+it ahead), so no move waits seconds for them: engines lent meanwhile search without them and
+take them up once read. Books (`bots.book`) are read once per rule set and shared.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -21,12 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bots import book as book_mod
 from bots import egdb
+from bots.book import Book
 from bots.core import implementation
 from bots.solver import Engine
 from protocol.variant import Variant
 
-DEFAULT_MAX_BYTES = 512 << 20
+DEFAULT_MAX_BYTES = 3 << 30
+"""Default bound: both Kalah(6,4) rule sets' 24-seed databases (1.2 GiB each) and a few dozen tables."""
+SYNC_LOAD_BYTES = 64 << 20
+"""Database levels larger than this in all are read in a background thread, not during a move."""
 
 
 @dataclass(frozen=True)
@@ -52,10 +60,15 @@ def level_bytes(levels: list[Any]) -> int:
 class Engines:
     """A pool of engines by `EngineKey`, lent one search at a time, trimmed to `max_bytes` (estimated)."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, egdb_dir: Path | None = None, impl: str = "c") -> None:
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, egdb_dir: Path | None = None, impl: str = "c",
+                 book_dirs: list[Path] | None = None) -> None:
         self.max_bytes = max_bytes
         self.egdb_dir = egdb_dir
         self.impl = impl
+        self.book_dirs = book_dirs
+        """Where books are read from (None: the package's, then `$KALAH_BOOK_DIR`)."""
+        self._books: dict[str, Book | None] = {}
+        self._loading: dict[tuple[str, int], threading.Event] = {}
         self._lock = threading.Lock()
         self._idle: OrderedDict[int, tuple[EngineKey, Engine]] = OrderedDict()  # least recently used first
         self._busy: dict[int, Engine] = {}
@@ -97,8 +110,11 @@ class Engines:
                 if k == key:
                     del self._idle[ident]
                     self._busy[ident] = engine
-                    return engine
-        return None
+                    break
+            else:
+                return None
+        self._upgrade(key, engine)
+        return engine
 
     def _make(self, key: EngineKey) -> Engine:
         """A new engine for `key`, lent, sharing the database levels of its rule set."""
@@ -118,7 +134,11 @@ class Engines:
         return egdb.rule_key(key.variant), seeds
 
     def _share_levels(self, key: EngineKey) -> list[Any]:
-        """The levels on disk for `key` (loaded once per rule set and seed count), counted as used once more."""
+        """The levels on disk for `key` (loaded once per rule set and seed count), counted as used once more.
+
+        Levels that take long to read (over `SYNC_LOAD_BYTES`) are read in a background thread:
+        until they are in, engines get none and take them up when next lent (`_upgrade`).
+        """
         lk = self._levels_key(key)
         if lk is None:
             return []
@@ -127,20 +147,94 @@ class Engines:
             if held is not None:
                 self._levels[lk] = (held[0], held[1] + 1)
                 return held[0]
-        core = implementation("py" if key.variant.relay else self.impl)
-        loaded = egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False)
+            loading = lk in self._loading
+        if not loading:
+            present = sum(lv.size for lv in itertools.takewhile(
+                lambda lv: lv.present, egdb.plan(key.variant, lk[1], self.egdb_dir)))
+            if present > SYNC_LOAD_BYTES:
+                self._load_later(key, lk)
+                return []
+        loaded = [] if loading else self._load(key, lk)
         with self._lock:
             held = self._levels.get(lk)
+            if held is None and loading:
+                return []
             levels = held[0] if held is not None else loaded
             self._levels[lk] = (levels, (held[1] if held is not None else 0) + 1)
             return levels
 
+    def _load(self, key: EngineKey, lk: tuple[str, int]) -> list[Any]:
+        """Read the levels on disk for `key` (never building one)."""
+        core = implementation("py" if key.variant.relay else self.impl)
+        return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False)
+
+    def _load_later(self, key: EngineKey, lk: tuple[str, int]) -> None:
+        """Start reading large levels in a background thread; they are shared once read."""
+        with self._lock:
+            if lk in self._loading:
+                return
+            done = threading.Event()
+            self._loading[lk] = done
+
+        def work() -> None:
+            """Read the levels and publish them (held by no engine yet)."""
+            try:
+                levels = self._load(key, lk)
+                with self._lock:
+                    if lk not in self._levels:
+                        self._levels[lk] = (levels, 0)
+            finally:
+                with self._lock:
+                    del self._loading[lk]
+                done.set()
+
+        threading.Thread(target=work, name=f"egdb-load-{lk[0]}", daemon=True).start()
+
+    def preload(self, variant: Variant, egdb_seeds: int, timeout: float | None = None) -> bool:
+        """Read a rule set's levels on disk ahead of its first search; whether they are in within `timeout`."""
+        key = EngineKey("", plain(variant), 4, egdb_seeds)
+        lk = self._levels_key(key)
+        if lk is None:
+            return True
+        with self._lock:
+            if lk in self._levels:
+                return True
+        self._load_later(key, lk)
+        with self._lock:
+            done = self._loading.get(lk)
+        if done is not None:
+            done.wait(timeout)
+        with self._lock:
+            return lk in self._levels
+
+    def _upgrade(self, key: EngineKey, engine: Engine) -> None:
+        """Give an engine made while its levels were being read the levels now in (a new table)."""
+        lk = self._levels_key(key)
+        if lk is None or engine.levels:
+            return
+        with self._lock:
+            held = self._levels.get(lk)
+            if held is None or not held[0]:
+                return
+            self._levels[lk] = (held[0], held[1] + 1)
+        engine.use_levels(held[0])
+
+    def book(self, variant: Variant) -> Book | None:
+        """The book of a variant's rule set (read once; None if there is none)."""
+        rules = egdb.rule_key(variant) if egdb.applies(variant) else ""
+        with self._lock:
+            if rules in self._books:
+                return self._books[rules]
+        found = book_mod.load(variant, self.book_dirs) if rules else None
+        with self._lock:
+            return self._books.setdefault(rules, found)
+
     def _trim(self) -> None:
         """Drop idle engines, least recently used first, until the estimate fits (the lock is held)."""
         while self._idle and self._nbytes() > self.max_bytes:
-            _, (key, _engine) = self._idle.popitem(last=False)
+            _, (key, engine) = self._idle.popitem(last=False)
             lk = self._levels_key(key)
-            if lk is not None and lk in self._levels:
+            if lk is not None and lk in self._levels and engine.levels:
                 levels, users = self._levels[lk]
                 if users <= 1:
                     del self._levels[lk]

@@ -1,10 +1,11 @@
 """Canonical bot ids: the one spelling of each engine that is made, cached, stored and read back.
 
 The ids are `random`, `greedy`, `alphabeta:N` (N a depth in sowings, 1..60, ASCII digits
-without leading zeros) and `perfect`. Nothing is normalised: an id is accepted exactly as
-written or refused with `BotNameError` (wire code `unknown_bot`), whose message suggests the
-canonical id when the text only differs by case, spaces or leading zeros. So what a server
-stores is always an id it can make again and that every wire model accepts.
+without leading zeros), `strong` (deepening search) and `perfect` (proved moves). Nothing is
+normalised: an id is accepted exactly as written or refused with `BotNameError` (wire code
+`unknown_bot`), whose message suggests the canonical id when the text only differs by case,
+spaces or leading zeros. So what a server stores is always an id it can make again and that
+every wire model accepts.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from protocol.errors import UnknownBotError
 ALPHABETA_DEPTHS = range(1, 61)
 """The depths of `alphabeta:N`."""
 
-BOT_IDS = ("random", "greedy", "alphabeta:N", "perfect")
+BOT_IDS = ("random", "greedy", "alphabeta:N", "strong", "perfect")
 """The forms of the canonical ids, for messages and documentation."""
 
 MAX_BOT_ID = 28
 """The longest bot id (or stand-in bot name) a server accepts."""
 
-_CANONICAL = re.compile(r"(random|greedy|perfect|alphabeta:([1-9][0-9]?))")
+_CANONICAL = re.compile(r"(random|greedy|strong|perfect|alphabeta:([1-9][0-9]?))")
 _SHAPE = re.compile(r"[a-z][a-z0-9_-]*(:[1-9][0-9]*)?")
-_LOOSE = re.compile(r"(random|greedy|perfect|alphabeta\s*:\s*0*([0-9]+))")
+_LOOSE = re.compile(r"(random|greedy|strong|perfect|alphabeta\s*:\s*0*([0-9]+))")
 
 
 class BotNameError(UnknownBotError):

@@ -1,4 +1,4 @@
-"""Bot players by canonical id: `random`, `greedy`, `alphabeta:N`, `perfect` (see `bots.names`).
+"""Bot players by canonical id: `random`, `greedy`, `alphabeta:N`, `strong`, `perfect` (see `bots.names`).
 
 Every player is a `Player`: a synchronous `decide(position, budget_s)` that returns a legal
 action within about `budget_s` seconds. A server runs it in a worker thread (the C core
@@ -10,9 +10,12 @@ chooses the opening transfer.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 
 from bots.core import Player, pit_to_bin, relative_board, south_value
 from bots.engines import Engines
@@ -22,9 +25,14 @@ from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.position import Position
 from protocol.variant import Variant
 
-__all__ = ["BotNameError", "Player", "make_player"]
+__all__ = ["BotNameError", "Decision", "Player", "make_player"]
 
-DEFAULT_PERFECT_EGDB = int(os.environ.get("KALAH_BOT_EGDB_SEEDS", "12"))
+log = logging.getLogger(__name__)
+
+DEFAULT_BOT_EGDB = int(os.environ.get("KALAH_BOT_EGDB_SEEDS", "24"))
+"""Largest database level the `strong` and `perfect` bots use (those on disk; 24 seeds: 1.2 GB a rule set)."""
+PROOF_SHARE = 0.8
+"""The share of a move's budget the perfect bot gives a proof before it falls back on deepening."""
 MAX_BOT_TT_LOG2 = {"c": 20, "py": 16}
 """Largest transposition table of a bot's engine (2**N entries): 24 MiB in C, ~13 MB for the twin."""
 
@@ -182,16 +190,16 @@ class AlphaBetaPlayer(SearchPlayer):
         return _need(engine).best_by_deepening(position, deadline - time.monotonic(), self.depth - 1)[0]
 
 
-class PerfectPlayer(SearchPlayer):
-    """Exact play when the value is proved within the budget, else the deepest search.
+class StrongPlayer(SearchPlayer):
+    """Iterative deepening with the databases on disk: exact when the last iteration ends in time, else the deepest.
 
-    Uses the endgame databases already on disk up to `egdb_seeds` seeds (`kalah egdb build`
-    makes them); it never builds one.
+    It never claims to be perfect: where no proof fits in the budget it plays the best move of
+    the deepest search it finished (`strong`).
     """
 
-    name = "perfect"
+    name = "strong"
 
-    def __init__(self, egdb_seeds: int = DEFAULT_PERFECT_EGDB, engines: Engines | None = None) -> None:
+    def __init__(self, egdb_seeds: int = DEFAULT_BOT_EGDB, engines: Engines | None = None) -> None:
         super().__init__(engines)
         self.egdb_seeds = egdb_seeds
 
@@ -205,8 +213,116 @@ class PerfectPlayer(SearchPlayer):
         return _need(engine).best_by_deepening(position, 0.9 * (deadline - time.monotonic()))[0]
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A bot's action and how it was found: `exact` when the move is proved best (book, proof, forced)."""
+
+    action: Action
+    value: int | None
+    """South's final margin as the bot found it (proved when `exact`; None: not evaluated)."""
+    exact: bool
+    source: str
+    """`book`, `proof`, `forced` (one legal move), `search` (not proved in time) or `estimate` (swap, transfer)."""
+    depth: int = -1
+    seconds: float = 0.0
+
+
+class PerfectPlayer(StrongPlayer):
+    """Proved moves: the book, else a proof within most of the budget, else (said in the log) the deepest search.
+
+    A book (`bots.book`) holds the positions of solved games whose proof takes longer than a
+    move; the databases on disk up to `egdb_seeds` seeds (`kalah egdb build` makes them; the
+    bot never builds one) make the rest provable within the budget. Where neither suffices
+    (larger games, databases missing) the move comes from the deepest search finished, and
+    the decision says `exact=False` and is logged.
+    """
+
+    name = "perfect"
+
+    def decide(self, position: Position, budget_s: float) -> Action:
+        """The action for a position (blocks for up to about `budget_s`: call it off an event loop)."""
+        return self.explain(position, budget_s).action
+
+    def explain(self, position: Position, budget_s: float) -> Decision:
+        """The decision for a position with how it was reached (logged; a warning-free INFO when not proved)."""
+        t0 = time.monotonic()
+        deadline = t0 + max(0.01, budget_s)
+        decision = self._explain(position, t0, deadline)
+        decision = replace(decision, seconds=time.monotonic() - t0)
+        if decision.exact:
+            log.debug("perfect %s: %s (%s, value %s)", position.variant.text(), decision.action,
+                      decision.source, decision.value)
+        else:
+            log.info("perfect %s: %s not proved within %.2f s (%s, depth %d, value %s); position %s",
+                     position.variant.text(), decision.action, budget_s, decision.source, decision.depth,
+                     decision.value, position.fen())
+        return decision
+
+    def _explain(self, position: Position, t0: float, deadline: float) -> Decision:
+        """`explain` without the timing and the log."""
+        if position.transfer_pending:
+            with self._borrow(position) as engine:
+                return Decision(self.transfer(position, deadline, engine), None, False, "estimate")
+        board = relative_board(position)
+        book = self.engines.book(position.variant)
+        entry = book.get(board) if book is not None else None
+        if position.swap_offered:
+            if entry is not None:
+                value, exact = south_value(position, entry.value), True
+            else:
+                with self._borrow(position) as engine:
+                    value, exact = self._value(position, t0 + (deadline - t0) / 2, engine)
+            if value > 0:
+                return Decision(Swap(), value, exact, "proof" if exact else "estimate")
+        bins = position.legal_bins()
+        if len(bins) == 1:
+            return Decision(Sow(bins[0]), None, True, "forced")
+        if entry is not None:
+            self.engines.preload(position.variant, self.egdb_seeds, timeout=0)  # read them while the book plays
+            return Decision(Sow(pit_to_bin(position, entry.pit)), south_value(position, entry.value), True, "book")
+        with self._borrow(position) as engine:
+            if engine.exact_possible:
+                try:
+                    pit, v = engine.prove(board, t_share(deadline))
+                    return Decision(Sow(pit_to_bin(position, pit)), south_value(position, v), True, "proof")
+                except TimeoutError:
+                    pass
+            b, v, exact, depth = engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))
+            return Decision(Sow(b), south_value(position, v), exact, "proof" if exact else "search", depth)
+
+    def _borrow(self, position: Position) -> AbstractContextManager[Engine]:
+        """An engine for this player's search of the position's variant."""
+        return self.engines.borrow(self.name, position.variant, self.tt_log2(position.variant), self.egdb_seeds)
+
+    def _value(self, position: Position, deadline: float, engine: Engine) -> tuple[int, bool]:
+        """(South's value, proved) of a sowing position: the book, a proof by the deadline, else deepening."""
+        book = self.engines.book(position.variant)
+        entry = book.get(relative_board(position)) if book is not None else None
+        if entry is not None:
+            return south_value(position, entry.value), True
+        if engine.exact_possible:
+            try:
+                with engine.lock:
+                    v = engine.mtdf(relative_board(position), 0, -1, t_share(deadline))
+                return south_value(position, v), True
+            except TimeoutError:
+                pass
+        _, v, exact, _ = engine.best_by_deepening(position, deadline - time.monotonic())
+        return south_value(position, v), exact
+
+    def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
+        """Value for South: the book, a proof within most of the time, else iterative deepening."""
+        return self._value(position, deadline, _need(engine))[0]
+
+
+def t_share(deadline: float) -> float:
+    """The part of the time left before `deadline` that a proof may take (the rest is for a fallback search)."""
+    now = time.monotonic()
+    return now + PROOF_SHARE * max(0.0, deadline - now)
+
+
 def make_player(bot_id: str, engines: Engines | None = None) -> SearchPlayer:
-    """The bot of a canonical id (`random`, `greedy`, `alphabeta:N`, `perfect`); else `BotNameError`.
+    """The bot of a canonical id (`random`, `greedy`, `alphabeta:N`, `strong`, `perfect`); else `BotNameError`.
 
     Players made with the same `engines` share its memory bound.
     """
@@ -217,4 +333,6 @@ def make_player(bot_id: str, engines: Engines | None = None) -> SearchPlayer:
         return GreedyPlayer(engines)
     if bot_id == "perfect":
         return PerfectPlayer(engines=engines)
+    if bot_id == "strong":
+        return StrongPlayer(engines=engines)
     return AlphaBetaPlayer(int(bot_id.partition(":")[2]), engines)

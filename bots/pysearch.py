@@ -112,6 +112,7 @@ class Searcher:
         self._horizon = 0
         self._exact = False
         self._deadline = 0.0
+        self._node_stop = 0
         self._aborted = False
         self._ply = 0
 
@@ -134,8 +135,12 @@ class Searcher:
         """Empty the transposition table."""
         self._tt.clear()
 
-    def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0) -> int:
-        """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta)."""
+    def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
+               node_limit: int = 0) -> int:
+        """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta).
+
+        Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
+        """
         r = self.rules
         if len(board) != r.n:
             raise ValueError(f"a board has {r.n} pits")
@@ -145,13 +150,14 @@ class Searcher:
             raise ValueError("the game is over on this board")
         d = EXACT if depth < 0 or depth >= EXACT else depth
         self._deadline = time.monotonic() + time_limit if time_limit > 0 else 0.0
+        self._node_stop = self._nodes + node_limit if node_limit > 0 else 0
         self._aborted = False
         self._ply = 0
         h0 = self._horizon
         v = self._ab(b, sum(houses), d, alpha, beta)
         self._exact = self._horizon == h0
         if self._aborted:
-            raise TimeoutError("search time limit reached")
+            raise TimeoutError("search time or node limit reached")
         return v
 
     def _key(self, b: tuple[int, ...]) -> tuple[int, ...]:
@@ -200,7 +206,9 @@ class Searcher:
         """Fail-soft negamax alpha-beta; extra turns keep the sign."""
         r = self.rules
         self._nodes += 1
-        if self._nodes % _CHECK_EVERY == 0 and self._deadline and time.monotonic() > self._deadline:
+        if self._nodes % _CHECK_EVERY == 0 and (
+                (self._deadline and time.monotonic() > self._deadline)
+                or (self._node_stop and self._nodes >= self._node_stop)):
             self._aborted = True
         if self._aborted:
             return 0

@@ -48,6 +48,12 @@ Kid = tuple[int, tuple[int, ...], int, bool, bool]
 """A legal pit with its `Child` outcome."""
 
 
+def proof_order(kid: Kid) -> tuple[bool, int, int]:
+    """Order in which `Engine.prove` tries moves: extra turns, then larger gains, then houses nearer the store."""
+    pit, _, gain, extra, _ = kid
+    return not extra, -gain, -pit
+
+
 def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
     """Database size (seeds) for a solve: at most `budget` positions, and no more than the
     seeds left once two rows' worth have been stored (small games need no big databases)."""
@@ -79,6 +85,8 @@ class Solution:
     seconds: float = 0.0
     exact: bool = True
     depth: int = -1
+    source: str = "search"
+    """`search`, or `book` when read from a book of proved positions (whose best move is then one of them)."""
 
     def as_json(self) -> dict[str, Any]:
         """The JSON form of `kalah solve --json`."""
@@ -89,6 +97,7 @@ class Solution:
             "nodes": self.nodes,
             "seconds": round(self.seconds, 4),
             "exact": self.exact,
+            "source": self.source,
         }
 
 
@@ -123,8 +132,17 @@ class Engine:
         self.searcher = self.module.Searcher(self.rules, tt_log2, self.levels or None)
         self.lock = threading.Lock()
         self.all_exact = True
+        self.node_stop = 0
+        """While positive: the main searcher's node count at which searches stop (TimeoutError)."""
         self.workers = 1 if self.module is pysearch else (workers or os.cpu_count() or 1)
         self._pool: list[CoreSearcher] = [self.searcher]
+
+    def use_levels(self, levels: list[Any]) -> None:
+        """Search with these database levels from now on (with new, empty tables)."""
+        with self.lock:
+            self.levels = levels
+            self.searcher = self.module.Searcher(self.rules, self.tt_log2, levels or None)
+            self._pool = [self.searcher]
 
     def table_bytes(self) -> int:
         """Memory the transposition tables may take (every searcher's, when full)."""
@@ -143,7 +161,12 @@ class Engine:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("search time limit reached")
-        value = int(s.search(board, depth, alpha, beta, left))
+        nodes = 0
+        if self.node_stop and s is self.searcher:
+            nodes = self.node_stop - int(s.nodes)
+            if nodes <= 0:
+                raise TimeoutError("search node limit reached")
+        value = int(s.search(board, depth, alpha, beta, left, nodes))
         if not s.exact:
             self.all_exact = False
         return value
@@ -232,6 +255,26 @@ class Engine:
                 exact=self.all_exact and self.exact_possible,
                 depth=depth,
             )
+
+    def prove(self, board: tuple[int, ...], deadline: float = 0.0, node_limit: int = 0,
+              guess: int = 0) -> tuple[int, int]:
+        """(pit, mover value) of a proved best move of a non-terminal board (acyclic variants).
+
+        The value by MTD(f), then the first move in `proof_order` that reaches it, so the move
+        depends only on the position. TimeoutError past `deadline` or after `node_limit` nodes.
+        """
+        if not self.exact_possible:
+            raise ValueError("positions of variants whose sowing can cycle have no proved values here")
+        with self.lock:
+            self.node_stop = int(self.searcher.nodes) + node_limit if node_limit > 0 else 0
+            try:
+                value = self.mtdf(board, guess, -1, deadline)
+                for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
+                    if self._reaches((after, gain, extra, over), value, -1, deadline):
+                        return pit, value
+            finally:
+                self.node_stop = 0
+        raise AssertionError("no move reaches the proved value")
 
     def _reaches(self, child: Child, value: int, depth: int,
                  deadline: float) -> bool:

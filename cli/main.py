@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "record": ("cli.record", "apply game records and print each position and the result"),
     "solve": ("cli.solve", "the exact value of a position under perfect play, with the best moves"),
     "egdb": ("cli.egdb", "build endgame databases ahead (hosted bots only use databases already built)"),
+    "book": ("cli.book", "prove once the positions a bot cannot prove within a move: books of proved values"),
     "play": ("cli.play", "play in the terminal (no server named: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),
     "replay": ("cli.replay", "step through a stored game in the terminal"),

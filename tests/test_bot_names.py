@@ -11,7 +11,7 @@ from bots.names import ALPHABETA_DEPTHS, BotNameError, bot_id_shape, canonical_b
 from protocol.errors import UnknownBotError
 from protocol.wire_base import Name
 
-CANONICAL = ["random", "greedy", "perfect", *(f"alphabeta:{n}" for n in ALPHABETA_DEPTHS)]
+CANONICAL = ["random", "greedy", "strong", "perfect", *(f"alphabeta:{n}" for n in ALPHABETA_DEPTHS)]
 
 
 @pytest.mark.parametrize("bot_id", CANONICAL)
@@ -24,6 +24,7 @@ def test_canonical_ids_are_accepted_as_they_are(bot_id: str) -> None:
 
 @pytest.mark.parametrize(("text", "hint"), [
     ("Random ", "random"), ("random\t", "random"), ("GREEDY", "greedy"), (" perfect", "perfect"),
+    ("Strong", "strong"), ("strong:3", None),
     ("Alphabeta:9", "alphabeta:9"), ("alphabeta:09", "alphabeta:9"), ("alphabeta: 7", "alphabeta:7"),
     ("alphabeta:\u0663", None), ("alphabeta:61", None), ("alphabeta:0", None), ("alphabeta:", None),
     ("alphabeta:+5", None), ("alphabeta:5\n", "alphabeta:5"), ("perfect:12", None), ("", None),
@@ -35,7 +36,7 @@ def test_other_spellings_are_refused_with_a_hint(text: str, hint: str | None) ->
         canonical_bot(text)
     assert info.value.code == "unknown_bot" and isinstance(info.value, UnknownBotError)
     message = str(info.value)
-    assert "random, greedy, alphabeta:N, perfect" in message and len(message) < 300
+    assert "random, greedy, alphabeta:N, strong, perfect" in message and len(message) < 300
     assert (f"did you mean {hint!r}" in message) if hint else "did you mean" not in message
 
 

@@ -1,28 +1,35 @@
-"""Bot players: canonical ids, legal actions, pie rule and opening transfer, perfect play, shared engines."""
+"""Bot players: canonical ids, legal actions, pie rule and opening transfer, proved play and books, shared engines."""
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import bots._search as csearch
+from bots import book as book_mod
 from bots import egdb
+from bots import engines as engines_mod
+from bots.book import Book
+from bots.book_builder import Builder, Plan
 from bots.engines import Engines
 from bots.names import BotNameError
 from bots.players import PerfectPlayer, Player, make_player
-from bots.solver import Engine
-from protocol import Game, Position, Sow, Swap, Transfer, Variant
+from bots.solver import Engine, relative_board
+from protocol import Capture, Game, Position, Sow, Swap, Transfer, Variant
 
-NAMES = ["random", "greedy", "alphabeta:1", "alphabeta:6", "perfect"]
+NAMES = ["random", "greedy", "alphabeta:1", "alphabeta:6", "strong", "perfect"]
 
 
 @pytest.fixture(autouse=True)
 def egdb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Databases built by the bots go to a temporary directory."""
+    """Databases built by the bots go to a temporary directory; operators' books are not read."""
     monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "books"))
     return tmp_path
 
 
@@ -77,7 +84,7 @@ def test_perfect_plays_only_best_moves() -> None:
         pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "alphabeta:4", "perfect"])
+@pytest.mark.parametrize("name", ["random", "greedy", "alphabeta:4", "strong", "perfect"])
 def test_swap_decision_follows_the_value(name: str) -> None:
     """Offered the swap, a bot swaps exactly when its evaluation favours the opener (South)."""
     v = Variant(houses=3, seeds=3, pie=True)
@@ -173,3 +180,73 @@ def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> Non
     fresh = Engines(egdb_dir=egdb_dir)
     PerfectPlayer(egdb_seeds=6, engines=fresh).decide(Position.initial(v), 0.5)
     assert fresh.nbytes() == (24 << 16) + sum(lv.size for lv in egdb.plan(v, 4, egdb_dir))
+
+
+@pytest.mark.parametrize("opponent", ["random", "greedy", "alphabeta:4", "strong", "perfect"])
+@pytest.mark.parametrize("capture", ["standard", "empty"])
+def test_perfect_moves_are_proved_and_best_against_every_bot(opponent: str, capture: str) -> None:
+    """In either seat against each bot, every perfect move is flagged proved and has the solver's best value."""
+    v = Variant(houses=4, seeds=3, capture=Capture(capture))
+    engine = Engine(v)
+    bot = PerfectPlayer()
+    for seat in (0, 1):
+        other = make_player(opponent) if opponent != "perfect" else bot
+        pos = Position.initial(v)
+        while not pos.over:
+            if pos.to_move != seat and other is not bot:
+                pos = pos.apply(other.decide(pos, 0.2))
+                continue
+            decision = bot.explain(pos, 2.0)
+            sol = engine.solve(pos, per_move=True)
+            assert decision.exact and isinstance(decision.action, Sow)
+            assert decision.action.bin in sol.best
+            assert decision.value in (None, sol.value)
+            pos = pos.apply(decision.action)
+
+
+def test_perfect_plays_the_book_move_without_an_engine(tmp_path: Path) -> None:
+    """A position in the book is answered from it: the book's move, proved, and no engine is made."""
+    v = Variant(houses=4, seeds=4)
+    book = Book(egdb.rule_key(v))
+    Builder(Engine(v, tt_log2=16), book, Plan(depth=0, node_limit=100)).run(Position.initial(v))
+    book.save(tmp_path / "books" / book_mod.file_name(v))
+    engines = Engines(book_dirs=[tmp_path / "books"])
+    decision = PerfectPlayer(engines=engines).explain(Position.initial(v), 1.0)
+    entry = book.get(relative_board(Position.initial(v)))
+    assert entry is not None and decision.source == "book" and decision.exact
+    assert decision.action == Sow(entry.pit + 1) and decision.value == entry.value
+    assert engines.made == 0
+
+
+def test_perfect_says_when_it_has_no_proof(caplog: pytest.LogCaptureFixture) -> None:
+    """Without a book or databases for a big board, the move comes from a search, flagged and logged as not proved."""
+    v = Variant(houses=6, seeds=6)
+    with caplog.at_level(logging.INFO, logger="bots.players"):
+        decision = PerfectPlayer().explain(Position.initial(v), 0.3)
+    assert not decision.exact and decision.source == "search"
+    assert decision.action in Position.initial(v).legal_actions()
+    assert any("not proved" in r.getMessage() for r in caplog.records)
+
+
+def test_large_databases_are_read_in_the_background(egdb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Levels too large to read during a move are read by a thread; engines lent meanwhile take them up later."""
+    v = Variant(houses=3, seeds=3)
+    egdb.load(v, 6, csearch, egdb_dir)
+    monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0)
+    gate = threading.Event()
+    real_load = engines_mod.Engines._load
+
+    def slow_load(self: Engines, key: Any, lk: Any) -> list[Any]:
+        """Read the levels once the test lets it."""
+        gate.wait(10)
+        return real_load(self, key, lk)
+
+    monkeypatch.setattr(engines_mod.Engines, "_load", slow_load)
+    engines = Engines(egdb_dir=egdb_dir)
+    with engines.borrow("perfect", v, 16, 6) as engine:
+        assert engine.levels == []
+    gate.set()
+    assert engines.preload(v, 6, timeout=10)
+    with engines.borrow("perfect", v, 16, 6) as again:
+        assert again is engine and len(engine.levels) == 7
+        assert engine.solve(Position.initial(v)).value == Engine(v).solve(Position.initial(v)).value

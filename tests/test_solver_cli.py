@@ -15,8 +15,9 @@ from cli.main import main
 
 @pytest.fixture(autouse=True)
 def egdb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Databases go to a temporary directory."""
+    """Databases go to a temporary directory; operators' books are not read."""
     monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "books"))
     return tmp_path
 
 
@@ -82,3 +83,22 @@ def test_installed_command() -> None:
     done = subprocess.run([sys.executable, "-m", "cli.main", "solve", "-H", "1", "-s", "3", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["value"] == 6
+
+
+@pytest.mark.parametrize(("capture", "value"), [("standard", 8), ("empty", 10)])
+def test_book_positions_are_answered_at_once(capture: str, value: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kalah(6,4) from the start is in the shipped book: its published value and every first move, no search."""
+    assert main(["solve", "--capture", capture, "--per-move", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == value and out["source"] == "book" and out["nodes"] == 0 and out["exact"] is True
+    assert set(out["per_move"]) == {"1", "2", "3", "4", "5", "6"} and max(out["per_move"].values()) == value
+    assert out["best"] == [int(b) for b, v in out["per_move"].items() if v == value]
+    assert main(["solve", "--capture", capture, "--moves", "3 6 9", "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert after["source"] == "book" and after["value"] == value and after["per_move"] == {}
+
+
+def test_no_book_searches(capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-book solves by search even where a book holds the position."""
+    assert main(["solve", "--moves", "3 6 9 8 5 12 6 2 6 5", "--json", "--no-book", "--egdb-seeds", "14"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "search"

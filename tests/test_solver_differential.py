@@ -134,3 +134,19 @@ def test_time_limit_raises_timeout() -> None:
         s = mod.Searcher(mod.Rules(compile_variant(v)), 16)
         with pytest.raises(TimeoutError):
             s.search(board, -1, -1, 0, 0.05)
+
+
+def test_node_limit_raises_timeout_at_the_same_count() -> None:
+    """A search past its node limit raises TimeoutError in both twins, after the same number of nodes."""
+    v = Variant(houses=6, seeds=6)
+    board = relative_board(Position.initial(v))
+    counts = []
+    for mod in (csearch, pysearch):
+        s = mod.Searcher(mod.Rules(compile_variant(v)), 16)
+        with pytest.raises(TimeoutError):
+            s.search(board, -1, -1, 0, 0.0, 20_000)
+        counts.append(s.nodes)
+        assert 20_000 <= s.nodes < 30_000
+        assert s.search(board, 3, -100, 100, 0.0, 10**9) == mod.Searcher(mod.Rules(compile_variant(v)), 16).search(
+            board, 3, -100, 100)
+    assert counts[0] == counts[1]

@@ -1,0 +1,179 @@
+"""Books of proved values: positions whose proof takes longer than a move's budget, solved once and kept.
+
+A book belongs to one rule set (`egdb.rule_key`: houses, capture, extra turn, leftovers) and
+holds, for each of its positions, the value under perfect play (what the mover still gains
+over the opponent: stores never re-enter play, so a position is its 2h houses seen from the
+mover's side) and the mover's proved best move: the first move in `solver.proof_order` that
+reaches the value, which is the move `Engine.prove` finds, so a book changes no choice. Some
+entries also carry every move's value.
+
+Which positions: every position where a perfect player is to move within the first `depth`
+turns of the game, whatever its opponent played (the player sitting either side), and every
+position of the game the player plays against itself, whose proof from an empty table takes
+more than `node_limit` nodes. Other positions are proved at the board within a move's budget.
+`build` does this breadth first, resumably (it saves as it goes); `kalah book build` runs it.
+
+A book is a text file, one position a line (`#` starts a comment, the first line names the
+format and the rule set):
+
+    # kalah-book v1 h6-standard-extra-owner
+    4,4,4,4,4,4/4,4,4,4,4,4 +8 3 -14,-10,+8,-2,-8,+4
+
+mover's houses / opponent's houses, the value, the best house (1 = the mover's first house),
+and optionally every house's value (`.` for an empty house). Books are read from the package
+(`bots/data`, the ones shipped) and from `$KALAH_BOOK_DIR` (default: the user cache
+directory), the later adding to the former.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from bots import egdb
+from protocol.variant import Variant
+
+FORMAT = "kalah-book v1"
+ENV_DIR = "KALAH_BOOK_DIR"
+PACKAGE_DIR = Path(__file__).parent / "data"
+DEFAULT_NODE_LIMIT = 300_000
+"""A position goes into a book when proving it from an empty table takes more nodes than this."""
+CHECK_TT_LOG2 = 20
+"""Table size (log2 of entries) of the empty-table proof that decides whether a position is hard."""
+
+Key = tuple[int, ...]
+
+
+class BookFormatError(ValueError):
+    """A book file that does not parse."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A proved position: the mover's value, best house (0-based) and, if known, every house's value."""
+
+    value: int
+    pit: int
+    per_move: tuple[int | None, ...] | None = None
+
+    def line(self, key: Key) -> str:
+        """The entry's line in a book file."""
+        h = len(key) // 2
+        houses = ",".join(map(str, key[:h])) + "/" + ",".join(map(str, key[h:]))
+        text = f"{houses} {self.value:+d} {self.pit + 1}"
+        if self.per_move is not None:
+            text += " " + ",".join("." if v is None else f"{v:+d}" for v in self.per_move)
+        return text
+
+
+def parse_line(line: str) -> tuple[Key, Entry]:
+    """A book line's key and entry; `BookFormatError` if it is not one."""
+    parts = line.split()
+    try:
+        if len(parts) not in (3, 4):
+            raise ValueError("expected houses, value, best house and optionally every value")
+        mine, _, theirs = parts[0].partition("/")
+        key = tuple(int(x) for x in mine.split(",")) + tuple(int(x) for x in theirs.split(","))
+        h = len(mine.split(","))
+        per_move = None
+        if len(parts) == 4:
+            per_move = tuple(None if x == "." else int(x) for x in parts[3].split(","))
+        entry = Entry(int(parts[1]), int(parts[2]) - 1, per_move)
+        if len(key) != 2 * h or min(key) < 0 or not 0 <= entry.pit < h or not key[entry.pit]:
+            raise ValueError("the best house must be a non-empty house of the mover")
+        if per_move is not None and (len(per_move) != h or per_move[entry.pit] != entry.value
+                                     or any((v is None) != (key[p] == 0) for p, v in enumerate(per_move))):
+            raise ValueError("every non-empty house needs a value and the best one the position's")
+    except ValueError as exc:
+        raise BookFormatError(f"bad book line {line!r}: {exc}") from None
+    return key, entry
+
+
+@dataclass
+class Book:
+    """The proved positions of one rule set, by mover-relative houses."""
+
+    rules: str
+    entries: dict[Key, Entry] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        """Positions in the book."""
+        return len(self.entries)
+
+    def get(self, board: Iterable[int]) -> Entry | None:
+        """The entry of a mover-relative board (2h + 2 pits), or None."""
+        return self.entries.get(house_key(tuple(board)))
+
+    def dumps(self) -> str:
+        """The book as file text, positions sorted by seeds in play (most first), then houses."""
+        lines = [f"# {FORMAT} {self.rules}", *(f"# {note}" for note in self.notes)]
+        order = sorted(self.entries, key=lambda k: (-sum(k), k))
+        lines += [self.entries[k].line(k) for k in order]
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def loads(cls, text: str) -> Book:
+        """Parse book text; `BookFormatError` if it is not a book."""
+        lines = text.splitlines()
+        head = lines[0].split() if lines else []
+        if head[:3] != ["#", *FORMAT.split()] or len(head) != 4:
+            raise BookFormatError(f"not a book: the first line must be '# {FORMAT} RULES'")
+        book = cls(head[3])
+        for line in lines[1:]:
+            if line.startswith("#"):
+                book.notes.append(line[1:].strip())
+            elif line.strip():
+                key, entry = parse_line(line)
+                book.entries[key] = entry
+        return book
+
+    def save(self, path: Path) -> None:
+        """Write the book to `path` through a temporary file renamed into place."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        try:
+            tmp.write_text(self.dumps())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def house_key(board: tuple[int, ...]) -> Key:
+    """The 2h house counts of a mover-relative board (2h + 2 pits, stores included): a book's key."""
+    h = (len(board) - 2) // 2
+    return board[:h] + board[h + 1 : 2 * h + 1]
+
+
+def book_dir() -> Path:
+    """Where operators' books live: `$KALAH_BOOK_DIR` or the user cache directory."""
+    env = os.environ.get(ENV_DIR)
+    return Path(env) if env else platformdirs.user_cache_path("kalah-arena") / "book"
+
+
+def file_name(variant: Variant) -> str:
+    """The file name of a rule set's book."""
+    return f"book-v1-kalah-{egdb.rule_key(variant)}.txt"
+
+
+def load(variant: Variant, directories: Iterable[Path] | None = None) -> Book | None:
+    """The book of a variant's rule set: the package's, then the operator's added; None if there is none."""
+    if not egdb.applies(variant):
+        return None
+    found: Book | None = None
+    for directory in (PACKAGE_DIR, book_dir()) if directories is None else directories:
+        path = directory / file_name(variant)
+        if not path.is_file():
+            continue
+        book = Book.loads(path.read_text())
+        if book.rules != egdb.rule_key(variant):
+            raise BookFormatError(f"{path} holds rule set {book.rules}, not {egdb.rule_key(variant)}")
+        if found is None:
+            found = book
+        else:
+            found.entries.update(book.entries)
+    return found

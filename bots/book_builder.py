@@ -1,0 +1,166 @@
+"""Building a book: breadth first over the positions a perfect player can face, proving the hard ones.
+
+From a start position, the player may sit either side: it moves first (the start), or second
+(every position after the first side's first turn). At each position where it is to move,
+a proof from an empty table (`CHECK_TT_LOG2`) is tried within `node_limit` nodes: a position
+proved within it is easy and left to the board; a hard one is proved without limit (with a
+large warm table) and goes into the book. Then the player's move is played (the same move
+the book or `Engine.prove` gives at the board), and, while the game is within `depth` turns
+of the start, every turn the opponent may answer with (all its sowings up to the turn
+passing) leads to a position to look at; past that depth, only the game the player plays
+against itself is followed. Easy positions off that game are not followed further: their
+successors are easier still.
+
+The book is saved as it grows (`save`), so an interrupted build resumes: positions already
+in the book are not proved again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bots.book import CHECK_TT_LOG2, DEFAULT_NODE_LIMIT, Book, Entry, house_key
+from bots.core import core_name
+from bots.solver import Engine, proof_order, relative_board
+from protocol.position import Position
+
+Board = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to put in a book: how many turns in every answer is followed, the hardness limit, per-move values."""
+
+    depth: int = 2
+    """Turns from the start within which every answer of the opponent is followed."""
+    node_limit: int = DEFAULT_NODE_LIMIT
+    """Positions whose empty-table proof takes more nodes than this go into the book."""
+    per_move_depth: int = -1
+    """Book positions up to this many turns in also get every move's value (-1: none)."""
+    check_tt_log2: int = CHECK_TT_LOG2
+
+
+@dataclass
+class BuildStats:
+    """A build's progress: positions proved and left to the board, what is queued, time and nodes."""
+
+    entries: int = 0
+    added: int = 0
+    easy: int = 0
+    queued: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    nodes: int = 0
+
+
+class Builder:
+    """Adds the hard positions of a start to a book (see the module's docstring)."""
+
+    def __init__(self, engine: Engine, book: Book, plan: Plan, save: Callable[[Book], None] | None = None,
+                 progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 60.0) -> None:
+        self.engine = engine
+        self.book = book
+        self.plan = plan
+        self.save = save
+        self.progress = progress
+        self.save_every_s = save_every_s
+        self.cold = Engine(engine.variant, impl=core_name(engine.module), tt_log2=plan.check_tt_log2,
+                           workers=1, levels=engine.levels)
+        self.stats = BuildStats(entries=len(book))
+
+    def replies(self, board: Board) -> list[Board]:
+        """Every position where the turn comes back, after each way the side to move can play its turn."""
+        out: dict[Board, None] = {}
+        stack = [board]
+        while stack:
+            for _, after, _, extra, over in self.engine.children(stack.pop()):
+                if over:
+                    continue
+                if extra:
+                    stack.append(after)
+                else:
+                    out[after] = None
+        return list(out)
+
+    def easy(self, board: Board) -> int | None:
+        """The proved best pit if an empty-table proof needs at most the node limit; None if it needs more."""
+        self.cold.searcher.clear()
+        try:
+            pit, _ = self.cold.prove(board, node_limit=self.plan.node_limit)
+        except TimeoutError:
+            return None
+        return pit
+
+    def solve(self, board: Board, depth: int) -> Entry:
+        """A hard position's entry, proved without limits (with every move's value if `depth` is small)."""
+        if depth > self.plan.per_move_depth:
+            pit, value = self.engine.prove(board)
+            return Entry(value, pit)
+        kids = self.engine.children(board)
+        with self.engine.lock:
+            values = {kid[0]: self.engine.child_value(kid[1:], -1, 0, 0.0) for kid in kids}
+        value = max(values.values())
+        pit = next(kid[0] for kid in sorted(kids, key=proof_order) if values[kid[0]] == value)
+        return Entry(value, pit, tuple(values.get(p) for p in range(self.engine.rules.h)))
+
+    def run(self, start: Position) -> BuildStats:
+        """Look at every position of the plan from `start`, adding the hard ones; the stats at the end."""
+        t0 = last_save = time.monotonic()
+        n0 = int(self.engine.searcher.nodes) + int(self.cold.searcher.nodes)
+        first = relative_board(start)
+        queue: deque[tuple[Board, int, bool]] = deque([(first, 0, True)])
+        if self.plan.depth >= 1:
+            queue.extend((b, 1, False) for b in self.replies(first))
+        seen: dict[tuple[int, ...], bool] = {}
+        try:
+            while queue:
+                board, depth, main = queue.popleft()
+                key = house_key(board)
+                if key in seen and (seen[key] or not main):
+                    continue
+                seen[key] = main
+                pit = self._pit(board, depth, main)
+                self.stats.queued, self.stats.depth = len(queue), depth
+                self.stats.seconds = time.monotonic() - t0
+                self.stats.nodes = int(self.engine.searcher.nodes) + int(self.cold.searcher.nodes) - n0
+                if self.progress is not None:
+                    self.progress(self.stats)
+                if self.save is not None and time.monotonic() - last_save > self.save_every_s:
+                    self.save(self.book)
+                    last_save = time.monotonic()
+                if pit is not None:
+                    queue.extend(self._next(board, pit, depth, main))
+        finally:
+            if self.save is not None and self.stats.added:
+                self.save(self.book)
+        return self.stats
+
+    def _pit(self, board: Board, depth: int, main: bool) -> int | None:
+        """The player's move at a position (adding it to the book if hard); None if it need not be followed."""
+        entry = self.book.get(board)
+        if entry is not None:
+            return entry.pit
+        pit = self.easy(board)
+        if pit is not None:
+            self.stats.easy += 1
+            return pit if main else None
+        entry = self.solve(board, depth)
+        self.book.entries[house_key(board)] = entry
+        self.stats.added += 1
+        self.stats.entries = len(self.book)
+        return entry.pit
+
+    def _next(self, board: Board, pit: int, depth: int, main: bool) -> list[tuple[Board, int, bool]]:
+        """The positions to look at after the player sows `pit`."""
+        after, _, extra, over = self.engine.module.play(self.engine.rules, board, pit)
+        if over:
+            return []
+        if extra:
+            return [(after, depth, main)]
+        out = [(after, depth + 1, True)] if main else []
+        if depth + 2 <= self.plan.depth:
+            out += [(b, depth + 2, False) for b in self.replies(after)]
+        return out

@@ -1,0 +1,167 @@
+"""`kalah book`: build, show and verify books of proved positions (see `bots.book`).
+
+`kalah book build` proves, once, the positions of a game whose proof takes longer than a
+bot's move (every position the perfect bot can face within `--depth` turns of the start, and
+the game it plays against itself), saving as it goes so that it resumes when run again. It
+uses the endgame databases up to `--egdb-seeds` (building missing ones first, as `kalah
+solve` does). `kalah book show` prints a position's entry; `kalah book verify` proves
+entries again and exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+from bots import book as book_mod
+from bots import egdb
+from bots.book import Book, house_key
+from bots.book_builder import Builder, BuildStats, Plan
+from bots.solver import Engine, relative_board
+from cli.egdb import Reporter, describe
+from cli.variant_args import add_variant_args, variant_from_args
+from protocol import Game, KalahError, Position, Variant
+
+DEFAULT_EGDB_SEEDS = 24
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Register `kalah book build|show|verify` and their flags."""
+    sub = parser.add_subparsers(dest="book_command", metavar="ACTION", required=True)
+    build = sub.add_parser("build", help="prove the positions whose proof takes longer than a move (resumable)",
+                           description="Prove and store the positions of a game that a bot cannot prove "
+                                       "within a move (see bots.book); run again to resume.")
+    show = sub.add_parser("show", help="the book's entry of the position after a record")
+    verify = sub.add_parser("verify", help="prove book entries again; exit 1 on any difference")
+    for p in (build, show, verify):
+        add_variant_args(p)
+        p.add_argument("--dir", type=Path, default=None,
+                       help=f"book directory (default: ${book_mod.ENV_DIR} or the user cache directory)")
+    for p in (build, verify):
+        p.add_argument("--egdb-seeds", type=int, default=DEFAULT_EGDB_SEEDS, metavar="N",
+                       help="endgame databases up to N seeds in play (built first if missing)")
+        p.add_argument("--tt-bits", type=int, default=24, metavar="B", help="table of 2^B entries of 24 bytes")
+    build.add_argument("--depth", type=int, default=2, metavar="T",
+                       help="turns from the start within which every answer of the opponent is followed")
+    build.add_argument("--node-limit", type=int, default=book_mod.DEFAULT_NODE_LIMIT, metavar="N",
+                       help="positions whose proof from an empty table takes more nodes go into the book")
+    build.add_argument("--per-move-depth", type=int, default=0, metavar="T",
+                       help="book positions up to T turns in also get every move's value (-1: none)")
+    show.add_argument("--moves", default="", metavar="BINS", help="the position after this record")
+    verify.add_argument("--sample", type=int, default=0, metavar="N", help="N random entries (default: all)")
+    verify.add_argument("--seed", type=int, default=0, help="seed of the sample")
+
+
+def _duration(seconds: float) -> str:
+    """`42 s` or `3 min 20 s` or `2 h 5 min`."""
+    s = round(seconds)
+    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60} min"
+
+
+class BuildReport:
+    """Progress lines of a book build on stderr, at most one every two seconds."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+
+    def __call__(self, stats: BuildStats) -> None:
+        """One progress report from the builder."""
+        if time.monotonic() - self.last < 2:
+            return
+        self.last = time.monotonic()
+        sys.stderr.write(f"\rbook: {stats.entries:,} positions (+{stats.added:,}), {stats.easy:,} left to the board, "
+                         f"{stats.queued:,} queued, turn {stats.depth}, {_duration(stats.seconds)}   ")
+        sys.stderr.flush()
+
+
+def _open(args: argparse.Namespace, variant: Variant) -> tuple[Path, Book]:
+    """The book file chosen by the flags and its contents (empty if it does not exist yet)."""
+    path = (args.dir or book_mod.book_dir()) / book_mod.file_name(variant)
+    if path.is_file():
+        return path, Book.loads(path.read_text())
+    return path, Book(egdb.rule_key(variant))
+
+
+def _engine(args: argparse.Namespace, variant: Variant) -> Engine:
+    """An engine with the databases the flags ask for (built first if missing, saying so)."""
+    levels = egdb.plan(variant, args.egdb_seeds)
+    if not all(lv.present for lv in levels):
+        print(describe(variant, levels, egdb.cache_dir()), file=sys.stderr)
+    return Engine(variant, tt_log2=args.tt_bits, egdb_seeds=args.egdb_seeds, progress=Reporter(levels), workers=1)
+
+
+def build(args: argparse.Namespace, variant: Variant) -> int:
+    """`kalah book build`."""
+    path, book = _open(args, variant)
+    known = book_mod.load(variant)
+    if known is not None:
+        book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
+    plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth)
+    note = (f"{variant.text()}: depth {plan.depth}, node limit {plan.node_limit:,} "
+            f"(table 2^{plan.check_tt_log2}), databases up to {args.egdb_seeds} seeds")
+    if note not in book.notes:
+        book.notes.append(note)
+    print(f"book {path}: {len(book):,} positions; adding those of {note}", flush=True)
+    builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
+    stats = builder.run(Position.initial(variant))
+    sys.stderr.write("\n")
+    print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board) "
+          f"in {_duration(stats.seconds)}, {stats.nodes:,} nodes; written to {path}")
+    return 0
+
+
+def show(args: argparse.Namespace, variant: Variant) -> int:
+    """`kalah book show`."""
+    position = Game.from_record(variant, args.moves).position
+    found = book_mod.load(variant, None if args.dir is None else [args.dir])
+    entry = found.get(relative_board(position)) if found is not None else None
+    if entry is None:
+        print(f"not in the book ({len(found or []):,} positions for rule set {egdb.rule_key(variant)})")
+        return 1
+    print(entry.line(house_key(relative_board(position))))
+    return 0
+
+
+def verify(args: argparse.Namespace, variant: Variant) -> int:
+    """`kalah book verify`: exit 1 if any entry's value or best move is not what a proof finds."""
+    found = book_mod.load(variant, None if args.dir is None else [args.dir])
+    if found is None:
+        print(f"no book for rule set {egdb.rule_key(variant)}", file=sys.stderr)
+        return 1
+    keys = list(found.entries)
+    if args.sample:
+        keys = random.Random(args.seed).sample(keys, min(args.sample, len(keys)))
+    engine = _engine(args, variant)
+    h = variant.houses
+    wrong = 0
+    for key in keys:
+        entry = found.entries[key]
+        pit, value = engine.prove((*key[:h], 0, *key[h:], 0))
+        if (pit, value) != (entry.pit, entry.value):
+            wrong += 1
+            print(f"wrong: {entry.line(key)} (proved {value:+d}, best house {pit + 1})")
+    print(f"{len(keys) - wrong:,} of {len(keys):,} entries proved again")
+    return 1 if wrong else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `kalah book ACTION`; exit 2 on bad input."""
+    try:
+        variant = variant_from_args(args)
+    except KalahError as exc:
+        print(f"kalah book: {exc}", file=sys.stderr)
+        return 2
+    if not egdb.applies(variant):
+        print("kalah book: clockwise, relay and majority-end variants have no books", file=sys.stderr)
+        return 2
+    if args.book_command != "show" and not 0 <= args.egdb_seeds <= 40:
+        print("kalah book: --egdb-seeds must be 0..40", file=sys.stderr)
+        return 2
+    try:
+        return {"build": build, "show": show, "verify": verify}[args.book_command](args, variant)
+    except KalahError as exc:
+        print(f"kalah book: {exc}", file=sys.stderr)
+        return 2
