@@ -13,6 +13,7 @@ import pytest
 
 from cli.main import main
 from protocol import Game, Variant
+from protocol.outcome import EndReason
 from server.storage import Storage
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
 from tests.conftest import Serve
@@ -152,7 +153,7 @@ async def test_table_aligns_long_ids_and_names(tmp_path: Path, capsys: pytest.Ca
         for mid in ("m1", "lad-0123456789ab-00017"):
             await storage.write([op_create(mid, "kalah(6,4)", True, 0), op_join(mid, 0, "p-a", False),
                                  op_join(mid, 1, "p-b", True), op_action(mid, 0, 0, "1", (0, 0)),
-                                 op_finish(mid, 0, None, "resigned")])
+                                 op_finish(mid, 0, None, EndReason.RESIGN)])
     finally:
         await storage.close()
     assert main(["games", "--db", str(db)]) == 0
