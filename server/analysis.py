@@ -19,6 +19,8 @@ from server.session import Peer
 MAX_ENGINES = 4
 MAX_QUEUED = 16
 """Analyses queued or running for the whole server; more are refused with `too_many`."""
+CROWDED_BUDGET_MS = 1000
+"""The most an analysis may think while other analyses wait, so a queue of them drains quickly."""
 MAX_PER_ADDRESS = 1
 """Analyses queued or running for one network address (so a few addresses cannot fill the queue)."""
 
@@ -55,7 +57,8 @@ class Analyst:
         if position.transfer_pending or not position.legal_bins():
             raise NotationError("only positions where a side sows can be analysed")
         engine = self._engine(variant)
-        best, mover_value, exact, depth = engine.best_by_deepening(position, msg.budget_ms / 1000)
+        budget_ms = msg.budget_ms if self.pending <= 1 else min(msg.budget_ms, CROWDED_BUDGET_MS)
+        best, mover_value, exact, depth = engine.best_by_deepening(position, budget_ms / 1000)
         sign = 1 if position.to_move == Side.SOUTH else -1
         return Analysis(position=msg.position, value=int(position.margin) + sign * int(mover_value),
                         best=[best], exact=bool(exact), depth=int(depth))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from protocol import Game, Variant
+import pytest
+
+from protocol import Game, Position, Variant
+from protocol.messages import Analyse
+from server.analysis import CROWDED_BUDGET_MS, Analyst
 from server.app import RunningServer
 from tests.wire import Client
 
@@ -41,3 +45,28 @@ async def test_big_board_gives_a_bounded_value_in_budget(arena: RunningServer) -
     answer = await c.expect("analysis", timeout=10)
     assert not answer["exact"] and 1 <= answer["best"][0] <= 12
     await c.close()
+
+
+def test_an_analysis_thinks_less_while_others_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Alone, an analysis gets its whole budget; while others wait, at most `CROWDED_BUDGET_MS`."""
+    analyst = Analyst()
+    budgets: list[float] = []
+
+    class Recording:
+        """An engine that notes the budget it was given."""
+
+        def best_by_deepening(self, position: Position, budget_s: float) -> tuple[int, int, bool, int]:
+            """Note the budget; answer the first legal bin with value 0."""
+            budgets.append(budget_s)
+            return position.legal_bins()[0], 0, False, 1
+
+    monkeypatch.setattr(analyst, "_engine", lambda variant: Recording())
+    msg = Analyse(variant="kalah(6,4)", position=Game(Variant()).position.fen(), budget_ms=5000)
+    try:
+        analyst.pending = 1
+        analyst.analyse(msg)
+        analyst.pending = 3
+        analyst.analyse(msg)
+        assert budgets == [5.0, CROWDED_BUDGET_MS / 1000]
+    finally:
+        analyst.close()
