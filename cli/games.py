@@ -47,9 +47,7 @@ def games_table(games: list[StoredGame]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print one line per stored game (or a JSON array)."""
-    refuse_url_argument(args.stray)
-    if args.stray is not None:
-        raise CommandError(f"unexpected argument {args.stray!r}")
+    refuse_url_argument(args.stray, expected=False)
     source = chosen_server(args) or args.db
     try:
         variant = Variant.parse(args.variant).text() if args.variant else None

@@ -40,9 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from client.identities import default_identity_file
     from client.opponents import DEFAULT_BOT_LEVEL
 
-    refuse_url_argument(args.stray)
-    if args.stray is not None:
-        raise CommandError(f"unexpected argument {args.stray!r}")
+    refuse_url_argument(args.stray, expected=False)
     url = chosen_server(args)
     chooses = args.bot is not None or args.seat is not None or args.lobby or variant_given(args)
     if args.resume and chooses:

@@ -57,10 +57,12 @@ def chosen_server(args: argparse.Namespace) -> str | None:
         raise CommandError(f"${ENV_SERVER}: {exc}") from None
 
 
-def refuse_url_argument(text: str | None) -> None:
-    """A server address given where the command takes something else (a match id): say how to name it."""
+def refuse_url_argument(text: str | None, expected: bool = True) -> None:
+    """A server address given as an argument (where a match id is `expected`, or none): say how to name it."""
     if text is not None and text.startswith(("ws://", "wss://")):
         raise CommandError(f"name the server with --server {text} (or set ${ENV_SERVER}), not as an argument")
+    if text is not None and not expected:
+        raise CommandError(f"unexpected argument {text!r}")
 
 
 def db_path(value: str | None) -> Path | None:
