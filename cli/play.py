@@ -1,7 +1,8 @@
 """`kalah play`: the terminal client; with no server named, a local server and a game against a bot.
 
 Flags that choose a game (`--bot`, `--seat`, `--lobby`, any variant flag) start what they say,
-whatever unfinished game the identity holds; `--resume` reopens the newest unfinished one.
+whatever unfinished game the identity holds; `--resume` reopens the newest unfinished one; with
+no flag at all the client asks whether to resume the unfinished game or start a new one.
 """
 
 from __future__ import annotations

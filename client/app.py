@@ -17,6 +17,7 @@ from client.embedded import EmbeddedServer, LocalAnalyst, start_embedded, start_
 from client.identities import load_token, save_token
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
+from client.screens.dialogs import ResumeScreen
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen, NameChanged, WatchRequested
 from client.screens.replay import ReplayScreen
@@ -80,7 +81,7 @@ class Launch:
     """Where tokens are remembered between sessions (None: not remembered)."""
     resume: bool | None = None
     """Reopen the newest unfinished game the identity holds a seat in: True at once (`kalah play --resume`),
-    False never (flags chose what to start), None when nothing was said."""
+    False never (flags chose what to start), None when nothing was said (then the app asks: resume or new)."""
     spectate: bool = False
     """`kalah watch`: a match asked for with `watch` is shown as a spectator even to an identity seated in it."""
 
@@ -259,11 +260,25 @@ class KalahApp(App[None]):
         """After the first welcome: resume an unfinished game, create the bot game, or open a match."""
         launch = self.launch
         seats = [] if launch.spectate else seats
-        if seats and launch.resume is not False and launch.start in ("bot", "lobby"):
-            self.send(SyncMatch(match_id=seats[-1]))
-            if len(seats) > 1:
-                self.notify(f"You hold seats in {len(seats)} matches: see the lobby.", title="Welcome back")
+        if seats and launch.resume and launch.start in ("bot", "lobby"):
+            self._resume(seats)
             return
+        if seats and launch.resume is None and launch.start in ("bot", "lobby"):
+            count = f" (one of {len(seats)})" if len(seats) > 1 else ""
+            self.push_screen(ResumeScreen(f"match {seats[-1]}{count}"),
+                             lambda resume: self._resume(seats) if resume else self._start(seats))
+            return
+        self._start(seats)
+
+    def _resume(self, seats: list[str]) -> None:
+        """Reopen the newest unfinished game the identity holds a seat in."""
+        self.send(SyncMatch(match_id=seats[-1]))
+        if len(seats) > 1:
+            self.notify(f"You hold seats in {len(seats)} matches: see the lobby.", title="Welcome back")
+
+    def _start(self, seats: list[str]) -> None:
+        """Start what the launch asks for (a bot game, a watch, a replay), noting unfinished games."""
+        launch = self.launch
         if seats:
             self.notify(f"You hold a seat in {len(seats)} unfinished match{'es' if len(seats) > 1 else ''}: "
                         "`kalah play --resume` reopens the newest, or find it in the lobby.", title="Unfinished")

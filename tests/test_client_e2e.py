@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Input, Select
 from cli.stored_games import get_game
 from client.app import KalahApp, Launch
 from client.screens.create import CreateMatchScreen
+from client.screens.dialogs import ResumeScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
 from client.widgets.board import HOUSE_KEYS, Board, bottom_row
@@ -236,7 +237,7 @@ async def test_pairing_then_opponent_leaves_and_claim_is_refused_within_grace(se
 
 
 async def test_next_session_resumes_the_unfinished_game(server: RunningServer, tmp_path: Path) -> None:
-    """The token is remembered: quitting mid-game and starting again reopens the same game."""
+    """The token is remembered: quitting mid-game and starting again offers the game back, and `r` reopens it."""
     identities = tmp_path / "identities.json"
     first = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
     async with first.run_test(size=SIZE) as pilot:
@@ -248,7 +249,29 @@ async def test_next_session_resumes_the_unfinished_game(server: RunningServer, t
     assert identities.stat().st_mode & 0o077 == 0
     again = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
     async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(again.screen, ResumeScreen))
+        await pilot.press("r")
         await until(pilot, lambda: game_screen(again) is not None)
         resumed = game_screen(again)
         assert resumed is not None and resumed.match_id == match_id
         assert resumed.state.record == record and resumed.state.you == Side.SOUTH
+
+
+
+async def test_next_session_can_start_a_new_game_instead(server: RunningServer, tmp_path: Path) -> None:
+    """Offered an unfinished game, `n` starts the new game the launch asked for; the old one stays unfinished."""
+    identities = tmp_path / "identities.json"
+    first = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: game_screen(first) is not None)
+        old = game_screen(first)
+        assert old is not None
+        old_id = old.match_id
+    again = launch(server.url, "ann", start="bot", variant=SMALL, bot_level=1, identity_file=identities)
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(again.screen, ResumeScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: game_screen(again) is not None)
+        new = game_screen(again)
+        assert new is not None and new.match_id != old_id and new.state.record == []
+    assert server.arena.rooms[old_id].match.status == "live"

@@ -1,4 +1,4 @@
-"""Modal dialogs: a yes/no confirmation and the rules help."""
+"""Modal dialogs: a yes/no confirmation, the resume-or-new choice, and the rules help."""
 
 from __future__ import annotations
 
@@ -42,6 +42,36 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_answer(self, yes: bool) -> None:
         """A key answers."""
         self.dismiss(yes)
+
+
+class ResumeScreen(ModalScreen[bool]):
+    """Offer to reopen an unfinished game or start a new one; dismisses with True to resume."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r,enter", "answer(True)", "Resume"),
+        Binding("n", "answer(False)", "New game"),
+    ]
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        """What is unfinished, and the two choices."""
+        with Vertical(id="dialog"):
+            yield Static(f"You have an unfinished game: {self.what}.", id="question")
+            yield Static("r / Enter: resume it · n: start a new game", classes="hint")
+            with Horizontal(id="buttons"):
+                yield Button("Resume", id="resume", variant="primary")
+                yield Button("New game", id="new")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A button chooses."""
+        self.dismiss(event.button.id == "resume")
+
+    def action_answer(self, resume: bool) -> None:
+        """A key chooses."""
+        self.dismiss(resume)
 
 
 class HelpScreen(ModalScreen[None]):
