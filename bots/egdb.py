@@ -199,11 +199,13 @@ def load(
     directory: Path | None = None,
     progress: Progress | None = None,
     build: bool = True,
+    have: list[Any] | None = None,
 ) -> list[Any]:
     """Levels 0..seeds (level 0 is empty) for a variant, building missing ones on first need.
 
     With `build=False` nothing is built or created: the levels already on disk are used, up
     to the first missing one (the search needs every level below the largest it uses).
+    `have` gives levels 0..m already loaded: they are kept and loading goes on from m + 1.
     """
     if seeds <= 0 or not applies(variant):
         return []
@@ -215,8 +217,8 @@ def load(
         directory.mkdir(parents=True, exist_ok=True)
     rules = impl.Rules(compile_variant(variant))
     h = variant.houses
-    levels: list[Any] = [b""]
-    for k in range(1, seeds + 1):
+    levels: list[Any] = list(have) if have else [b""]
+    for k in range(len(levels), seeds + 1):
         size = impl.level_size(h, k)
         path = level_path(directory, variant, k)
         mapped = _map(path, size)

@@ -28,6 +28,7 @@ from bots import book as book_mod
 from bots import egdb
 from bots.book import Book
 from bots.core import implementation
+from bots.pysearch import level_size
 from bots.solver import Engine
 from protocol.variant import Variant
 
@@ -70,6 +71,7 @@ class Engines:
         self._books: dict[str, Book | None] = {}
         self._loading: dict[tuple[str, int], threading.Event] = {}
         self._lock = threading.Lock()
+        self._published = threading.Condition(self._lock)
         self._idle: OrderedDict[int, tuple[EngineKey, Engine]] = OrderedDict()  # least recently used first
         self._busy: dict[int, Engine] = {}
         self._levels: dict[tuple[str, int], tuple[list[Any], int]] = {}  # (rules, seeds) -> (levels, engines)
@@ -163,41 +165,57 @@ class Engines:
             self._levels[lk] = (levels, (held[1] if held is not None else 0) + 1)
             return levels
 
-    def _load(self, key: EngineKey, lk: tuple[str, int]) -> list[Any]:
-        """Read the levels on disk for `key` (never building one)."""
+    def _load(self, key: EngineKey, lk: tuple[str, int], have: list[Any] | None = None) -> list[Any]:
+        """Read the levels on disk for `key` (never building one), after those in `have`."""
         core = implementation("py" if key.variant.relay else self.impl)
-        return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False)
+        return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False, have=have)
 
     def _load_later(self, key: EngineKey, lk: tuple[str, int]) -> None:
-        """Start reading large levels in a background thread; they are shared once read."""
+        """Start reading large levels in a background thread; they are shared as they come.
+
+        The smaller levels (up to a quarter of the bytes) are published first, so that moves
+        soon get most of the databases' help; the whole set follows.
+        """
         with self._lock:
             if lk in self._loading:
                 return
             done = threading.Event()
             self._loading[lk] = done
+        sizes = list(itertools.accumulate(level_size(key.variant.houses, k) for k in range(1, lk[1] + 1)))
+        first = sum(1 for size in sizes if size <= sizes[-1] // 4)
+        stages = [first, lk[1]] if 0 < first < lk[1] else [lk[1]]
+
+        def publish(levels: list[Any]) -> None:
+            """Share these levels from now on (engines lent meanwhile take them up when next lent)."""
+            if levels:
+                with self._lock:
+                    held = self._levels.get(lk)
+                    self._levels[lk] = (levels, held[1] if held is not None else 0)
+                    self._published.notify_all()
 
         def work() -> None:
-            """Read the levels and publish them (held by no engine yet)."""
+            """Read the levels stage by stage and publish each."""
+            levels: list[Any] = []
             try:
-                levels = self._load(key, lk)
-                with self._lock:
-                    if lk not in self._levels:
-                        self._levels[lk] = (levels, 0)
+                for seeds in stages:
+                    levels = self._load(key, (lk[0], seeds), levels)
+                    publish(levels)
             finally:
                 with self._lock:
                     del self._loading[lk]
+                    self._published.notify_all()
                 done.set()
 
         threading.Thread(target=work, name=f"egdb-load-{lk[0]}", daemon=True).start()
 
     def preload(self, variant: Variant, egdb_seeds: int, timeout: float | None = None) -> bool:
-        """Read a rule set's levels on disk ahead of its first search; whether they are in within `timeout`."""
+        """Read a rule set's levels on disk ahead of its first search; whether all are in within `timeout`."""
         key = EngineKey("", plain(variant), 4, egdb_seeds)
         lk = self._levels_key(key)
         if lk is None:
             return True
         with self._lock:
-            if lk in self._levels:
+            if lk in self._levels and lk not in self._loading:
                 return True
         self._load_later(key, lk)
         with self._lock:
@@ -205,18 +223,28 @@ class Engines:
         if done is not None:
             done.wait(timeout)
         with self._lock:
-            return lk in self._levels
+            return lk in self._levels and lk not in self._loading
+
+    def ready(self, variant: Variant, egdb_seeds: int, timeout: float) -> bool:
+        """Wait up to `timeout` while a rule set's levels are being read and none is shared yet; whether some are."""
+        lk = self._levels_key(EngineKey("", plain(variant), 4, egdb_seeds))
+        if lk is None:
+            return False
+        with self._lock:
+            return self._published.wait_for(lambda: lk in self._levels or lk not in self._loading,
+                                            max(0.0, timeout)) and lk in self._levels
 
     def _upgrade(self, key: EngineKey, engine: Engine) -> None:
-        """Give an engine made while its levels were being read the levels now in (a new table)."""
+        """Give an engine made while its levels were being read the levels read since (and a new table)."""
         lk = self._levels_key(key)
-        if lk is None or engine.levels:
+        if lk is None:
             return
         with self._lock:
             held = self._levels.get(lk)
-            if held is None or not held[0]:
+            if held is None or not held[0] or held[0] is engine.levels:
                 return
-            self._levels[lk] = (held[0], held[1] + 1)
+            if not engine.levels:
+                self._levels[lk] = (held[0], held[1] + 1)
         engine.use_levels(held[0])
 
     def book(self, variant: Variant) -> Book | None:

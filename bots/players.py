@@ -280,6 +280,8 @@ class PerfectPlayer(StrongPlayer):
         if entry is not None:
             self.engines.preload(position.variant, self.egdb_seeds, timeout=0)  # read them while the book plays
             return Decision(Sow(pit_to_bin(position, entry.pit)), south_value(position, entry.value), True, "book")
+        # Databases still being read (a server's first game of a rule set): wait a little for the first ones.
+        self.engines.ready(position.variant, self.egdb_seeds, (deadline - time.monotonic()) / 2)
         with self._borrow(position) as engine:
             if engine.exact_possible:
                 try:

@@ -236,13 +236,14 @@ def test_large_databases_are_read_in_the_background(egdb_dir: Path, monkeypatch:
     gate = threading.Event()
     real_load = engines_mod.Engines._load
 
-    def slow_load(self: Engines, key: Any, lk: Any) -> list[Any]:
+    def slow_load(self: Engines, key: Any, lk: Any, have: Any = None) -> list[Any]:
         """Read the levels once the test lets it."""
         gate.wait(10)
-        return real_load(self, key, lk)
+        return real_load(self, key, lk, have)
 
     monkeypatch.setattr(engines_mod.Engines, "_load", slow_load)
     engines = Engines(egdb_dir=egdb_dir)
+    assert not engines.ready(Variant(houses=3, seeds=3, clockwise=True), 6, timeout=10)
     with engines.borrow("perfect", v, 16, 6) as engine:
         assert engine.levels == []
     gate.set()
@@ -250,3 +251,34 @@ def test_large_databases_are_read_in_the_background(egdb_dir: Path, monkeypatch:
     with engines.borrow("perfect", v, 16, 6) as again:
         assert again is engine and len(engine.levels) == 7
         assert engine.solve(Position.initial(v)).value == Engine(v).solve(Position.initial(v)).value
+    assert engines.nbytes() == (24 << 16) + sum(lv.size for lv in egdb.plan(v, 6, egdb_dir))
+
+
+def test_large_databases_come_smaller_levels_first(egdb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read in the background, the levels up to a quarter of the bytes are shared first, then all of them."""
+    v = Variant(houses=3, seeds=3)
+    egdb.load(v, 8, csearch, egdb_dir)
+    monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0)
+    gate = threading.Event()
+    real_load = engines_mod.Engines._load
+    stages: list[int] = []
+
+    def staged(self: Engines, key: Any, lk: Any, have: Any = None) -> list[Any]:
+        """Read one stage; hold the last one until the test lets it."""
+        if stages:
+            gate.wait(10)
+        stages.append(lk[1])
+        return real_load(self, key, lk, have)
+
+    monkeypatch.setattr(engines_mod.Engines, "_load", staged)
+    engines = Engines(egdb_dir=egdb_dir)
+    assert not engines.preload(v, 8, timeout=0.2)
+    assert engines.ready(v, 8, timeout=10)
+    with engines.borrow("perfect", v, 16, 8) as engine:
+        first = len(engine.levels) - 1
+    gate.set()
+    assert engines.preload(v, 8, timeout=10)
+    with engines.borrow("perfect", v, 16, 8) as engine:
+        assert len(engine.levels) == 9
+    sizes = [lv.size for lv in egdb.plan(v, 8, egdb_dir)]
+    assert stages == [first, 8] and sum(sizes[:first]) <= sum(sizes) // 4 < sum(sizes[: first + 1])
