@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,7 @@ async def test_an_unreadable_match_is_quarantined_and_the_rest_resume(serve: Ser
     for client in (alice, bob, carol, dave):
         await client.close()
     await server.close()
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE actions SET action = 'zz' WHERE match_id = ?", (bad,))
     again = await serve(db)
     assert good in again.arena.rooms and bad not in again.arena.rooms

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ async def running(tmp_path: Path) -> AsyncIterator[RunningServer]:
 def rows(arena: Arena, sql: str, *params: object) -> list[tuple[object, ...]]:
     """Rows of a query on the arena's database file, read by a separate connection."""
     assert isinstance(arena.storage, SQLiteStorage)
-    with sqlite3.connect(arena.storage.path) as db:
+    with closing(sqlite3.connect(arena.storage.path)) as db:
         return list(db.execute(sql, params).fetchall())
 
 
