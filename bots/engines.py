@@ -34,6 +34,9 @@ from protocol.variant import Variant
 
 DEFAULT_MAX_BYTES = 3 << 30
 """Default bound: both Kalah(6,4) rule sets' 24-seed databases (1.2 GiB each) and a few dozen tables."""
+DEFAULT_MAX_TABLE_BYTES = 192 << 20
+"""Default bound on the engines' transposition tables alone (eight 24 MiB tables): many different
+bots each bring a table, while databases are shared by rule set and built only by the operator."""
 SYNC_LOAD_BYTES = 64 << 20
 """Database levels larger than this in all are read in a background thread, not during a move."""
 
@@ -62,8 +65,9 @@ class Engines:
     """A pool of engines by `EngineKey`, lent one search at a time, trimmed to `max_bytes` (estimated)."""
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, egdb_dir: Path | None = None, impl: str = "c",
-                 book_dirs: list[Path] | None = None) -> None:
+                 book_dirs: list[Path] | None = None, max_table_bytes: int = DEFAULT_MAX_TABLE_BYTES) -> None:
         self.max_bytes = max_bytes
+        self.max_table_bytes = max_table_bytes
         self.egdb_dir = egdb_dir
         self.impl = impl
         self.book_dirs = book_dirs
@@ -84,8 +88,17 @@ class Engines:
 
     def _nbytes(self) -> int:
         """`nbytes` with the lock held."""
+        return self._table_bytes() + sum(level_bytes(lv) for lv, _ in self._levels.values())
+
+    def _table_bytes(self) -> int:
+        """The engines' transposition tables, in bytes (the lock is held)."""
         engines = [e for _, e in self._idle.values()] + list(self._busy.values())
-        return sum(e.table_bytes() for e in engines) + sum(level_bytes(lv) for lv, _ in self._levels.values())
+        return sum(e.table_bytes() for e in engines)
+
+    def level_bytes(self) -> int:
+        """Bytes of the database levels loaded (each counted once)."""
+        with self._lock:
+            return sum(level_bytes(lv) for lv, _ in self._levels.values())
 
     def __len__(self) -> int:
         """Engines kept, idle or lent."""
@@ -258,8 +271,8 @@ class Engines:
             return self._books.setdefault(rules, found)
 
     def _trim(self) -> None:
-        """Drop idle engines, least recently used first, until the estimate fits (the lock is held)."""
-        while self._idle and self._nbytes() > self.max_bytes:
+        """Drop idle engines, least recently used first, until the estimate and the tables fit (the lock is held)."""
+        while self._idle and (self._nbytes() > self.max_bytes or self._table_bytes() > self.max_table_bytes):
             _, (key, engine) = self._idle.popitem(last=False)
             lk = self._levels_key(key)
             if lk is not None and lk in self._levels and engine.levels:

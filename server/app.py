@@ -24,7 +24,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_c
 from server.arena import Arena, ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
 from server.errors import InternalError, RateLimitedError
-from server.hosted import DEFAULT_ENGINE_BYTES, BotRunner, PlayerFactory
+from server.hosted import DEFAULT_ENGINE_BYTES, DEFAULT_TABLE_BYTES, BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.requests import Router
 from server.resume import load
@@ -58,7 +58,9 @@ class ServerOptions:
     bot_max_queued: int = 64
     """Exhibition moves that may wait; beyond, a move is a random legal one."""
     engine_bytes: int = DEFAULT_ENGINE_BYTES
-    """Memory the hosted bots' search engines may hold in all (estimated)."""
+    """Memory the hosted bots' search engines may hold in all (estimated): tables and databases."""
+    table_bytes: int = DEFAULT_TABLE_BYTES
+    """Memory their transposition tables may hold (what many different bot ids multiply)."""
     send_buffer: int = DEFAULT_SEND_BUFFER
     """Bytes a connection may leave unread before it is dropped."""
     hello_timeout: float = 10.0
@@ -252,7 +254,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     server_opts, arena_opts = _split_options(options)
     storage = await Storage.open(db_path, server_opts.synchronous)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
-                     max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes)
+                     max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
+                     table_bytes=server_opts.table_bytes)
     arena = Arena(storage, bots, arena_opts)
     try:
         await load(arena)

@@ -30,7 +30,7 @@ from enum import IntEnum
 from time import monotonic
 
 from bots.core import Player
-from bots.engines import DEFAULT_MAX_BYTES, Engines
+from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES, Engines
 from bots.names import bot_id_shape, canonical_bot
 from bots.players import make_player
 from protocol.actions import Action
@@ -40,8 +40,10 @@ from server.errors import UnknownBotError
 
 __all__ = ["DEFAULT_ENGINE_BYTES", "BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
-DEFAULT_ENGINE_BYTES = min(DEFAULT_MAX_BYTES, 192 << 20)
-"""The default bound on the hosted bots' engines, in bytes (eight 24 MiB tables)."""
+DEFAULT_ENGINE_BYTES = DEFAULT_MAX_BYTES
+"""The default bound on the hosted bots' engines, in bytes: tables and the operator's databases."""
+DEFAULT_TABLE_BYTES = DEFAULT_MAX_TABLE_BYTES
+"""The default bound on their transposition tables alone (what many different bots multiply)."""
 BACKGROUND_NICE = 10
 """How much lower the OS schedules threads that may search for exhibitions than the event loop and
 the thread kept for games with a person (Linux sets niceness per thread)."""
@@ -175,8 +177,9 @@ class BotRunner:
 
     def __init__(self, factory: PlayerFactory | None = None, workers: int = 2, *, reserved: int = 1,
                  max_queued: int = 64, engine_bytes: int = DEFAULT_MAX_BYTES,
+                 table_bytes: int = DEFAULT_MAX_TABLE_BYTES,
                  canonical: Callable[[str], str] | None = None) -> None:
-        self.engines = Engines(engine_bytes)
+        self.engines = Engines(engine_bytes, max_table_bytes=table_bytes)
         self.factory = factory or self._make_player
         self.canonical = canonical or (bot_id_shape if factory is not None else canonical_bot)
         self.max_queued = max_queued

@@ -71,15 +71,16 @@ async def test_exhibition_flood_does_not_delay_a_persons_bot(serve: Serve) -> No
 
 
 async def test_engines_stay_within_their_memory_bound(serve: Serve) -> None:
-    """Exhibitions with many different bots keep the hosted engines' estimated memory within the bound."""
+    """Exhibitions with many different bots keep the hosted engines' estimated memory within the bounds."""
     bound = 48 << 20
-    server = await serve(engine_bytes=bound)
+    server = await serve(engine_bytes=bound, table_bytes=bound // 2)
     host = await Client.open(server.url, "host")
     for depth in range(1, 13):
         await host.request("snapshot", type="exhibition", variant="kalah(3,3)", south=f"alphabeta:{depth}",
                            north="greedy")
         await host.expect("event", timeout=20, where=is_game_over)
         assert server.arena.bots.nbytes() <= bound
+        assert server.arena.bots.engines.nbytes() - server.arena.bots.engines.level_bytes() <= bound // 2
     assert len(server.arena.bots.cached_ids()) <= 64
     await host.close()
 
