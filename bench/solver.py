@@ -1,6 +1,8 @@
-"""Benchmark of the solver: C vs Python nodes per second, and full solves of Kalah(6,3) and Kalah(6,4).
+"""Benchmark of the solver: C vs Python nodes per second, full solves of Kalah(6,3) and Kalah(6,4), perfect play.
 
-Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--games 6,3:standard,...]`.
+Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--games 6,3:standard,...]`, or
+`python bench/solver.py --perfect [--budget S]` for the perfect bot's games in Kalah(6,4) (both
+rule sets) against itself and other bots: results, and how each of its moves was found.
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. Per-move values are solved on every core.
@@ -12,8 +14,11 @@ import argparse
 import random
 import resource
 import time
+from collections import Counter
 
 from bots import egdb
+from bots.engines import Engines
+from bots.players import PerfectPlayer, RandomPlayer, SearchPlayer, make_player
 from bots.solver import Engine, implementation, relative_board
 from protocol import Capture, Position, Sow, Variant, compile_variant
 
@@ -82,6 +87,44 @@ def full_solve(variant: Variant, seeds: int, tt_bits: int) -> None:
           f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
 
 
+def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[str], games: int) -> None:
+    """The perfect bot against itself and other bots at `budget` a move: results and how its moves were found."""
+    engines = Engines()
+    t0 = time.perf_counter()
+    engines.preload(variant, seeds, timeout=600)
+    print(f"{variant.text()}: databases up to {seeds} seeds read in {time.perf_counter() - t0:.1f} s")
+    bot = PerfectPlayer(egdb_seeds=seeds, engines=engines)
+    t0 = time.perf_counter()
+    entry = bot.explain(Position.initial(variant), budget)
+    print(f"  first move {entry.action} ({entry.source}, value {entry.value:+d}) in "
+          f"{(time.perf_counter() - t0) * 1e6:,.0f} µs")
+    for opponent in ["perfect", *opponents]:
+        sources: Counter[str] = Counter()
+        proofs: list[float] = []
+        margins = []
+        for game in range(1 if opponent == "perfect" else games):
+            seat = game % 2
+            other: SearchPlayer = bot if opponent == "perfect" else make_player(opponent, engines)
+            if opponent == "random":
+                other = RandomPlayer(seed=game, engines=engines)
+            pos = Position.initial(variant)
+            while not pos.over:
+                if other is not bot and pos.to_move != seat:
+                    pos = pos.apply(other.decide(pos, budget))
+                    continue
+                d = bot.explain(pos, budget)
+                sources[d.source if d.exact else "not proved"] += 1
+                if d.source == "proof":
+                    proofs.append(d.seconds)
+                pos = pos.apply(d.action)
+            margins.append(int(pos.margin))
+        proofs.sort()
+        median = proofs[len(proofs) // 2] if proofs else 0.0
+        print(f"  vs {opponent:<12} margins {' '.join(f'{m:+d}' for m in margins)}  moves: "
+              + ", ".join(f"{k} {n}" for k, n in sorted(sources.items()))
+              + f"  proofs median {median * 1000:.0f} ms, max {(proofs[-1] if proofs else 0) * 1000:.0f} ms")
+
+
 def main() -> None:
     """Print the solver's figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -90,7 +133,17 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=11, help="depth of the nodes/s comparison")
     parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
                         help="comma-separated h,s:capture list")
+    parser.add_argument("--perfect", action="store_true",
+                        help="instead: the perfect bot in Kalah(6,4), both rule sets, against itself and other bots")
+    parser.add_argument("--budget", type=float, default=1.0, help="seconds a move for --perfect")
+    parser.add_argument("--opponents", default="random,greedy,alphabeta:8,strong", help="bots for --perfect")
+    parser.add_argument("--rounds", type=int, default=4, help="games against each opponent for --perfect")
     args = parser.parse_args()
+    if args.perfect:
+        for capture in ("standard", "empty"):
+            perfect_games(Variant(capture=Capture(capture)), args.egdb_seeds, args.budget,
+                          args.opponents.split(","), args.rounds)
+        return
     compare_twins(args.depth)
     items = args.games.split(",")
     for i in range(0, len(items), 2):

@@ -10,7 +10,9 @@ entries also carry every move's value.
 Which positions: every position where a perfect player is to move within the first `depth`
 turns of the game, whatever its opponent played (the player sitting either side), and every
 position of the game the player plays against itself, whose proof from an empty table takes
-more than `node_limit` nodes. Other positions are proved at the board within a move's budget.
+more than `node_limit` nodes; a position proved within the limit is left to the board and not
+followed further (what comes after it is easier still). Other positions are proved at the
+board within a move's budget.
 `build` does this breadth first, resumably (it saves as it goes); `kalah book build` runs it.
 
 A book is a text file, one position a line (`#` starts a comment, the first line names the
@@ -40,8 +42,11 @@ from protocol.variant import Variant
 FORMAT = "kalah-book v1"
 ENV_DIR = "KALAH_BOOK_DIR"
 PACKAGE_DIR = Path(__file__).parent / "data"
-DEFAULT_NODE_LIMIT = 300_000
-"""A position goes into a book when proving it from an empty table takes more nodes than this."""
+DEFAULT_NODE_LIMIT = 50_000
+"""A position goes into a book when proving it from an empty table takes more nodes than this (the shipped
+books' limit: a twentieth of a second on a quiet core, a few tenths on a loaded one)."""
+DEFAULT_DEPTH = 40
+"""Turns within which every answer is followed (40: the whole game, as in the shipped books)."""
 CHECK_TT_LOG2 = 20
 """Table size (log2 of entries) of the empty-table proof that decides whether a position is hard."""
 

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bots.book import CHECK_TT_LOG2, DEFAULT_NODE_LIMIT, Book, Entry, house_key
+from bots.book import CHECK_TT_LOG2, DEFAULT_DEPTH, DEFAULT_NODE_LIMIT, Book, Entry, house_key
 from bots.core import core_name
 from bots.solver import Engine, proof_order, relative_board
 from protocol.position import Position
@@ -34,7 +34,7 @@ Board = tuple[int, ...]
 class Plan:
     """What to put in a book: how many turns in every answer is followed, the hardness limit, per-move values."""
 
-    depth: int = 2
+    depth: int = DEFAULT_DEPTH
     """Turns from the start within which every answer of the opponent is followed."""
     node_limit: int = DEFAULT_NODE_LIMIT
     """Positions whose empty-table proof takes more nodes than this go into the book."""

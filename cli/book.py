@@ -44,12 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--egdb-seeds", type=int, default=DEFAULT_EGDB_SEEDS, metavar="N",
                        help="endgame databases up to N seeds in play (built first if missing)")
         p.add_argument("--tt-bits", type=int, default=24, metavar="B", help="table of 2^B entries of 24 bytes")
-    build.add_argument("--depth", type=int, default=2, metavar="T",
+    build.add_argument("--depth", type=int, default=book_mod.DEFAULT_DEPTH, metavar="T",
                        help="turns from the start within which every answer of the opponent is followed")
     build.add_argument("--node-limit", type=int, default=book_mod.DEFAULT_NODE_LIMIT, metavar="N",
                        help="positions whose proof from an empty table takes more nodes go into the book")
     build.add_argument("--per-move-depth", type=int, default=0, metavar="T",
                        help="book positions up to T turns in also get every move's value (-1: none)")
+    build.add_argument("--from-scratch", action="store_true",
+                       help="prove every position again instead of taking those of the books already there")
     show.add_argument("--moves", default="", metavar="BINS", help="the position after this record")
     verify.add_argument("--sample", type=int, default=0, metavar="N", help="N random entries (default: all)")
     verify.add_argument("--seed", type=int, default=0, help="seed of the sample")
@@ -96,7 +98,9 @@ def _engine(args: argparse.Namespace, variant: Variant) -> Engine:
 def build(args: argparse.Namespace, variant: Variant) -> int:
     """`kalah book build`."""
     path, book = _open(args, variant)
-    known = book_mod.load(variant)
+    if args.from_scratch:
+        book.entries.clear()
+    known = None if args.from_scratch else book_mod.load(variant)
     if known is not None:
         book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
     plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth)
