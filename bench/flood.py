@@ -341,9 +341,15 @@ def main() -> None:
                         help="seconds of flood before the honest clients start")
     parser.add_argument("--flood-addresses", type=int, default=4,
                         help="loopback addresses the flood comes from (127.0.0.1, then 127.0.0.3 on)")
+    parser.add_argument("--egdb-dir", default=None, metavar="DIR",
+                        help="endgame databases the server's perfect bots may load (default: none, an empty "
+                             "directory, so the figures show what clients cost, not the operator's databases)")
     add_flood_options(parser)
-    with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        sys.exit(runner.run(run(parser.parse_args())))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kalah-flood-egdb-") as empty:
+        os.environ["KALAH_EGDB_DIR"] = args.egdb_dir or empty  # the server child inherits it
+        with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
+            sys.exit(runner.run(run(args)))
 
 
 if __name__ == "__main__":
