@@ -170,11 +170,12 @@ def test_cli_builds_shows_verifies_and_resumes(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "none"))
     flags = ["-H", "4", "-s", "4", "--dir", str(tmp_path)]
     work = ["--egdb-seeds", "8", "--tt-bits", "16"]
-    assert main(["book", "build", *flags, *work, "--node-limit", "3000"]) == 0
+    plan = ["--node-limit", "3000", "--depth", "2"]
+    assert main(["book", "build", *flags, *work, *plan]) == 0
     assert "proved now" in capsys.readouterr().out
     path = tmp_path / book_mod.file_name(SMALL)
     assert Book.loads(path.read_text()).entries == build_small().entries
-    assert main(["book", "build", *flags, *work, "--node-limit", "3000"]) == 0
+    assert main(["book", "build", *flags, *work, *plan]) == 0
     assert "(0 proved now" in capsys.readouterr().out
     assert main(["book", "show", *flags]) == 0
     assert capsys.readouterr().out.startswith("4,4,4,4/4,4,4,4 +2 1")
