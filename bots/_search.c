@@ -26,6 +26,8 @@
 #define BINOM_N 160
 #define MAX_PLY 2000
 #define MAX_TOTAL 20000
+#define NEAR_SEEDS 8     /* positions this close to the databases use the small table */
+#define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
 
 typedef struct {
     PyObject_HEAD
@@ -50,7 +52,7 @@ typedef struct {
     RulesObject *rules;
     Entry *tt;
     size_t tt_bytes;
-    uint64_t mask;
+    uint64_t mask, near_mask;
     int tt_log2;
     int egdb_max;
     Py_buffer views[MAXLEVEL + 1];

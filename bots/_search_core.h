@@ -28,22 +28,28 @@ static inline void make_key(const RulesObject *R, const int16_t *b, uint64_t *k1
     }
 }
 
-static inline Entry *tt_bucket(SearcherObject *S, uint64_t k1, uint64_t k2) {
+/* Two tables: positions within NEAR_SEEDS seeds of the databases (the most numerous, and cheap
+   to search again) go to a small table that stays in the processor's caches; the others to
+   the main table, whose probes mostly miss the caches. */
+static inline int near_db(const SearcherObject *S, int k) { return k <= S->egdb_max + NEAR_SEEDS; }
+
+static inline Entry *tt_bucket(SearcherObject *S, uint64_t k1, uint64_t k2, int near) {
     uint64_t x = k1 * 0x9E3779B97F4A7C15ULL ^ (k2 + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
     x ^= x >> 32;
+    if (near) return &S->tt[S->mask + 1 + ((x & S->near_mask) & ~1ULL)];
     return &S->tt[(x & S->mask) & ~1ULL];
 }
 
-static inline Entry *tt_find(SearcherObject *S, uint64_t k1, uint64_t k2) {
-    Entry *e = tt_bucket(S, k1, k2);
+static inline Entry *tt_find(SearcherObject *S, uint64_t k1, uint64_t k2, int near) {
+    Entry *e = tt_bucket(S, k1, k2, near);
     if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) return &e[0];
     if (e[1].used && e[1].k1 == k1 && e[1].k2 == k2) return &e[1];
     return NULL;
 }
 
-static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int depth, int lo, int hi, int move,
+static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int near, int depth, int lo, int hi, int move,
                      uint64_t work) {
-    Entry *e = tt_bucket(S, k1, k2), *slot;
+    Entry *e = tt_bucket(S, k1, k2, near), *slot;
     int w = 0;
     while (work > 1 && w < 63) { work >>= 1; w++; }
     if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) slot = &e[0];
@@ -96,7 +102,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     uint64_t k1, k2;
     make_key(R, b, &k1, &k2);
     int ttmove = -1;
-    Entry *e = tt_find(S, k1, k2);
+    const int near = near_db(S, k);
+    Entry *e = tt_find(S, k1, k2, near);
     if (e) {
         ttmove = e->move;
         if (e->depth >= depth) {
@@ -137,7 +144,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
                 uint64_t c1, c2;
                 make_key(R, c->b, &c1, &c2);
                 c->k1 = c1; c->k2 = c2;
-                probe[i] = tt_bucket(S, c1, c2);
+                probe[i] = tt_bucket(S, c1, c2, near_db(S, c->k));
             }
             __builtin_prefetch(probe[i]);
         }
@@ -188,7 +195,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     if (lo < -k) lo = -k;
     if (hi > k) hi = k;
     int sd = S->horizon == h0 ? EXACT : depth;
-    tt_store(S, k1, k2, sd, lo, hi, bestmove, S->nodes - n0);
+    tt_store(S, k1, k2, near, sd, lo, hi, bestmove, S->nodes - n0);
     return best;
 }
 

@@ -8,9 +8,11 @@ static void release_levels(SearcherObject *S) {
     S->egdb_max = 0;
 }
 
-/* The table lives in anonymous memory advised to use huge pages (fewer TLB misses). */
+/* The tables (main, then small) live in anonymous memory advised to use huge pages (fewer TLB misses). */
 static int tt_alloc(SearcherObject *S, int log2) {
-    size_t bytes = sizeof(Entry) << log2;
+    const int near_log2 = log2 < NEAR_LOG2 ? log2 : NEAR_LOG2;
+    size_t bytes = (sizeof(Entry) << log2) + (sizeof(Entry) << near_log2);
+    S->near_mask = ((uint64_t)1 << near_log2) - 1;
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return -1;
 #ifdef MADV_HUGEPAGE
@@ -130,7 +132,7 @@ static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignore
         PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
         return NULL;
     }
-    if (self->tt) memset(self->tt, 0, sizeof(Entry) << self->tt_log2);
+    if (self->tt) memset(self->tt, 0, self->tt_bytes);
     Py_RETURN_NONE;
 }
 

@@ -24,6 +24,14 @@ from protocol.tables import Tables
 IMPLEMENTATIONS = ("c", "py")
 TT_ENTRY_BYTES = {"c": 24, "py": 200}
 """Bytes per transposition-table entry: the C core's slot; a rough Python dict entry."""
+NEAR_TT_LOG2 = 16
+"""The C core's second, small table (for positions near the databases): at most 2**16 entries."""
+
+
+def table_bytes(core: str, tt_log2: int) -> int:
+    """Memory of one searcher's tables with a main table of 2**tt_log2 entries (the C core adds its small one)."""
+    entries = (1 << tt_log2) + (1 << min(tt_log2, NEAR_TT_LOG2) if core == "c" else 0)
+    return TT_ENTRY_BYTES[core] * entries
 
 RulesT = TypeVar("RulesT")
 Child = tuple[tuple[int, ...], int, bool, bool]

@@ -25,7 +25,6 @@ from bots import egdb as egdb_mod
 from bots import pysearch
 from bots.core import (
     IMPLEMENTATIONS,
-    TT_ENTRY_BYTES,
     Child,
     CoreSearcher,
     SearchCore,
@@ -34,6 +33,7 @@ from bots.core import (
     pit_to_bin,
     relative_board,
     south_value,
+    table_bytes,
 )
 from protocol.position import Position
 from protocol.tables import compile_variant
@@ -146,7 +146,7 @@ class Engine:
 
     def table_bytes(self) -> int:
         """Memory the transposition tables may take (every searcher's, when full)."""
-        return len(self._pool) * (TT_ENTRY_BYTES[core_name(self.module)] << self.tt_log2)
+        return len(self._pool) * table_bytes(core_name(self.module), self.tt_log2)
 
     def children(self, board: tuple[int, ...]) -> list[Kid]:
         """Each legal pit with (board after, gain, extra turn, game over)."""

@@ -16,6 +16,7 @@ from bots import egdb
 from bots import engines as engines_mod
 from bots.book import Book
 from bots.book_builder import Builder, Plan
+from bots.core import table_bytes
 from bots.engines import Engines
 from bots.names import BotNameError
 from bots.players import PerfectPlayer, Player, make_player
@@ -159,7 +160,7 @@ def test_engines_are_bounded_in_bytes() -> None:
     """Past the byte bound, idle engines are dropped least recently used first; the estimate counts tables."""
     v = Variant(houses=4, seeds=3)
     one = Engine(v, tt_log2=16, workers=1).table_bytes()
-    assert one == 24 << 16
+    assert one == 24 * ((1 << 16) + (1 << 16))  # the main table and the small one
     engines = Engines(max_bytes=2 * one)
     bots = [make_player(f"alphabeta:{d}", engines) for d in (2, 3, 4, 5)]
     pos = Position.initial(v)
@@ -175,11 +176,11 @@ def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> Non
     engines = Engines(egdb_dir=egdb_dir)
     bot = PerfectPlayer(egdb_seeds=6, engines=engines)
     assert bot.decide(Position.initial(v), 0.5) in Position.initial(v).legal_actions()
-    assert list(egdb_dir.iterdir()) == [] and engines.nbytes() == 24 << 16
+    assert list(egdb_dir.iterdir()) == [] and engines.nbytes() == table_bytes("c", 16)
     egdb.load(v, 4, csearch, egdb_dir)
     fresh = Engines(egdb_dir=egdb_dir)
     PerfectPlayer(egdb_seeds=6, engines=fresh).decide(Position.initial(v), 0.5)
-    assert fresh.nbytes() == (24 << 16) + sum(lv.size for lv in egdb.plan(v, 4, egdb_dir))
+    assert fresh.nbytes() == table_bytes("c", 16) + sum(lv.size for lv in egdb.plan(v, 4, egdb_dir))
 
 
 @pytest.mark.parametrize("opponent", ["random", "greedy", "alphabeta:4", "strong", "perfect"])
@@ -251,7 +252,7 @@ def test_large_databases_are_read_in_the_background(egdb_dir: Path, monkeypatch:
     with engines.borrow("perfect", v, 16, 6) as again:
         assert again is engine and len(engine.levels) == 7
         assert engine.solve(Position.initial(v)).value == Engine(v).solve(Position.initial(v)).value
-    assert engines.nbytes() == (24 << 16) + sum(lv.size for lv in egdb.plan(v, 6, egdb_dir))
+    assert engines.nbytes() == table_bytes("c", 16) + sum(lv.size for lv in egdb.plan(v, 6, egdb_dir))
 
 
 def test_large_databases_come_smaller_levels_first(egdb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
