@@ -244,7 +244,7 @@ class PerfectPlayer(StrongPlayer):
         return self.explain(position, budget_s).action
 
     def explain(self, position: Position, budget_s: float) -> Decision:
-        """The decision for a position with how it was reached (logged; a warning-free INFO when not proved)."""
+        """The decision for a position and how it was reached (logged: at INFO when the move is not proved)."""
         t0 = time.monotonic()
         deadline = t0 + max(0.01, budget_s)
         decision = self._explain(position, t0, deadline)
