@@ -130,7 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--egdb-seeds", type=int, default=24, help="databases up to this many seeds in play")
     parser.add_argument("--tt-bits", type=int, default=22, help="log2 of table entries per searcher")
-    parser.add_argument("--depth", type=int, default=11, help="depth of the nodes/s comparison")
+    parser.add_argument("--depth", type=int, default=15, help="depth of the nodes/s comparison")
     parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
                         help="comma-separated h,s:capture list")
     parser.add_argument("--perfect", action="store_true",
