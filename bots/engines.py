@@ -199,12 +199,15 @@ class Engines:
         stages = [first, lk[1]] if 0 < first < lk[1] else [lk[1]]
 
         def publish(levels: list[Any]) -> None:
-            """Share these levels from now on (engines lent meanwhile take them up when next lent)."""
-            if levels:
-                with self._lock:
-                    held = self._levels.get(lk)
+            """Share these levels from now on (engines lent meanwhile take them up when next lent).
+
+            None on disk is published too (as no levels), so that later moves do not look again.
+            """
+            with self._lock:
+                held = self._levels.get(lk)
+                if levels or held is None:
                     self._levels[lk] = (levels, held[1] if held is not None else 0)
-                    self._published.notify_all()
+                self._published.notify_all()
 
         def work() -> None:
             """Read the levels stage by stage and publish each."""
@@ -245,7 +248,7 @@ class Engines:
             return False
         with self._lock:
             return self._published.wait_for(lambda: lk in self._levels or lk not in self._loading,
-                                            max(0.0, timeout)) and lk in self._levels
+                                            max(0.0, timeout)) and bool(self._levels.get(lk, ([], 0))[0])
 
     def _upgrade(self, key: EngineKey, engine: Engine) -> None:
         """Give an engine made while its levels were being read the levels read since (and a new table)."""

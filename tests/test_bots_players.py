@@ -219,6 +219,33 @@ def test_perfect_plays_the_book_move_without_an_engine(tmp_path: Path) -> None:
     assert engines.made == 0
 
 
+def test_book_moves_look_for_databases_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Book moves start reading the rule set's databases once; finding none, later moves do not look again."""
+    v = Variant(houses=4, seeds=4)
+    book = Book(egdb.rule_key(v))
+    Builder(Engine(v, tt_log2=16), book, Plan(depth=0, node_limit=100)).run(Position.initial(v))
+    book.save(tmp_path / "books" / book_mod.file_name(v))
+    reads: list[int] = []
+    real_load = engines_mod.Engines._load
+
+    def counted(self: Engines, key: Any, lk: Any, have: Any = None) -> list[Any]:
+        """Count the reads."""
+        reads.append(lk[1])
+        return real_load(self, key, lk, have)
+
+    monkeypatch.setattr(engines_mod.Engines, "_load", counted)
+    engines = Engines(egdb_dir=tmp_path / "egdb", book_dirs=[tmp_path / "books"])
+    bot = PerfectPlayer(engines=engines)
+    for _ in range(5):
+        assert bot.explain(Position.initial(v), 1.0).source == "book"
+    assert engines.preload(v, bot.egdb_seeds, timeout=10)
+    stages = list(reads)  # one reading, in at most two stages, the last up to the bot's seeds
+    assert len(stages) <= 2 and stages[-1] == min(bot.egdb_seeds, v.total_seeds)
+    for _ in range(5):
+        bot.explain(Position.initial(v), 1.0)
+    assert reads == stages and not engines.ready(v, bot.egdb_seeds, timeout=0)
+
+
 def test_perfect_says_when_it_has_no_proof(caplog: pytest.LogCaptureFixture) -> None:
     """Without a book or databases for a big board, the move comes from a search, flagged and logged as not proved."""
     v = Variant(houses=6, seeds=6)
