@@ -47,7 +47,8 @@ async def test_match_traffic_reaches_its_own_game_screen(monkeypatch: pytest.Mon
                                                match_id="m1")))
         app.post_message(received(ErrorMessage(code="unknown_match", message="no match 'zz'", request="join",
                                                match_id="zz")))
-        await until(pilot, lambda: bool(notes))
+        # the app notifies at once; the screen handles what reaches it in its own queue, so wait for both
+        await until(pilot, lambda: bool(notes) and screen.error is not None)
         assert screen.state.spectators == 4 and screen.state.away == frozenset({Side.NORTH})
         assert screen.error == "not your turn" and notes == ["no match 'zz'"]
         assert "not your turn" in str(screen.query_one("#error", Static).render())
