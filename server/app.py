@@ -19,12 +19,14 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES
 from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
-from server.arena import Arena, ArenaOptions
+from server.arena import Arena
+from server.arena_options import ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
 from server.errors import InternalError, RateLimitedError
-from server.hosted import DEFAULT_ENGINE_BYTES, DEFAULT_TABLE_BYTES, BotRunner, PlayerFactory
+from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.requests import Router
 from server.resume import load
@@ -57,9 +59,9 @@ class ServerOptions:
     """More threads that take only moves in games with a human seat."""
     bot_max_queued: int = 64
     """Exhibition moves that may wait; beyond, a move is a random legal one."""
-    engine_bytes: int = DEFAULT_ENGINE_BYTES
+    engine_bytes: int = DEFAULT_MAX_BYTES
     """Memory the hosted bots' search engines may hold in all (estimated): tables and databases."""
-    table_bytes: int = DEFAULT_TABLE_BYTES
+    table_bytes: int = DEFAULT_MAX_TABLE_BYTES
     """Memory their transposition tables may hold (what many different bot ids multiply)."""
     send_buffer: int = DEFAULT_SEND_BUFFER
     """Bytes a connection may leave unread before it is dropped."""

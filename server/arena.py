@@ -12,13 +12,13 @@ import hmac
 import random
 from collections import defaultdict
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 from protocol.actions import Action
 from protocol.messages import Ack, AnyMatchEvent
 from protocol.outcome import seat_score
 from protocol.variant import Variant
+from server.arena_options import ArenaOptions
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
 from server.errors import (
     MatchExistsError,
@@ -42,38 +42,6 @@ from server.storage.writer import op_rating
 def stored_bot(seat: Seat) -> StoredPlayer:
     """The player row of a hosted bot's seat."""
     return StoredPlayer(seat.player_id, seat.name, None, seat.bot)
-
-
-@dataclass
-class ArenaOptions:
-    """Tunable behaviour of the arena (the server passes its keyword options here)."""
-
-    grace_s: float = 60.0
-    """How long a disconnected player may stay away before the opponent can claim the win."""
-    idle_s: float | None = 900.0
-    """In untimed matches: how long the side to move may make no move before the opponent can claim."""
-    linger_s: float = 300.0
-    """How long a finished match stays in memory for late syncs."""
-    max_list: int = 500
-    """Most matches in one listing."""
-    clock: Callable[[], float] | None = None
-    """The time source of every match (default: the event loop's monotonic clock); tests inject one."""
-    open_ttl_s: float = 1800.0
-    """How long an open match waits for an opponent before it is cancelled."""
-    open_per_player: int = 5
-    """Open matches one identity may have waiting at once."""
-    exhibitions_per_player: int = 4
-    """Unfinished exhibitions one identity may have started."""
-    exhibitions_per_address: int = 8
-    """Unfinished exhibitions the identities of one network address may have started."""
-    presence_delay_s: float = 0.2
-    """Presence changes within this long of each other are sent to the followers once."""
-    max_follow: int = 64
-    """Matches one connection may follow at once (watch, sync, its own games)."""
-    max_follow_per_address: int = 512
-    """Matches the connections of one address may follow at once, in all."""
-    operator_token: str | None = None
-    """The secret that allows rated exhibitions (the operator's ladder); None: no one may start them."""
 
 
 class Arena:

@@ -38,12 +38,8 @@ from protocol.position import Position
 from protocol.variant import TimeControl
 from server.errors import UnknownBotError
 
-__all__ = ["DEFAULT_ENGINE_BYTES", "BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
+__all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
-DEFAULT_ENGINE_BYTES = DEFAULT_MAX_BYTES
-"""The default bound on the hosted bots' engines, in bytes: tables and the operator's databases."""
-DEFAULT_TABLE_BYTES = DEFAULT_MAX_TABLE_BYTES
-"""The default bound on their transposition tables alone (what many different bots multiply)."""
 BACKGROUND_NICE = 10
 """How much lower the OS schedules threads that may search for exhibitions than the event loop and
 the thread kept for games with a person (Linux sets niceness per thread)."""
