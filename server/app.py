@@ -25,6 +25,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_c
 from server.arena import Arena
 from server.arena_options import ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
+from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
@@ -153,6 +154,8 @@ class _Handler:
         self.opts = opts
         self.connections = 0
         self.peers: dict[str, Peer] = {}
+        self.kgp: Gateway | None = None
+        """The KGP gateway, which also serves agents at `/kgp` (set once started)."""
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
@@ -195,7 +198,10 @@ class _Handler:
             await session.ws.close(1008, "say hello first")
 
     async def __call__(self, ws: ServerConnection) -> None:
-        """Serve one connection until it closes."""
+        """Serve one connection until it closes (a KGP agent's at `/kgp`: the gateway's, under its limits)."""
+        if is_kgp(ws):
+            await serve_kgp(self.kgp, ws)
+            return
         self.connections += 1
         peer = self.peer(_host(ws))
         peer.connections += 1
@@ -277,7 +283,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
     if kgp_opts.kgp_port is not None:
         try:
-            running.kgp = await Gateway.start(arena, kgp_opts, host)
+            running.kgp = handler.kgp = await Gateway.start(arena, kgp_opts, host)
         except BaseException:
             await running.close()
             raise

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.engines.kgp import VERSION, Arg, Board, KgpSyntaxError, Line, LineSplitter, Overlong, parse_line
+from server.engines.links import Link
 from server.logs import event as log_event
 from server.session import RateLimiter
 
@@ -73,16 +74,14 @@ class _Ask:
 class Agent:
     """One connected agent: reads its lines, answers what it can, and runs the gateway's requests."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limits: AgentLimits,
-                 on_mode: Callable[[Agent], None], on_close: Callable[[Agent], None]) -> None:
-        self.reader = reader
-        self.writer = writer
+    def __init__(self, link: Link, limits: AgentLimits, on_mode: Callable[[Agent], None],
+                 on_close: Callable[[Agent], None]) -> None:
+        self.link = link
         self.limits = limits
         self.on_mode = on_mode
         self.on_close = on_close
-        peer = writer.get_extra_info("peername")
-        self.host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
-        self.remote = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.host = link.host
+        self.remote = link.remote
         self.info: dict[str, str] = {}
         """`info:*` options the agent set (name, authors, description)."""
         self.token: str | None = None
@@ -111,13 +110,13 @@ class Agent:
 
     def _write(self, data: bytes) -> None:
         """Queue bytes without waiting; an agent that leaves too much unread is dropped."""
-        transport = self.writer.transport
-        if transport.is_closing():
+        link = self.link
+        if link.is_closing():
             self._close("connection lost")
             return
-        transport.write(data)
-        if transport.get_write_buffer_size() > self.limits.send_buffer:
-            transport.abort()
+        link.write(data)
+        if link.buffered() > self.limits.send_buffer:
+            link.abort()
             self._close("stopped reading")
 
     def error(self, text: str, ref: int | None = None) -> None:
@@ -145,8 +144,7 @@ class Agent:
             self._pong.cancel()
         for task in self._tasks:
             task.cancel()
-        with contextlib.suppress(Exception):
-            self.writer.close()
+        self.link.close()
         log_event("kgp_agent_closed", remote=self.remote, player=self.player_id, reason=reason)
         self.on_close(self)
 
@@ -165,15 +163,13 @@ class Agent:
         splitter = LineSplitter(self.limits.line_limit)
         try:
             while not self.closed.is_set():
-                data = await self.reader.read(65536)
+                data = await self.link.read()
                 if not data:
                     break
                 for item in splitter.feed(data):
                     if self.closed.is_set():
                         break
                     self._receive(item)
-        except (ConnectionError, OSError):
-            pass
         finally:
             self._close(self.close_reason or "disconnected")
 

@@ -1,6 +1,7 @@
 """The KGP gateway: a TCP listener for agents, their identities, and the queue that pairs them into matches.
 
-`kalah serve --kgp-port 2671` starts it beside the websocket port. An agent that asks for
+`kalah serve --kgp-port 2671` starts it beside the websocket port; it also serves agents on
+a websocket at `/kgp` of the main port (`server.engines.ws_link`), into the same queue. An agent that asks for
 `mode freeplay` joins the queue; two waiting agents of different identities play each other
 at once, and an agent still alone after `kgp_pair_wait_s` plays a hosted bot. After a game
 both go back to the queue, as on go-kgp's practice server. An agent that set `auth:token`
@@ -16,13 +17,13 @@ import asyncio
 import hashlib
 import random
 import re
-import socket
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from protocol.variant import Variant
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
+from server.engines.links import Link, TcpLink
 from server.identity import ENGINE_PREFIX, hash_token, name_key, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
@@ -142,20 +143,20 @@ class Gateway:
     # --- connections -------------------------------------------------------------------------
 
     async def connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve one agent connection, within the connection limits."""
-        peer = writer.get_extra_info("peername")
-        host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        """Serve one agent on a TCP connection of the gateway's port."""
+        await self.attach(TcpLink(reader, writer))
+
+    async def attach(self, link: Link) -> None:
+        """Serve one agent connection (TCP or websocket), within the connection limits."""
+        host = link.host
         opts = self.options
         if (self.closing or len(self.agents) >= opts.kgp_max_connections
                 or self.per_host.get(host, 0) >= opts.kgp_max_per_address):
             log_event("kgp_connection_refused", remote=host)
-            writer.write(b'error "too many connections: try again later"\r\ngoodbye\r\n')
-            writer.close()
+            link.write(b'error "too many connections: try again later"\r\ngoodbye\r\n')
+            link.close()
             return
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        agent = Agent(reader, writer, self.limits, self.enqueue, self.gone)
+        agent = Agent(link, self.limits, self.enqueue, self.gone)
         self.agents.add(agent)
         self.per_host[host] = self.per_host.get(host, 0) + 1
         try:
