@@ -25,7 +25,7 @@
 #define MAXLEVEL 120
 #define BINOM_N 160
 #define MAX_PLY 2000
-#define MAX_TOTAL 20000
+#define MAX_TOTAL 20000  /* seeds on a board: pits are int16_t, values and table bounds int16_t */
 #define NEAR_SEEDS 8     /* positions this close to the databases use the small table */
 #define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
 
@@ -64,6 +64,11 @@ typedef struct {
     int ply;
     int busy;
 } SearcherObject;
+
+/* Every board the rules allow (12 houses of 200 seeds: 4,800 seeds) fits; database values are
+   int8_t, so levels stop at MAXLEVEL seeds, and ranks need binomials up to MAXLEVEL + 2 * MAXH. */
+_Static_assert(MAX_TOTAL >= 2 * MAXH * 200 && MAX_TOTAL < 30000, "seed counts must fit int16_t with room");
+_Static_assert(MAXLEVEL <= 127 && MAXLEVEL + MAXP <= BINOM_N, "database levels must fit int8_t and binom");
 
 static uint64_t binom[BINOM_N][MAXP];
 
@@ -272,11 +277,17 @@ static int board_from_py(const RulesObject *R, PyObject *seq, int16_t *b) {
     for (int i = 0; i < R->n; i++) {
         long v;
         if (seq_int(seq, i, &v)) return -1;
-        if (v < 0 || v > MAX_TOTAL) { PyErr_SetString(PyExc_ValueError, "pit count out of range"); return -1; }
+        if (v < 0 || v > MAX_TOTAL) {
+            PyErr_Format(PyExc_ValueError, "pit %d holds %ld seeds: the C core handles 0..%d", i, v, MAX_TOTAL);
+            return -1;
+        }
         b[i] = (int16_t)v;
         total += v;
     }
-    if (total > MAX_TOTAL) { PyErr_SetString(PyExc_ValueError, "too many seeds on the board"); return -1; }
+    if (total > MAX_TOTAL) {
+        PyErr_Format(PyExc_ValueError, "the board holds %ld seeds: the C core handles at most %d", total, MAX_TOTAL);
+        return -1;
+    }
     return 0;
 }
 

@@ -44,6 +44,9 @@ __all__ = ["IMPLEMENTATIONS", "Engine", "Solution", "auto_egdb_seeds", "auto_tt_
 
 MAX_DEPTH = 254
 AUTO_EGDB_POSITIONS = 600_000_000
+AUTO_EGDB_MAX_SEEDS = 40
+"""The largest databases a solve sizes itself (what `kalah solve --egdb-seeds` accepts): tiny boards of many
+seeds stop here, where tables of 40 seeds are small and the search does the rest."""
 Kid = tuple[int, tuple[int, ...], int, bool, bool]
 """A legal pit with its `Child` outcome."""
 
@@ -60,7 +63,7 @@ def auto_egdb_seeds(variant: Variant, budget: int = AUTO_EGDB_POSITIONS) -> int:
     if not egdb_mod.applies(variant):
         return 0
     seeds = total = 0
-    while seeds < variant.total_seeds - 2 * variant.houses:
+    while seeds < min(variant.total_seeds - 2 * variant.houses, AUTO_EGDB_MAX_SEEDS):
         total += pysearch.level_size(variant.houses, seeds + 1)
         if total > budget:
             break

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol import Capture, Leftover, TimeControl, Variant, VariantError
+from protocol.variant import MAX_SEEDS
 
 
 def _same(value: Any) -> Any:
@@ -36,7 +37,8 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
     """Add the flags for every variant option of RULES.md to `parser`."""
     g = parser.add_argument_group("variant")
     g.add_argument("-H", "--houses", type=int, default=None, help="houses per side, 1..12 (default: 6)")
-    g.add_argument("-s", "--seeds", type=int, default=None, help="seeds per house at the start, 1..24 (default: 4)")
+    g.add_argument("-s", "--seeds", type=int, default=None,
+                   help=f"seeds per house at the start, 1..{MAX_SEEDS} (default: 4)")
     g.add_argument("--capture", choices=[c.value for c in Capture], default=None,
                    help="what a sowing ending in an own empty house captures (default: standard)")
     g.add_argument("--no-extra-turn", action="store_true", default=None,

@@ -31,6 +31,12 @@ class NotationError(KalahError):
     code = "bad_notation"
 
 
+class ImpossiblePositionError(NotationError):
+    """A well-formed position that no game of its variant can reach (seed total, an empty row not ended, ...)."""
+
+    code = "impossible_position"
+
+
 class IllegalMoveError(KalahError):
     """A well-formed action that the rules do not allow in this position."""
 

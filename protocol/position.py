@@ -9,6 +9,7 @@ from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.errors import (
     GameOverError,
     IllegalMoveError,
+    ImpossiblePositionError,
     NotationError,
     OutOfTurnError,
     SwapNotOfferedError,
@@ -18,7 +19,7 @@ from protocol.outcome import EndReason
 from protocol.side import SIDES, Side
 from protocol.sowing import Segment, end_reason, sow, sweep
 from protocol.tables import Tables, compile_variant
-from protocol.variant import Variant
+from protocol.variant import Leftover, Variant
 
 __all__ = ["MoveEvent", "Position", "Side"]
 
@@ -287,6 +288,27 @@ class Position:
         return cls(variant, pits, Side.SOUTH if m[2] == "S" else Side.NORTH, int(m[3]),
                    "p" in flags, "t" in flags, "w" in flags, end)
 
+    def check_possible(self) -> Position:
+        """This position, if some game of its variant can reach it; else `ImpossiblePositionError` saying why."""
+        v, t, pits = self.variant, self.tables, self.pits
+        name = v.text()
+        if len(pits) != v.pits or any(type(p) is not int or p < 0 for p in pits):
+            raise ImpossiblePositionError(f"a {name} position has {v.pits} pits of 0 or more seeds")
+        total, lost = sum(pits), self.end is not None and v.leftover is Leftover.DISCARD
+        if total != v.total_seeds and not (lost and total < v.total_seeds):
+            raise ImpossiblePositionError(f"this position holds {total} seeds; every {name} position holds "
+                                          f"{v.total_seeds} (2 x {v.houses} houses x {v.seeds})")
+        houses = [sum(pits[i] for i in r) for r in t.house_range]
+        if self.end is not None and any(houses):
+            raise ImpossiblePositionError(f"the game is over ({self.end}) but seeds are left in houses")
+        if self.end is None and (end := end_reason(t, list(pits))) is not None:
+            raise ImpossiblePositionError(f"the game would be over here ({end}); mark the position ended")
+        if ((self.pie_open or self.swapped) and not v.pie) or (self.transfer_pending and not v.opening_transfer):
+            raise ImpossiblePositionError(f"the flags {self.fen().split()[3]} name a rule {name} does not have")
+        if self.transfer_pending and (self.ply or self.to_move != Side.NORTH or any(pits[i] for i in t.stores)):
+            raise ImpossiblePositionError("an opening transfer is due only at the start, with North to move")
+        return self
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):
             return NotImplemented
@@ -300,7 +322,9 @@ class Position:
 
     def __str__(self) -> str:
         h = self.variant.houses
-        north = " ".join(f"{p:2d}" for p in reversed(self.pits[h + 1 : 2 * h + 1]))
-        south = " ".join(f"{p:2d}" for p in self.pits[:h])
+        w = max(2, *(len(str(p)) for p in self.pits))
+        north = " ".join(f"{p:{w}d}" for p in reversed(self.pits[h + 1 : 2 * h + 1]))
+        south = " ".join(f"{p:{w}d}" for p in self.pits[:h])
         s_store, n_store = self.stores
-        return f"   {north}\n{n_store:2d}{' ' * (3 * h)} {s_store:2d}\n   {south}"
+        pad = " " * (w + 1)
+        return f"{pad}{north}\n{n_store:{w}d}{' ' * ((w + 1) * h)} {s_store:{w}d}\n{pad}{south}"

@@ -10,7 +10,7 @@ from typing import Any
 from protocol.errors import VariantError
 
 MIN_HOUSES, MAX_HOUSES = 1, 12
-MIN_SEEDS, MAX_SEEDS = 1, 24
+MIN_SEEDS, MAX_SEEDS = 1, 200
 MAX_BASE_MS = 180 * 60 * 1000
 """Longest base time: 180 minutes (as lichess allows)."""
 MAX_INCREMENT_MS = 180 * 1000

@@ -51,7 +51,7 @@ class Analyst:
     def analyse(self, msg: Analyse) -> Analysis:
         """South's store minus North's at the end under the best play found, and the best move."""
         variant = Variant.parse(msg.variant)
-        position = Position.from_fen(variant, msg.position)
+        position = Position.from_fen(variant, msg.position).check_possible()
         if position.over:
             return Analysis(position=msg.position, value=int(position.margin), best=[], exact=True, depth=0)
         if position.transfer_pending or not position.legal_bins():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from protocol import (
+    Game,
     GameOverError,
     NotationError,
     OutOfTurnError,
@@ -17,6 +21,7 @@ from protocol import (
     TransferError,
     Variant,
 )
+from protocol.errors import ImpossiblePositionError
 from tests.conftest import pos
 
 PIE = Variant(pie=True)
@@ -133,3 +138,40 @@ def test_board_drawing() -> None:
     assert lines[0].split() == ["4"] * 6
     assert lines[1].split() == ["0", "1"]
     assert lines[2].split() == ["4", "4", "0", "5", "5", "5"]
+
+
+@pytest.mark.parametrize("variant", ["kalah(3,3,pie=on)", "kalah(2,5,transfer=on,leftover=discard)",
+                                     "kalah(4,200,capture=empty,majority=on)"])
+def test_every_position_of_a_game_is_possible(variant: str) -> None:
+    """Each position of random games, the ended ones included, passes `check_possible` (and parses back)."""
+    rng = random.Random(4)
+    v = Variant.parse(variant)
+    for _ in range(5):
+        game = Game(v)
+        while not game.over:
+            game.play(rng.choice(game.position.legal_actions()))
+        for p in game.positions:
+            assert Position.from_fen(v, p.fen()).check_possible() == p
+
+
+@pytest.mark.parametrize("variant, text, why", [
+    ("kalah(6,4)", "4,4,4,4,4,4,0,4,4,4,4,4,4,1 S 0 -", "holds 49 seeds; every kalah(6,4) position holds 48"),
+    ("kalah(6,4)", "0,0,0,0,0,0,20,4,4,4,4,4,4,4 N 9 -", "would be over here"),
+    ("kalah(6,4)", "0,0,0,0,0,1,20,0,0,0,0,0,0,27 S 9 - empty", "seeds are left in houses"),
+    ("kalah(6,4)", "4,4,4,4,4,4,0,4,4,4,4,4,4,0 N 1 p", "name a rule"),
+    ("kalah(6,4,transfer=on)", "4,4,4,4,4,4,0,4,4,4,4,4,4,0 N 3 t", "only at the start"),
+    ("kalah(6,4,majority=on)", "1,1,1,1,1,1,25,1,1,1,1,1,1,11 S 9 -", "would be over here"),
+])
+def test_impossible_positions_say_why(variant: str, text: str, why: str) -> None:
+    """A well-formed position no game of the variant can reach is refused with a typed error saying why."""
+    p = Position.from_fen(Variant.parse(variant), text)
+    with pytest.raises(ImpossiblePositionError, match=re.escape(why)) as caught:
+        p.check_possible()
+    assert caught.value.code == "impossible_position" and isinstance(caught.value, NotationError)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_discarding_end_may_hold_fewer_seeds() -> None:
+    """Under `leftover=discard` an ended position holds fewer seeds than the start (the rest were discarded)."""
+    v = Variant.parse("kalah(2,2,leftover=discard)")
+    assert Position.from_fen(v, "0,0,3,0,0,2 N 3 - empty").check_possible().result == 1

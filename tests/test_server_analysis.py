@@ -22,7 +22,7 @@ async def test_small_board_values_are_exact(arena: RunningServer) -> None:
 
 
 async def test_finished_position_and_bad_requests(arena: RunningServer) -> None:
-    """A finished position's value is its result; a bad position or no hello is refused."""
+    """A finished position's value is its result; a bad or impossible position, or no hello, is refused."""
     c = await Client.open(arena.url, "student")
     over = Game.from_record(Variant(houses=1, seeds=3), "1").position
     await c.send(type="analyse", variant="kalah(1,3)", position=over.fen())
@@ -30,6 +30,8 @@ async def test_finished_position_and_bad_requests(arena: RunningServer) -> None:
     assert answer["value"] == 6 and answer["exact"] and answer["best"] == []
     await c.send(type="analyse", variant="kalah(6,4)", position="1,2,3 S 0 -")
     assert await c.error() == "bad_notation"
+    await c.send(type="analyse", variant="kalah(6,4)", position="99999,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -")
+    assert await c.error() == "impossible_position"  # well-formed, but no kalah(6,4) game holds that many seeds
     anon = await Client.open(arena.url, None)
     await anon.send(type="analyse", variant="kalah(6,4)", position=Game().position.fen())
     assert await anon.error() == "hello_first"

@@ -13,6 +13,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from client.opponents import BOT_LEVELS, DEFAULT_BOT_LEVEL, bot_label, bot_opponent
 from protocol import Capture, KalahError, Leftover, TimeControl, Variant
 from protocol.messages import CreateMatch
+from protocol.variant import MAX_HOUSES, MAX_SEEDS
 
 
 def build_variant(houses: str, seeds: str, capture: str, leftover: str, clock: str,
@@ -61,10 +62,10 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
         with VerticalScroll(id="create-form"):
             yield Static("[b]Create a match[/b]", id="create-title")
             with Grid(id="create-grid"):
-                yield Label("Houses (1-12)")
+                yield Label(f"Houses (1-{MAX_HOUSES})")
                 yield Input("6", id="houses", restrict=r"\d*", max_length=2, compact=True)
-                yield Label("Seeds (1-24)")
-                yield Input("4", id="seeds", restrict=r"\d*", max_length=2, compact=True)
+                yield Label(f"Seeds (1-{MAX_SEEDS})")
+                yield Input("4", id="seeds", restrict=r"\d*", max_length=len(str(MAX_SEEDS)), compact=True)
                 yield Label("Capture")
                 yield Select([(c.value, c.value) for c in Capture], value="standard", id="capture",
                              allow_blank=False, compact=True)
