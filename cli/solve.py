@@ -1,4 +1,4 @@
-"""`kalah solve`: the value under perfect play of a start position or of the position after a record.
+"""`kalah solve`: the value under perfect play of a start position, the position after a record, or any position.
 
 Values are South's store minus North's store at the end of the game, counting what is
 already in the stores. Exact for counter-clockwise sowing without relay; clockwise and
@@ -34,6 +34,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_variant_args(parser)
     parser.add_argument("--moves", default="", metavar="BINS",
                         help='solve the position after this record, e.g. "3 6" (default: the start position)')
+    parser.add_argument("--position", default=None, metavar="TEXT",
+                        help="solve this position of the variant, in the notation `pits side ply flags [end]` "
+                             '(docs/rules.md), e.g. "4,4,0,5,5,5,1,4,4,4,4,4,4,0 N 1 -"')
     parser.add_argument("--per-move", action="store_true", help="also the exact value after each legal move")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--time-limit", type=float, default=0.0, metavar="S",
@@ -128,12 +131,25 @@ def from_book(position: Position, per_move: bool) -> Solution | None:
     return Solution(south_value(position, entry.value), best, values if per_move else {}, source="book")
 
 
+def start_position(variant: Variant, moves: str, text: str | None) -> Position:
+    """The position to solve: `text` in the position notation, else the one after the record `moves`.
+
+    A position text must be one some game of the variant can reach (`Position.check_possible`):
+    its pit count, its seed total, an empty row marked ended, flags of the variant's rules.
+    """
+    if text is None:
+        return Game.from_record(variant, moves).position
+    if moves.strip():
+        raise CommandError("give --moves or --position, not both")
+    return Position.from_fen(variant, text).check_possible()
+
+
 def run(args: argparse.Namespace) -> int:
     """Solve and print; exit 2 on bad input, 3 when the time limit is reached (building databases included)."""
     started = time.monotonic()
     try:
         variant = variant_from_args(args)
-        position = Game.from_record(variant, args.moves).position
+        position = start_position(variant, args.moves, args.position)
     except IllegalRecordError as exc:
         raise CommandError(f"illegal move {exc.index + 1} ({exc.token}): {exc.cause}") from None
     except KalahError as exc:

@@ -281,8 +281,11 @@ class Position:
             pits = tuple(int(x) for x in m[1].split(","))
         except ValueError:
             raise NotationError(f"bad pits in position {text!r}") from None
-        if len(pits) != variant.pits or any(p > 100_000 for p in pits):
-            raise NotationError(f"a {variant.text()} position has {variant.pits} pits of at most 100000 seeds")
+        if len(pits) != variant.pits:
+            raise NotationError(f"a {variant.text()} position has {variant.pits} pits (2 x {variant.houses} houses "
+                                f"and 2 stores), not {len(pits)}")
+        if any(p > 100_000 for p in pits):
+            raise NotationError("a pit holds at most 100000 seeds in the position notation")
         end = None if m[5] is None else _board_end(m[5])
         flags = m[4]
         return cls(variant, pits, Side.SOUTH if m[2] == "S" else Side.NORTH, int(m[3]),

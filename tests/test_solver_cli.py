@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from protocol import Game, Position, Side, Variant
 
 
 @pytest.fixture(autouse=True)
@@ -102,3 +103,68 @@ def test_no_book_searches(capsys: pytest.CaptureFixture[str]) -> None:
     """--no-book solves by search even where a book holds the position."""
     assert main(["solve", "--moves", "3 6 9 8 5 12 6 2 6 5", "--json", "--no-book", "--egdb-seeds", "14"]) == 0
     assert json.loads(capsys.readouterr().out)["source"] == "search"
+
+
+def solve_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    """The JSON answer of `kalah solve ARGS --json` (exit 0)."""
+    assert main(["solve", *args, "--json"]) == 0
+    out: dict[str, object] = json.loads(capsys.readouterr().out)
+    return out
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_position_solves_as_the_record_that_reaches_it(impl: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--position TEXT of the position after a record gives that record's value, best moves and per-move values."""
+    fen = Game.from_record(Variant(houses=4, seeds=3), "1 7").position.fen()
+    by_record = solve_json(capsys, "-H", "4", "-s", "3", "--per-move", "--impl", impl, "--moves", "1 7")
+    by_text = solve_json(capsys, "-H", "4", "-s", "3", "--per-move", "--impl", impl, "--position", fen)
+    assert by_text["per_move"] and {k: by_text[k] for k in ("value", "best", "per_move", "exact")} == \
+        {k: by_record[k] for k in ("value", "best", "per_move", "exact")}
+
+
+@pytest.mark.parametrize("text", ["0,3,1,0,2,0,20,2,0,1,0,2,1,16 N 17 -", "5,0,0,0,1,2,18,0,3,0,0,0,1,18 S 30 -",
+                                  "0,0,0,0,0,0,20,0,0,0,0,0,0,28 N 40 - empty"])
+def test_any_position_c_core_and_python_twin_agree(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A position no record was given for (a puzzle, another program's): both cores give the same exact answer."""
+    found = {impl: solve_json(capsys, "--position", text, "--per-move", "--impl", impl, "--no-book",
+                              "--egdb-seeds", "6") for impl in ("c", "py")}
+    assert found["c"]["exact"] is True and {k: found["c"][k] for k in ("value", "best", "per_move")} == \
+        {k: found["py"][k] for k in ("value", "best", "per_move")}
+    position = Position.from_fen(Variant(), text)
+    per_move = found["c"]["per_move"]
+    assert isinstance(per_move, dict) and set(per_move) == {str(b) for b in position.legal_bins()}
+    if per_move:
+        pick = max if position.to_move == Side.SOUTH else min
+        assert found["c"]["value"] == pick(per_move.values())
+    else:
+        assert found["c"]["value"] == position.margin == -8
+
+
+def test_position_text_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text report of --position draws the board given and names the side to move."""
+    assert main(["solve", "-H", "3", "-s", "3", "--position", "4,4,0,1,4,4,1,0 N 1 -", "--per-move"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("    1  4  4\n") and "to move: north" in out and "per move: 5:" in out
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("4,4,0,1,4,4,1 N 1 -", "has 8 pits (2 x 3 houses and 2 stores), not 7"),
+    ("4,4,0,1,4,4,1,9 N 1 -", "holds 27 seeds; every kalah(3,3) position holds 18"),
+    ("4,4,-1,1,4,4,1,1 N 1 -", "bad position"),
+    ("4,4,0,1,4,4,1,0 X 1 -", "bad position"),
+    ("0,0,0,9,4,1,3,1 N 1 -", "would be over here"),
+    ("0,0,0,9,0,0,0,9 S 9 -", "would be over here"),
+    ("0,0,1,8,0,0,0,9 S 9 - empty", "seeds are left in houses"),
+    ("4,4,0,1,4,4,1,0 N 1 p", "name a rule kalah(3,3) does not have"),
+])
+def test_impossible_position_is_one_line_error(text: str, says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A position that cannot occur in the variant exits 2 with one line naming what is wrong."""
+    assert main(["solve", "-H", "3", "-s", "3", "--position", text]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kalah solve: ") and says in err and err.count("\n") == 1
+
+
+def test_position_and_moves_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """--position and --moves name two different positions: refused."""
+    assert main(["solve", "-H", "3", "-s", "3", "--position", "4,4,0,1,4,4,1,0 N 1 -", "--moves", "3"]) == 2
+    assert "not both" in capsys.readouterr().err
