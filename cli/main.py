@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "export": ("cli.export", "write stored games as text records or NDJSON"),
     "quarantine": ("cli.quarantine", "list the matches a server set aside because they could not be loaded"),
     "ladder": ("cli.ladder", "play every pairing of bots with paired openings and print rated standings"),
+    "bridge": ("cli.bridge", "enter a local KGP engine (stdin/stdout) in a remote arena, game after game"),
     "engine": ("cli.engine", "connect a bot to a KGP server as an outside engine (kalah serve --kgp-port)"),
 }
 

@@ -290,6 +290,11 @@ class Agent:
             self.spawn(self.check_alive())
         return Answer(ask.move, ask.yielded, ask.comment)
 
+    def interrupt(self) -> None:
+        """End every open `state` request now: each gets its `stop` and returns as at its deadline."""
+        for ask in self._asks.values():
+            ask.done.set()
+
     async def check_alive(self) -> bool:
         """Send `ping`; whether `pong` came back in time (if not, the connection is closed)."""
         if self._pong is not None:

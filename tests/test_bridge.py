@@ -1,0 +1,149 @@
+"""`kalah bridge`: a standalone KGP engine (a subprocess on stdin/stdout) plays in an in-process arena.
+
+The bridge runs in-process (or as the `kalah` command in a subprocess) against a real server;
+the engine is `tests/agents/kgp_stdio_engine.py`, which imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.bridge_loop import Bridge, BridgeError, BridgeOptions
+from cli.main import main
+from protocol import Position, Variant
+from server.app import RunningServer
+from server.storage import StoredGame, list_games
+from tests.conftest import Serve
+from tests.wire import Client, FirstLegal, eventually
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = ROOT / "tests" / "agents" / "kgp_stdio_engine.py"
+
+
+def engine(*args: str) -> str:
+    """The command line of the test engine with `args`."""
+    return shlex.join([sys.executable, str(AGENT), *args])
+
+
+def stored(db: Path, name: str, count: int) -> list[StoredGame]:
+    """The finished stored games of `name` once there are `count` of them (none before)."""
+    games = list_games(db, player=name)
+    return games if len(games) >= count else []
+
+
+async def bridge(running: RunningServer, lines: list[str], **options: object) -> int:
+    """Run a bridge against `running` until its games are played; its status (what it says goes to `lines`)."""
+    opts = BridgeOptions(server=running.url, engine=str(options.pop("engine", engine())), **options)  # type: ignore[arg-type]
+    return await asyncio.wait_for(Bridge(opts, say=lines.append).run(), 60)
+
+
+async def test_plays_games_against_a_hosted_bot(serve: Serve, tmp_path: Path) -> None:
+    """Two games against the hosted bot, each stored under the engine's own name with a board result."""
+    running = await serve(bot_factory=FirstLegal.make)
+    lines: list[str] = []
+    status = await bridge(running, lines, find="bot", bot="first", games=2)
+    assert status == 0, lines
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two stored games")
+    assert all(g.reason in ("empty", "majority") and "bot:first" in (g.south, g.north) for g in games)
+    assert [line.split(":")[0] for line in lines if line.startswith("game ") and "(" in line][-1] == "game 2"
+    assert any(line.startswith("playing as stdio-engine; to keep this identity, pass --token ") for line in lines)
+
+
+async def test_two_bridge_commands_seek_and_meet(serve: Serve, tmp_path: Path) -> None:
+    """Two `kalah bridge` processes seeking the same variant are paired, play, and exit 0."""
+    running = await serve()
+
+    async def command(name: str) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cli.main", "bridge", "--server", running.url, "--engine", engine(),
+            "--name", name, "--seek", "--games", "1", cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    procs = [await command("left"), await command("right")]
+    outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), 60)
+    assert [p.returncode for p in procs] == [0, 0], [err.decode()[-400:] for _, err in outputs]
+    out = outputs[0][0].decode()
+    assert "game 1: " in out and "against right" in out
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "left", 1), what="the stored game")
+    assert {game.south, game.north} == {"left", "right"}
+
+
+async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve, tmp_path: Path) -> None:
+    """The server side of the bridge's websocket is cut mid-game: the bridge reconnects with its token,
+    syncs, and the game is played to its end on the board."""
+    running = await serve()
+    alice = await Client.open(running.url, "alice")
+    snap = await alice.request("snapshot", type="create", variant="kalah(6,4)", seat="south", rated=False)
+    match_id, variant = snap["match_id"], Variant.parse("kalah(6,4)")
+    lines: list[str] = []
+    task = asyncio.create_task(bridge(running, lines, find="accept", poll_s=0.05, name="remote"))
+    await alice.expect("event", where=lambda m: m["kind"] == "joined" and m["side"] == "north")
+    position, dropped = Position.initial(variant), False
+    while True:
+        if position.to_move == 0:
+            await alice.send(type="move", match_id=match_id, ply=position.ply, bin=position.legal_bins()[0])
+        event = await alice.expect("event", timeout=20, where=lambda m: m["kind"] in ("action", "game_over"))
+        if event["kind"] == "game_over":
+            break
+        position = Position.from_fen(variant, event["position"])
+        if event["side"] == "north" and not dropped:
+            [session] = [s for p in running.handler.peers.values() for s in p.sessions if s.name == "remote"]
+            assert session.ws.transport is not None
+            session.ws.transport.abort()
+            dropped = True
+    assert event["reason"] in ("empty", "majority")
+    assert await task == 0, lines
+    assert "connection lost: reconnecting (the game waits on the server; the clock runs)" in lines
+    assert sum(line.startswith("connected to ") for line in lines) == 2
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "remote", 1), what="the stored game")
+    assert game.reason in ("empty", "majority") and game.north == "remote"
+    await alice.close()
+
+
+async def test_an_illegal_move_resigns_and_stops_the_bridge(serve: Serve, tmp_path: Path) -> None:
+    """With `--on-fault stop`, an illegal move resigns the game, says why in one line, and ends with status 1."""
+    running = await serve(bot_factory=FirstLegal.make)
+    lines: list[str] = []
+    status = await bridge(running, lines, engine=engine("--fault", "illegal"), find="bot", bot="first", games=3,
+                          seat="south", on_fault="stop")
+    assert status == 1
+    assert "game 1: the engine sent an illegal move (99): resigned; stopping" in lines
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 1), what="the game")
+    assert game.reason == "resign" and game.winner == "bot:first"
+
+
+async def test_a_crashed_engine_is_restarted_and_play_goes_on(serve: Serve, tmp_path: Path) -> None:
+    """The engine exits in game 1: that game is resigned, the engine restarted, and game 2 is played out."""
+    running = await serve(bot_factory=FirstLegal.make)
+    lines: list[str] = []
+    faulty = engine("--fault", "crash", "--once", str(tmp_path / "crashed"))
+    status = await bridge(running, lines, engine=faulty, find="bot", bot="first", games=2, seat="south")
+    assert status == 0, lines
+    assert "game 1: the engine exited (status 3): resigned; restarting the engine" in lines
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two games")
+    assert sorted(str(g.reason) for g in games) in (["empty", "resign"], ["majority", "resign"])
+
+
+async def test_an_engine_with_no_move_gets_a_random_legal_one(serve: Serve) -> None:
+    """An engine that never moves within the bridge's deadline has a random legal move played (KGP's rule)."""
+    running = await serve(bot_factory=FirstLegal.make)
+    lines: list[str] = []
+    status = await bridge(running, lines, engine=engine("--fault", "silent"), find="bot", bot="first", games=1,
+                          move_s=0.05, seat="south")
+    assert status == 0, lines
+    assert any("the engine sent no move in 0.05 s: a random legal move" in line for line in lines)
+
+
+async def test_an_engine_that_cannot_start_is_one_line(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    """A command that does not exist: `kalah bridge` says so in one line and exits 1, without connecting."""
+    running = await serve()
+    with pytest.raises(BridgeError, match="cannot start the engine"):
+        await bridge(running, [], engine="/nonexistent/kgp-engine")
+    status = await asyncio.to_thread(main, ["bridge", "--server", running.url, "--engine", "/nonexistent/kgp-engine"])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and err.startswith("kalah bridge: cannot start the engine")
