@@ -51,6 +51,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kgp-port", type=port_number, default=None, metavar="PORT",
                         help="also let outside engines play over the Kalah Game Protocol on this TCP port "
                              "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
+    parser.add_argument("--bus", metavar="URL", default=None,
+                        help="run as one node of a cluster: the Redis server between the nodes (redis://host:port); "
+                             "every node needs the same --db postgresql://... (see docs/cluster.md)")
+    parser.add_argument("--node-id", metavar="NAME", default=None,
+                        help="this node's name in the cluster (default: a new one at each start)")
     parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
                         help="the variant of the engines' games")
 
@@ -99,12 +104,13 @@ async def _main(args: argparse.Namespace) -> None:
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
                                  operator_token=args.operator_token, max_per_address=args.max_per_address,
                                  hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
-                                 kgp_variant=args.kgp_variant)
+                                 kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"kalah server listening on {running.url} (database {describe(db)})", flush=True)
+    node = "" if running.arena.cluster is None else f", node {running.arena.cluster.node_id} on bus {args.bus}"
+    print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None

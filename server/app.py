@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass, fields
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -32,7 +32,10 @@ from server.logs import event as log_event
 from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
-from server.storage import Storage
+from server.storage import Storage, StorageError
+
+if TYPE_CHECKING:
+    from server.cluster import Cluster
 from server.web import respond as web_page
 
 
@@ -76,6 +79,11 @@ class ServerOptions:
     address_rate: float = 200.0
     """Messages a second the connections of one address may send in all."""
     address_burst: int = 400
+    bus: str | None = None
+    """The Redis URL of a cluster (`redis://host:port`): this server is one node of several on one
+    PostgreSQL database (see docs/cluster.md); None: a server on its own."""
+    node_id: str | None = None
+    """This node's name in the cluster (default: a new one at each start)."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -112,6 +120,8 @@ class RunningServer:
         await self.arena.drain()
         self.server.close(close_connections=True)
         await self.server.wait_closed()
+        if self.arena.cluster is not None:
+            await self.arena.cluster.close()
         await self.arena.storage.close()
         self.arena.bots.close()
         self.router.analyst.close()
@@ -162,10 +172,13 @@ class _Handler:
         arena = self.router.arena
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
-            body = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
+            body: dict[str, object] = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
-                    "commit_seconds": round(arena.storage.commit_seconds, 3)}
+                    "commit_seconds": round(arena.storage.commit_seconds, 3),
+                    "role": "single" if arena.cluster is None else "cluster-node"}
+            if arena.cluster is not None:
+                body["cluster"] = arena.cluster.health()
             response = conn.respond(status, json.dumps(body) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
@@ -255,17 +268,29 @@ class _Handler:
             return [_error(InternalError("the server failed to serve this request"), request, match_id)]
 
 
+def _cluster(arena: Arena, bus: str, node_id: str | None) -> Cluster:
+    """This server's part in a cluster (redis-py is imported only by a server that has one)."""
+    try:
+        from server.cluster import Cluster, ClusterOptions
+    except ImportError:
+        raise StorageError("several nodes need redis-py: pip install 'kalah-arena[cluster]'") from None
+    options = ClusterOptions(bus) if node_id is None else ClusterOptions(bus, node_id)
+    return Cluster(arena, options)
+
+
 async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,
                        **options: Any) -> RunningServer:
     """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
     kgp_opts, options = GatewayOptions.split(options)
     server_opts, arena_opts = _split_options(options)
-    storage = await Storage.open(db_path, server_opts.synchronous)
+    storage = await Storage.open(db_path, server_opts.synchronous, shared=server_opts.bus is not None)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
                      max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
                      table_bytes=server_opts.table_bytes)
     arena = Arena(storage, bots, arena_opts)
     try:
+        if server_opts.bus is not None:
+            arena.cluster = _cluster(arena, server_opts.bus, server_opts.node_id)
         await load(arena)
         router = Router(arena)
         handler = _Handler(router, server_opts)
@@ -278,6 +303,15 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         raise
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
+    if arena.cluster is not None:
+        arena.cluster.nodes.address = f"{bound_host}:{bound_port}"
+        try:
+            await arena.cluster.start()
+        except BaseException:
+            server.close()
+            await arena.cluster.close()
+            await storage.close()
+            raise
     log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import hmac
 import random
+import time
 from collections import defaultdict
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.actions import Action
 from protocol.messages import Ack, AnyMatchEvent
@@ -21,6 +22,7 @@ from protocol.variant import Variant
 from server.arena_options import ArenaOptions
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
 from server.errors import (
+    FuturePlyError,
     MatchExistsError,
     NotSeatedError,
     ShuttingDownError,
@@ -37,6 +39,13 @@ from server.rooms import Room
 from server.session import Session
 from server.storage import ConflictError, Op, Storage, StoredPlayer
 from server.storage.writer import op_rating
+
+if TYPE_CHECKING:
+    from server.cluster import Cluster
+
+
+RETRIES = 3
+"""Times a change is prepared again after another node stored one first (in a cluster)."""
 
 
 def stored_bot(seat: Seat) -> StoredPlayer:
@@ -77,11 +86,37 @@ class Arena:
         self.busy = 0
         self.actions = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.cluster: Cluster | None = None
+        """This node's part in a cluster (`kalah serve --bus`), or None for a server on its own."""
 
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""
         clock = self.options.clock
         return self.loop.time() if clock is None else clock()
+
+    def local_time(self, unix: float) -> float:
+        """The arena-clock reading of a UNIX time (a stored action's, another node's)."""
+        return self.now() - (time.time() - unix)
+
+    def owns(self, room: Room) -> bool:
+        """Whether this server runs the match's clocks, hosted bots and expiry (a lone server runs all)."""
+        return self.cluster is None or self.cluster.owns(room.match.match_id)
+
+    async def player(self, player_id: str) -> StoredPlayer | None:
+        """A known player, or one read from the database (in a cluster, another node may have made it)."""
+        player = self.players.get(player_id)
+        if player is None and self.cluster is not None:
+            player = await self.storage.player(player_id)
+            if player is not None:
+                self.players[player_id] = player
+        return player
+
+    async def find_room(self, match_id: str) -> Room:
+        """The room of an open, live or recently finished match (in a cluster, loaded from the database)."""
+        room = self.rooms.get(match_id)
+        if room is None and self.cluster is not None:
+            room = await self.cluster.find(match_id)
+        return room if room is not None else self.room(match_id)
 
     def call_at(self, when: float, callback: Callable[[], object]) -> asyncio.TimerHandle:
         """Run `callback` when the arena's clock reads `when` (as measured by the loop from now)."""
@@ -165,6 +200,8 @@ class Arena:
         first = not self.sessions_of[pid]
         self.sessions_of[pid].add(session)
         self.away_since.pop(pid, None)
+        if first and self.cluster is not None:
+            self.cluster.online(pid)
         seats = []
         for room in self.rooms_of(pid):
             if room.match.status != "finished":
@@ -190,6 +227,8 @@ class Arena:
             return
         del self.sessions_of[pid]
         self.away_since[pid] = self.now()
+        if self.cluster is not None:
+            self.cluster.offline(pid)
         for room in self.rooms_of(pid):
             if room.match.status == "live":
                 self.announce(room)
@@ -248,9 +287,20 @@ class Arena:
         """
         m = room.match
         end = end_of(change)
+        cluster = self.cluster
+        if end is not None and cluster is not None and m.rated:
+            await cluster.fresh_ratings([s.player_id for s in m.seats if s is not None])
         updates = [] if end is None else self.rating_updates(room, end)
         ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
-        await self.write(ops)
+        if cluster is None:
+            await self.write(ops)
+        else:
+            try:
+                await self.write(cluster.ops(room, change, updates) + ops)
+            except ConflictError:
+                if not isinstance(change, CreateChange):
+                    await cluster.conflict(room)
+                raise
         events = [] if isinstance(change, CreateChange | CancelChange) else m.commit(change)
         if isinstance(change, CreateChange):
             self.add_room(room)
@@ -267,6 +317,8 @@ class Arena:
             self.quotas.release(m.match_id)
             room.cancel_timer()
             log_event("match_cancelled", match=m.match_id)
+            if cluster is not None:
+                cluster.stored(room, change)
             return events
         if end is not None:
             self.quotas.release(m.match_id)
@@ -283,6 +335,8 @@ class Arena:
         if actor is not None and isinstance(change, ActionChange):
             first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
         room.send_all(events, first)
+        if cluster is not None:
+            cluster.stored(room, change)
         self.after_change(room)
         return events
 
@@ -290,17 +344,41 @@ class Arena:
         """Validate, store, apply and publish one action; the actor gets its ack first."""
         m = room.match
         async with room.lock:
-            self.refuse_if_closing()
-            flag = m.prepare_flag()
-            if flag is not None:
-                await self.apply(room, flag)
-                raise TimeOutError("your time has run out")
-            change = m.prepare_action(seat, action, ply)
-            if isinstance(change, Duplicate):
-                if actor is not None:
-                    actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=change.seq, duplicate=True))
+            for attempt in range(RETRIES):
+                self.refuse_if_closing()
+                try:
+                    flag = m.prepare_flag()
+                    if flag is not None:
+                        await self.apply(room, flag)
+                        raise TimeOutError("your time has run out")
+                    change = m.prepare_action(seat, action, ply)
+                    if isinstance(change, Duplicate):
+                        if actor is not None:
+                            actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=change.seq, duplicate=True))
+                        return
+                    await self.apply(room, change, actor)
+                    return
+                except ConflictError:  # another node stored a change first: prepare again on what it stored
+                    if self.cluster is None or attempt == RETRIES - 1:
+                        raise
+                except FuturePlyError:  # the player saw a ply this copy has not heard of yet: read it
+                    if self.cluster is None or attempt == RETRIES - 1:
+                        raise
+                    await self.cluster.conflict(room)
+
+    async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], follow: Session | None = None) -> None:
+        """Prepare and apply a change (the caller holds the room's lock); in a cluster, one that another node
+        beat is prepared again on the match as that node left it (which may refuse it with a typed error)."""
+        for attempt in range(RETRIES):
+            change = prepare()
+            if change is None:
                 return
-            await self.apply(room, change, actor)
+            try:
+                await self.apply(room, change, follow=follow)
+                return
+            except ConflictError:
+                if self.cluster is None or attempt == RETRIES - 1:
+                    raise
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
                      opening: list[Action] | None = None, match_id: str | None = None,
@@ -341,6 +419,8 @@ class Arena:
                 room.finished_at = self.now()
                 room.timer = self.loop.call_later(self.options.linger_s, lambda: self.evict(m.match_id))
             return
+        if not self.owns(room):
+            return
         if m.status == "open":
             room.timer = self.loop.call_later(self.options.open_ttl_s, lambda: self.spawn(self.expire(room)))
             return
@@ -354,7 +434,7 @@ class Arena:
         async with room.lock:
             if room.match.status == "open" and room.match.match_id in self.rooms and not self.closing:
                 log_event("match_expired", match=room.match.match_id)
-                await self.apply(room, CancelChange())
+                await self.retry(room, lambda: CancelChange() if room.match.status == "open" else None)
 
     def is_operator(self, token: str | None) -> bool:
         """Whether `token` is the operator's secret (compared in constant time)."""
@@ -373,16 +453,14 @@ class Arena:
         async with room.lock:
             if self.closing:
                 return
-            end = room.match.prepare_flag()
-            if end is not None:
-                await self.apply(room, end)
-            elif room.match.status == "live":
+            await self.retry(room, room.match.prepare_flag)
+            if room.match.status == "live":
                 self.after_change(room)
 
     def maybe_bot(self, room: Room) -> None:
         """If a hosted bot is to move, let it think (once at a time)."""
         seat = room.match.seat_to_move()
-        if seat is None or room.bot_busy or self.closing:
+        if seat is None or room.bot_busy or self.closing or not self.owns(room):
             return
         who = room.match.seats[seat]
         if who is None or who.bot is None:
@@ -424,6 +502,8 @@ class Arena:
         self.closing = True
         for room in self.rooms.values():
             room.cancel_timer()
+        if self.cluster is not None:
+            await self.cluster.handover()
         deadline = self.now() + timeout
         while self.busy and self.now() < deadline:
             await asyncio.sleep(0.01)

@@ -408,11 +408,12 @@ class Match:
 
     # --- resuming ----------------------------------------------------------------------
 
-    def restore_clocks(self, left_ms: tuple[int, int]) -> None:
-        """After a restart: set both clocks as stored and start the mover's clock now."""
+    def restore_clocks(self, left_ms: tuple[int, int], since: float | None = None) -> None:
+        """After a restart: set both clocks as stored and start the mover's clock now (or at `since`:
+        a node taking over another's match charges the time since the last action was stored)."""
         if not self.clocks.enabled:
             return
         self.clocks.left_ms = list(left_ms)
         seat = self.seat_to_move()
         if seat is not None:
-            self.clocks.start(seat, self.now())
+            self.clocks.start(seat, self.now() if since is None else since)

@@ -74,8 +74,8 @@ from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
 from server.standings import standings_table
-from server.storage import StoredGame, StoredPlayer
-from server.storage.writer import op_player
+from server.storage import ConflictError, StoredGame, StoredPlayer
+from server.storage.writer import op_guard, op_player
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
@@ -131,7 +131,7 @@ class Router:
         a = self.arena
         if msg.token is not None:
             pid = player_of_token(msg.token)
-            player = a.players.get(pid)
+            player = await a.player(pid)
             if player is None or not token_matches(msg.token, player.token_hash):
                 raise BadTokenError("unknown token: say hello with a name only for a new identity")
             token = msg.token
@@ -145,13 +145,23 @@ class Router:
             token = new_token(pid)
             player = StoredPlayer(pid, msg.name, hash_token(token), None)
             a.names[key] = pid  # held while the write is in flight, so a concurrent hello cannot take it
+            ops = [op_player(pid, msg.name, player.token_hash)]
+            if a.cluster is not None:  # names are unique across nodes: the first node to claim one has it
+                ops.insert(0, op_guard(f"n:{key}"))
             try:
-                await a.write([op_player(pid, msg.name, player.token_hash)])
+                await a.write(ops)
+            except ConflictError:
+                del a.names[key]
+                raise NameTakenError(f"the name {msg.name!r} is taken: choose another, or say hello with its "
+                                     "token") from None
             except BaseException:
                 del a.names[key]
                 raise
             a.players[pid] = player
         s.player_id, s.name = pid, player.name
+        if a.cluster is not None:  # seats held in matches this node has not loaded yet
+            for match_id in await a.storage.seated(pid):
+                await a.find_room(match_id)
         seats = a.connect(s)
         log_event("hello", player=pid, restored=msg.token is not None, remote=s.remote)
         return [Welcome(player_id=pid, name=player.name, token=token, seats=seats)]
@@ -267,11 +277,13 @@ class Router:
     async def join(self, s: Session, msg: JoinMatch) -> list[Message]:
         """Take the open seat of a match and get its snapshot; it goes live and its clocks start."""
         a = self.arena
-        room = a.room(msg.match_id)
+        room = await a.find_room(msg.match_id)
+        seat = self.seat_of(s)
         async with room.lock:
-            change = room.match.prepare_join(self.seat_of(s))
-            await a.apply(room, change, follow=s)
-            s.send(room.match.snapshot(change.seat, room.spectators))
+            await a.retry(room, lambda: room.match.prepare_join(seat), follow=s)
+            joined = room.match.seat_of(seat.player_id)
+            assert joined is not None
+            s.send(room.match.snapshot(joined, room.spectators))
         a.announce(room)
         return []
 
@@ -279,25 +291,26 @@ class Router:
 
     async def act(self, s: Session, msg: MakeMove | SwapSides | TransferSeed) -> list[Message]:
         """A move, swap or transfer by the sender's seat (its ack and events go out from the arena)."""
-        room = self.arena.room(msg.match_id)
+        room = await self.arena.find_room(msg.match_id)
         await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)
         return []
 
     async def end(self, s: Session, msg: Resign | ClaimWin) -> list[Message]:
         """Resign, or claim the win from an opponent away past the grace period."""
         a = self.arena
-        room = a.room(msg.match_id)
+        room = await a.find_room(msg.match_id)
         seat = a.seat(s, room)
         if isinstance(msg, Resign) and room.match.status == "open":
             return await self.leave(s, LeaveMatch(match_id=msg.match_id))
+        m = room.match
+        opponent = m.seats[1 - seat]
+        away = a.away_of(opponent) if a.cluster is None else await a.cluster.away_since(opponent)
         async with room.lock:
             a.refuse_if_closing()
-            m = room.match
             if isinstance(msg, Resign):
-                end = m.prepare_resign(seat)
+                await a.retry(room, lambda: m.prepare_resign(seat))
             else:
-                end = m.prepare_claim(seat, a.away_of(m.seats[1 - seat]))
-            await a.apply(room, end)
+                await a.retry(room, lambda: m.prepare_claim(seat, away))
         return []
 
     # --- following ----------------------------------------------------------------------------
@@ -326,7 +339,7 @@ class Router:
     async def leave(self, s: Session, msg: LeaveMatch) -> list[Message]:
         """Stop following; a creator leaving its still-open match cancels it."""
         a = self.arena
-        room = a.room(msg.match_id)
+        room = await a.find_room(msg.match_id)
         m = room.match
         if s.player_id is not None and m.seat_of(s.player_id) is not None and m.status == "open":
             await self.cancel(room)
@@ -337,8 +350,7 @@ class Router:
     async def cancel(self, room: Room) -> None:
         """Cancel a match still open (its creator left)."""
         async with room.lock:
-            if room.match.status == "open":
-                await self.arena.apply(room, CancelChange())
+            await self.arena.retry(room, lambda: CancelChange() if room.match.status == "open" else None)
 
     async def disconnect(self, s: Session) -> None:
         """A connection closed: drop its seeks and follows; its seats' grace periods start."""

@@ -27,6 +27,9 @@ async def load(arena: Arena) -> None:
             arena.names.setdefault(name_key(p.name), p.player_id)
     for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
         arena.ratings[pid] = (Rating(rating, rd, vol), games)
+    arena.quarantined = await arena.storage.quarantined()
+    if arena.cluster is not None:
+        return  # a cluster node loads the matches it comes to own or hold, not every unfinished one
     for stored in await arena.storage.unfinished():
         try:
             room = Room(rebuild(arena, stored))
@@ -47,8 +50,12 @@ async def quarantine(arena: Arena, match_id: str, exc: Exception) -> None:
     arena.quarantined += 1
 
 
-def rebuild(arena: Arena, stored: StoredMatch) -> Match:
-    """A match replayed from storage: same seats, events and numbers as before; clocks as stored."""
+def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
+    """A match replayed from storage: same seats, events and numbers as before; clocks as stored.
+
+    `charge`: the running clock has been running since the last action was stored (a node takes
+    over a match another was playing); otherwise it starts now (the server itself was down).
+    """
     match = arena.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
     for seat in (stored.creator_seat, 1 - stored.creator_seat):
         holder = stored.seats[seat]
@@ -63,7 +70,9 @@ def rebuild(arena: Arena, stored: StoredMatch) -> Match:
         match.commit(EndChange(reason, winner, result))
         return match
     if stored.actions:
-        match.restore_clocks(stored.actions[-1][3:5])
+        ms0, ms1 = stored.actions[-1][3:5]
+        since = arena.local_time(stored.last_at) if charge and stored.last_at is not None else None
+        match.restore_clocks((ms0, ms1), since)
     return match
 
 
@@ -72,6 +81,8 @@ async def room_or_stored(arena: Arena, match_id: str) -> Room:
     room = arena.rooms.get(match_id)
     if room is not None:
         return room
+    if arena.cluster is not None:  # any stored match, loaded as a copy the bus keeps up to date
+        return await arena.find_room(match_id)
     stored = await arena.storage.stored_match(match_id)
     if stored is None or stored.status != "finished" or match_id in arena.rooms:
         return arena.room(match_id)

@@ -13,7 +13,8 @@ from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
 from tests.wire import OPERATOR, FakeClock
 
-pytest_plugins = ["tests.pg"]  # the `postgres` server and `pg_url` database fixtures
+# PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
+pytest_plugins = ["tests.pg", "tests.redis_server"]
 
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:

@@ -2,7 +2,8 @@
 # Installs what the tests need beyond `pip install -e '.[test]'`, from the distribution's packages:
 #   - Chromium at /usr/bin/chromium, with a font for the pages' symbols (the browser tests,
 #     tests/test_web_browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
-#   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/pg.py).
+#   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/pg.py);
+#   - redis-server (the cluster tests start a throwaway one, tests/redis_server.py).
 # It also installs the playwright package if the Python in use lacks it. Safe to run again: it only
 # installs what is missing, and says what it does. Run as root, or as a user who may sudo.
 #
@@ -30,6 +31,12 @@ if compgen -G "/usr/lib/postgresql/*/bin/postgres" > /dev/null || command -v pos
   say "PostgreSQL's server is installed: $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n 1)"
 else
   packages+=(postgresql)
+fi
+
+if command -v redis-server > /dev/null || [ -x /usr/bin/redis-server ]; then
+  say "redis-server is installed: $(redis-server --version 2>/dev/null | head -n 1)"
+else
+  packages+=(redis-server)
 fi
 
 if [ "${#packages[@]}" -gt 0 ]; then

@@ -32,9 +32,11 @@ from server.storage.schema import POSTGRES_MIGRATIONS, VERSION_TABLE, Migration,
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
+    PLAYER,
     PLAYERS,
     QUARANTINED,
     RATINGS,
+    SEATED,
     UNFINISHED,
     UNFINISHED_ACTIONS,
     ConflictError,
@@ -48,6 +50,10 @@ from server.storage.writer import (
 )
 
 SQL = {
+    "guard": "INSERT INTO guards (key) VALUES ($1)",
+    "own": "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"
+           " ON CONFLICT (match_id) DO UPDATE SET node = excluded.node",
+    "disown": "DELETE FROM match_owners WHERE match_id = $1",
     "player": "INSERT INTO players (id, name, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5)"
               " ON CONFLICT (id) DO NOTHING",
     "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
@@ -74,27 +80,32 @@ SQL = {
 MIGRATION_LOCK = int.from_bytes(b"kalahmig")
 """The advisory lock that lets one node at a time migrate a shared database."""
 SERVER_LOCK = int.from_bytes(b"kalahsrv")
-"""The advisory lock the writer's session holds: one server writes a database at a time."""
+"""The advisory lock the writer's session holds: a single server holds it alone, cluster nodes share it."""
 
 
 class DatabaseBusyError(Exception):
-    """Another server is writing this database (several need match ownership between nodes, not built yet)."""
+    """Another server is writing this database alone, or cluster nodes share it with a single server."""
 
 
-async def connect_writer(url: str) -> asyncpg.Connection:
+async def connect_writer(url: str, shared: bool = False) -> asyncpg.Connection:
     """The writer's own session (not pooled: a pool's reset would drop its lock and settings).
 
     `synchronous_commit=off` would acknowledge before the flush, so it is turned back on. The
-    session-level SERVER_LOCK keeps a second server from loading and playing the same matches;
-    it goes with the session, so a reconnecting writer takes it again or fails its writes.
+    session-level SERVER_LOCK keeps a second single server from loading and playing the same
+    matches: a single server takes it exclusively, the nodes of a cluster (`shared`, with a bus)
+    take it shared, so nodes run together but never beside a single server. It goes with the
+    session, so a reconnecting writer takes it again or fails its writes.
     """
     conn = await asyncpg.connect(url)
     try:
         if await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off":
             await conn.execute("SET synchronous_commit = on")
-        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", SERVER_LOCK):
-            raise DatabaseBusyError("another kalah server is using this database: one server per database until "
-                                    "matches can be owned across nodes")
+        take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+        if not await conn.fetchval(f"SELECT {take}($1)", SERVER_LOCK):
+            raise DatabaseBusyError("another kalah server is using this database alone (several nodes need "
+                                    "--bus on every node)" if shared else
+                                    "another kalah server is using this database: run every node with --bus "
+                                    "to share it")
     except BaseException:
         await conn.close()
         raise
@@ -156,23 +167,33 @@ class PostgresReads(GameReads):
 class PostgresStorage(PostgresReads, Storage):
     """The arena's PostgreSQL database: one writer session for group commits, and a read pool."""
 
-    def __init__(self, url: str, writer: asyncpg.Connection, reads: asyncpg.Pool, where: str) -> None:
+    def __init__(self, url: str, writer: asyncpg.Connection, reads: asyncpg.Pool, where: str,
+                 shared: bool = False) -> None:
         PostgresReads.__init__(self, reads, where)
         Storage.__init__(self)
         self._url = url
         self._writer_conn = writer
+        self.shared = shared
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        """The read pool (the cluster's node registry runs its short statements on it too)."""
+        return self._reads
 
     @classmethod
-    async def connect(cls, url: str, where: str, read_connections: int = 4) -> PostgresStorage:
-        """Connect to the database at `url` (refused if another server holds it), migrate it, start the writer."""
-        writer = await connect_writer(url)
+    async def connect(cls, url: str, where: str, read_connections: int = 4, shared: bool = False) -> PostgresStorage:
+        """Connect to the database at `url` (refused if another server holds it), migrate it, start the writer.
+
+        `shared`: this server is one node of several on this database (see `connect_writer`).
+        """
+        writer = await connect_writer(url, shared)
         try:
             await migrate(writer)
             reads = await asyncpg.create_pool(url, min_size=1, max_size=read_connections)
         except BaseException:
             await writer.close()
             raise
-        self = cls(url, writer, reads, where)
+        self = cls(url, writer, reads, where, shared)
         self.start_writer()
         return self
 
@@ -184,7 +205,7 @@ class PostgresStorage(PostgresReads, Storage):
         """
         plan = [(SQL[kind], rows) for kind, rows in plan_batch(items)]
         if self._writer_conn.is_closed():
-            self._writer_conn = await connect_writer(self._url)
+            self._writer_conn = await connect_writer(self._url, self.shared)
         conn = self._writer_conn
         try:
             async with conn.transaction():
@@ -237,3 +258,12 @@ class PostgresStorage(PostgresReads, Storage):
     async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
         """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in await self._reads.fetch(RATINGS)}
+
+    async def player(self, player_id: str) -> StoredPlayer | None:
+        """One stored player, or None."""
+        r = await self._reads.fetchrow(numbered(PLAYER), player_id)
+        return None if r is None else StoredPlayer(r[0], r[1], r[2], r[3])
+
+    async def seated(self, player_id: str) -> list[str]:
+        """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
+        return [r[0] for r in await self._reads.fetch(numbered(SEATED), player_id, player_id)]

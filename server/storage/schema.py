@@ -4,7 +4,9 @@ Each migration is a tuple of statements; the `schema_version` table holds one ro
 version. Version 1 is the schema every release before versions had, written with
 `IF NOT EXISTS`, so a file made by one of them opens, gets what it lacks and is marked 1;
 version 2 adds the engine gateway's `engine_forfeits` (which the gateway used to create when
-it started). A database whose version is newer than the code knows is refused, never written.
+it started); version 3 adds what several nodes on one database need (`guards`, one row per change
+that would conflict with another, `nodes` with their heartbeats, and `match_owners`).
+A database whose version is newer than the code knows is refused, never written.
 """
 
 from __future__ import annotations
@@ -81,6 +83,17 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     at REAL NOT NULL
 )""",
     )),
+    (3, (
+        "CREATE TABLE IF NOT EXISTS guards (key TEXT PRIMARY KEY)",
+        """CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    beat_at REAL NOT NULL
+)""",
+        "CREATE TABLE IF NOT EXISTS match_owners (match_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS match_owners_by_node ON match_owners(node)",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -143,6 +156,17 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     detail TEXT NOT NULL,
     at DOUBLE PRECISION NOT NULL
 )""",
+    )),
+    (3, (
+        "CREATE TABLE IF NOT EXISTS guards (key TEXT PRIMARY KEY)",
+        """CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    started_at DOUBLE PRECISION NOT NULL,
+    beat_at DOUBLE PRECISION NOT NULL
+)""",
+        "CREATE TABLE IF NOT EXISTS match_owners (match_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS match_owners_by_node ON match_owners(node)",
     )),
 )
 

@@ -67,21 +67,27 @@ def _asyncpg_missing() -> StorageError:
     return StorageError("a PostgreSQL database needs asyncpg: pip install 'kalah-arena[postgres]'")
 
 
-async def open_storage(source: str | Path, synchronous: str = "FULL") -> Storage:
-    """Open the server's storage at a path or URL: migrated to the latest schema, its writer started."""
+async def open_storage(source: str | Path, synchronous: str = "FULL", shared: bool = False) -> Storage:
+    """Open the server's storage at a path or URL: migrated to the latest schema, its writer started.
+
+    `shared`: this server is one node of a cluster on a PostgreSQL database (SQLite is refused).
+    """
     if is_postgres(source):
         try:
             from server.storage.postgres import DatabaseBusyError, PostgresStorage
         except ImportError:
             raise _asyncpg_missing() from None
         try:
-            return await PostgresStorage.connect(str(source), describe(source))
+            return await PostgresStorage.connect(str(source), describe(source), shared=shared)
         except (OSError, DatabaseBusyError) as exc:  # nothing listening; another server holds the database
             raise StorageError(f"{describe(source)}: {exc}") from None
         except Exception as exc:
             if _from_asyncpg(exc):  # refused, bad password, no such database
                 raise StorageError(f"{describe(source)}: {exc}") from None
             raise
+    if shared:
+        raise StorageError(f"{describe(source)}: several nodes share a PostgreSQL database, not a SQLite file "
+                           "(--db postgresql://...)")
     from server.storage.sqlite import SQLiteStorage
 
     return await SQLiteStorage.connect(sqlite_path(source), synchronous)

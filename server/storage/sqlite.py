@@ -18,9 +18,11 @@ from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
+    PLAYER,
     PLAYERS,
     QUARANTINED,
     RATINGS,
+    SEATED,
     UNFINISHED,
     UNFINISHED_ACTIONS,
     ConflictError,
@@ -34,6 +36,9 @@ from server.storage.writer import (
 )
 
 SQL = {
+    "guard": "INSERT INTO guards (key) VALUES (?)",
+    "own": "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
+    "disown": "DELETE FROM match_owners WHERE match_id = ?",
     "player": "INSERT OR IGNORE INTO players (id, name, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?)",
     "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
               " VALUES (?, ?, ?, 'open', ?, ?)",
@@ -170,3 +175,12 @@ class SQLiteStorage(SQLiteReads, Storage):
         """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
         rows = await self._conn.execute_fetchall(RATINGS)
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    async def player(self, player_id: str) -> StoredPlayer | None:
+        """One stored player, or None."""
+        rows = list(await self._conn.execute_fetchall(PLAYER, (player_id,)))
+        return None if not rows else StoredPlayer(rows[0][0], rows[0][1], rows[0][2], rows[0][3])
+
+    async def seated(self, player_id: str) -> list[str]:
+        """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
+        return [r[0] for r in await self._conn.execute_fetchall(SEATED, (player_id, player_id))]

@@ -56,6 +56,8 @@ class StoredMatch:
     status: str = "live"
     end: tuple[int | None, int | None, EndReason] | None = None
     """(result, winner seat, reason) of a finished match."""
+    last_at: float | None = None
+    """When the last action was stored (UNIX time): where a running clock started."""
 
 
 # Statement kinds in the order a batch runs them. Within one write the statements already come
@@ -64,7 +66,8 @@ class StoredMatch:
 # as one `executemany`: a few calls per commit instead of one per row, which matters because
 # every call hands the GIL back and forth with the busy event loop (SQLite) or is a round trip
 # (PostgreSQL). Rows of one kind keep the order their writes came in.
-PHASES = ("player", "create", "join", "action", "finish", "rating", "cancel", "quarantine", "set_aside", "forfeit")
+PHASES = ("guard", "player", "create", "own", "join", "action", "finish", "rating", "cancel", "disown", "quarantine",
+          "set_aside", "forfeit")
 _PHASE = {kind: index for index, kind in enumerate(PHASES)}
 
 
@@ -91,11 +94,11 @@ class Storage(GameReads):
         self.commit_seconds = 0.0
 
     @classmethod
-    async def open(cls, source: str | Path, synchronous: str = "FULL") -> Storage:
+    async def open(cls, source: str | Path, synchronous: str = "FULL", shared: bool = False) -> Storage:
         """Open the database a path or URL names (creating and migrating it as needed) and start the writer."""
         from server.storage.sources import open_storage
 
-        return await open_storage(source, synchronous)
+        return await open_storage(source, synchronous, shared)
 
     def start_writer(self) -> None:
         """Start the task that drains queued writes into group commits."""
@@ -180,18 +183,29 @@ class Storage(GameReads):
     async def ratings(self) -> dict[str, tuple[float, float, float, int]]:
         """Every player's Glicko-2 rating, deviation, volatility and number of rated games."""
 
+    @abstractmethod
+    async def player(self, player_id: str) -> StoredPlayer | None:
+        """One stored player, or None (another node may have stored it since this one started)."""
+
+    @abstractmethod
+    async def seated(self, player_id: str) -> list[str]:
+        """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
+
 
 # --- the reads for start-up, the same SQL on every backend (`?` placeholders) ----------------
 
 PLAYERS = "SELECT id, name, token_hash, bot FROM players"
 UNFINISHED = ("SELECT id, variant, rated, seat0, seat1, creator_seat FROM matches"
               " WHERE status IN ('open', 'live') ORDER BY created_at")
-UNFINISHED_ACTIONS = ("SELECT a.match_id, a.ply, a.seat, a.action, a.seat0_ms, a.seat1_ms FROM actions a"
+UNFINISHED_ACTIONS = ("SELECT a.match_id, a.ply, a.seat, a.action, a.seat0_ms, a.seat1_ms, a.at FROM actions a"
                       " JOIN matches m ON m.id = a.match_id WHERE m.status IN ('open', 'live')"
                       " ORDER BY a.match_id, a.ply")
 MATCH = ("SELECT id, variant, rated, seat0, seat1, creator_seat, status, result, winner_seat, reason"
          " FROM matches WHERE id = ?")
-MATCH_ACTIONS = "SELECT ply, seat, action, seat0_ms, seat1_ms FROM actions WHERE match_id = ? ORDER BY ply"
+MATCH_ACTIONS = "SELECT ply, seat, action, seat0_ms, seat1_ms, at FROM actions WHERE match_id = ? ORDER BY ply"
+PLAYER = "SELECT id, name, token_hash, bot FROM players WHERE id = ?"
+SEATED = ("SELECT id FROM matches WHERE status IN ('open', 'live') AND (seat0 = ? OR seat1 = ?)"
+          " ORDER BY created_at")
 QUARANTINED = "SELECT count(*) FROM quarantine"
 RATINGS = "SELECT player_id, rating, rd, volatility, games FROM ratings"
 
@@ -202,6 +216,7 @@ def unfinished_of(rows: list[Any], actions: list[Any]) -> list[StoredMatch]:
     for a in actions:
         if a[0] in found:
             found[a[0]].actions.append((a[1], a[2], a[3], a[4], a[5]))
+            found[a[0]].last_at = a[6]
     return list(found.values())
 
 
@@ -211,6 +226,7 @@ def match_of(row: Any, actions: list[Any]) -> StoredMatch:
     found = StoredMatch(r[0], r[1], bool(r[2]), (r[3], r[4]), r[5], status=r[6],
                         end=None if r[9] is None else (r[7], r[8], EndReason(r[9])))
     found.actions = [(a[0], a[1], a[2], a[3], a[4]) for a in actions]
+    found.last_at = actions[-1][5] if actions else None
     return found
 
 
@@ -255,3 +271,18 @@ def op_rating(player_id: str, rating: float, rd: float, volatility: float, games
 def op_quarantine(match_id: str, reason: str) -> list[Op]:
     """Set aside a match that cannot be loaded: noted with the reason, and never loaded again."""
     return [("quarantine", (match_id, reason[:1000], time.time())), ("set_aside", (match_id,))]
+
+
+def op_guard(key: str) -> Op:
+    """Claim `key` once: a second write claiming it fails as `ConflictError` (nodes racing on one change)."""
+    return ("guard", (key,))
+
+
+def op_own(match_id: str, node: str) -> Op:
+    """Make `node` the owner of a match (its clocks, hosted bots and expiry)."""
+    return ("own", (match_id, node))
+
+
+def op_disown(match_id: str) -> Op:
+    """Forget the owner of a match that ended or was cancelled."""
+    return ("disown", (match_id,))

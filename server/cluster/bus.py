@@ -1,0 +1,183 @@
+"""The Redis side of a cluster: change notices between nodes, node notices, and who is connected where.
+
+Redis pub/sub delivers at most once: a notice can be lost while a node is slow or reconnecting.
+Notices therefore carry only a match's id and version, and a node that sees a newer version
+reads what it lacks from the database; after its subscription was lost it re-reads every match
+it holds. Commands (notices and presence) go out in order through one queue, in pipelines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis.asyncio as redis
+from redis.exceptions import RedisError
+
+from server.logs import event as log_event
+
+CHANGES = "kalah:changes"
+"""The channel of `<match id> <version>` notices, one per stored change."""
+NODES = "kalah:nodes"
+"""The channel of `left <node id>` notices: a draining node's matches are free to take."""
+MAX_QUEUED = 100_000
+"""Commands kept while Redis is unreachable; beyond, the oldest are dropped (readers re-read on reconnect)."""
+
+
+def describe_bus(url: str) -> str:
+    """A Redis URL without its password, for messages."""
+    head, at, tail = url.rpartition("@")
+    if not at:
+        return url
+    scheme, _, userinfo = head.partition("://")
+    return f"{scheme}://{userinfo.split(':')[0]}:***@{tail}"
+
+
+def online_key(player_id: str) -> str:
+    """The set of nodes where `player_id` has a connection."""
+    return f"kalah:online:{player_id}"
+
+
+def away_key(player_id: str) -> str:
+    """When `player_id`'s last connection anywhere closed (UNIX seconds)."""
+    return f"kalah:away:{player_id}"
+
+
+class Bus:
+    """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
+
+    def __init__(self, url: str, on_change: Callable[[str, int], None], on_gap: Callable[[], None],
+                 on_node_left: Callable[[str], None]) -> None:
+        self.url = url
+        self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
+        self.on_change = on_change
+        self.on_gap = on_gap
+        self.on_node_left = on_node_left
+        self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.subscribed = False
+        self.published = 0
+        self.received = 0
+        self.reconnects = 0
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Check Redis answers, then start publishing and listening (raises if it cannot be reached)."""
+        await self.redis.ping()
+        ready = asyncio.Event()
+        self._tasks = [asyncio.create_task(self._publisher()), asyncio.create_task(self._listener(ready))]
+        await ready.wait()
+
+    @property
+    def status(self) -> str:
+        """`ok` while subscribed, else `reconnecting`."""
+        return "ok" if self.subscribed else "reconnecting"
+
+    def send(self, *command: Any) -> None:
+        """Queue one Redis command (sent in order, soon, in a pipeline with its neighbours)."""
+        if self.queue.qsize() >= MAX_QUEUED:
+            self.queue.get_nowait()
+            self.queue.task_done()
+        self.queue.put_nowait(command)
+
+    def changed(self, match_id: str, version: int) -> None:
+        """Tell every node that `match_id` is now at `version`."""
+        self.send("PUBLISH", CHANGES, f"{match_id} {version}")
+
+    def node_left(self, node_id: str) -> None:
+        """Tell every node that `node_id` has let its matches go."""
+        self.send("PUBLISH", NODES, f"left {node_id}")
+
+    def online(self, player_id: str, node_id: str) -> None:
+        """`player_id` has a connection on `node_id`."""
+        self.send("SADD", online_key(player_id), node_id)
+
+    def offline(self, player_id: str, node_id: str) -> None:
+        """`player_id`'s last connection on `node_id` closed."""
+        self.send("SREM", online_key(player_id), node_id)
+        self.send("SET", away_key(player_id), repr(time.time()), "EX", 7 * 86400)
+
+    async def presence(self, player_id: str) -> tuple[set[str], float | None]:
+        """The nodes where `player_id` is connected, and since when it has been away (UNIX seconds)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.smembers(online_key(player_id))
+            pipe.get(away_key(player_id))
+            nodes, away = await pipe.execute()
+        return set(nodes), None if away is None else float(away)
+
+    async def _publisher(self) -> None:
+        """Send queued commands in order, many per round trip; keep them while Redis is unreachable."""
+        while True:
+            batch = [await self.queue.get()]
+            while not self.queue.empty() and len(batch) < 1000:
+                batch.append(self.queue.get_nowait())
+            delay = 0.05
+            while True:
+                try:
+                    async with self.redis.pipeline(transaction=False) as pipe:
+                        for command in batch:
+                            pipe.execute_command(*command)
+                        await pipe.execute()
+                    self.published += len(batch)
+                    for _ in batch:
+                        self.queue.task_done()
+                    break
+                except (RedisError, OSError) as exc:
+                    log_event("bus_send_failed", error=repr(exc), waiting=len(batch), level=30)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+
+    async def _listener(self, ready: asyncio.Event) -> None:
+        """Subscribe and dispatch notices; after a lost subscription, subscribe again and re-read everything."""
+        delay = 0.05
+        first = True
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CHANGES, NODES)
+                self.subscribed = True
+                delay = 0.05
+                if first:
+                    ready.set()
+                else:
+                    self.reconnects += 1
+                    log_event("bus_resubscribed", reconnects=self.reconnects)
+                    self.on_gap()
+                first = False
+                async for message in pubsub.listen():
+                    self._dispatch(message)
+            except (RedisError, OSError) as exc:
+                self.subscribed = False
+                log_event("bus_lost", error=repr(exc), level=30)
+                if first:
+                    ready.set()
+                    first = False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        """One message from a channel: a change notice or a node notice."""
+        if message.get("type") != "message":
+            return
+        self.received += 1
+        data = str(message.get("data", ""))
+        if message.get("channel") == CHANGES:
+            match_id, _, version = data.partition(" ")
+            if version.isdigit():
+                self.on_change(match_id, int(version))
+        elif data.startswith("left "):
+            self.on_node_left(data[5:])
+
+    async def close(self) -> None:
+        """Send what is queued (briefly), stop listening, close the connection."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.queue.join(), 1.0)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.redis.aclose()

@@ -1,0 +1,248 @@
+"""One node of a cluster: what the arena asks of it (guards, ownership, notices, presence) and its heartbeat."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from server.changes import ArenaChange, CancelChange, CreateChange, end_of
+from server.cluster import replica
+from server.cluster.bus import Bus, describe_bus
+from server.cluster.nodes import Nodes
+from server.cluster.options import ClusterOptions
+from server.logs import event as log_event
+from server.match import Seat
+from server.ratings import Rating
+from server.rooms import Room
+from server.storage import Op, StorageError
+from server.storage.writer import op_disown, op_guard, op_own
+
+if TYPE_CHECKING:
+    from server.arena import Arena
+
+
+class Cluster:
+    """This node's part in a cluster: it owns some matches, holds copies of others, and beats."""
+
+    def __init__(self, arena: Arena, options: ClusterOptions) -> None:
+        pool = getattr(arena.storage, "pool", None)
+        if pool is None:
+            raise ValueError("several nodes need a PostgreSQL database (--db postgresql://...)")
+        self.arena = arena
+        self.options = options
+        self.node_id = options.node_id
+        self.pool = pool
+        self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
+        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left)
+        self.owned: set[str] = set()
+        """The matches whose clocks, hosted bots and expiry this node runs."""
+        self.live_nodes: dict[str, float] = {}
+        self.wanted: dict[str, int] = {}
+        """Match id -> the newest version a notice announced, while a refresh of it runs."""
+        self.taken = 0
+        self.refreshes = 0
+        self.conflicts = 0
+        self.database = "ok"
+        self._ticker: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Connect to Redis, register this node, take the matches nobody owns, and start beating."""
+        try:
+            await self.bus.start()
+        except (RedisError, OSError) as exc:
+            raise StorageError(f"cannot reach the bus at {describe_bus(self.options.bus_url)}: {exc}") from None
+        await self.nodes.join()
+        await self.tick()
+        self._ticker = asyncio.create_task(self._beat())
+        log_event("node_started", node=self.node_id, owned=len(self.owned))
+
+    def owns(self, match_id: str) -> bool:
+        """Whether this node runs the match's clocks, hosted bots and expiry."""
+        return match_id in self.owned
+
+    # --- heartbeat and takeover -------------------------------------------------------------------
+
+    async def _beat(self) -> None:
+        """Beat and take over every `beat_s` until cancelled; a failing database is logged and retried."""
+        while True:
+            await asyncio.sleep(self.options.beat_s)
+            try:
+                await self.tick()
+                self.database = "ok"
+            except Exception as exc:
+                self.database = "unreachable"
+                log_event("node_beat_failed", node=self.node_id, error=repr(exc), level=30)
+
+    async def tick(self) -> None:
+        """Renew the lease (letting go of matches taken while this node seemed dead), then take orphans."""
+        if self.arena.closing:
+            return
+        if not await self.nodes.beat():
+            still = await self.nodes.owned()
+            for match_id in self.owned - still:
+                self.release(match_id)
+            log_event("node_lease_lost", node=self.node_id, kept=len(still))
+        for match_id in await self.nodes.take_orphans(self.options.takeover_batch):
+            await self.adopt(match_id)
+        self.live_nodes = await self.nodes.live()
+
+    async def adopt(self, match_id: str) -> None:
+        """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots."""
+        arena = self.arena
+        room = arena.rooms.get(match_id)
+        if room is None:
+            room = await replica.load(arena, match_id)
+            if room is None or match_id in arena.rooms:
+                return
+            arena.add_room(room)
+        else:
+            async with room.lock:
+                await replica.refresh(arena, room)
+        self.owned.add(match_id)
+        self.taken += 1
+        log_event("match_taken_over", match=match_id, node=self.node_id, ply=room.match.ply)
+        arena.after_change(room)
+
+    def release(self, match_id: str) -> None:
+        """Stop running a match's clocks and bots (another node owns it now); keep it as a copy."""
+        self.owned.discard(match_id)
+        room = self.arena.rooms.get(match_id)
+        if room is not None:
+            room.cancel_timer()
+
+    def on_node_left(self, node_id: str) -> None:
+        """A node drained: take some of its matches now rather than at the next heartbeat."""
+        if node_id != self.node_id and not self.arena.closing:
+            self.arena.spawn(self.tick())
+
+    # --- copies of matches ------------------------------------------------------------------------
+
+    async def find(self, match_id: str) -> Room | None:
+        """A match this node does not hold yet, loaded from the database as a copy (None: no such match)."""
+        room = await replica.load(self.arena, match_id)
+        if room is None:
+            return None
+        existing = self.arena.rooms.get(match_id)
+        if existing is not None:
+            return existing
+        self.arena.add_room(room)
+        self.arena.after_change(room)
+        return room
+
+    def on_change(self, match_id: str, version: int) -> None:
+        """A notice from the bus: bring the copy of `match_id` up to `version` (once at a time)."""
+        room = self.arena.rooms.get(match_id)
+        if room is None or replica.version(room.match) >= version:
+            return
+        if match_id in self.wanted:
+            self.wanted[match_id] = max(self.wanted[match_id], version)
+            return
+        self.wanted[match_id] = version
+        self.arena.spawn(self._refresh(room))
+
+    def on_gap(self) -> None:
+        """The bus was lost for a while: notices may be missing, so re-read every match held."""
+        for room in list(self.arena.rooms.values()):
+            self.on_change(room.match.match_id, replica.version(room.match) + 1)
+
+    async def _refresh(self, room: Room) -> None:
+        """Refresh a copy until it is at the newest version announced."""
+        match_id = room.match.match_id
+        try:
+            while True:
+                want = self.wanted[match_id]
+                async with room.lock:
+                    await replica.refresh(self.arena, room)
+                self.refreshes += 1
+                if self.wanted.get(match_id, 0) <= want:
+                    break
+        except Exception as exc:
+            log_event("refresh_failed", match=match_id, error=repr(exc), level=40)
+        finally:
+            self.wanted.pop(match_id, None)
+
+    async def conflict(self, room: Room) -> None:
+        """Another node stored a change first (or a client saw one): bring the copy up to date (lock held)."""
+        self.conflicts += 1
+        await replica.refresh(self.arena, room)
+
+    # --- what each change adds ----------------------------------------------------------------------
+
+    def ops(self, room: Room, change: ArenaChange, ratings: list[tuple[str, Rating, int]]) -> list[Op]:
+        """The guards and owner rows a change adds: one claim per match version and per rating update."""
+        mid = room.match.match_id
+        if isinstance(change, CreateChange):
+            return [op_own(mid, self.node_id)]
+        ops = [op_guard(f"m:{mid}:{replica.version(room.match)}")]
+        ops += [op_guard(f"r:{pid}:{games - 1}") for pid, _, games in ratings]
+        if isinstance(change, CancelChange) or end_of(change) is not None:
+            ops.append(op_disown(mid))
+        return ops
+
+    def stored(self, room: Room, change: ArenaChange) -> None:
+        """A change was stored and committed here: own a new match, and tell the other nodes."""
+        mid = room.match.match_id
+        if isinstance(change, CreateChange):
+            self.owned.add(mid)
+        self.bus.changed(mid, replica.version(room.match) if not isinstance(change, CancelChange) else 1 << 30)
+
+    async def fresh_ratings(self, player_ids: list[str]) -> None:
+        """Read the players' ratings again (another node may have rated one of their games since)."""
+        rows = await self.pool.fetch("SELECT player_id, rating, rd, volatility, games FROM ratings"
+                                     " WHERE player_id = ANY($1::text[])", player_ids)
+        for r in rows:
+            self.arena.ratings[r[0]] = (Rating(r[1], r[2], r[3]), r[4])
+
+    # --- presence -------------------------------------------------------------------------------
+
+    def online(self, player_id: str) -> None:
+        """`player_id`'s first connection on this node opened."""
+        self.bus.online(player_id, self.node_id)
+
+    def offline(self, player_id: str) -> None:
+        """`player_id`'s last connection on this node closed."""
+        self.bus.offline(player_id, self.node_id)
+
+    async def away_since(self, seat: Seat | None) -> float | None:
+        """Since when (arena time) the player in `seat` has had no connection on any live node; None: connected."""
+        arena = self.arena
+        local = arena.away_of(seat)
+        if local is None or seat is None:
+            return local
+        nodes, away = await self.bus.presence(seat.player_id)
+        if any(node in self.live_nodes and node != self.node_id for node in nodes):
+            return None
+        return local if away is None else max(local, arena.local_time(away))
+
+    # --- leaving --------------------------------------------------------------------------------
+
+    async def handover(self) -> None:
+        """Drain: let every owned match go at once, so the other nodes take them without waiting for a lease."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+        for match_id in list(self.owned):
+            self.release(match_id)
+        try:
+            await self.nodes.leave()
+            self.bus.node_left(self.node_id)
+        except Exception as exc:
+            log_event("handover_failed", node=self.node_id, error=repr(exc), level=40)
+        log_event("node_left", node=self.node_id)
+
+    async def close(self) -> None:
+        """Stop beating and close the bus."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            await asyncio.gather(self._ticker, return_exceptions=True)
+        await self.bus.close()
+
+    def health(self) -> dict[str, Any]:
+        """This node's part for `/health`: its id, role, owned matches, bus and database status."""
+        return {"node": self.node_id, "role": "cluster-node", "owned": len(self.owned),
+                "copies": len(self.arena.rooms) - len(self.owned), "nodes": sorted(self.live_nodes),
+                "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
+                "refreshes": self.refreshes, "conflicts": self.conflicts, "bus_published": self.bus.published,
+                "bus_received": self.bus.received, "at": round(time.time(), 3)}

@@ -1,0 +1,159 @@
+"""Several nodes on one PostgreSQL and one Redis, in one process: any node serves any client, every change is
+stored once whichever node it reaches, copies follow by the bus, and a drained node's matches are taken over."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import asyncpg
+
+from protocol import Game, Variant
+from protocol.actions import parse_action
+from server.app import RunningServer
+from tests.conftest import Serve
+from tests.redis_server import RedisServer
+from tests.wire import Client, Json, action_msg, eventually, is_game_over
+
+
+async def nodes(serve: Serve, pg_url: str, bus_url: str, count: int = 2, **options: object) -> list[RunningServer]:
+    """`count` cluster nodes on one database and one bus."""
+    return [await serve(pg_url, bus=bus_url, **options) for _ in range(count)]
+
+
+async def fetch(url: str, sql: str, *args: object) -> list[asyncpg.Record]:
+    """Rows of one query, on a connection of its own."""
+    conn = await asyncpg.connect(url)
+    try:
+        return list(await conn.fetch(sql, *args))
+    finally:
+        await conn.close()
+
+
+async def play_out(seats: dict[str, Client], match_id: str, variant: str, rng: random.Random) -> Game:
+    """Play random legal actions to the end, each seat on its own connection (maybe on another node)."""
+    game = Game(Variant.parse(variant))
+    while not game.over:
+        action = rng.choice(game.position.legal_actions())
+        mover = seats[game.position.to_move.name]
+        ack = await mover.request("ack", **action_msg(action, match_id, game.ply))
+        assert ack["ply"] == game.ply
+        game.play(action)
+    return game
+
+
+def seqs(client: Client, match_id: str) -> list[int]:
+    """The event numbers a client received for a match, in order."""
+    return [int(e["seq"]) for e in client.events(match_id)]
+
+
+async def test_players_and_a_spectator_on_different_nodes_play_a_match_to_the_end(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Alice on node A creates, Bob joins on node B, a spectator watches on B: every action is stored once,
+    the spectator sees every event in order without a gap or a duplicate, and the ratings move once."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    snap = await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south")
+    mid = snap["match_id"]
+    bob = await Client.open(b.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    watcher = await Client.open(b.url, "watcher")
+    await watcher.send(type="watch", match_id=mid)
+    await watcher.expect("snapshot")
+    await alice.expect("event", where=lambda e: e.get("kind") == "joined" and e["seq"] == 2)
+    game = await play_out({"SOUTH": alice, "NORTH": bob}, mid, "kalah(4,3)", random.Random(1))
+    last = await watcher.expect("event", where=is_game_over)
+    got = seqs(watcher, mid)
+    assert got == list(range(got[0], last["seq"] + 1))
+    rows = await fetch(pg_url, "SELECT ply FROM actions WHERE match_id = $1 ORDER BY ply", mid)
+    assert [r[0] for r in rows] == list(range(game.ply))
+    games = await fetch(pg_url, "SELECT games FROM ratings ORDER BY player_id")
+    assert [r[0] for r in games] == [1, 1]
+
+
+async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: Serve, pg_url: str,
+                                                                        bus_url: str) -> None:
+    """One player connected to two nodes sends the same ply with different moves to both at once: exactly
+    one is stored, the other is refused (or acknowledged as a duplicate if it was the same move)."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice_a = await Client.open(a.url, "alice")
+    snap = await alice_a.request("snapshot", type="create", variant="kalah(6,4)", seat="south")
+    mid = snap["match_id"]
+    bob = await Client.open(b.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    alice_b = await Client.open(b.url, "alice", token=alice_a.welcome["token"])
+    await alice_b.request("catch_up", type="sync", match_id=mid, since=0)
+    await alice_a.expect("event", where=lambda e: e.get("kind") == "joined" and e["seq"] == 2)
+    await asyncio.gather(alice_a.send(type="move", match_id=mid, ply=0, bin=1),
+                         alice_b.send(type="move", match_id=mid, ply=0, bin=2))
+    outcomes = [await next_reply(alice_a), await next_reply(alice_b)]
+    kinds = sorted(o["type"] for o in outcomes)
+    assert kinds == ["ack", "error"], outcomes
+    rows = await fetch(pg_url, "SELECT ply, action FROM actions WHERE match_id = $1", mid)
+    assert len(rows) == 1
+
+
+async def next_reply(client: Client) -> Json:
+    """The next ack or error a client gets (events skipped)."""
+    while True:
+        msg = await client.next()
+        if msg["type"] in ("ack", "error"):
+            return msg
+
+
+async def test_names_are_unique_across_nodes(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """A name taken on one node is refused on another, even by two hellos at once."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    first, second = await asyncio.gather(Client.open(a.url, None), Client.open(b.url, None))
+    await asyncio.gather(first.send(type="hello", name="Zoe"), second.send(type="hello", name="zoe"))
+    got = [await first.next(), await second.next()]
+    replies = sorted(m["type"] for m in got)
+    assert replies == ["error", "welcome"], got
+
+
+async def test_a_drained_node_hands_its_bot_match_to_another_node(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Node A owns a game against a hosted bot and drains: node B takes the match over at once, the bot moves
+    from B, and the player, reconnected to B with its token, plays on to the end."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    snap = await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south", opponent="random")
+    mid = snap["match_id"]
+    assert a.arena.cluster is not None and a.arena.cluster.owns(mid)
+    await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)
+    await a.close()
+    assert b.arena.cluster is not None
+    await eventually(lambda: b.arena.cluster is not None and b.arena.cluster.owns(mid), what="the takeover")
+    alice = await Client.open(b.url, "alice", token=alice.welcome["token"])
+    assert mid in alice.welcome["seats"]
+    state = await alice.request("snapshot", type="sync", match_id=mid)
+    game = Game.from_record(Variant.parse("kalah(4,3)"), " ".join(state["record"]))
+    rng = random.Random(2)
+    while not game.over:
+        if game.position.to_move.name == "SOUTH":
+            action = rng.choice(game.position.legal_actions())
+            await alice.request("ack", **action_msg(action, mid, game.ply))
+            game.play(action)
+        else:
+            event = await alice.expect("event", where=lambda e: e.get("ply") == game.ply)
+            game.play(parse_action(event["action"]))
+    rows = await fetch(pg_url, "SELECT status FROM matches WHERE id = $1", mid)
+    assert rows[0][0] == "finished"
+
+
+async def test_a_lost_bus_costs_a_reread_not_an_event(serve: Serve, pg_url: str, bus_url: str,
+                                                     redis_server: RedisServer) -> None:
+    """While Redis is down, moves are still stored; when it is back, node B re-reads its copy and its
+    spectator gets every event it missed, in order."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"]
+    bob = await Client.open(a.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    watcher = await Client.open(b.url, "watcher")
+    await watcher.send(type="watch", match_id=mid)
+    await watcher.expect("snapshot")
+    redis_server.stop()
+    await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)
+    redis_server.start()
+    event = await watcher.expect("event", timeout=15, where=lambda e: e.get("ply") == 0)
+    assert event["action"] == "1"
