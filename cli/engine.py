@@ -1,12 +1,17 @@
-"""`kalah engine BOT --server HOST:PORT`: one of our bots plays on a KGP server as an agent (a KGP client).
+"""`kalah engine BOT [--server HOST:PORT]`: one of our bots plays as a KGP agent (a KGP client).
 
 In the Kalah Game Protocol the agent connects to the server: this command connects a hosted
 bot (`random`, `greedy`, `alphabeta:N`, `perfect`) to any KGP 1.x freeplay server, ours
-(`kalah serve --kgp-port 2671`) or go-kgp. It says who it is (`info:name`, `auth:token` when
-given), asks for freeplay, and answers each `state` with the bot's move and `yield`, thinking
-in a worker thread for `--think` seconds (default: half the `time:clock` the server sets,
-else 1 s); `ping` gets `pong`. It stops when the server says goodbye, or after `--games`
-results (our server reports each with `set arena:result`).
+(`kalah serve --kgp-port 2671`) or go-kgp. Without `--server` it speaks KGP on its standard
+input and output (the server's lines in, its own out; its reports go to standard error), so a
+tester (`kalah ladder --engine NAME="kalah engine BOT"`) or any program can run it over pipes.
+
+It says who it is (`info:name`, `auth:token` when given), asks for freeplay, and answers each
+`state` with the bot's move and `yield`, thinking in a worker thread for `--think` seconds
+(default: half the `time:clock` the server sets, a twentieth under `time:mode absolute`, where
+the clock is the whole game's time left; else 1 s); `ping` gets `pong`. It stops when the
+server says goodbye, or after `--games` results (our server reports each with
+`set arena:result`), or at the end of its input.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ import asyncio
 import itertools
 import os
 import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from bots.names import BotNameError, canonical_bot
 from bots.players import make_player
@@ -28,8 +35,8 @@ from server.engines.kgp import Arg, Board, KgpSyntaxError, Line, LineSplitter, O
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah engine`."""
     parser.add_argument("bot", help="the bot to connect: random, greedy, alphabeta:N or perfect")
-    parser.add_argument("--server", required=True, metavar="HOST:PORT",
-                        help="the KGP server to play on, e.g. 127.0.0.1:2671")
+    parser.add_argument("--server", metavar="HOST:PORT",
+                        help="the KGP server to play on, e.g. 127.0.0.1:2671 (default: KGP on stdin/stdout)")
     parser.add_argument("--name", help="the name to play under (info:name; default: the bot id)")
     parser.add_argument("--token", default=os.environ.get("KALAH_KGP_TOKEN"),
                         help="a secret that keeps one identity across connections (auth:token; "
@@ -49,17 +56,35 @@ def server_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+class Sink(Protocol):
+    """Where the agent's lines go: a TCP stream, or standard output."""
+
+    def write(self, data: bytes) -> None:
+        """Queue or write bytes."""
+
+
+class StdoutSink:
+    """Standard output as the agent's line sink (written and flushed at once)."""
+
+    def write(self, data: bytes) -> None:
+        """Write and flush."""
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
 @dataclass
 class EngineClient:
     """The agent's side of one KGP connection, playing one bot."""
 
     bot: str
-    writer: asyncio.StreamWriter
+    writer: Sink
     think: float | None = None
     games: int = 0
     verbose: bool = False
     out: TextIO = sys.stdout
     clock: float | None = None
+    absolute: bool = False
+    """Whether `time:clock` is the whole game's time left (`time:mode absolute`) rather than this move's."""
     results: int = 0
     open_states: set[int] = field(default_factory=set)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1, 2))
@@ -111,6 +136,8 @@ class EngineClient:
         """Keep the clock; report games and results; False once `games` results came in."""
         if name == "time:clock" and isinstance(value, int | float):
             self.clock = float(value)
+        elif name == "time:mode":
+            self.absolute = value == "absolute"
         elif name == "game:id":
             print(f"game {value}", file=self.out, flush=True)
         elif name == "arena:result":
@@ -125,7 +152,9 @@ class EngineClient:
         """Seconds to think about the next move."""
         if self.think is not None:
             return self.think
-        return max(0.05, self.clock / 2) if self.clock else 1.0
+        if not self.clock:
+            return 1.0
+        return max(0.05, self.clock / 20 if self.absolute else self.clock / 2)
 
     async def answer(self, state_id: int, board: Board) -> None:
         """The bot's move for a state (thought in a worker thread), unless the server stopped it meanwhile."""
@@ -146,45 +175,89 @@ class EngineClient:
             self.send("yield", ref=state_id)
 
 
+async def session(args: argparse.Namespace, client: EngineClient, chunks: AsyncIterator[bytes],
+                  drain: Callable[[], Awaitable[None]]) -> int:
+    """Read the server's lines and answer them until goodbye, the end, or `--games` results; the exit status."""
+    name = args.name or args.bot.replace(":", "-")
+    splitter = LineSplitter()
+    async for data in chunks:
+        for item in splitter.feed(data):
+            if isinstance(item, Overlong):
+                continue
+            if args.verbose:
+                print("<", item, file=sys.stderr)
+            try:
+                line = parse_line(item)
+            except KgpSyntaxError:
+                continue
+            if line is None:
+                continue
+            keep_on = client.greet(line, name, args.token) if line.name == "kgp" else client.handle(line)
+            if not keep_on:
+                await drain()
+                return 0 if line.name != "kgp" else 1
+        await drain()
+    return 0 if not args.games or client.results >= args.games else 1
+
+
 async def play(args: argparse.Namespace, host: str, port: int) -> int:
     """Connect, play until goodbye (or `--games` results), and return the exit status."""
     reader, writer = await asyncio.open_connection(host, port)
     client = EngineClient(args.bot, writer, args.think, args.games, args.verbose)
-    name = args.name or args.bot.replace(":", "-")
-    splitter = LineSplitter()
-    try:
+
+    async def chunks() -> AsyncIterator[bytes]:
         while data := await reader.read(65536):
-            for item in splitter.feed(data):
-                if isinstance(item, Overlong):
-                    continue
-                if args.verbose:
-                    print("<", item, file=sys.stderr)
-                try:
-                    line = parse_line(item)
-                except KgpSyntaxError:
-                    continue
-                if line is None:
-                    continue
-                keep_on = client.greet(line, name, args.token) if line.name == "kgp" else client.handle(line)
-                if not keep_on:
-                    await writer.drain()
-                    return 0 if line.name != "kgp" else 1
-            await writer.drain()
-        return 0 if not args.games or client.results >= args.games else 1
+            yield data
+
+    try:
+        return await session(args, client, chunks(), writer.drain)
     finally:
         writer.close()
+
+
+async def play_stdio(args: argparse.Namespace) -> int:
+    """Play on standard input and output until goodbye or the end of the input; reports go to standard error."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def pump() -> None:  # a daemon thread: a blocked read never holds up the exit
+        while True:
+            data = os.read(sys.stdin.fileno(), 65536)
+            loop.call_soon_threadsafe(queue.put_nowait, data)
+            if not data:
+                return
+
+    threading.Thread(target=pump, name="kgp-stdin", daemon=True).start()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        while data := await queue.get():
+            yield data
+
+    async def drain() -> None:
+        """Standard output is written and flushed line by line: nothing to wait for."""
+
+    client = EngineClient(args.bot, StdoutSink(), args.think, args.games, args.verbose, out=sys.stderr)
+    return await session(args, client, chunks(), drain)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `kalah engine`."""
     try:
         args.bot = canonical_bot(args.bot)
-        host, port = server_address(args.server)
+        address = None if args.server is None else server_address(args.server)
     except (BotNameError, ValueError) as exc:
         print(f"kalah engine: {exc}", file=sys.stderr)
         return 2
+    if address is None:
+        try:
+            return asyncio.run(play_stdio(args))
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:  # the server side closed our output: nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     try:
-        return asyncio.run(play(args, host, port))
+        return asyncio.run(play(args, *address))
     except OSError as exc:
         print(f"kalah engine: cannot play on {args.server}: {exc}", file=sys.stderr)
         return 1

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import platformdirs
 
+from cli.ladder_engines import add_engine_args, engine_config, local_engines
+from cli.ladder_report import as_json as report_json
+from cli.ladder_report import render as render_report
 from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
 from cli.main import SIGINT_STATUS
@@ -22,14 +25,14 @@ from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
 from protocol.messages import Standings
 from protocol.requests import MAX_PACE_MS
-from server.identity import BOT_PREFIX
 from server.ratings import Rating
 from server.standings import Standing, compute, render
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah ladder`."""
-    parser.add_argument("--bots", required=True, help="comma-separated bot names, e.g. random,greedy,alphabeta:4")
+    parser.add_argument("--bots", default="", help="comma-separated bot names, e.g. random,greedy,alphabeta:4")
+    add_engine_args(parser)
     parser.add_argument("--games", type=int, default=10, help="games per pairing (rounded up to even)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random openings")
     add_server_arg(parser, "a local server over --db")
@@ -63,10 +66,10 @@ def _state_path(args: argparse.Namespace, config: LadderConfig, where: str) -> P
     return base / f"ladder-{config.digest(where)}.jsonl"
 
 
-def server_standings(standings: Standings, bots: tuple[str, ...]) -> tuple[
+def server_standings(standings: Standings, config: LadderConfig) -> tuple[
         list[Standing], dict[tuple[str, str], list[int]]]:
-    """The server's stored standings and head-to-head, cut to the ladder's bots (best rating first)."""
-    names = {f"{BOT_PREFIX}{bot}": bot for bot in bots}
+    """The server's stored standings and head-to-head, cut to the ladder's players (best rating first)."""
+    names = {config.display(player): player for player in config.players}
     table = [Standing(names[r.name], Rating(r.rating, r.rd), r.wins, r.draws, r.losses)
              for r in standings.rows if r.name in names]
     h2h = {(names[h.player], names[h.opponent]): [h.wins, h.draws, h.losses]
@@ -74,13 +77,19 @@ def server_standings(standings: Standings, bots: tuple[str, ...]) -> tuple[
     return table, h2h
 
 
+def _games(finished: list[Finished]) -> list[tuple[str, str, str, float]]:
+    """The finished games as the report reads them."""
+    return [(f.game.key, f.game.south, f.game.north, f.score) for f in finished]
+
+
 def _as_json(finished: list[Finished], table: list[Standing], h2h: dict[tuple[str, str], list[int]],
-             rated: bool) -> str:
-    """The ladder's games and standings as one JSON object."""
+             config: LadderConfig) -> str:
+    """The ladder's games, standings and report as one JSON object."""
     return json.dumps({
-        "rated": rated,
+        "rated": config.rated,
         "games": [{"match_id": f.match_id, "south": f.game.south, "north": f.game.north, "score": f.score,
-                   "result": f.result, "reason": f.reason} for f in finished],
+                   "result": f.result, "reason": f.reason, "detail": f.detail} for f in finished],
+        **report_json(_games(finished), config.players, config.sprt),
         "standings": [{"bot": s.name, "rating": round(s.rating.rating, 1), "rd": round(s.rating.rd, 1),
                        "games": s.games, "wins": s.wins, "draws": s.draws, "losses": s.losses} for s in table],
         "head_to_head": [{"bot": a, "opponent": b, "wins": w, "draws": d, "losses": lo}
@@ -108,7 +117,8 @@ async def _run(args: argparse.Namespace, config: LadderConfig, server: str | Non
         url, where = running.url, str(db.resolve())
         say(f"ladder server {url} on {db} (watch a game: kalah watch MATCH --server {url})")
     state = LadderState(_state_path(args, config, where))
-    ladder = Ladder(config, state, say)
+    engines = None if running is None else local_engines(args, running.arena, config)
+    ladder = Ladder(config, state, say, engines)
     before = len(ladder.results)
     try:
         finished = await ladder.run(url)
@@ -121,16 +131,18 @@ async def _run(args: argparse.Namespace, config: LadderConfig, server: str | Non
     if len(finished) == before:
         say(f"all {len(finished)} games of this ladder were played before (progress in {state.path})")
     if standings is not None:
-        table, h2h = server_standings(standings, config.bots)
+        table, h2h = server_standings(standings, config)
         title = f"standings on {where} (every rated game of these bots, as the server stores them)"
     else:
-        table, h2h = compute([f.as_result() for f in finished], config.bots)
+        table, h2h = compute([f.as_result() for f in finished], config.players)
         title = "results of these unrated games (ratings computed from them alone, not stored)"
     if args.json:
-        print(_as_json(finished, table, h2h, config.rated))
+        print(_as_json(finished, table, h2h, config))
         return 0
     print(f"\n{title}")
     print(render(table, h2h))
+    print()
+    print(render_report(_games(finished), config.players, config.sprt))
     print(f"\n{len(finished)} games of this ladder; progress kept in {state.path}")
     if not server:
         print(f"its games: kalah games --db {where}")
@@ -145,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
                               concurrency=max(1, args.concurrency), rated=not args.unrated,
                               operator_token=args.operator_token, pace_ms=args.pace_ms)
-        check_ladder(bots, args.games)
+        config = engine_config(args, config, server)
+        check_ladder(config.players, args.games)
         if not 0 <= args.pace_ms <= MAX_PACE_MS:
             raise ValueError(f"--pace-ms takes 0 to {MAX_PACE_MS} milliseconds")
     except (KalahError, ValueError) as exc:

@@ -17,11 +17,14 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from cli.ladder_schedule import LadderGame, schedule
+from cli.ladder_report import pairing_of, tallies, verdict_text
+from cli.ladder_schedule import OPENING_PLIES, LadderGame, schedule
+from cli.ladder_stats import Sprt
+from protocol.errors import KalahError
 from protocol.messages import (
     CreateExhibition,
     ErrorMessage,
@@ -37,7 +40,12 @@ from protocol.messages import (
 )
 from protocol.outcome import seat_score
 from protocol.variant import Variant
+from server.engines.process import EngineSpec
+from server.identity import BOT_PREFIX, ENGINE_PREFIX
 from server.standings import GameResult
+
+if TYPE_CHECKING:
+    from server.engines.local import LocalEngines
 
 LADDER_NAME = "ladder"
 """The ladder's display name starts with this; a random suffix keeps it unique on the server."""
@@ -61,11 +69,27 @@ class LadderConfig:
     """The server operator's secret, without which the server refuses rated exhibitions."""
     pace_ms: int = 0
     """The minimum time per move the server holds each game to (0: as fast as the bots play)."""
+    engines: tuple[EngineSpec, ...] = ()
+    """Local programs entered with `--engine` (KGP or ManKalah on their standard input and output)."""
+    opening_plies: int = OPENING_PLIES
+    sprt: Sprt | None = None
+    """The test that stops a pairing once decided (None: every game is played)."""
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """Every participant: the bots, then the engines."""
+        return self.bots + tuple(e.name for e in self.engines)
+
+    def display(self, player: str) -> str:
+        """A participant's name on the server: `bot:ID` or `engine:NAME`."""
+        return (ENGINE_PREFIX if any(e.name == player for e in self.engines) else BOT_PREFIX) + player
 
     def digest(self, where: str) -> str:
         """A short stable id of this ladder on a given server or database."""
-        text = repr((where, self.bots, self.games, self.variant.text(), self.seed))
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        parts: tuple[object, ...] = (where, self.bots, self.games, self.variant.text(), self.seed)
+        if self.engines or self.opening_plies != OPENING_PLIES:  # a bots-only ladder keeps its older id
+            parts += (tuple(e.text() for e in self.engines), self.opening_plies)
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +101,8 @@ class Finished:
     score: float
     result: int | None
     reason: str | None
+    detail: str | None = None
+    """Why the game was forfeited (an engine's crash, timeout, illegal move or protocol error)."""
 
     def as_result(self) -> GameResult:
         """The game for the standings."""
@@ -107,25 +133,29 @@ class LadderState:
         self.finished[row["key"]] = row
 
 
-def _score(event: GameOverEvent | Snapshot, game: LadderGame) -> float:
-    """South-starting bot's score from a game-over event or finished snapshot."""
+def _score(event: GameOverEvent | Snapshot, south: str) -> float:
+    """The score of the player who started South (named `south` on the server) from a game's end."""
     if isinstance(event, Snapshot):  # the snapshot names the winning side: map it to its player
         winner = {"south": event.south, "north": event.north}.get(event.winner or "")
     else:
         winner = event.player
-    return seat_score(None if winner is None else 0 if winner == f"bot:{game.south}" else 1)
+    return seat_score(None if winner is None else 0 if winner == south else 1)
 
 
 class Ladder:
     """Plays a ladder's missing games on one server connection."""
 
     def __init__(self, config: LadderConfig, state: LadderState,
-                 progress: Callable[[str], None] = print) -> None:
+                 progress: Callable[[str], None] = print, engines: LocalEngines | None = None) -> None:
         self.config = config
         self.state = state
         self.progress = progress
-        self.schedule = schedule(list(config.bots), config.games, config.variant, config.seed)
+        self.engines = engines
+        self.schedule = schedule(list(config.players), config.games, config.variant, config.seed,
+                                 config.opening_plies)
         self.results: dict[str, Finished] = {}
+        self.decided: dict[tuple[str, str], str] = {}
+        """Pairings the SPRT decided, and how: their remaining games are skipped."""
         self._waiters: dict[str, asyncio.Future[GameOverEvent | Snapshot]] = {}
         self._reply: asyncio.Future[Message] | None = None
         self._expect: str | None = None
@@ -134,7 +164,9 @@ class Ladder:
             game = next((g for g in self.schedule if g.key == key), None)
             if game is not None:
                 self.results[key] = Finished(game, row["match_id"], row["score"], row.get("result"),
-                                             row.get("reason"))
+                                             row.get("reason"), row.get("detail"))
+        for pairing in {pairing_of(g.south, g.north, config.players) for g in self.schedule}:
+            self._judge(pairing, quiet=True)
 
     async def run(self, url: str) -> list[Finished]:
         """Play every missing game (up to `concurrency` at once); returns all finished games in order."""
@@ -199,10 +231,19 @@ class Ladder:
     async def _play(self, ws: ClientConnection, gate: asyncio.Semaphore, game: LadderGame) -> None:
         """Follow a game's match if the server has it (an earlier run started it), else start it; await its end."""
         async with gate:
+            if pairing_of(game.south, game.north, self.config.players) in self.decided:
+                return  # the SPRT decided this pairing: its remaining games are not played
             match_id = self.match_id(game)
             done: asyncio.Future[GameOverEvent | Snapshot] = asyncio.get_running_loop().create_future()
             self._waiters[match_id] = done
             answer = await self._request(ws, SyncMatch(match_id=match_id), about=match_id)
+            names = {e.name for e in self.config.engines}
+            unfinished = isinstance(answer, ErrorMessage) or (isinstance(answer, Snapshot)
+                                                              and answer.status != "finished")
+            if self.engines is not None and unfinished and names & {game.south, game.north}:
+                del self._waiters[match_id]  # an engine game is played here, not followed over the wire
+                await self._play_engines(game, match_id)
+                return
             if isinstance(answer, ErrorMessage):  # not on the server yet: create it under its fixed id
                 c = self.config
                 answer = await self._request(ws, CreateExhibition(
@@ -214,11 +255,48 @@ class Ladder:
                     raise LadderError(f"{game.south} v {game.north}: {text}")
             end = await done
             del self._waiters[match_id]
-            score = _score(end, game)
-            finished = Finished(game, match_id, score, end.result, end.reason)
-            self.results[game.key] = finished
-            self.state.append({"key": game.key, "match_id": match_id, "score": score, "result": end.result,
-                               "reason": end.reason})
-            margin = "" if end.result is None else f" {end.result:+d}"
-            self.progress(f"[{len(self.results)}/{len(self.schedule)}] {game.south} v {game.north}: "
-                          f"{score:g}-{1 - score:g}{margin} ({end.reason}) match {match_id}")
+            self._record(Finished(game, match_id, _score(end, self.config.display(game.south)), end.result,
+                                  end.reason))
+
+    async def _play_engines(self, game: LadderGame, match_id: str) -> None:
+        """Play (or take up) a game with local engines in the ladder's own server, and record it."""
+        assert self.engines is not None
+        c = self.config
+        try:
+            outcome = await self.engines.play(c.variant, c.rated, game.south, game.north, list(game.opening),
+                                              match_id, c.pace_ms / 1000)
+        except (KalahError, ValueError) as exc:
+            raise LadderError(f"{game.south} v {game.north}: {exc}") from None
+        if outcome is None:
+            raise LadderError(f"{game.south} v {game.north}: match {match_id} did not finish")
+        end = outcome.end
+        self._record(Finished(game, match_id, seat_score(end.winner), end.result, str(end.reason), outcome.detail))
+
+    def _record(self, finished: Finished) -> None:
+        """Keep a finished game (durably), say so, and let the SPRT judge its pairing."""
+        game, end = finished.game, finished
+        self.results[game.key] = finished
+        self.state.append({"key": game.key, "match_id": finished.match_id, "score": finished.score,
+                           "result": end.result, "reason": end.reason, "detail": end.detail})
+        margin = "" if end.result is None else f" {end.result:+d}"
+        why = f"{end.reason}: {end.detail}" if end.detail else end.reason
+        self.progress(f"[{len(self.results)}/{len(self.schedule)}] {game.south} v {game.north}: "
+                      f"{finished.score:g}-{1 - finished.score:g}{margin} ({why}) match {finished.match_id}")
+        self._judge(pairing_of(game.south, game.north, self.config.players))
+
+    def _judge(self, pairing: tuple[str, str], quiet: bool = False) -> None:
+        """Run the SPRT on a pairing's games; once decided, its remaining games are skipped."""
+        sprt = self.config.sprt
+        if sprt is None or pairing in self.decided:
+            return
+        games = [(f.game.key, f.game.south, f.game.north, f.score) for f in self.results.values()
+                 if pairing_of(f.game.south, f.game.north, self.config.players) == pairing]
+        tally = tallies(games, self.config.players)[0].get(pairing)
+        if tally is None:
+            return
+        verdict = sprt.verdict(tally.llr(sprt))
+        if verdict is not None:
+            self.decided[pairing] = verdict
+        if not quiet:
+            done = "; its remaining games are skipped" if verdict else ""
+            self.progress(f"  SPRT {pairing[0]} v {pairing[1]}: {verdict_text(tally, sprt)}{done}")

@@ -56,14 +56,15 @@ def check_ladder(bots: list[str] | tuple[str, ...], games: int) -> None:
         raise ValueError("a ladder plays at least one game per pairing")
 
 
-def schedule(bots: list[str], games: int, variant: Variant, seed: int = 0) -> list[LadderGame]:
-    """`games` per pairing (rounded up to even): each opening once with each bot as South."""
+def schedule(bots: list[str], games: int, variant: Variant, seed: int = 0,
+             plies: int = OPENING_PLIES) -> list[LadderGame]:
+    """`games` per pairing (rounded up to even): each opening (`plies` random sowings) once with each bot as South."""
     check_ladder(bots, games)
     out: list[LadderGame] = []
     rounds = (games + 1) // 2
     for k in range(rounds):
         for a, b in combinations(bots, 2):
-            opening = random_opening(variant, _rng(seed, variant.text(), a, b, k))
+            opening = random_opening(variant, _rng(seed, variant.text(), a, b, k), plies)
             base = f"{variant.text()}|{seed}|{a}|{b}|{k}"
             out.append(LadderGame(f"{base}|0", a, b, opening))
             out.append(LadderGame(f"{base}|1", b, a, opening))

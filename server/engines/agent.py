@@ -123,6 +123,14 @@ class Agent:
         """Send `error "text"` (referencing the faulty command when it had an id)."""
         self.send("error", text, ref=ref)
 
+    def fault(self, text: str, ref: int | None = None) -> None:
+        """A fault of the agent's own making (a garbage line, an unknown command...): it gets an `error`."""
+        self.error(text, ref)
+
+    def departure(self) -> str:
+        """Why the agent is gone, as a forfeit's stored detail."""
+        return f"connection closed ({self.close_reason})"
+
     def kill(self, reason: str, error: bool = True) -> None:
         """Tell the agent why (unless `error` is false), say goodbye, and close the connection."""
         if self.closed.is_set():
@@ -186,12 +194,12 @@ class Agent:
                 self.kill("too many lines: flooding")
             return
         if isinstance(item, Overlong):
-            self.error(f"line of {item.size} bytes ignored: the limit is {self.limits.line_limit}")
+            self.fault(f"line of {item.size} bytes ignored: the limit is {self.limits.line_limit}")
             return
         try:
             line = parse_line(item)
         except KgpSyntaxError as exc:
-            self.error(f"malformed command ignored: {exc}")
+            self.fault(f"malformed command ignored: {exc}")
             return
         if line is not None:
             self.handle(line)
@@ -213,7 +221,7 @@ class Agent:
         elif name == "goodbye":
             self._close("said goodbye")
         elif name not in ("ok", "error"):
-            self.error("Unknown command", ref=line.id)
+            self.fault("Unknown command", ref=line.id)
 
     def _mode(self, line: Line) -> None:
         """`mode ACTIVITY`: freeplay is served; anything else is refused and the connection closed."""
@@ -233,7 +241,7 @@ class Agent:
     def _set(self, line: Line) -> None:
         """`set OPTION VALUE`: the info and auth options are kept; every other option is ignored."""
         if len(line.args) < 2 or not isinstance(line.args[0], str):
-            self.error("set takes an option and a value", ref=line.id)
+            self.fault("set takes an option and a value", ref=line.id)
             return
         option, value = line.args[0], line.args[1]
         text = value if isinstance(value, str) else str(value)
@@ -256,14 +264,14 @@ class Agent:
         if ask is None:
             issued = line.ref is not None and line.ref % 2 == 0 and 0 < line.ref <= self._last_id
             if not issued:
-                self.error("No state associated with id", ref=line.id)
+                self.fault("No state associated with id", ref=line.id)
             return
         if line.name == "yield":
             ask.yielded = True
             ask.done.set()
             return
         if len(line.args) != 1 or not isinstance(line.args[0], int):
-            self.error("move takes one integer: the pit, counted from 1", ref=line.id)
+            self.fault("move takes one integer: the pit, counted from 1", ref=line.id)
             return
         ask.move = line.args[0]
         ask.comment, self.comment = self.comment, None

@@ -81,6 +81,9 @@ class DriverSettings:
 
     move_s: float = 5.0
     """Longest think per state when the clock allows more (go-kgp: 5 s); an untimed match's limit."""
+    no_move_forfeits: bool = False
+    """An agent that sent no move by the deadline forfeits (the ladder, as engine testers do) instead of
+    getting a random legal move (go-kgp, the gateway)."""
     rng: random.Random | None = None
 
 
@@ -95,6 +98,8 @@ class MatchDriver:
         self.settings = settings
         self.rng = settings.rng or random.Random()
         self.wake = asyncio.Event()
+        self.forfeited: str | None = None
+        """Why the match was forfeited, when it was."""
 
     async def run(self) -> None:
         """Follow the match and play the agents' turns until it is over; tell each agent the result."""
@@ -110,9 +115,10 @@ class MatchDriver:
             while m.status == "live" and not self.arena.closing:
                 gone = [seat for seat, agent in self.agents.items() if agent.closed.is_set()]
                 if gone:
-                    await self.forfeit(gone[0], f"connection closed ({self.agents[gone[0]].close_reason})")
+                    await self.forfeit(gone[0], self.agents[gone[0]].departure())
                     continue
                 self.wake.clear()
+                self.observe()
                 mover = m.seat_to_move()
                 if mover is not None and mover in self.agents:
                     await self.turn(mover, self.agents[mover])
@@ -124,6 +130,9 @@ class MatchDriver:
                 self.room.unfollow(session)
         if m.status == "finished":
             self.tell_results()
+
+    def observe(self) -> None:
+        """Called before each turn or wait (a hook: the ManKalah driver tells its agents every move here)."""
 
     def think_s(self, seat: int) -> float:
         """How long the agent in `seat` may think now: inside its clock; at most `move_s` unless timed per move."""
@@ -156,6 +165,9 @@ class MatchDriver:
             answer = await agent.ask(Board.of(pos, side), think, self.time_options(seat, think))
             if agent.closed.is_set() or m.ply != ply or m.status != "live":
                 return  # gone (the loop forfeits it), or the match moved on (its clock fell)
+            if answer.move is None and self.settings.no_move_forfeits:
+                await self.forfeit(seat, f"no move within {think:.2f} s")
+                return
             chosen = self.rng.choice(legal) if answer.move is None else self.bin_for(answer.move, side)
             if chosen not in legal:
                 await self.forfeit(seat, self.illegal(answer.move, legal, side))
@@ -195,7 +207,10 @@ class MatchDriver:
                 log_event("kgp_forfeit_refused", match=m.match_id, error=str(exc))
                 return
         log_event("kgp_forfeit", match=m.match_id, seat=seat, player=holder.player_id, detail=detail)
-        self.agents[seat].error(f"you forfeit this game: {detail}")
+        self.forfeited = detail
+        agent = self.agents.get(seat)
+        if agent is not None:
+            agent.error(f"you forfeit this game: {detail}")
 
     def tell_results(self) -> None:
         """Send each agent its result (`set arena:result "win|loss|draw REASON [MARGIN]"`, an extension)."""

@@ -1,0 +1,157 @@
+"""Local engines in arena matches: a process per engine per game, its pipes driven like a gateway agent.
+
+`kalah ladder --engine NAME=COMMAND` plays its engines' games through this. For each game the
+engines' processes are started afresh (under their resource limits), a KGP engine must ask for
+`mode freeplay`, then the match is created (stored, with its opening) or, when an interrupted
+run left it live, taken up where it stands; `MatchDriver` (KGP) or `MankalahDriver` plays the
+engines' seats through the arena, hosted bots play themselves. At the end the processes are
+stopped. An engine that cannot start, crashes, hangs, breaks its protocol or plays an illegal
+move loses the match by forfeit, the reason stored (`server.engines.results`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from protocol.actions import Action
+from protocol.variant import Variant
+from server.engines.agent import Agent, AgentLimits
+from server.engines.driver import AgentSession, DriverSettings, MatchDriver
+from server.engines.mankalah import MankalahAgent, MankalahDriver
+from server.engines.pipe_agent import PipeAgent
+from server.engines.process import EngineProcess, EngineSpec, ProcessLimits
+from server.identity import ENGINE_PREFIX, name_key
+from server.match import EndChange, Seat
+from server.storage import StoredPlayer
+from server.storage.writer import op_player
+
+if TYPE_CHECKING:
+    from server.arena import Arena
+    from server.rooms import Room
+
+
+@dataclass
+class LocalSettings:
+    """How local engines are run: process limits, protocol limits, and the driver's timing."""
+
+    limits: ProcessLimits = field(default_factory=ProcessLimits)
+    agent: AgentLimits = field(default_factory=AgentLimits)
+    driver: DriverSettings = field(default_factory=lambda: DriverSettings(no_move_forfeits=True))
+
+
+@dataclass
+class Outcome:
+    """How an engine game ended: the end, and the forfeit's reason when it was one."""
+
+    end: EndChange
+    detail: str | None
+
+
+def engine_player_id(name: str) -> str:
+    """The player id of local engine `name` (stable: the same engine keeps its rating across ladders)."""
+    return "e" + hashlib.sha256(b"local-engine:" + name.encode()).hexdigest()[:11]
+
+
+class LocalEngines:
+    """Plays matches in which local engines hold seats."""
+
+    def __init__(self, arena: Arena, specs: list[EngineSpec], settings: LocalSettings | None = None) -> None:
+        self.arena = arena
+        self.specs = {spec.name: spec for spec in specs}
+        self.settings = settings or LocalSettings()
+
+    async def seat(self, name: str) -> Seat:
+        """The seat of engine `name` (its account stored on first use), or of hosted bot `name`."""
+        a = self.arena
+        if name not in self.specs:
+            return a.bot_seat(name)
+        pid, display = engine_player_id(name), ENGINE_PREFIX + name
+        owner = a.names.get(name_key(display))
+        if owner is not None and owner != pid:
+            raise ValueError(f"the name {display} belongs to another player on this database")
+        if pid not in a.players:
+            a.names[name_key(display)] = pid
+            try:
+                await a.write([op_player(pid, display, None)])
+            except BaseException:
+                del a.names[name_key(display)]
+                raise
+            a.players[pid] = StoredPlayer(pid, display, None, None)
+        return Seat(pid, a.players[pid].name)
+
+    async def launch(self, name: str) -> tuple[EngineProcess | None, Agent | None, str | None]:
+        """Start engine `name` and wait for its greeting (KGP: `mode freeplay`); why it failed, if it did."""
+        spec = self.specs[name]
+        try:
+            process = await EngineProcess.start(spec, self.settings.limits)
+        except OSError as exc:
+            return None, None, f"engine cannot start: {exc}"
+        agent: Agent
+        if spec.protocol == "mankalah":
+            agent = MankalahAgent(process, self.settings.agent)
+        else:
+            ready = asyncio.Event()
+            agent = PipeAgent(process, self.settings.agent, on_mode=lambda _: ready.set())
+        task = asyncio.get_running_loop().create_task(agent.serve())
+        agent.serve_task = task  # type: ignore[attr-defined]
+        if spec.protocol == "kgp":
+            waits = [asyncio.ensure_future(ready.wait()), asyncio.ensure_future(agent.closed.wait())]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for w in waits:
+                w.cancel()
+        return process, agent, None
+
+    async def play(self, variant: Variant, rated: bool, south: str, north: str, opening: list[Action],
+                   match_id: str, pace_s: float = 0.0) -> Outcome | None:
+        """Play (or take up) match `match_id` of `south` against `north`; its outcome (None: not finished)."""
+        a = self.arena
+        room = a.rooms.get(match_id)
+        if room is not None and room.match.end is not None:
+            return Outcome(room.match.end, None)
+        names = (south, north)
+        seats = [await self.seat(n) for n in names]
+        launched = {i: await self.launch(n) for i, n in enumerate(names) if n in self.specs}
+        try:
+            if room is None:
+                room = await a.create(variant, rated, 0, list(enumerate(seats)), opening, match_id, pace_s=pace_s)
+            return await self._drive(room, seats, launched)
+        finally:
+            await asyncio.gather(*(self._stop(p, agent) for p, agent, _ in launched.values()))
+
+    async def _drive(self, room: Room, seats: list[Seat],
+                     launched: dict[int, tuple[EngineProcess | None, Agent | None, str | None]]) -> Outcome | None:
+        """Run the driver over the engines that started; forfeit for one that could not."""
+        a = self.arena
+        sessions = {i: AgentSession(agent, seats[i].player_id, seats[i].name)
+                    for i, (_, agent, _) in launched.items() if agent is not None}
+        kind = MankalahDriver if any(isinstance(s.agent, MankalahAgent) for s in sessions.values()) else MatchDriver
+        driver = kind(a, room, sessions, self.settings.driver)
+        for session in sessions.values():
+            a.connect(session)
+        try:
+            failed = [(i, why) for i, (_, _, why) in launched.items() if why is not None]
+            if failed:
+                await driver.forfeit(*failed[0])
+            else:
+                await driver.run()
+        finally:
+            for session in sessions.values():
+                a.disconnect(session)
+        end = room.match.end
+        return None if end is None else Outcome(end, driver.forfeited)
+
+    async def _stop(self, process: EngineProcess | None, agent: Agent | None) -> None:
+        """Say goodbye (KGP) or END, stop the process, and wait for the agent's reader."""
+        if agent is not None:
+            agent.kill("the game is over", error=False)
+        if process is not None:
+            await process.stop()
+        task = getattr(agent, "serve_task", None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

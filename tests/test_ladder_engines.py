@@ -1,0 +1,131 @@
+"""`kalah ladder --engine`: local KGP engines (real processes) in the ladder, every failure stored with its reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from server.engines.results import forfeits
+from server.storage import StoredGame, list_games
+
+AGENTS = Path(__file__).resolve().parent / "agents"
+ENGINE = f"{sys.executable} {AGENTS / 'pipe_engine.py'}"
+
+
+def ladder(tmp_path: Path, *args: str) -> list[str]:
+    """Run `kalah ladder` over a database of its own (unrated, 1 s a move); the ladder's arguments."""
+    return ["ladder", "--db", str(tmp_path / "ladder.sqlite3"), "--state", str(tmp_path / "state.jsonl"),
+            "--unrated", "--clock", "1/move", *args]
+
+
+def stored(tmp_path: Path) -> tuple[list[StoredGame], dict[str, str]]:
+    """The ladder's stored games, and each forfeited one's stored reason by match id."""
+    db = tmp_path / "ladder.sqlite3"
+    return list_games(db, limit=500), {f.match_id: f.detail for f in forfeits(db)}
+
+
+def loser(game: StoredGame) -> str | None:
+    """The name of the player who lost (None: a draw)."""
+    if game.winner is None:
+        return None
+    return game.north if game.winner == game.south else game.south
+
+
+FAULTS = {
+    "crash": "engine exited with status 3 (stderr: boom: deliberate crash)",
+    "hang": "no move within",
+    "illegal": "illegal move",
+    "garbage": "protocol error: malformed command",
+    "longline": "protocol error: line of 20",
+}
+
+
+def test_broken_engines_lose_by_forfeit_with_their_reason_and_disturb_no_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Crashing, hanging, illegal, garbage and 20 KiB-line engines play a good engine and a hosted bot, four
+    games at once: each of their games is lost by forfeit with its reason stored; the good ones finish on
+    the board."""
+    engines = [f"--engine=good={ENGINE}", *(f"--engine={fault}={ENGINE} {fault}" for fault in FAULTS)]
+    assert main(ladder(tmp_path, "--bots", "random", *engines, "--games", "2", "--concurrency", "4")) == 0
+    out = capsys.readouterr().out
+    games, why = stored(tmp_path)
+    assert len(games) == 21 * 2
+    for game in games:
+        players = {game.south, game.north}
+        faulty = [p for p in players if p and p.removeprefix("engine:") in FAULTS]
+        if not faulty:
+            assert game.reason in ("empty", "majority") and game.match_id not in why, game
+            continue
+        assert game.reason == "forfeit", game
+        if len(faulty) == 1:
+            name = faulty[0].removeprefix("engine:")
+            assert loser(game) == faulty[0]
+            assert FAULTS[name] in why[game.match_id], (name, why[game.match_id])
+            assert f"(forfeit: {why[game.match_id]})" in out
+    assert {g.south for g in games} >= {"engine:good", "bot:random", "engine:crash"}
+
+
+def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
+    """An engine past its CPU time is killed by SIGXCPU, one past its memory dies of MemoryError, one that
+    never asks for freeplay is dropped at the deadline: each loses with that reason."""
+    engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat", f"--engine=nomode={ENGINE} nomode"]
+    args = ladder(tmp_path, "--bots", "greedy", *engines, "--games", "2", "--engine-cpu", "1",
+                  "--engine-memory", "300", "--engine-start", "1", "--clock", "5/move", "--concurrency", "2")
+    assert main(args) == 0
+    games, why = stored(tmp_path)
+    expected = {"engine:hog": "engine killed by SIGXCPU (CPU limit of 1 s)",
+                "engine:bloat": "engine exited with status 1 (stderr: MemoryError)",
+                "engine:nomode": "Requested no mode within 1 s"}
+    for game in games:
+        if "bot:greedy" in (game.south, game.north):
+            assert game.reason == "forfeit" and why[game.match_id] == expected[str(loser(game))]
+
+
+def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path) -> None:
+    """An engine that crashes once loses that game; its next game gets a fresh process, which plays it out."""
+    marker = tmp_path / "crashed-once"
+    args = ladder(tmp_path, "--bots", "random", f"--engine=flaky={ENGINE} crash {marker}", "--games", "2",
+                  "--concurrency", "1", "--json")
+    assert main(args) == 0
+    games, why = stored(tmp_path)
+    first, second = sorted(games, key=lambda g: g.match_id)
+    assert first.reason == "forfeit" and "status 3" in why[first.match_id] and marker.exists()
+    assert second.reason in ("empty", "majority") and second.match_id not in why
+
+
+def test_an_interrupted_engine_ladder_resumes_and_sprt_stops_a_decided_pairing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Run again, an engine ladder plays only what is missing; with --sprt a pairing that is decided early
+    (a good engine against one that always crashes) stops before its games run out, and the JSON report
+    carries the Elo estimate and the SPRT verdict."""
+    args = ladder(tmp_path, f"--engine=good={ENGINE}", f"--engine=crash={ENGINE} crash", "--games", "20",
+                  "--sprt=-100,100,0.05,0.05", "--concurrency", "1", "--json")
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    (pairing,) = report["pairings"]
+    assert pairing["player"] == "good" and pairing["sprt"]["verdict"] == "H1"
+    assert pairing["wins"] == len(report["games"]) < 20 and pairing["losses"] == 0
+    assert pairing["elo"] is None  # a clean sweep: the estimate is unbounded
+    played = len(report["games"])
+    assert main(args) == 0
+    again = capsys.readouterr()
+    assert len(json.loads(again.out)["games"]) == played
+    assert f"all {played} games of this ladder were played before" in again.err
+    assert len(stored(tmp_path)[0]) == played
+
+
+def test_engine_flags_are_checked_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed --engine, an engine with --server, a bad --sprt, and a ManKalah engine on another board are
+    refused with one line each."""
+    db = ["--db", str(tmp_path / "x.sqlite3")]
+    assert main(["ladder", "--bots", "random", "--engine", "no command", *db]) == 2
+    assert main(["ladder", "--bots", "random", "--engine", "e=prog", "--server", "ws://h:1"]) == 2
+    assert main(["ladder", "--bots", "random", "--engine", "e=prog", "--sprt", "10,0,0.05,0.05", *db]) == 2
+    assert main(["ladder", "--bots", "random", "--engine", "e=mankalah:prog", "-H", "5", *db]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and all(line.startswith("kalah ladder: ") for line in err)
+    assert "NAME=COMMAND" in err[0] and "--server" in err[1] and "elo0 < elo1" in err[2] and "7" in err[3]
