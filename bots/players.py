@@ -17,6 +17,7 @@ import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
+from bots import pie
 from bots.core import Player, pit_to_bin, relative_board, south_value
 from bots.engines import Engines
 from bots.names import BotNameError, canonical_bot
@@ -230,6 +231,7 @@ class Decision:
 class PerfectPlayer(StrongPlayer):
     """Proved moves: the book, else a proof within most of the budget, else (said in the log) the deepest search.
 
+    As the opener under the pie rule it plays its first turn knowing North may swap (`bots.pie`).
     A book (`bots.book`) holds the positions of solved games whose proof takes longer than a
     move; the databases on disk up to `egdb_seeds` seeds (`kalah egdb build` makes them; the
     bot never builds one) make the rest provable within the budget. Where neither suffices
@@ -277,6 +279,9 @@ class PerfectPlayer(StrongPlayer):
         bins = position.legal_bins()
         if len(bins) == 1:
             return Decision(Sow(bins[0]), None, True, "forced")
+        if pie.in_first_turn(position):
+            with self._borrow(position) as engine:
+                return self._pie_opening(position, deadline, engine)
         if entry is not None:
             self.engines.preload(position.variant, self.egdb_seeds, timeout=0)  # read them while the book plays
             return Decision(Sow(pit_to_bin(position, entry.pit)), south_value(position, entry.value), True, "book")
@@ -291,6 +296,20 @@ class PerfectPlayer(StrongPlayer):
                     pass
             b, v, exact, depth = engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))
             return Decision(Sow(b), south_value(position, v), exact, "proof" if exact else "search", depth)
+
+    def _pie_opening(self, position: Position, deadline: float, engine: Engine) -> Decision:
+        """The opener's sowing under the pie rule: the board North is offered nearest a draw (`bots.pie`).
+
+        The book's move is not used here: it is best only when North cannot swap. Each board North
+        may be offered is valued (book, proof, else deepening) in an equal share of the time left.
+        """
+        def value_of(after: Position, left: int) -> tuple[int, bool]:
+            """South's value of a board offered to North, in its share of the time."""
+            share = time.monotonic() + 0.9 * max(0.0, deadline - time.monotonic()) / max(1, left)
+            return self._value(after, share, engine)
+
+        choice = pie.choose(position, value_of)
+        return Decision(Sow(choice.bin), choice.line.south, choice.exact, "proof" if choice.exact else "search")
 
     def _borrow(self, position: Position) -> AbstractContextManager[Engine]:
         """An engine for this player's search of the position's variant."""
