@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -129,3 +131,33 @@ def test_engine_flags_are_checked_in_one_line(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 4 and all(line.startswith("kalah ladder: ") for line in err)
     assert "NAME=COMMAND" in err[0] and "--server" in err[1] and "elo0 < elo1" in err[2] and "7" in err[3]
+
+
+def first_line(fifo: Path) -> str:
+    """The first line written to a FIFO (opening it waits for a writer)."""
+    with fifo.open() as f:
+        return f.readline()
+
+
+async def test_a_ladder_killed_mid_game_takes_up_the_engine_game_where_it_stood(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ladder process killed (SIGKILL) during an engine's game and run again plays only the missing games: the
+    engine game left live is taken up with a fresh engine process and finished, never started twice."""
+    fifo = tmp_path / "moved"
+    os.mkfifo(fifo)
+    args = ladder(tmp_path, "--bots", "random", f"--engine=good={ENGINE} notify {fifo}", "--games", "4",
+                  "--concurrency", "1", "--clock", "5/move")
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", *args,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert await asyncio.to_thread(first_line, fifo) == "moved\n"  # the first game's engine made its third move
+    proc.kill()
+    await proc.wait()
+    live = [g for g in list_games(tmp_path / "ladder.sqlite3", status=None) if g.status != "finished"]
+    assert len(live) == 1 and live[0].ply > 0
+    assert await asyncio.to_thread(main, args) == 0
+    out = capsys.readouterr().out
+    assert "0 of 4 games already played; 4 to go" in out
+    games, why = stored(tmp_path)
+    assert len(games) == 4 and len({g.match_id for g in games}) == 4 and not why
+    resumed = next(g for g in games if g.match_id == live[0].match_id)
+    assert resumed.reason in ("empty", "majority") and resumed.ply > live[0].ply

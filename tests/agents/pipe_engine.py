@@ -16,6 +16,8 @@ FAULT (on the first state it gets; otherwise it plays well):
   hog      burns CPU until the CPU limit kills it
   bloat    allocates 1 GiB (beyond the memory limit: it dies of MemoryError)
   nomode   never asks for freeplay
+  notify   plays well, and after its third move writes a line to the FIFO named by MARKER if someone
+           is reading it
 With a MARKER file the fault happens only while MARKER does not exist (it is created then): a
 restarted engine plays well.
 """
@@ -36,10 +38,21 @@ def send(text: str) -> None:
     sys.stdout.flush()
 
 
+def poke(fifo: str) -> None:
+    """Write a line to a FIFO if a reader waits on it (never blocks)."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    os.write(fd, b"moved\n")
+    os.close(fd)
+
+
 def main() -> int:
     """Play until goodbye or the end of the input."""
     fault = sys.argv[1] if len(sys.argv) > 1 else ""
-    if len(sys.argv) > 2:
+    moves = 0
+    if len(sys.argv) > 2 and fault != "notify":
         if os.path.exists(sys.argv[2]):
             fault = ""
         else:
@@ -86,6 +99,9 @@ def main() -> int:
             else:
                 send(f"@{cid} move {pits[-1]}")
                 send(f"@{cid} move {pits[0]}")
+                moves += 1
+                if fault == "notify" and moves == 3:
+                    poke(sys.argv[2])
             send(f"@{cid} yield")
     return 0
 
