@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,13 @@ from bots import pie
 from bots.players import PerfectPlayer
 from bots.solver import Engine
 from protocol import Game, Position, Side, Sow, Swap, Variant
+
+
+@pytest.fixture(autouse=True)
+def no_operator_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bots read no operator's databases or books: every value here comes from search."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "books"))
 
 
 def opener_minimax(position: Position) -> int:
