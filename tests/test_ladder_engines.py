@@ -87,8 +87,9 @@ def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
             assert game.reason == "forfeit" and why[game.match_id] == expected[str(loser(game))]
 
 
-def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path) -> None:
-    """An engine that crashes once loses that game; its next game gets a fresh process, which plays it out."""
+def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An engine that crashes once loses that game; its next game gets a fresh process, which plays it out.
+    `kalah games` shows the forfeit's reason."""
     marker = tmp_path / "crashed-once"
     args = ladder(tmp_path, "--bots", "random", f"--engine=flaky={ENGINE} crash {marker}", "--games", "2",
                   "--concurrency", "1", "--json")
@@ -97,6 +98,12 @@ def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path) -> None
     first, second = sorted(games, key=lambda g: g.match_id)
     assert first.reason == "forfeit" and "status 3" in why[first.match_id] and marker.exists()
     assert second.reason in ("empty", "majority") and second.match_id not in why
+    capsys.readouterr()
+    assert main(["games", "--db", str(tmp_path / "ladder.sqlite3")]) == 0
+    assert f"forfeit: {why[first.match_id]}" in capsys.readouterr().out
+    assert main(["games", "--json", "--db", str(tmp_path / "ladder.sqlite3")]) == 0
+    listed = {g["match_id"]: g["detail"] for g in json.loads(capsys.readouterr().out)}
+    assert listed == {first.match_id: why[first.match_id], second.match_id: None}
 
 
 def test_an_interrupted_engine_ladder_resumes_and_sprt_stops_a_decided_pairing(
