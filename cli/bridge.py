@@ -56,7 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the bridge until its games are played; the exit status (1: stopped by the engine's faults)."""
     from cli.bridge_game import kgp_variant
-    from cli.bridge_loop import Bridge, BridgeError, BridgeOptions
+    from cli.bridge_loop import Bridge
+    from cli.bridge_options import BridgeError, BridgeOptions
 
     if args.games < 0 or args.max_faults < 1 or args.move_time <= 0 or args.margin < 0 or args.poll <= 0:
         raise CommandError("--games must be 0 or more, --max-faults at least 1, --move-time and --poll positive, "

@@ -31,8 +31,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from cli.bridge_engine import EngineFault, LocalEngine
+from cli.bridge_engine import START_S, EngineFault, LocalEngine
 from cli.bridge_game import Game, kgp_variant
+from cli.bridge_options import BridgeError, BridgeOptions
 from client.connection import Connection
 from protocol.messages import (
     Ack,
@@ -56,30 +57,8 @@ from protocol.messages import (
     Welcome,
 )
 from protocol.variant import Variant
+from server.engines.agent import AgentLimits
 from server.engines.kgp import Board, bin_of
-
-
-@dataclass
-class BridgeOptions:
-    """What `kalah bridge` was asked to do."""
-
-    server: str
-    engine: str
-    name: str | None = None
-    token: str | None = None
-    games: int = 1
-    """Games to play before leaving (0: until interrupted)."""
-    find: str = "seek"
-    """How to find games: `seek`, `bot`, `open` or `accept`."""
-    bot: str | None = None
-    variant: str = "kalah(6,4)"
-    seat: str = "random"
-    rated: bool = True
-    move_s: float = 5.0
-    margin_s: float = 0.5
-    on_fault: str = "restart"
-    max_faults: int = 3
-    poll_s: float = 2.0
 
 
 @dataclass
@@ -107,10 +86,6 @@ class _Poll:
 Item = tuple[ServerMessage | _Status | _Thought | _Poll, float]
 
 
-class BridgeError(Exception):
-    """Why the bridge stopped before playing its games (one line)."""
-
-
 class Bridge:
     """One local engine playing in a remote arena."""
 
@@ -118,7 +93,8 @@ class Bridge:
         self.o = options
         self.say = say
         self.variant: Variant = kgp_variant(options.variant)
-        self.engine = LocalEngine(options.engine)
+        self.engine = LocalEngine(options.engine, AgentLimits(mode_s=START_S, pong_s=options.pong_s, rate=1e6,
+                                                              burst=10**6))
         self.queue: asyncio.Queue[Item] = asyncio.Queue()
         self.loop = asyncio.get_running_loop()
         self.conn: Connection | None = None
@@ -262,6 +238,8 @@ class Bridge:
         """A refusal: a lost join is looked for again; one about the game is said and the match resynced."""
         if error.request == "join":
             self.spawn(self._poll_later())
+        elif error.request == "sync" and self.game is None:
+            await self.find()  # the seat held at the start is gone: look for a game
         elif error.request in ("seek", "create"):
             raise BridgeError(f"the server refused to start a game: {error.message}")
         elif error.request in ("move", "resign") and self.game is not None and error.match_id == self.game.match_id:

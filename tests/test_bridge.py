@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.bridge_loop import Bridge, BridgeError, BridgeOptions
+from cli.bridge_loop import Bridge
+from cli.bridge_options import BridgeError, BridgeOptions
 from cli.main import main
 from protocol import Position, Variant
 from server.app import RunningServer
@@ -110,7 +111,7 @@ async def test_an_illegal_move_resigns_and_stops_the_bridge(serve: Serve, tmp_pa
     running = await serve(bot_factory=FirstLegal.make)
     lines: list[str] = []
     status = await bridge(running, lines, engine=engine("--fault", "illegal"), find="bot", bot="first", games=3,
-                          seat="south", on_fault="stop")
+                          seat="south", on_fault="stop", move_s=0.2)
     assert status == 1
     assert "game 1: the engine sent an illegal move (99): resigned; stopping" in lines
     [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 1), what="the game")
@@ -129,14 +130,56 @@ async def test_a_crashed_engine_is_restarted_and_play_goes_on(serve: Serve, tmp_
     assert sorted(str(g.reason) for g in games) in (["empty", "resign"], ["majority", "resign"])
 
 
-async def test_an_engine_with_no_move_gets_a_random_legal_one(serve: Serve) -> None:
-    """An engine that never moves within the bridge's deadline has a random legal move played (KGP's rule)."""
+async def test_an_engine_with_no_move_gets_a_random_legal_one_inside_the_clock(serve: Serve, tmp_path: Path) -> None:
+    """On a 1 s per-move clock, an engine that never moves is stopped inside the margin and a random legal
+    move is played for it (KGP's rule): the game ends on the board, never on time."""
     running = await serve(bot_factory=FirstLegal.make)
     lines: list[str] = []
     status = await bridge(running, lines, engine=engine("--fault", "silent"), find="bot", bot="first", games=1,
-                          move_s=0.05, seat="south")
+                          variant="kalah(6,4,clock=1/move)", margin_s=0.9, seat="south")
     assert status == 0, lines
-    assert any("the engine sent no move in 0.05 s: a random legal move" in line for line in lines)
+    assert any("the engine sent no move in 0." in line and line.endswith("a random legal move") for line in lines)
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 1), what="the game")
+    assert game.reason in ("empty", "majority")
+
+
+async def test_a_hung_engine_is_taken_for_gone_and_its_game_resigned(serve: Serve, tmp_path: Path) -> None:
+    """An engine that stops reading gets no answer to its ping: its game is resigned, the engine restarted."""
+    running = await serve(bot_factory=FirstLegal.make)
+    lines: list[str] = []
+    hung = engine("--fault", "hang", "--once", str(tmp_path / "hung"))
+    status = await bridge(running, lines, engine=hung, find="bot", bot="first", games=2, seat="south", move_s=0.05,
+                          pong_s=0.2)
+    assert status == 0, lines
+    assert "game 1: the engine stopped: received no pong within 0.2 s: resigned; restarting the engine" in lines
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two games")
+    assert sorted(str(g.reason) for g in games) in (["empty", "resign"], ["majority", "resign"])
+
+
+async def test_a_seat_held_at_the_start_is_resumed(serve: Serve, tmp_path: Path) -> None:
+    """Started with the token of an identity seated in a live match, the bridge plays that match first."""
+    running = await serve()
+    alice = await Client.open(running.url, "alice")
+    snap = await alice.request("snapshot", type="create", variant="kalah(6,4)", seat="south", rated=False)
+    seated = await Client.open(running.url, "seated")
+    await seated.request("snapshot", type="join", match_id=snap["match_id"])
+    token = seated.welcome["token"]
+    await seated.close()
+    lines: list[str] = []
+    task = asyncio.create_task(bridge(running, lines, token=token, find="seek"))
+    variant = Variant.parse("kalah(6,4)")
+    position = Position.initial(variant)
+    while True:
+        if position.to_move == 0:
+            await alice.send(type="move", match_id=snap["match_id"], ply=position.ply, bin=position.legal_bins()[0])
+        event = await alice.expect("event", timeout=20, where=lambda m: m["kind"] in ("action", "game_over"))
+        if event["kind"] == "game_over":
+            break
+        position = Position.from_fen(variant, event["position"])
+    assert await task == 0, lines
+    assert f"game 1: {snap['match_id']} as north against alice, kalah(6,4)" in lines
+    assert not any(line.startswith("playing as") for line in lines)  # a known identity: no token to show
+    await alice.close()
 
 
 async def test_an_engine_that_cannot_start_is_one_line(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,10 +6,10 @@ asks for freeplay; it answers each `state` as an iterative-deepening engine does
 legal pit, then its first, then `yield`: the first is played) and `ping` with `pong`. It
 writes what it receives, one line each, on stderr (`< `).
 
-    python kgp_stdio_engine.py [--name NAME] [--fault illegal|crash|silent] [--once MARKER]
+    python kgp_stdio_engine.py [--name NAME] [--fault illegal|crash|silent|hang] [--once MARKER]
 
 `--fault illegal` answers `move 99`; `crash` exits with status 3 on the first state; `silent`
-sends no move at all. With `--once MARKER` the fault happens only if the file MARKER does not
+sends no move at all (but answers pings); `hang` stops reading and writing on the first state. With `--once MARKER` the fault happens only if the file MARKER does not
 exist yet (it is created then): a restarted engine behaves.
 """
 
@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import sys
+import threading
 
 COMMAND = re.compile(r"\s*(?:(\d*)(?:@(\d+))?\s+)?([A-Za-z0-9]+)(?:\s+(.*?))?\s*")
 BOARD = re.compile(r"<([\d,\s]+)>")
@@ -58,7 +59,7 @@ def main() -> int:
     """Answer the server until it says goodbye or stdin ends."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--name", default="stdio-engine")
-    parser.add_argument("--fault", choices=("illegal", "crash", "silent"))
+    parser.add_argument("--fault", choices=("illegal", "crash", "silent", "hang"))
     parser.add_argument("--once", metavar="MARKER")
     args = parser.parse_args()
     fault: str | None = None
@@ -76,6 +77,8 @@ def main() -> int:
         elif name == "state" and cid is not None:
             if fault == "crash":
                 return 3
+            if fault == "hang":
+                threading.Event().wait()
             if fault == "illegal":
                 send("move 99", ref=cid)
             elif fault != "silent":
