@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from typing import TYPE_CHECKING
 
 from cli.ladder_runner import LadderConfig
@@ -21,6 +22,9 @@ from server.engines.process import DEFAULT_CPU_S, DEFAULT_MEMORY_MIB, EngineSpec
 if TYPE_CHECKING:
     from server.arena import Arena
     from server.engines.local import LocalEngines
+
+UNTIMED_MOVE_S = 5.0
+"""How long an engine may think about a move in an untimed ladder (the gateway's `kgp_move_s`)."""
 
 MANKALAH_VARIANT = Variant(houses=7, seeds=7, pie=True)
 """The board ManKalah agents are written for: 7 holes, 7 seeds, the pie rule (Kalah's other rules)."""
@@ -72,7 +76,9 @@ def local_engines(args: argparse.Namespace, arena: Arena, config: LadderConfig) 
         return None
     from server.engines.local import LocalEngines, LocalSettings
 
+    control = config.variant.time_control
+    move_s = UNTIMED_MOVE_S if control is None else math.inf  # a timed game: the clock alone bounds a move
     settings = LocalSettings(limits=ProcessLimits(args.engine_cpu, args.engine_memory),
                              agent=AgentLimits(mode_s=args.engine_start),
-                             driver=DriverSettings(no_move_forfeits=True))
+                             driver=DriverSettings(move_s=move_s, no_move_forfeits=True))
     return LocalEngines(arena, list(config.engines), settings)
