@@ -2,23 +2,14 @@
 
 Everything the bridge reacts to goes through one queue: the server's messages (from the
 reconnecting `client.connection.Connection`), the connection's ups and downs, the engine's
-answers, and the accept mode's polls. So the state (`Game`) has one writer and no locks.
-
-- **Finding a game** (`--seek`, default): `seek` the variant; `--bot NAME`: `create` against a
-  hosted bot; `--open`: `create` an open match and wait for someone to join; `--accept`: poll
-  `list` and `join` the first open match of the variant that someone else created.
-- **Playing**: on the engine's turn it is asked (`LocalEngine.ask`) with a deadline inside
-  the bridge's view of the clock (`Game.think_s`); its last move is sent with the ply it is
-  meant for, so a move resent after a reconnection is acknowledged, not played twice. A
-  single legal move is played without asking, as go-kgp does; no move by the deadline: a
-  random legal one, as KGP says.
-- **Reconnecting**: the connection comes back with the same token and syncs the match from
-  the last event seen (`catch_up`, or a `snapshot`); a seek lost with the connection is made
-  again; a seat the identity holds when the bridge starts (`welcome.seats`) is resumed.
-- **Faults** (the engine exits, stops answering, or sends an illegal move): the game is
-  resigned with one line saying why; then the engine is restarted and play goes on
-  (`--on-fault restart`, at most `--max-faults` faulty games in a row) or the bridge stops
-  (`--on-fault stop`, exit status 1).
+answers, and the accept mode's polls; so the state (`Game`) has one writer and no locks.
+Games are found by `seek`, by `create` (against a hosted bot, or open), or by joining open
+matches from `list`. On the engine's turn it is asked with a deadline inside the bridge's
+view of the clock (`Game.think_s`); its move is sent with its ply and kept until
+acknowledged, so a move resent after a reconnection is never played twice. After a
+reconnection the match is synced and moves wait for a snapshot (caught-up events carry the
+clocks of their own time). A fault of the engine resigns the game, then the engine is
+restarted or the bridge stops. docs/engines.md tells the user's side.
 """
 
 from __future__ import annotations
@@ -38,7 +29,6 @@ from client.connection import Connection
 from protocol.messages import (
     Ack,
     ActionEvent,
-    CatchUp,
     CreateMatch,
     ErrorMessage,
     FindOpponent,
@@ -112,6 +102,8 @@ class Bridge:
         self.think_ply = -1
         self.welcomed = False
         self.up = False
+        self.resyncing = False
+        """Back from a reconnection: moves wait for a snapshot (caught-up events carry their own time's clocks)."""
         self.rng = random.Random()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -181,8 +173,6 @@ class Bridge:
             await self.accept(item)
         elif isinstance(item, ErrorMessage):
             await self.refused(item)
-        elif isinstance(item, CatchUp) and self.game is not None and item.match_id == self.game.match_id:
-            await self.play()
 
     def status(self, status: _Status) -> None:
         """Say when the connection is lost (once per loss), or why the first one is not made yet."""
@@ -199,7 +189,9 @@ class Bridge:
             self.say(f"playing as {welcome.name}; to keep this identity, pass --token {welcome.token}")
         self.welcomed = True
         if self.game is not None:
-            return  # the connection syncs the match itself
+            self.resyncing = True  # the connection syncs from the last event; a snapshot tells the clocks now
+            await self.send(SyncMatch(match_id=self.game.match_id))
+            return
         if welcome.seats:
             await self.send(SyncMatch(match_id=welcome.seats[0]))
         else:
@@ -255,13 +247,14 @@ class Bridge:
                 return
             self.game = Game(snap, at)
             self.pending.clear()
-            self.faulted = self.told_opponent = False
+            self.faulted = self.told_opponent = self.resyncing = False
             g = self.game
             self.say(f"game {self.played + 1}: {g.match_id} as {g.side.name.lower()} against "
                      f"{g.opponent or '(open seat)'}, {g.variant.text()}")
             self.engine.tell("game:id", g.match_id)
         elif snap.match_id == self.game.match_id:
             self.game.reset(snap, at)
+            self.resyncing = False
         else:
             return
         await self.play()
@@ -287,7 +280,7 @@ class Bridge:
         if game.status == "finished":
             await self.finished(game)
             return
-        if not game.our_turn:
+        if not game.our_turn or self.resyncing:
             return
         ply = game.position.ply
         if ply in self.pending:
@@ -364,6 +357,7 @@ class Bridge:
         if not self.faulted:
             self.engine.tell("arena:result", text)  # our gateway's extension: the engine hears how it did
         self.game = None
+        self.resyncing = False
         self.pending.clear()
         self.engine.interrupt()
         await self.send(LeaveMatch(match_id=game.match_id))

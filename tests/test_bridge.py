@@ -75,14 +75,15 @@ async def test_two_bridge_commands_seek_and_meet(serve: Serve, tmp_path: Path) -
 
 
 async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve, tmp_path: Path) -> None:
-    """The server side of the bridge's websocket is cut mid-game: the bridge reconnects with its token,
-    syncs, and the game is played to its end on the board."""
+    """The server side of the bridge's websocket is cut mid-game (a timed one): the bridge reconnects with
+    its token, resyncs, and the game is played to its end on the board."""
     running = await serve()
     alice = await Client.open(running.url, "alice")
-    snap = await alice.request("snapshot", type="create", variant="kalah(6,4)", seat="south", rated=False)
-    match_id, variant = snap["match_id"], Variant.parse("kalah(6,4)")
+    timed = "kalah(6,4,clock=60+0)"
+    snap = await alice.request("snapshot", type="create", variant=timed, seat="south", rated=False)
+    match_id, variant = snap["match_id"], Variant.parse(timed)
     lines: list[str] = []
-    task = asyncio.create_task(bridge(running, lines, find="accept", poll_s=0.05, name="remote"))
+    task = asyncio.create_task(bridge(running, lines, find="accept", poll_s=0.05, name="remote", variant=timed))
     await alice.expect("event", where=lambda m: m["kind"] == "joined" and m["side"] == "north")
     position, dropped = Position.initial(variant), False
     while True:
