@@ -27,13 +27,13 @@ def in_first_turn(position: Position) -> bool:
             and not position.over)
 
 
-def first_turn_leaves(position: Position) -> int:
-    """Positions that end the opener's first turn from here with North to move (what must be valued)."""
+def first_turn_boards(position: Position) -> list[Position]:
+    """The boards North may be offered once the opener's first turn from here is over (North to move)."""
     if position.over:
-        return 0
+        return []
     if not in_first_turn(position):
-        return 1
-    return sum(first_turn_leaves(position.play(b)) for b in position.legal_bins())
+        return [position]
+    return [board for b in position.legal_bins() for board in first_turn_boards(position.play(b))]
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def choose(position: Position, value_of: Valuer) -> PieChoice:
     """The opener's best sowing in its first turn (the lowest bin among equals), every sowing's line with it."""
     if not in_first_turn(position):
         raise ValueError("the pie choice is the opener's, during its first turn under the pie rule")
-    todo = [first_turn_leaves(position)]
+    todo = [len(first_turn_boards(position))]
     per_move = {b: _line(position.play(b), value_of, todo) for b in position.legal_bins()}
     best = max(per_move, key=lambda b: (per_move[b].opener, -b))
     return PieChoice(best, per_move[best], per_move)

@@ -18,8 +18,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
-from bots import book, egdb
+from bots import book, egdb, pie
 from bots.core import pit_to_bin, relative_board, south_value
 from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
 from cli.egdb import Reporter, build_command, describe
@@ -27,6 +28,8 @@ from cli.main import SIGINT_STATUS
 from cli.server_args import CommandError
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Game, IllegalRecordError, KalahError, Position, Variant
+
+Answer = TypeVar("Answer")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -70,11 +73,11 @@ def _text(position: Position, sol: Solution, exact_possible: bool) -> str:
     return "\n".join(lines)
 
 
-def _interruptible(work: Callable[[], Solution]) -> Solution:
+def _interruptible(work: Callable[[], Answer]) -> Answer:
     """Run the search in a thread so that Ctrl-C is noticed at once (the C search holds the main thread
     otherwise); on Ctrl-C the process ends right away: the search threads cannot be stopped and would be
     waited for, and nothing is left to write (databases are built before the search starts)."""
-    box: list[Solution | BaseException] = []
+    box: list[Answer | BaseException] = []
 
     def target() -> None:
         """The search, its answer or its exception kept for the main thread."""
@@ -91,9 +94,10 @@ def _interruptible(work: Callable[[], Solution]) -> Solution:
         print("kalah solve: interrupted", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(SIGINT_STATUS)
-    if isinstance(box[0], BaseException):
-        raise box[0]
-    return box[0]
+    found = box[0]
+    if isinstance(found, BaseException):
+        raise found
+    return found
 
 
 def _databases(args: argparse.Namespace, variant: Variant, seeds: int) -> bool:
@@ -144,6 +148,32 @@ def start_position(variant: Variant, moves: str, text: str | None) -> Position:
     return Position.from_fen(variant, text).check_possible()
 
 
+def _valued(sol: Solution) -> tuple[int, bool]:
+    """A board's value for `bots.pie`: South's margin and whether it is exact."""
+    return sol.value, sol.exact
+
+
+def _pie_best(choice: pie.PieChoice) -> list[int]:
+    """Every sowing that keeps the opener at its best under the pie rule."""
+    return [b for b, line in choice.per_move.items() if line.opener == choice.line.opener]
+
+
+def _pie_json(choice: pie.PieChoice) -> dict[str, object]:
+    """The `pie` object of `--json` in the opener's first turn under the pie rule."""
+    return {"opener": choice.line.opener, "best": _pie_best(choice), "exact": choice.exact,
+            "per_move": {str(b): line.opener for b, line in choice.per_move.items()}}
+
+
+def _pie_text(choice: pie.PieChoice, per_move: bool) -> str:
+    """The report's lines on the opener's first turn under the pie rule."""
+    lines = [f"pie rule: North may swap after this turn, so the opener ends with {choice.line.opener:+d} at best "
+             f"(best: {' '.join(map(str, _pie_best(choice)))}; the board offered to North is worth "
+             f"{choice.line.south:+d} to South)"]
+    if per_move:
+        lines.append("pie per move: " + "  ".join(f"{b}:{line.opener:+d}" for b, line in choice.per_move.items()))
+    return "\n" + "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Solve and print; exit 2 on bad input, 3 when the time limit is reached (building databases included)."""
     started = time.monotonic()
@@ -157,9 +187,50 @@ def run(args: argparse.Namespace) -> int:
     if position.transfer_pending:
         raise CommandError("North's opening transfer is due; give it in --moves (e.g. t- or t3-9)")
     found = None if args.no_book else from_book(position, args.per_move)
-    if found is not None:
+    opening = pie.in_first_turn(position)
+    if found is not None and not opening:
         print(json.dumps(found.as_json()) if args.json else _text(position, found, True))
         return 0
+    seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
+    tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
+    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0:
+        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30 and --time-limit at least 0")
+    engine: Engine | None = None
+    if found is None or any(args.no_book or from_book(board, False) is None
+                            for board in pie.first_turn_boards(position)):
+        build = _databases(args, variant, seeds)
+        engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
+                        progress=Reporter(egdb.plan(variant, seeds)) if build else None)
+    deadline = started + args.time_limit if args.time_limit else 0.0
+
+    def solve(target: Position, per_move: bool) -> Solution:
+        """`target` from the book, else by the engine in the time left (TimeoutError when there is none)."""
+        known = None if args.no_book else from_book(target, per_move)
+        if known is not None:
+            return known
+        left = deadline - time.monotonic() if deadline else 0.0
+        if deadline and left <= 0:
+            raise TimeoutError
+        assert engine is not None, "an engine is made whenever a book lacks a position to solve"
+        return engine.solve(target, per_move=per_move, time_limit=left,
+                            depth=-1 if engine.exact_possible else args.depth)
+
+    def work() -> tuple[Solution, pie.PieChoice | None]:
+        """The position's solution, and the opener's pie choice when North may swap after this turn."""
+        sol = found or solve(position, args.per_move)
+        choice = pie.choose(position, lambda after, _left: _valued(solve(after, False))) if opening else None
+        return sol, choice
+
+    try:
+        sol, choice = _interruptible(work)
+    except TimeoutError:
+        raise CommandError(f"time limit of {args.time_limit:g} s reached", status=3) from None
+    if args.json:
+        print(json.dumps(sol.as_json() | ({"pie": _pie_json(choice)} if choice else {})))
+    else:
+        exact_possible = engine.exact_possible if engine is not None else True
+        print(_text(position, sol, exact_possible) + (_pie_text(choice, args.per_move) if choice else ""))
+    return 0
     seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
     if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from protocol import Game, Position, Side, Variant
+from protocol import Game, Position, Side, Sow, Variant
+from tests.test_pie import opener_minimax
 
 
 @pytest.fixture(autouse=True)
@@ -168,3 +169,29 @@ def test_position_and_moves_together_are_refused(capsys: pytest.CaptureFixture[s
     """--position and --moves name two different positions: refused."""
     assert main(["solve", "-H", "3", "-s", "3", "--position", "4,4,0,1,4,4,1,0 N 1 -", "--moves", "3"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_pie_opening_values(impl: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under the pie rule the opener's first turn also gets each sowing's value with North's swap (minimax's)."""
+    plain = solve_json(capsys, "-H", "4", "-s", "2", "--per-move", "--impl", impl)
+    got = solve_json(capsys, "-H", "4", "-s", "2", "--per-move", "--impl", impl, "--pie")
+    start = Position.initial(Variant(houses=4, seeds=2, pie=True))
+    assert {k: got[k] for k in ("value", "best", "per_move")} == {k: plain[k] for k in ("value", "best", "per_move")}
+    assert got["pie"] == {"opener": opener_minimax(start), "best": [3], "exact": True,
+                          "per_move": {str(b): opener_minimax(start.apply(Sow(b))) for b in start.legal_bins()}}
+    assert "pie" not in solve_json(capsys, "-H", "4", "-s", "2", "--pie", "--moves", "1")  # North's turn: no choice
+    assert main(["solve", "-H", "4", "-s", "2", "--pie", "--per-move", "--impl", impl]) == 0
+    text = capsys.readouterr().out
+    assert "opener ends with -4 at best (best: 3;" in text and "pie per move: 1:-12  2:-10  3:-4  4:-6" in text
+
+
+@pytest.mark.parametrize(("capture", "opener", "best"), [("standard", 0, [3]), ("empty", -2, [3, 4])])
+def test_kalah_6_4_pie_opening_from_the_books(capture: str, opener: int, best: list[int], egdb_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Kalah(6,4) under the pie rule: each board North may be offered is in the shipped book; no database is built."""
+    got = solve_json(capsys, "--pie", "--capture", capture)
+    choice = got["pie"]
+    assert got["source"] == "book" and isinstance(choice, dict)
+    assert choice["opener"] == opener and choice["exact"] is True and choice["best"] == best
+    assert not list(egdb_dir.glob("*.egdb"))
