@@ -9,8 +9,8 @@ The SPRT is the generalised SPRT of fishtest and fastchess (their "logistic" mod
 `s0`, `s1` the scores Elo0 and Elo1 give, and the sample's mean score `m` and variance `var`
 (per game on the trinomial, per colour-swapped pair on the pentanomial, a pair's score being
 its two points halved), the log-likelihood ratio is `N (s1 - s0) (2m - s0 - s1) / (2 var)`.
-An outcome never seen counts for 0.001 (fishtest's regularisation), so that a clean sweep,
-which has no variance, is decided too.
+A sample without variance (every game, or every pair, alike: a clean sweep) has no ratio (0):
+the test waits, as cutechess-cli gives no verdict before it has seen wins, draws and losses.
 The test accepts H1 (Elo >= Elo1) once it reaches `log((1 - beta) / alpha)` and H0
 (Elo <= Elo0) once it falls to `log(beta / (1 - alpha))`.
 """
@@ -39,7 +39,7 @@ def score_of(elo: float) -> float:
     return 1 / (1 + 10 ** (-elo / 400))
 
 
-def _moments(points: Sequence[float], counts: Sequence[float]) -> tuple[float, float, float]:
+def _moments(points: Sequence[float], counts: Sequence[int]) -> tuple[int, float, float]:
     """N, the mean and the variance of a sample given as counts of each value of `points`."""
     n = sum(counts)
     if n == 0:
@@ -84,15 +84,9 @@ def elo_estimate(wins: int, draws: int, losses: int) -> EloEstimate | None:
     return EloEstimate(elo_of(mean), elo_of(mean - Z95 * se), elo_of(mean + Z95 * se))
 
 
-REGULARIZE = 1e-3
-"""What an empty outcome counts for in the SPRT (fishtest's regularisation): a clean sweep has a variance."""
-
-
 def _llr(points: Sequence[float], counts: Sequence[int], elo0: float, elo1: float) -> float:
-    """The GSPRT log-likelihood ratio of the sample for Elo1 against Elo0 (0 without games)."""
-    if not any(counts):
-        return 0.0
-    n, mean, var = _moments(points, [c or REGULARIZE for c in counts])
+    """The GSPRT log-likelihood ratio of the sample for Elo1 against Elo0 (0 while it has no variance)."""
+    n, mean, var = _moments(points, counts)
     if n == 0 or var <= 0:
         return 0.0
     s0, s1 = score_of(elo0), score_of(elo1)

@@ -106,20 +106,22 @@ def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys:
     assert listed == {first.match_id: why[first.match_id], second.match_id: None}
 
 
-def test_an_interrupted_engine_ladder_resumes_and_sprt_stops_a_decided_pairing(
+def test_sprt_stops_a_decided_pairing_and_a_rerun_plays_nothing_more(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Run again, an engine ladder plays only what is missing; with --sprt a pairing that is decided early
-    (a good engine against one that always crashes) stops before its games run out, and the JSON report
-    carries the Elo estimate and the SPRT verdict."""
-    args = ladder(tmp_path, f"--engine=good={ENGINE}", f"--engine=crash={ENGINE} crash", "--games", "20",
-                  "--sprt=-100,100,0.05,0.05", "--concurrency", "1", "--json")
+    """With --sprt a pairing decided early (a good engine against one that crashes in every third process)
+    stops before its games run out; the JSON report carries the Elo estimate and the verdict; run again, the
+    ladder plays nothing more."""
+    args = ladder(tmp_path, f"--engine=good={ENGINE}", f"--engine=flaky={ENGINE} every3 {tmp_path / 'count'}",
+                  "--games", "40", "--sprt=-300,0,0.05,0.05", "--concurrency", "1", "--json")
     assert main(args) == 0
-    report = json.loads(capsys.readouterr().out)
+    done = capsys.readouterr()
+    report = json.loads(done.out)
     (pairing,) = report["pairings"]
-    assert pairing["player"] == "good" and pairing["sprt"]["verdict"] == "H1"
-    assert pairing["wins"] == len(report["games"]) < 20 and pairing["losses"] == 0
-    assert pairing["elo"] is None  # a clean sweep: the estimate is unbounded
     played = len(report["games"])
+    assert pairing["player"] == "good" and pairing["sprt"]["verdict"] == "H1"
+    assert pairing["sprt"]["llr"] >= pairing["sprt"]["upper"] and played < 40
+    assert pairing["wins"] > pairing["losses"] and pairing["elo"] > 0 and pairing["low"] < pairing["elo"]
+    assert "H1 accepted; its remaining games are skipped" in done.err
     assert main(args) == 0
     again = capsys.readouterr()
     assert len(json.loads(again.out)["games"]) == played

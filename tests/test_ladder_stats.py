@@ -41,12 +41,15 @@ def test_gsprt_trinomial_and_pentanomial_ratios() -> None:
 
 
 def test_sprt_bounds_and_verdicts() -> None:
-    """alpha = beta = 0.05: bounds log(0.05/0.95) = -2.944 and +2.944; a clean sweep of pairs is decided."""
+    """alpha = beta = 0.05: bounds log(0.05/0.95) = -2.944 and +2.944; a sample without variance (a clean sweep)
+    has no ratio yet; pairs [0, 0, 5, 0, 10] against [-300, 0] Elo accept H1, [10, 0, 5, 0, 0] accept H0."""
     sprt = Sprt.parse("0,10,0.05,0.05")
     assert sprt.lower == pytest.approx(-2.9444, abs=1e-4) and sprt.upper == pytest.approx(2.9444, abs=1e-4)
     assert sprt.verdict(3.0) == "H1" and sprt.verdict(-3.0) == "H0" and sprt.verdict(0.1) is None
-    assert sprt.verdict(llr_pentanomial([0, 0, 0, 0, 5], sprt.elo0, sprt.elo1)) == "H1"
-    assert sprt.verdict(llr_pentanomial([5, 0, 0, 0, 0], sprt.elo0, sprt.elo1)) == "H0"
+    assert llr_pentanomial([0, 0, 0, 0, 50], sprt.elo0, sprt.elo1) == 0
+    wide = Sprt.parse("-300,0,0.05,0.05")
+    assert wide.verdict(llr_pentanomial([0, 0, 5, 0, 10], wide.elo0, wide.elo1)) == "H1"
+    assert wide.verdict(llr_pentanomial([10, 0, 5, 0, 0], wide.elo0, wide.elo1)) == "H0"
     for bad in ("0,10,0.05", "10,0,0.05,0.05", "0,10,0.6,0.6", "a,b,c,d"):
         with pytest.raises(ValueError):
             Sprt.parse(bad)

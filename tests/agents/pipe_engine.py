@@ -16,6 +16,7 @@ FAULT (on the first state it gets; otherwise it plays well):
   hog      burns CPU until the CPU limit kills it
   bloat    allocates 1 GiB (beyond the memory limit: it dies of MemoryError)
   nomode   never asks for freeplay
+  every3   crashes (as `crash`) in every third process, counted in the file MARKER: 1st, 4th, 7th...
   notify   plays well, and after its third move writes a line to the FIFO named by MARKER if someone
            is reading it
 With a MARKER file the fault happens only while MARKER does not exist (it is created then): a
@@ -52,7 +53,15 @@ def main() -> int:
     """Play until goodbye or the end of the input."""
     fault = sys.argv[1] if len(sys.argv) > 1 else ""
     moves = 0
-    if len(sys.argv) > 2 and fault != "notify":
+    if fault == "every3":
+        count = 1
+        if os.path.exists(sys.argv[2]):
+            with open(sys.argv[2]) as counter:
+                count += int(counter.read() or 0)
+        with open(sys.argv[2], "w") as counter:
+            counter.write(str(count))
+        fault = "crash" if count % 3 == 1 else ""
+    elif len(sys.argv) > 2 and fault != "notify":
         if os.path.exists(sys.argv[2]):
             fault = ""
         else:
