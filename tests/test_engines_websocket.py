@@ -148,3 +148,19 @@ async def test_without_a_gateway_the_endpoint_says_so_and_closes(serve: Serve) -
     assert (await agent.next()).name == "goodbye"
     with pytest.raises(ConnectionClosed):
         await agent.next()
+
+
+async def test_the_gateway_limits_hold_on_the_websocket(serve: Serve) -> None:
+    """One address's second agent is refused (per-address limit), and a flood of lines closes the connection."""
+    running = await gateway(serve, kgp_max_per_address=1, kgp_rate=1.0, kgp_burst=5)
+    first = await WsKgp.open(running.url)
+    await first.expect("kgp")
+    second = await WsKgp.open(running.url)
+    refusal = await second.next()
+    assert refusal.name == "error" and "too many connections" in str(refusal.args[0])
+    assert (await second.next()).name == "goodbye"
+    await first.send("\n".join(["pong"] * 1100))
+    assert "flooding" in str((await first.expect("error")).args[0])
+    assert (await first.next()).name == "goodbye"
+    with pytest.raises(ConnectionClosed):
+        await first.next()
