@@ -73,15 +73,18 @@ def test_broken_engines_lose_by_forfeit_with_their_reason_and_disturb_no_one(
 
 def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
     """An engine past its CPU time is killed by SIGXCPU, one past its memory dies of MemoryError, one that
-    never asks for freeplay is dropped at the deadline: each loses with that reason."""
-    engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat", f"--engine=nomode={ENGINE} nomode"]
+    never asks for freeplay is dropped at the deadline, one that does not exist cannot start: each loses
+    with that reason."""
+    engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat", f"--engine=nomode={ENGINE} nomode",
+               "--engine=ghost=/nonexistent/engine"]
     args = ladder(tmp_path, "--bots", "greedy", *engines, "--games", "2", "--engine-cpu", "1",
                   "--engine-memory", "300", "--engine-start", "1", "--clock", "5/move", "--concurrency", "2")
     assert main(args) == 0
     games, why = stored(tmp_path)
     expected = {"engine:hog": "engine killed by SIGXCPU (CPU limit of 1 s)",
                 "engine:bloat": "engine exited with status 1 (stderr: MemoryError)",
-                "engine:nomode": "Requested no mode within 1 s"}
+                "engine:nomode": "Requested no mode within 1 s",
+                "engine:ghost": "engine cannot start: [Errno 2] No such file or directory: '/nonexistent/engine'"}
     for game in games:
         if "bot:greedy" in (game.south, game.north):
             assert game.reason == "forfeit" and why[game.match_id] == expected[str(loser(game))]
