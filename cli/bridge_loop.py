@@ -228,15 +228,22 @@ class Bridge:
 
     async def refused(self, error: ErrorMessage) -> None:
         """A refusal: a lost join is looked for again; one about the game is said and the match resynced."""
+        game = self.game
+        if error.code == "shutting_down":
+            return  # the connection drops next; the bridge looks again once reconnected
         if error.request == "join":
             self.spawn(self._poll_later())
-        elif error.request == "sync" and self.game is None:
-            await self.find()  # the seat held at the start is gone: look for a game
+        elif error.request == "sync" and (game is None or error.match_id == game.match_id):
+            if game is not None:
+                self.say(f"game {self.played + 1}: {game.match_id} is gone from the server: {error.message}")
+                self.game = None
+            self.resyncing = False
+            await self.find()  # the seat held is gone: look for a game
         elif error.request in ("seek", "create"):
             raise BridgeError(f"the server refused to start a game: {error.message}")
-        elif error.request in ("move", "resign") and self.game is not None and error.match_id == self.game.match_id:
+        elif error.request in ("move", "resign") and game is not None and error.match_id == game.match_id:
             self.say(f"game {self.played + 1}: the server refused the {error.request}: {error.message}")
-            await self.send(SyncMatch(match_id=self.game.match_id, since=self.game.seq))
+            await self.send(SyncMatch(match_id=game.match_id, since=game.seq))
 
     async def snapshot(self, snap: Snapshot, at: float) -> None:
         """A match's whole state: adopt it as the current game if it is one of ours, or resync ours."""
