@@ -319,6 +319,8 @@ class Router:
         """Watch or re-sync a match: one answer, a catch-up with the events after `since` (maybe none) or a snapshot."""
         a = self.arena
         room = await room_or_stored(a, msg.match_id)
+        if a.cluster is not None:
+            await a.cluster.catch_up(room)
         was = s in room.followers
         if not was:
             self.check_follow(s)

@@ -85,7 +85,11 @@ class Cluster:
             for match_id in self.owned - still:
                 self.release(match_id)
             log_event("node_lease_lost", node=self.node_id, kept=len(still))
-        for match_id in await self.nodes.take_orphans(self.options.takeover_batch):
+        dead, taken = await self.nodes.take_orphans(self.options.takeover_batch)
+        if dead:  # a node died after storing changes it may not have announced: re-read every copy
+            log_event("nodes_dead", node=self.node_id, dead=dead)
+            self.on_gap()
+        for match_id in taken:
             await self.adopt(match_id)
         self.live_nodes = await self.nodes.live()
 
@@ -117,6 +121,13 @@ class Cluster:
         """A node drained: take some of its matches now rather than at the next heartbeat."""
         if node_id != self.node_id and not self.arena.closing:
             self.arena.spawn(self.tick())
+
+    async def catch_up(self, room: Room) -> None:
+        """Before answering a watch or sync from a copy: read what may have been missed (a dead node's
+        last changes are never announced)."""
+        if not self.owns(room.match.match_id):
+            async with room.lock:
+                await replica.refresh(self.arena, room)
 
     # --- copies of matches ------------------------------------------------------------------------
 

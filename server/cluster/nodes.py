@@ -38,15 +38,16 @@ class Nodes:
         await self.join()
         return False
 
-    async def take_orphans(self, limit: int) -> list[str]:
-        """Delete nodes whose lease expired, then take up to `limit` matches whose owner is not a live node."""
+    async def take_orphans(self, limit: int) -> tuple[int, list[str]]:
+        """Delete nodes whose lease expired, then take up to `limit` matches whose owner is not a live node;
+        returns how many nodes were found dead, and the matches taken."""
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(f"DELETE FROM nodes WHERE beat_at < {NOW} - $1", self.lease_s)
+            dead = await conn.execute(f"DELETE FROM nodes WHERE beat_at < {NOW} - $1", self.lease_s)
             rows = await conn.fetch(
                 "UPDATE match_owners SET node = $1 WHERE match_id IN ("
                 " SELECT o.match_id FROM match_owners o WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.node)"
                 " LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING match_id", self.node_id, limit)
-        return [r[0] for r in rows]
+        return int(dead.split()[-1]), [r[0] for r in rows]
 
     async def owned(self) -> set[str]:
         """The matches the database says this node owns."""

@@ -1,0 +1,130 @@
+"""Cluster benchmark: durable actions per second and ack latency for 1 SQLite node and 1, 2, 3 PostgreSQL nodes.
+
+Starts a throwaway PostgreSQL and redis-server (as the tests do), then for each setting runs
+`kalah serve` nodes in child processes and MATCHES pairs of random players, each player on a
+node picked at random, playing rated games back to back for SECONDS. Prints, per setting, the
+actions acknowledged per second (each one committed before its ack), the latency from sending
+an action to its ack (p50, p99), the nodes' CPU and the clients' own CPU share of the machine
+(the clients run here too, so they compete with the nodes for the same cores).
+
+    python bench/cluster.py --matches 100 --seconds 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.cluster_play import Nodes, Peer, Tally, loopback, play, start_match  # noqa: E402
+from tests.pg import PostgresServer, find_bindir  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
+
+VARIANT = "kalah(6,4)"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def start_node(db: str, bus: str | None, name: str) -> tuple[asyncio.subprocess.Process, str]:
+    """One `kalah serve` in a child process (a cluster node when `bus` is given); returns it and its URL."""
+    extra = [] if bus is None else ["--bus", bus, "--node-id", name]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
+        "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert proc.stdout is not None
+    found = re.search(r"ws://\S+", (await asyncio.wait_for(proc.stdout.readline(), 60)).decode())
+    assert found
+    return proc, found[0]
+
+
+async def slot(nodes: Nodes, index: int, tally: Tally, until: float) -> None:
+    """Two players on random nodes play games back to back until `until`."""
+    south = Peer(nodes, f"s{index}", loopback(2 * index), tally)
+    north = Peer(nodes, f"n{index}", loopback(2 * index + 1), tally)
+    await asyncio.gather(south.open(), north.open())
+    game = 0
+    while time.perf_counter() < until:
+        match_id = await start_match(south, north, VARIANT)
+        await asyncio.gather(play(south, match_id, "south", VARIANT, game),
+                             play(north, match_id, "north", VARIANT, game))
+        game += 1
+    await asyncio.gather(south.close(), north.close())
+
+
+async def run(setting: str, dbs: list[str], bus: str | None, matches: int, seconds: float) -> dict[str, float]:
+    """One setting: start its nodes, play, stop them; the figures."""
+    procs = [await start_node(db, bus, f"{setting}-{i}") for i, db in enumerate(dbs)]
+    try:
+        nodes = Nodes([url for _, url in procs], random.Random(1))
+        tally = Tally()
+        cpu0 = [cpu_seconds(p.pid) for p, _ in procs]
+        own0, wall0 = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(slot(nodes, i, tally, wall0 + seconds) for i in range(matches)))
+        wall = time.perf_counter() - wall0
+        own = time.process_time() - own0
+        cpu = sum(cpu_seconds(p.pid) - c for (p, _), c in zip(procs, cpu0, strict=True))
+    finally:
+        for proc, _ in procs:
+            proc.terminate()
+            await proc.wait()
+    lat = sorted(tally.latencies)
+    return {"actions_s": len(tally.acked) / wall, "p50_ms": 1000 * statistics.median(lat),
+            "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))], "nodes_cpu": cpu / wall, "clients_cpu": own / wall,
+            "errors": sum(tally.errors.values())}
+
+
+async def main(args: argparse.Namespace) -> None:
+    """Every setting in turn on fresh databases; print the table."""
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("PostgreSQL's server binaries are needed: bash tests/install-test-deps.sh")
+    pg = PostgresServer(bindir)
+    pg.start()
+    redis = RedisServer("redis-server")
+    redis.start()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings: list[tuple[str, list[str], str | None]] = [
+                ("1 SQLite node", [str(Path(tmp) / "arena.sqlite3")], None),
+                ("1 PostgreSQL node", [pg.new_database()], None)]
+            for n in (2, 3):
+                db = pg.new_database()
+                settings.append((f"{n} PostgreSQL nodes", [db] * n, redis.url))
+            for name, dbs, bus in settings:
+                figures = await run(name.split()[0] + name.split()[1][:2], dbs, bus, args.matches, args.seconds)
+                rows.append((name, figures))
+                print(f"{name:20} {figures['actions_s']:8.0f} actions/s  p50 {figures['p50_ms']:6.1f} ms  "
+                      f"p99 {figures['p99_ms']:6.1f} ms  nodes' CPU {figures['nodes_cpu']:.2f} cores  "
+                      f"clients' CPU {figures['clients_cpu']:.2f} cores  errors {figures['errors']:.0f}",
+                      flush=True)
+    finally:
+        redis.close()
+        pg.stop()
+    base = rows[0][1]["actions_s"]
+    print(f"\n{args.matches} matches of {VARIANT} for {args.seconds:.0f} s each, {os.cpu_count()} cores shared "
+          "by nodes, clients, PostgreSQL and Redis; relative to one SQLite node:")
+    for name, figures in rows:
+        print(f"  {name:20} {figures['actions_s'] / base:5.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=100, help="pairs of players playing at once")
+    parser.add_argument("--seconds", type=float, default=15.0, help="how long each setting plays")
+    asyncio.run(main(parser.parse_args()))
