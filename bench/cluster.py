@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.cluster_play import Nodes, Peer, Tally, loopback, play, start_match  # noqa: E402
+from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match  # noqa: E402
 from tests.pg import PostgresServer, find_bindir  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 

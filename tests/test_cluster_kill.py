@@ -13,7 +13,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bench.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, watch
+from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANT = "kalah(4,3)"

@@ -1,6 +1,6 @@
 """Players and spectators of a cluster: each on a node of its own, reconnecting to another when theirs dies.
 
-Used by `bench/cluster.py` and by the multi-node kill test. A player follows its match only from
+Used by the multi-node kill test and by `bench/cluster.py`. A player follows its match only from
 what its own connection tells it (events, catch-ups, snapshots), moves when it is its turn, and
 notes every acknowledged action; when its node goes away it says hello to another node with its
 token and re-syncs from the last event it saw. A spectator notes the number of every event.
