@@ -63,3 +63,21 @@ def test_mankalah_agents_play_swap_and_forfeit_through_the_ladder(
         assert all(CHANGE.fullmatch(line) for line in seen if line.startswith("CHANGE")), name
     assert not any(line.startswith("CHANGE;SWAP") for line in lines["swapper"])
     assert sum(line.startswith("CHANGE;SWAP;") and line.endswith(";YOU") for line in lines["plain"]) == 1
+
+
+def test_an_opening_is_told_from_start_and_the_stale_answer_dropped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a random opening (South's first sowing, then the pie decision is North's), an agent seated South is
+    told `START;South` and the opening's `CHANGE`: its answer to that stale START is dropped, not a fault, and
+    both games are played out on the board."""
+    log = tmp_path / "plain.log"
+    db = tmp_path / "ladder.sqlite3"
+    assert main(["ladder", "--bots", "greedy", f"--engine=plain=mankalah:{AGENT} --log {log}", "--games", "2",
+                 "--clock", "2/move", "--unrated", "--db", str(db), "--state", str(tmp_path / "state.jsonl")]) == 0
+    capsys.readouterr()
+    games = list_games(db)
+    assert len(games) == 2 and not forfeits(db)
+    assert all(g.reason in ("empty", "majority") for g in games)
+    seen = log.read_text().splitlines()
+    south = seen.index("START;South")
+    assert CHANGE.fullmatch(seen[south + 1]) and seen[south + 1].startswith("CHANGE;")

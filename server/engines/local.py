@@ -44,6 +44,16 @@ class LocalSettings:
 
 
 @dataclass
+class Launched:
+    """An engine started for a game: its process, its agent and the task reading it, or why it failed."""
+
+    process: EngineProcess | None = None
+    agent: Agent | None = None
+    reader: asyncio.Task[None] | None = None
+    failure: str | None = None
+
+
+@dataclass
 class Outcome:
     """How an engine game ended: the end, and the forfeit's reason when it was one."""
 
@@ -83,13 +93,13 @@ class LocalEngines:
             a.players[pid] = StoredPlayer(pid, display, None, None)
         return Seat(pid, a.players[pid].name)
 
-    async def launch(self, name: str) -> tuple[EngineProcess | None, Agent | None, str | None]:
-        """Start engine `name` and wait for its greeting (KGP: `mode freeplay`); why it failed, if it did."""
+    async def launch(self, name: str) -> Launched:
+        """Start engine `name` and wait for its greeting (KGP: `mode freeplay`)."""
         spec = self.specs[name]
         try:
             process = await EngineProcess.start(spec, self.settings.limits)
         except OSError as exc:
-            return None, None, f"engine cannot start: {exc}"
+            return Launched(failure=f"engine cannot start: {exc}")
         agent: Agent
         if spec.protocol == "mankalah":
             agent = MankalahAgent(process, self.settings.agent)
@@ -97,13 +107,12 @@ class LocalEngines:
             ready = asyncio.Event()
             agent = PipeAgent(process, self.settings.agent, on_mode=lambda _: ready.set())
         task = asyncio.get_running_loop().create_task(agent.serve())
-        agent.serve_task = task  # type: ignore[attr-defined]
         if spec.protocol == "kgp":
             waits = [asyncio.ensure_future(ready.wait()), asyncio.ensure_future(agent.closed.wait())]
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             for w in waits:
                 w.cancel()
-        return process, agent, None
+        return Launched(process, agent, task)
 
     async def play(self, variant: Variant, rated: bool, south: str, north: str, opening: list[Action],
                    match_id: str, pace_s: float = 0.0) -> Outcome | None:
@@ -120,20 +129,19 @@ class LocalEngines:
                 room = await a.create(variant, rated, 0, list(enumerate(seats)), opening, match_id, pace_s=pace_s)
             return await self._drive(room, seats, launched)
         finally:
-            await asyncio.gather(*(self._stop(p, agent) for p, agent, _ in launched.values()))
+            await asyncio.gather(*(self._stop(engine) for engine in launched.values()))
 
-    async def _drive(self, room: Room, seats: list[Seat],
-                     launched: dict[int, tuple[EngineProcess | None, Agent | None, str | None]]) -> Outcome | None:
+    async def _drive(self, room: Room, seats: list[Seat], launched: dict[int, Launched]) -> Outcome | None:
         """Run the driver over the engines that started; forfeit for one that could not."""
         a = self.arena
-        sessions = {i: AgentSession(agent, seats[i].player_id, seats[i].name)
-                    for i, (_, agent, _) in launched.items() if agent is not None}
+        sessions = {i: AgentSession(e.agent, seats[i].player_id, seats[i].name)
+                    for i, e in launched.items() if e.agent is not None}
         kind = MankalahDriver if any(isinstance(s.agent, MankalahAgent) for s in sessions.values()) else MatchDriver
         driver = kind(a, room, sessions, self.settings.driver)
         for session in sessions.values():
             a.connect(session)
         try:
-            failed = [(i, why) for i, (_, _, why) in launched.items() if why is not None]
+            failed = [(i, e.failure) for i, e in launched.items() if e.failure is not None]
             if failed:
                 await driver.forfeit(*failed[0])
             else:
@@ -144,14 +152,13 @@ class LocalEngines:
         end = room.match.end
         return None if end is None else Outcome(end, driver.forfeited)
 
-    async def _stop(self, process: EngineProcess | None, agent: Agent | None) -> None:
+    async def _stop(self, engine: Launched) -> None:
         """Say goodbye (KGP) or END, stop the process, and wait for the agent's reader."""
-        if agent is not None:
-            agent.kill("the game is over", error=False)
-        if process is not None:
-            await process.stop()
-        task = getattr(agent, "serve_task", None)
-        if task is not None:
-            task.cancel()
+        if engine.agent is not None:
+            engine.agent.kill("the game is over", error=False)
+        if engine.process is not None:
+            await engine.process.stop()
+        if engine.reader is not None:
+            engine.reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                await engine.reader
