@@ -87,7 +87,7 @@ async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve
     await alice.expect("event", where=lambda m: m["kind"] == "joined" and m["side"] == "north")
     position, dropped = Position.initial(variant), False
     while True:
-        if position.to_move == 0:
+        if position.to_move == 0 and not position.end:
             await alice.send(type="move", match_id=match_id, ply=position.ply, bin=position.legal_bins()[0])
         event = await alice.expect("event", timeout=20, where=lambda m: m["kind"] in ("action", "game_over"))
         if event["kind"] == "game_over":
@@ -105,6 +105,33 @@ async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve
     [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "remote", 1), what="the stored game")
     assert game.reason in ("empty", "majority") and game.north == "remote"
     await alice.close()
+
+
+async def test_an_open_match_of_the_bridge_is_joined_and_played(serve: Serve, tmp_path: Path) -> None:
+    """With `--open` the bridge creates an open match; a person who joins it from the lobby plays the engine."""
+    running = await serve()
+    lines: list[str] = []
+    task = asyncio.create_task(bridge(running, lines, find="open", seat="south", rated=False))
+    bob = await Client.open(running.url, "bob")
+
+    async def open_match() -> str | None:
+        listing = await bob.request("matches", type="list")
+        return next((m["match_id"] for m in listing["matches"] if m["south"] == "stdio-engine"), None)
+
+    match_id = await eventually(open_match, what="the bridge's open match")
+    await bob.request("snapshot", type="join", match_id=match_id)
+    variant = Variant.parse("kalah(6,4)")
+    while True:
+        event = await bob.expect("event", timeout=20, where=lambda m: m["kind"] in ("action", "game_over"))
+        if event["kind"] == "game_over":
+            break
+        position = Position.from_fen(variant, event["position"])
+        if position.to_move == 1 and not position.end:
+            await bob.send(type="move", match_id=match_id, ply=position.ply, bin=position.legal_bins()[0])
+    assert await task == 0, lines
+    assert f"game 1: {match_id} as south against (open seat), kalah(6,4)" in lines
+    assert event["reason"] in ("empty", "majority")
+    await bob.close()
 
 
 async def test_an_illegal_move_resigns_and_stops_the_bridge(serve: Serve, tmp_path: Path) -> None:
@@ -171,7 +198,7 @@ async def test_a_seat_held_at_the_start_is_resumed(serve: Serve, tmp_path: Path)
     variant = Variant.parse("kalah(6,4)")
     position = Position.initial(variant)
     while True:
-        if position.to_move == 0:
+        if position.to_move == 0 and not position.end:
             await alice.send(type="move", match_id=snap["match_id"], ply=position.ply, bin=position.legal_bins()[0])
         event = await alice.expect("event", timeout=20, where=lambda m: m["kind"] in ("action", "game_over"))
         if event["kind"] == "game_over":
