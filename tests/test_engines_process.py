@@ -40,7 +40,9 @@ async def test_a_child_runs_under_the_limits_and_its_end_is_read() -> None:
               "resource.getrlimit(resource.RLIMIT_AS), flush=True); print('bye', file=sys.stderr); sys.exit(4)")
     spec = EngineSpec("probe", (sys.executable, "-c", script))
     process = await EngineProcess.start(spec, ProcessLimits(cpu_s=30, memory_mib=1024))
-    out = await process.reader.read()
+    out = b""
+    while data := await process.read():
+        out += data
     await process.stop()
     assert out.decode().split() == ["(30,", "31)", f"({1024 << 20},", f"{1024 << 20})"]
     assert process.ended == "exited with status 4 (stderr: bye)"

@@ -19,17 +19,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from typing import TYPE_CHECKING
 
 from protocol.actions import Action, Sow, Swap
 from protocol.errors import KalahError
 from protocol.position import Position
 from protocol.side import Side
 from server.engines.agent import Agent, AgentLimits
-from server.engines.driver import MatchDriver
+from server.engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.engines.kgp import Arg, LineSplitter, Overlong
 from server.engines.pipe_agent import PipeAgent
 from server.engines.process import EngineProcess
 from server.logs import event as log_event
+
+if TYPE_CHECKING:
+    from server.arena import Arena
+    from server.rooms import Room
 
 MESSAGE = re.compile(r"MOVE;(\d{1,3})|SWAP")
 
@@ -74,6 +79,8 @@ class MankalahAgent(PipeAgent):
         """Answers owed to prompts of a catching up, dropped when they come."""
         self.expecting = False
         """Whether the last prompt was live: its answer goes to `replies`."""
+        self.over = False
+        """Whether it was sent `END`."""
 
     def line(self, text: str) -> None:
         """Send one protocol line."""
@@ -95,10 +102,16 @@ class MankalahAgent(PipeAgent):
     def error(self, text: str, ref: int | None = None) -> None:
         """ManKalah has no error message: nothing is sent."""
 
+    def end(self) -> None:
+        """Send `END` (once)."""
+        if not self.over:
+            self.over = True
+            self.line("END")
+
     def kill(self, reason: str, error: bool = True) -> None:
         """End the game for the agent (`END`) and close."""
         if not self.closed.is_set():
-            self.line("END")
+            self.end()
             self._close(reason)
 
     async def serve(self) -> None:
@@ -146,7 +159,11 @@ class MankalahAgent(PipeAgent):
 class MankalahDriver(MatchDriver):
     """Plays the seats of ManKalah agents: tells them every move, asks for theirs at `YOU`."""
 
-    told: dict[int, int]
+    def __init__(self, arena: Arena, room: Room, sessions: dict[int, AgentSession],
+                 settings: DriverSettings) -> None:
+        super().__init__(arena, room, sessions, settings)
+        self.told: dict[int, int] = {}
+        """Seat -> how many actions its agent was told of."""
 
     def mankalah(self) -> dict[int, MankalahAgent]:
         """The seats held by ManKalah agents."""
@@ -154,8 +171,6 @@ class MankalahDriver(MatchDriver):
 
     def observe(self) -> None:
         """Send each ManKalah agent `START` (once) and a `CHANGE` for every action it has not heard of."""
-        if not hasattr(self, "told"):
-            self.told = {}
         game = self.room.match.game
         h = game.variant.houses
         for seat, agent in self.mankalah().items():
@@ -205,5 +220,5 @@ class MankalahDriver(MatchDriver):
         """The last `CHANGE` (ending in `END` when the board decided) and `END` to every ManKalah agent."""
         self.observe()
         for agent in self.mankalah().values():
-            agent.line("END")
+            agent.end()
         super().tell_results()

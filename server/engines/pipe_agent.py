@@ -32,7 +32,7 @@ class PipeLink(Link):
 
     async def read(self) -> bytes:
         """Up to 64 KiB of the engine's output; empty at its end."""
-        return await self.process.reader.read(65536)
+        return await self.process.read()
 
     def write(self, data: bytes) -> None:
         """Queue bytes on its input."""

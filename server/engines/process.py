@@ -103,7 +103,7 @@ def exit_text(returncode: int | None, limits: ProcessLimits) -> str:
 
 
 class EngineProcess:
-    """One running engine: its pipes (output relayed to `reader`), its standard error's tail, and its end."""
+    """One running engine: its pipes, its standard error's tail, and its end."""
 
     def __init__(self, spec: EngineSpec, limits: ProcessLimits, proc: asyncio.subprocess.Process) -> None:
         self.spec = spec
@@ -111,12 +111,11 @@ class EngineProcess:
         self.proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self.writer: asyncio.StreamWriter = proc.stdin
-        self.reader = asyncio.StreamReader(limit=1 << 20)
+        self.stdout: asyncio.StreamReader = proc.stdout
         self.stderr_tail = b""
         self.ended: str | None = None
         """Set when its output closed: how it ended ("exited with status 1 (...)")."""
-        self._tasks = [asyncio.get_running_loop().create_task(self._relay()),
-                       asyncio.get_running_loop().create_task(self._drain_stderr())]
+        self._stderr = asyncio.get_running_loop().create_task(self._drain_stderr())
 
     @classmethod
     async def start(cls, spec: EngineSpec, limits: ProcessLimits, cwd: str | None = None) -> EngineProcess:
@@ -137,19 +136,19 @@ class EngineProcess:
         while data := await self.proc.stderr.read(65536):
             self.stderr_tail = (self.stderr_tail + data)[-STDERR_TAIL:]
 
-    async def _relay(self) -> None:
-        """Copy the engine's output to `reader`; at its end, learn how the process ended before the reader does."""
-        assert self.proc.stdout is not None
+    async def read(self) -> bytes:
+        """Up to 64 KiB of the engine's output; at its end (empty bytes), `ended` already says how it ended."""
         try:
-            while data := await self.proc.stdout.read(65536):
-                self.reader.feed_data(data)
+            data = await self.stdout.read(65536)
+        except (ConnectionError, OSError):
+            data = b""
+        if not data and self.ended is None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), EXIT_WAIT_S)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._tasks[1]), 0.5)
+                await asyncio.wait_for(asyncio.shield(self._stderr), 0.5)
             self.ended = self.describe()
-        finally:
-            self.reader.feed_eof()
+        return data
 
     def describe(self) -> str:
         """How the engine ended, with the last line of its standard error."""
@@ -167,6 +166,5 @@ class EngineProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         await self.proc.wait()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._stderr.cancel()
+        await asyncio.gather(self._stderr, return_exceptions=True)
