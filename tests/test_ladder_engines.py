@@ -173,3 +173,22 @@ async def test_a_ladder_killed_mid_game_takes_up_the_engine_game_where_it_stood(
     assert len(games) == 4 and len({g.match_id for g in games}) == 4 and not why
     resumed = next(g for g in games if g.match_id == live[0].match_id)
     assert resumed.reason in ("empty", "majority") and resumed.ply > live[0].ply
+
+
+@pytest.mark.parametrize(("clock", "mode"), [("2/move", "relative"), ("6+1", "absolute")])
+def test_engines_are_told_the_time_of_the_clock(tmp_path: Path, clock: str, mode: str) -> None:
+    """Per move, an engine is told `time:mode relative` and that move's whole seconds; with base+increment,
+    `time:mode absolute`, the whole time it has left (never more than the clock holds) and the opponent's;
+    every state is stopped."""
+    log = tmp_path / "lines.log"
+    assert main(ladder(tmp_path, "--bots", "greedy", f"--engine=timed={ENGINE} log {log}", "--games", "2",
+                       "--clock", clock)) == 0
+    seen = log.read_text().splitlines()
+    options = [line.split()[-2:] for line in seen if " set time:" in line]
+    assert {value for name, value in options if name == "time:mode"} == {mode}
+    clocks = [int(value) for name, value in options if name == "time:clock"]
+    assert clocks and all(1 <= c <= (2 if mode == "relative" else 6 + 1 * 40) for c in clocks)
+    assert any(name == "time:opclock" for name, _ in options) == (mode == "absolute")
+    states = [line.split()[0] for line in seen if " state " in line]
+    stops = {line.split()[0].partition("@")[2] for line in seen if line.split()[1:2] == ["stop"]}
+    assert states and all(sid in stops for sid in states)

@@ -17,6 +17,7 @@ FAULT (on the first state it gets; otherwise it plays well):
   bloat    allocates 1 GiB (beyond the memory limit: it dies of MemoryError)
   nomode   never asks for freeplay
   every3   crashes (as `crash`) in every third process, counted in the file MARKER: 1st, 4th, 7th...
+  log      plays well, and appends every line it receives to the file MARKER
   notify   plays well, and after its third move writes a line to the FIFO named by MARKER if someone
            is reading it
 With a MARKER file the fault happens only while MARKER does not exist (it is created then): a
@@ -61,12 +62,15 @@ def main() -> int:
         with open(sys.argv[2], "w") as counter:
             counter.write(str(count))
         fault = "crash" if count % 3 == 1 else ""
-    elif len(sys.argv) > 2 and fault != "notify":
+    elif len(sys.argv) > 2 and fault not in ("notify", "log"):
         if os.path.exists(sys.argv[2]):
             fault = ""
         else:
             open(sys.argv[2], "w").close()
     for raw in sys.stdin:
+        if fault == "log":
+            with open(sys.argv[2], "a") as log:
+                log.write(raw.rstrip("\r\n") + "\n")
         found = COMMAND.fullmatch(raw.rstrip("\r\n"))
         if found is None:
             continue
