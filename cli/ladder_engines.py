@@ -32,7 +32,7 @@ MANKALAH_VARIANT = Variant(houses=7, seeds=7, pie=True)
 
 def add_engine_args(parser: argparse.ArgumentParser) -> None:
     """Register the engine-tester flags of `kalah ladder`."""
-    parser.add_argument("--engine", action="append", default=[], metavar="NAME=COMMAND",
+    parser.add_argument("--engine", action="append", default=None, metavar="NAME=COMMAND",
                         help="a local program speaking KGP on stdin/stdout (NAME=mankalah:COMMAND: the ManKalah "
                              "protocol); repeatable, beside --bots")
     parser.add_argument("--opening-plies", type=int, default=OPENING_PLIES, metavar="N",
@@ -51,7 +51,7 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
 
 def engine_config(args: argparse.Namespace, config: LadderConfig, server: str | None) -> LadderConfig:
     """The ladder's settings with its engines, openings and SPRT; raises ValueError on bad input."""
-    specs = tuple(EngineSpec.parse(text) for text in args.engine)
+    specs = tuple(EngineSpec.parse(text) for text in args.engine or ())
     if specs and server:
         raise ValueError("--engine plays on the ladder's own local server: leave out --server")
     if args.opening_plies < 0:
