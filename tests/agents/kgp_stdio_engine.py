@@ -9,8 +9,9 @@ writes what it receives, one line each, on stderr (`< `).
     python kgp_stdio_engine.py [--name NAME] [--fault illegal|crash|silent|hang] [--once MARKER]
 
 `--fault illegal` answers `move 99`; `crash` exits with status 3 on the first state; `silent`
-sends no move at all (but answers pings); `hang` stops reading and writing on the first state. With `--once MARKER` the fault happens only if the file MARKER does not
-exist yet (it is created then): a restarted engine behaves.
+sends no move at all (but answers pings); `hang` stops reading and writing on the first state.
+With `--once MARKER` the fault happens only if the file MARKER does not exist yet (it is
+created then): a restarted engine behaves.
 """
 
 from __future__ import annotations
