@@ -141,7 +141,7 @@ def test_bounded_search_on_the_largest_board() -> None:
 
 async def test_200_seed_board_over_the_wire_recorded_and_shown(arena: RunningServer,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """Kalah(2,200) is created, played to the end over the wire, stored, and its record replays to the same end."""
+    """Kalah(2,200) is created, played over the wire, stored and replayed by `kalah record`; Kalah(12,200) analysed."""
     variant = "kalah(2,200)"
     alice, bob, mid = await live_match(arena.url, variant)
     game = await play_out(alice, bob, mid, variant, random.Random(11))
@@ -156,6 +156,10 @@ async def test_200_seed_board_over_the_wire_recorded_and_shown(arena: RunningSer
     assert " 200 200\n" in text and text.count("\n") > 4
     await alice.send(type="create", variant="kalah(2,201)")
     assert await alice.error() == "bad_field"  # the variant field of the message is out of range
+    biggest = Game(Variant(houses=12, seeds=200)).position.fen()
+    await alice.send(type="analyse", variant="kalah(12,200)", position=biggest, budget_ms=50)
+    answer = await alice.expect("analysis", timeout=10)
+    assert not answer["exact"] and 1 <= answer["best"][0] <= 12
     await alice.close()
     await bob.close()
 
