@@ -20,6 +20,8 @@ MARGIN_S = 0.5
 """What the bridge keeps back of the engine's clock by default: the network both ways, stop, the server's commit."""
 MIN_THINK_S = 0.05
 """The least an engine is given to answer, even with almost no time left."""
+SHARE = 0.1
+"""The part of a base-time clock left that one move may take (plus the increment)."""
 
 
 def kgp_variant(text: str) -> Variant:
@@ -113,21 +115,30 @@ class Game:
         return ms / 1000 - ((now - self.clocks_at) if running else 0.0)
 
     def think_s(self, now: float, move_s: float, margin_s: float) -> float:
-        """How long the engine may think now: its clock less the margin; at most `move_s` unless timed per move."""
+        """How long the engine may think now, always inside its clock less the margin.
+
+        Per-move clock: all of it. Base time: a `SHARE` of what is left plus the increment, at
+        most `move_s` (so the clock lasts the game). Untimed: `move_s`.
+        """
         control = self.variant.time_control
         left = self.left_s(self.side, now)
         if control is None or left is None:
             return move_s
         usable = left - margin_s
-        return max(MIN_THINK_S, usable if control.per_move_ms else min(move_s, usable))
+        if not control.per_move_ms:
+            usable = min(usable, move_s, usable * SHARE + control.increment_ms / 1000)
+        return max(MIN_THINK_S, usable)
 
-    def time_options(self, think: float, now: float) -> list[tuple[str, Arg]]:
-        """The `time:*` options sent before a state, as the gateway sends them (seconds, whole, at least 1)."""
+    def time_options(self, think: float, now: float, margin_s: float) -> list[tuple[str, Arg]]:
+        """The `time:*` options sent before a state (whole seconds).
+
+        Per-move clock or untimed: `relative`, the seconds of this state (at least 1). Base time:
+        `absolute`, the seconds left on the engine's clock less the margin, and the opponent's.
+        """
         control = self.variant.time_control
-        per_move = control is None or bool(control.per_move_ms)
-        options: list[tuple[str, Arg]] = [("time:mode", "relative" if per_move else "absolute"),
-                                                ("time:clock", max(1, int(think)))]
-        opponent = self.left_s(self.side.other, now)
-        if not per_move and opponent is not None:
-            options.append(("time:opclock", max(0, int(opponent))))
-        return options
+        left = self.left_s(self.side, now)
+        if control is None or control.per_move_ms or left is None:
+            return [("time:mode", "relative"), ("time:clock", max(1, int(think)))]
+        opponent = self.left_s(self.side.other, now) or 0.0
+        return [("time:mode", "absolute"), ("time:clock", max(0, int(left - margin_s))),
+                ("time:opclock", max(0, int(opponent)))]

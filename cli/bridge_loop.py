@@ -311,7 +311,7 @@ class Bridge:
         think = game.think_s(now, self.o.move_s, self.o.margin_s)
         board = Board.of(game.position, game.side)
         try:
-            answer = await self.engine.ask(board, think, game.time_options(think, now))
+            answer = await self.engine.ask(board, think, game.time_options(think, now, self.o.margin_s))
         except EngineFault as exc:
             self.post(_Thought(game.match_id, ply, None, str(exc)))
             return

@@ -34,17 +34,20 @@ def test_events_apply_in_order_and_a_gap_asks_for_a_resync() -> None:
 
 
 def test_thinking_time_stays_inside_the_clock() -> None:
-    """Per move: the clock left less the margin; base time: at most the move limit; untimed: the move limit."""
+    """Per move: the clock left less the margin; base time: a tenth of it plus the increment, at most the
+    move limit; untimed: the move limit."""
     per_move = Game(snapshot("kalah(6,4,clock=2/move)", clocks=Clocks(south_ms=2000, north_ms=2000,
                                                                        running="north")), now=10.0)
     assert per_move.think_s(10.5, move_s=5.0, margin_s=0.5) == pytest.approx(1.0)
     assert per_move.think_s(12.0, move_s=5.0, margin_s=0.5) == MIN_THINK_S
-    assert per_move.time_options(1.0, 10.5) == [("time:mode", "relative"), ("time:clock", 1)]
-    base = Game(snapshot("kalah(6,4,clock=60+1)", clocks=Clocks(south_ms=30_000, north_ms=3000,
+    assert per_move.time_options(1.0, 10.5, 0.5) == [("time:mode", "relative"), ("time:clock", 1)]
+    base = Game(snapshot("kalah(6,4,clock=60+1)", clocks=Clocks(south_ms=30_000, north_ms=20_500,
                                                                 running="north")), now=0.0)
-    assert base.think_s(0.0, move_s=5.0, margin_s=0.5) == pytest.approx(2.5)
-    assert base.think_s(0.0, move_s=1.0, margin_s=0.5) == pytest.approx(1.0)
-    assert base.time_options(1.0, 0.0) == [("time:mode", "absolute"), ("time:clock", 1), ("time:opclock", 30)]
+    assert base.think_s(0.0, move_s=5.0, margin_s=0.5) == pytest.approx(3.0)
+    assert base.think_s(0.0, move_s=2.0, margin_s=0.5) == pytest.approx(2.0)
+    assert base.think_s(19.9, move_s=5.0, margin_s=0.5) == pytest.approx(0.1)
+    assert base.time_options(3.0, 0.0, 0.5) == [("time:mode", "absolute"), ("time:clock", 20),
+                                                ("time:opclock", 30)]
     assert Game(snapshot(), now=0.0).think_s(0.0, move_s=3.0, margin_s=0.5) == 3.0
 
 
