@@ -164,3 +164,14 @@ async def test_the_gateway_limits_hold_on_the_websocket(serve: Serve) -> None:
     assert (await first.next()).name == "goodbye"
     with pytest.raises(ConnectionClosed):
         await first.next()
+
+
+async def test_a_server_shutting_down_says_goodbye_on_the_websocket(serve: Serve) -> None:
+    """Closing the server tells a websocket agent goodbye and closes its connection; the close does not wait on it."""
+    running = await gateway(serve, kgp_pair_wait_s=30.0)
+    agent = await WsKgp.open(running.url)
+    await agent.hello("leaver")
+    await asyncio.wait_for(running.close(), 10)
+    assert (await agent.expect("goodbye")).name == "goodbye"
+    with pytest.raises(ConnectionClosed):
+        await agent.next()
