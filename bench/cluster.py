@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,8 +55,8 @@ async def start_node(db: str, bus: str | None, name: str) -> tuple[asyncio.subpr
 
 async def slot(nodes: Nodes, index: int, tally: Tally, until: float) -> None:
     """Two players on random nodes play games back to back until `until`."""
-    south = Peer(nodes, f"s{index}", loopback(2 * index), tally)
-    north = Peer(nodes, f"n{index}", loopback(2 * index + 1), tally)
+    south = Peer(nodes, f"s{index}", loopback(2 * index, 2), tally)  # under each address's message budget
+    north = Peer(nodes, f"n{index}", loopback(2 * index + 1, 2), tally)
     await asyncio.gather(south.open(), north.open())
     game = 0
     while time.perf_counter() < until:
@@ -66,7 +67,7 @@ async def slot(nodes: Nodes, index: int, tally: Tally, until: float) -> None:
     await asyncio.gather(south.close(), north.close())
 
 
-async def run(setting: str, dbs: list[str], bus: str | None, matches: int, seconds: float) -> dict[str, float]:
+async def run(setting: str, dbs: list[str], bus: str | None, matches: int, seconds: float) -> dict[str, Any]:
     """One setting: start its nodes, play, stop them; the figures."""
     procs = [await start_node(db, bus, f"{setting}-{i}") for i, db in enumerate(dbs)]
     try:
@@ -85,7 +86,7 @@ async def run(setting: str, dbs: list[str], bus: str | None, matches: int, secon
     lat = sorted(tally.latencies)
     return {"actions_s": len(tally.acked) / wall, "p50_ms": 1000 * statistics.median(lat),
             "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))], "nodes_cpu": cpu / wall, "clients_cpu": own / wall,
-            "errors": sum(tally.errors.values())}
+            "errors": sum(tally.errors.values()), "codes": dict(tally.errors)}
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -111,7 +112,7 @@ async def main(args: argparse.Namespace) -> None:
                 rows.append((name, figures))
                 print(f"{name:20} {figures['actions_s']:8.0f} actions/s  p50 {figures['p50_ms']:6.1f} ms  "
                       f"p99 {figures['p99_ms']:6.1f} ms  nodes' CPU {figures['nodes_cpu']:.2f} cores  "
-                      f"clients' CPU {figures['clients_cpu']:.2f} cores  errors {figures['errors']:.0f}",
+                      f"clients' CPU {figures['clients_cpu']:.2f} cores  errors {figures['codes'] or 0}",
                       flush=True)
     finally:
         redis.close()

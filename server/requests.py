@@ -70,6 +70,7 @@ from server.identity import (
 )
 from server.logs import event as log_event
 from server.match import Seat
+from server.ratings import Rating
 from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
@@ -206,7 +207,11 @@ class Router:
     async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
         """The rating table of rated games."""
         self.charge_rows(s, msg.limit)
-        return [await standings_table(self.arena.storage, self.arena.ratings, msg.limit)]
+        a = self.arena
+        ratings = a.ratings
+        if a.cluster is not None:  # other nodes rate games too: the stored ratings are the ones of record
+            ratings = {pid: (Rating(r, rd, v), g) for pid, (r, rd, v, g) in (await a.storage.ratings()).items()}
+        return [await standings_table(a.storage, ratings, msg.limit)]
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""

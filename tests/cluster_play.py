@@ -26,9 +26,10 @@ from protocol.variant import Variant
 Json = dict[str, Any]
 
 
-def loopback(index: int) -> str:
-    """The `index`-th loopback source address, 127.1.x.y (20 connections share one)."""
-    n = index // 20
+def loopback(index: int, per: int = 20) -> str:
+    """The loopback source address of the `index`-th connection, 127.1.x.y, `per` connections to one
+    (each address has its own message budget on a node)."""
+    n = index // per
     return f"127.1.{n // 250}.{n % 250 + 1}"
 
 
@@ -156,6 +157,8 @@ async def play(peer: Peer, match_id: str, side: str, variant: str, seed: int) ->
     error or a reconnection is the same action (acknowledged as a duplicate if it was stored)."""
     view = MatchView(variant)
     sent: dict[int, tuple[float, str]] = {}
+    """Ply -> when and what this connection sent (kept until the game has moved past it)."""
+    acked: set[int] = set()
     try:
         await peer.send(type="sync", match_id=match_id)
     except (ConnectionClosed, OSError):
@@ -166,8 +169,9 @@ async def play(peer: Peer, match_id: str, side: str, variant: str, seed: int) ->
             if msg.get("match_id") != match_id:
                 continue
             if msg["type"] == "ack":
-                mine = sent.pop(msg["ply"], None)
-                if mine is not None:
+                mine = sent.get(msg["ply"])
+                if mine is not None and msg["ply"] not in acked:
+                    acked.add(msg["ply"])
                     peer.tally.latencies.append(time.perf_counter() - mine[0])
                     peer.tally.acked.append((match_id, msg["ply"], mine[1]))
             elif msg["type"] == "error":

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 from server.logs import event as log_event
 
 CHANGES = "kalah:changes"
-"""The channel of `<match id> <version>` notices, one per stored change."""
+"""The channel of `<match id> <version> [<change as JSON>]` notices, one per stored change."""
 NODES = "kalah:nodes"
 """The channel of `left <node id>` notices: a draining node's matches are free to take."""
 MAX_QUEUED = 100_000
@@ -49,7 +49,7 @@ def away_key(player_id: str) -> str:
 class Bus:
     """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
 
-    def __init__(self, url: str, on_change: Callable[[str, int], None], on_gap: Callable[[], None],
+    def __init__(self, url: str, on_change: Callable[[str, int, str | None], None], on_gap: Callable[[], None],
                  on_node_left: Callable[[str], None]) -> None:
         self.url = url
         self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
@@ -82,9 +82,9 @@ class Bus:
             self.queue.task_done()
         self.queue.put_nowait(command)
 
-    def changed(self, match_id: str, version: int) -> None:
-        """Tell every node that `match_id` is now at `version`."""
-        self.send("PUBLISH", CHANGES, f"{match_id} {version}")
+    def changed(self, match_id: str, version: int, payload: str | None) -> None:
+        """Tell every node that `match_id` is now at `version` (and, if given, by what change)."""
+        self.send("PUBLISH", CHANGES, f"{match_id} {version}" if payload is None else f"{match_id} {version} {payload}")
 
     def node_left(self, node_id: str) -> None:
         """Tell every node that `node_id` has let its matches go."""
@@ -167,9 +167,10 @@ class Bus:
         self.received += 1
         data = str(message.get("data", ""))
         if message.get("channel") == CHANGES:
-            match_id, _, version = data.partition(" ")
+            match_id, _, rest = data.partition(" ")
+            version, _, payload = rest.partition(" ")
             if version.isdigit():
-                self.on_change(match_id, int(version))
+                self.on_change(match_id, int(version), payload or None)
         elif data.startswith("left "):
             self.on_node_left(data[5:])
 

@@ -44,6 +44,9 @@ class Cluster:
         """Match id -> the newest version a notice announced, while a refresh of it runs."""
         self.taken = 0
         self.refreshes = 0
+        self.applied = 0
+        self.before: dict[str, int] = {}
+        """Match id -> its version before the change being stored (between `ops` and `stored`)."""
         self.conflicts = 0
         self.database = "ok"
         self._ticker: asyncio.Task[None] | None = None
@@ -143,10 +146,15 @@ class Cluster:
         self.arena.after_change(room)
         return room
 
-    def on_change(self, match_id: str, version: int) -> None:
-        """A notice from the bus: bring the copy of `match_id` up to `version` (once at a time)."""
+    def on_change(self, match_id: str, version: int, payload: str | None = None) -> None:
+        """A notice from the bus: bring the copy of `match_id` up to `version` (once at a time); a change it
+        carries is applied at once when the copy is at the version it was made from and nothing else runs."""
         room = self.arena.rooms.get(match_id)
         if room is None or replica.version(room.match) >= version:
+            return
+        quiet = match_id not in self.wanted and not room.lock.locked()
+        if payload is not None and quiet and replica.apply_described(self.arena, room, payload):
+            self.applied += 1
             return
         if match_id in self.wanted:
             self.wanted[match_id] = max(self.wanted[match_id], version)
@@ -187,18 +195,25 @@ class Cluster:
         mid = room.match.match_id
         if isinstance(change, CreateChange):
             return [op_own(mid, self.node_id)]
-        ops = [op_guard(f"m:{mid}:{replica.version(room.match)}")]
+        self.before[mid] = replica.version(room.match)
+        ops = [op_guard(f"m:{mid}:{self.before[mid]}")]
         ops += [op_guard(f"r:{pid}:{games - 1}") for pid, _, games in ratings]
         if isinstance(change, CancelChange) or end_of(change) is not None:
             ops.append(op_disown(mid))
         return ops
 
     def stored(self, room: Room, change: ArenaChange) -> None:
-        """A change was stored and committed here: own a new match, and tell the other nodes."""
+        """A change was stored and committed here: own a new match, and tell the other nodes (with the change
+        itself, so that a copy at the version it was made from applies it without reading the database)."""
         mid = room.match.match_id
+        before = self.before.pop(mid, None)
         if isinstance(change, CreateChange):
             self.owned.add(mid)
-        self.bus.changed(mid, replica.version(room.match) if not isinstance(change, CancelChange) else 1 << 30)
+        if isinstance(change, CancelChange):
+            self.bus.changed(mid, 1 << 30, None)
+            return
+        payload = None if before is None else replica.describe(self.arena, change, before)
+        self.bus.changed(mid, replica.version(room.match), payload)
 
     async def fresh_ratings(self, player_ids: list[str]) -> None:
         """Read the players' ratings again (another node may have rated one of their games since)."""
@@ -255,5 +270,6 @@ class Cluster:
         return {"node": self.node_id, "role": "cluster-node", "owned": len(self.owned),
                 "copies": len(self.arena.rooms) - len(self.owned), "nodes": sorted(self.live_nodes),
                 "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
-                "refreshes": self.refreshes, "conflicts": self.conflicts, "bus_published": self.bus.published,
+                "refreshes": self.refreshes, "applied": self.applied, "conflicts": self.conflicts,
+                "bus_published": self.bus.published,
                 "bus_received": self.bus.received, "at": round(time.time(), 3)}

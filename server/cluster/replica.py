@@ -9,16 +9,20 @@ with the numbers the storing node gave them.
 
 from __future__ import annotations
 
+import json
+import time
 from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
 from protocol.events import AnyMatchEvent
+from protocol.outcome import EndReason
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.resume import rebuild
 from server.rooms import Room
 
 if TYPE_CHECKING:
     from server.arena import Arena
+    from server.changes import ArenaChange
 
 
 def version(match: Match) -> int:
@@ -75,3 +79,57 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
         room.send_all(events)
         arena.after_change(room)
     return events
+
+
+def _end(end: EndChange | None) -> list[object] | None:
+    """An end as JSON."""
+    return None if end is None else [end.result, end.winner, str(end.reason)]
+
+
+def describe(arena: Arena, change: ArenaChange, before: int) -> str | None:
+    """A stored join, action or end as the JSON a notice carries (None for other kinds): with the version
+    it was made from, so that only a copy at exactly that version applies it."""
+    out: dict[str, object] = {"b": before}
+    if isinstance(change, JoinChange):
+        out["j"] = [change.seat, change.player.player_id, change.player.name, change.player.bot]
+    elif isinstance(change, ActionChange):
+        unix = time.time() - (arena.now() - change.at)
+        out["a"] = [change.ply, change.seat, change.action.token(), *change.clocks_ms, unix]
+        out["e"] = _end(change.end)
+    elif isinstance(change, EndChange):
+        out["e"] = _end(change)
+    else:
+        return None
+    return json.dumps(out, separators=(",", ":"))
+
+
+def apply_described(arena: Arena, room: Room, payload: str) -> bool:
+    """Commit a change a notice carried to a copy at the version it was made from; False if it does not apply
+    (another version, or a payload this node cannot read), so that the caller reads the database instead."""
+    m = room.match
+    try:
+        data = json.loads(payload)
+        if data["b"] != version(m):
+            return False
+        events: list[AnyMatchEvent] = []
+        if "j" in data:
+            seat, pid, name, bot = data["j"]
+            events += m.commit(JoinChange(seat, Seat(pid, name, bot)))
+        elif "a" in data:
+            ply, seat, token, ms0, ms1, unix = data["a"]
+            end = data.get("e")
+            events += m.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), arena.local_time(unix),
+                                            None if end is None else EndChange(EndReason(end[2]), end[1], end[0])))
+        elif data.get("e") is not None:
+            result, winner, reason = data["e"]
+            events += m.commit(EndChange(EndReason(reason), winner, result))
+        else:
+            return False
+    except (ValueError, KeyError, TypeError):
+        return False
+    arena.index_seats(room)
+    if m.status != "open":
+        arena.quotas.release(m.match_id)
+    room.send_all(events)
+    arena.after_change(room)
+    return True
