@@ -40,6 +40,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def services_cpu() -> float:
+    """CPU seconds so far of every postgres and redis-server process on the machine."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if name.startswith(("postgres", "redis-server")):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 async def start_node(db: str, bus: str | None, name: str) -> tuple[asyncio.subprocess.Process, str]:
     """One `kalah serve` in a child process (a cluster node when `bus` is given); returns it and its URL."""
     extra = [] if bus is None else ["--bus", bus, "--node-id", name]
@@ -74,11 +89,13 @@ async def run(setting: str, dbs: list[str], bus: str | None, matches: int, secon
         nodes = Nodes([url for _, url in procs], random.Random(1))
         tally = Tally()
         cpu0 = [cpu_seconds(p.pid) for p, _ in procs]
+        services0 = services_cpu()
         own0, wall0 = time.process_time(), time.perf_counter()
         await asyncio.gather(*(slot(nodes, i, tally, wall0 + seconds) for i in range(matches)))
         wall = time.perf_counter() - wall0
         own = time.process_time() - own0
         cpu = sum(cpu_seconds(p.pid) - c for (p, _), c in zip(procs, cpu0, strict=True))
+        services = services_cpu() - services0
     finally:
         for proc, _ in procs:
             proc.terminate()
@@ -86,6 +103,7 @@ async def run(setting: str, dbs: list[str], bus: str | None, matches: int, secon
     lat = sorted(tally.latencies)
     return {"actions_s": len(tally.acked) / wall, "p50_ms": 1000 * statistics.median(lat),
             "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))], "nodes_cpu": cpu / wall, "clients_cpu": own / wall,
+            "services_cpu": services / wall, "node_ms_per_action": 1000 * cpu / max(1, len(tally.acked)),
             "errors": sum(tally.errors.values()), "codes": dict(tally.errors)}
 
 
@@ -111,8 +129,10 @@ async def main(args: argparse.Namespace) -> None:
                 figures = await run(name.split()[0] + name.split()[1][:2], dbs, bus, args.matches, args.seconds)
                 rows.append((name, figures))
                 print(f"{name:20} {figures['actions_s']:8.0f} actions/s  p50 {figures['p50_ms']:6.1f} ms  "
-                      f"p99 {figures['p99_ms']:6.1f} ms  nodes' CPU {figures['nodes_cpu']:.2f} cores  "
-                      f"clients' CPU {figures['clients_cpu']:.2f} cores  errors {figures['codes'] or 0}",
+                      f"p99 {figures['p99_ms']:6.1f} ms  CPU: nodes {figures['nodes_cpu']:.2f} "
+                      f"({figures['node_ms_per_action']:.2f} ms/action), "
+                      f"PostgreSQL+Redis {figures['services_cpu']:.2f}, "
+                      f"clients {figures['clients_cpu']:.2f} cores  errors {figures['codes'] or 0}",
                       flush=True)
     finally:
         redis.close()

@@ -117,6 +117,7 @@ class MatchView:
         self.game = Game(self.variant)
         self.seq = 0
         self.over = False
+        self.live = False
         self.seen: list[int] = []
 
     def take(self, msg: Json) -> None:
@@ -125,12 +126,15 @@ class MatchView:
             self.game = Game.from_record(self.variant, " ".join(msg["record"]))
             self.seq = msg["seq"]
             self.over = msg["status"] == "finished"
+            self.live = msg["status"] != "open"
         elif msg["type"] == "catch_up":
             for event in msg["events"]:
                 self.take(event | {"type": "event"})
         elif msg["type"] == "event" and msg["seq"] > self.seq:
             self.seen.append(msg["seq"])
             self.seq = msg["seq"]
+            if msg["kind"] == "joined" and msg["seq"] >= 2:
+                self.live = True
             if msg["kind"] == "action" and msg["ply"] == self.game.ply:
                 self.game.play(parse_action(msg["action"]))
             elif msg["kind"] == "game_over":
@@ -181,7 +185,7 @@ async def play(peer: Peer, match_id: str, side: str, variant: str, seed: int) ->
                 continue
             view.take(msg)
             game = view.game
-            if not view.over and not game.over and game.position.to_move.name.lower() == side \
+            if view.live and not view.over and not game.over and game.position.to_move.name.lower() == side \
                     and game.ply not in sent:
                 legal = game.position.legal_actions()  # the same choice at a ply every time it is sent
                 action = legal[random.Random(f"{match_id}:{game.ply}:{seed}").randrange(len(legal))]

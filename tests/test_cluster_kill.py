@@ -33,6 +33,15 @@ async def start_node(db: str, bus: str, name: str) -> tuple[asyncio.subprocess.P
     return proc, found[0]
 
 
+async def plies(url: str, match_id: str) -> int:
+    """How many actions of a match are stored."""
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM actions WHERE match_id = $1", match_id))
+    finally:
+        await conn.close()
+
+
 async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -> None:
     """200 rated matches, players and a spectator each on a random one of three nodes; the second node is
     killed with SIGKILL once a third of the actions are in; its clients reconnect elsewhere with their tokens."""
@@ -83,3 +92,92 @@ async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -
     for numbers, mid in steady:
         assert numbers == list(range(numbers[0], numbers[-1] + 1)), mid
         assert numbers[-1] == plies[mid] + 3  # two joins, every action, the end
+
+
+async def test_clocks_and_bots_of_a_killed_owner_go_on_on_another_node(pg_url: str, bus_url: str) -> None:
+    """The node that owns a paced bot exhibition and a timed game is killed with SIGKILL: a surviving node takes
+    both over, the bots play the exhibition to its end from there, and the timed game's flag falls there on the
+    clock as stored (its player never moved), though no node was running it at the moment it fell."""
+    (owner, owner_url), (other, other_url) = [await start_node(pg_url, bus_url, f"clock{i}") for i in range(2)]
+    tally = Tally()
+    nodes = Nodes([owner_url], random.Random(3))
+    try:
+        host = Peer(nodes, "host", "127.0.0.1", tally)
+        await host.open(owner_url)
+        await host.send(type="exhibition", south="random", north="random", variant="kalah(6,4)", pace_ms=300,
+                        rated=False)
+        while (msg := await host.recv())["type"] != "snapshot":
+            pass
+        exhibition = msg["match_id"]
+        south, north = Peer(nodes, "slow", "127.0.0.1", tally), Peer(nodes, "fast", "127.0.0.1", tally)
+        await south.open(owner_url)
+        await north.open(other_url)
+        timed = await start_match(south, north, "kalah(4,3,clock=4/move)")
+        watchers = [Peer(nodes, f"watcher{i}", "127.0.0.1", tally) for i in range(2)]
+        for watcher in watchers:
+            await watcher.open(other_url)
+        owner.send_signal(signal.SIGKILL)
+        await owner.wait()
+        at_kill = await plies(pg_url, exhibition)
+        nodes.up = [other_url]
+        results = await asyncio.wait_for(asyncio.gather(watch(watchers[0], exhibition, "kalah(6,4)"),
+                                                        watch(watchers[1], timed, VARIANT)), 90)
+        assert all(steady and seen for seen, steady in results)
+    finally:
+        for proc in (owner, other):
+            if proc.returncode is None:
+                proc.terminate()
+                await proc.wait()
+    conn = await asyncpg.connect(pg_url)
+    try:
+        ends = {r[0]: (r[1], r[2]) for r in await conn.fetch("SELECT id, status, reason FROM matches")}
+    finally:
+        await conn.close()
+    assert ends[exhibition][0] == "finished" and ends[exhibition][1] != "time"
+    assert await plies(pg_url, exhibition) > at_kill  # the bots moved on from the surviving node
+    assert ends[timed] == ("finished", "time")
+
+
+async def test_a_rolling_restart_of_every_node_loses_no_game(pg_url: str, bus_url: str) -> None:
+    """Three nodes are restarted one after another with SIGTERM while 60 matches are played over them: each
+    drained node hands its matches over and closes with 1001, its clients move on, and every game finishes
+    with every acknowledged action stored as sent."""
+    procs = [await start_node(pg_url, bus_url, f"roll{i}") for i in range(3)]
+    nodes = Nodes([url for _, url in procs], random.Random(11))
+    tally = Tally()
+    matches = 60
+    try:
+        seats = []
+        for i in range(matches):
+            pair = [Peer(nodes, f"{role}{i}", loopback(2 * i + k), tally) for k, role in enumerate(("rs", "rn"))]
+            await asyncio.gather(*(peer.open() for peer in pair))
+            seats.append(pair)
+        match_ids = [await start_match(s, n, "kalah(6,4)") for s, n in seats]
+        players = [asyncio.create_task(play(peer, mid, side, "kalah(6,4)", i))
+                   for i, ((s, n), mid) in enumerate(zip(seats, match_ids, strict=True))
+                   for peer, side in ((s, "south"), (n, "north"))]
+        for turn in range(3):
+            target = len(tally.acked) + matches * 3
+            while len(tally.acked) < target and not all(p.done() for p in players):
+                await asyncio.sleep(0.05)  # waiting on other processes' progress: nothing to await
+            proc, url = procs[turn]
+            nodes.up.remove(url)
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 30) == 0
+            procs[turn] = await start_node(pg_url, bus_url, f"roll{turn}")
+            nodes.up.append(procs[turn][1])
+        await asyncio.wait_for(asyncio.gather(*players), 180)
+    finally:
+        for proc, _ in procs:
+            if proc.returncode is None:
+                proc.terminate()
+                await proc.wait()
+    conn = await asyncpg.connect(pg_url)
+    try:
+        stored = {(r[0], r[1]): r[2] for r in await conn.fetch("SELECT match_id, ply, action FROM actions")}
+        statuses = {r[0]: r[1] for r in await conn.fetch("SELECT id, status FROM matches")}
+    finally:
+        await conn.close()
+    assert tally.reconnects > 0
+    assert all(stored[(mid, ply)] == token for mid, ply, token in tally.acked)
+    assert all(statuses[mid] == "finished" for mid in match_ids)
