@@ -215,6 +215,8 @@ class Arena:
         for variant, waiting in list(self.seeks.items()):
             if waiting is session:
                 del self.seeks[variant]
+                if self.cluster is not None:
+                    self.cluster.unseek(variant, session)
         for match_id in list(session.following):
             room = self.rooms.get(match_id)
             if room is not None and room.unfollow(session):

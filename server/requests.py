@@ -270,9 +270,19 @@ class Router:
         other = a.seeks.get(msg.variant)
         if other is None or other.player_id == s.player_id or other.ws.state.name != "OPEN":
             a.refuse_if_closing()
+            if a.cluster is not None and (remote := await a.cluster.take_seek(msg.variant, s.player_id or "")):
+                node, waiting = remote
+                room = await a.create(Variant.parse(msg.variant), True, 0, [(0, waiting), (1, self.seat_of(s))],
+                                      follow=s)
+                a.cluster.bus.paired(node, waiting.player_id, room.match.match_id)
+                return [room.match.snapshot(1, room.spectators)]
             a.seeks[msg.variant] = s
+            if a.cluster is not None:
+                a.cluster.seek(msg.variant, s)
             return [Seeking(variant=msg.variant)]
         del a.seeks[msg.variant]
+        if a.cluster is not None:
+            a.cluster.unseek(msg.variant, other)
         seats = [(0, self.seat_of(other)), (1, self.seat_of(s))]
         room = await a.create(Variant.parse(msg.variant), True, 0, seats, follow=other)
         room.follow(s)

@@ -157,3 +157,19 @@ async def test_a_lost_bus_costs_a_reread_not_an_event(serve: Serve, pg_url: str,
     redis_server.start()
     event = await watcher.expect("event", timeout=15, where=lambda e: e.get("ply") == 0)
     assert event["action"] == "1"
+
+
+async def test_players_seeking_on_different_nodes_are_paired(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """A player waiting for an opponent on node A is paired with one who seeks on node B: both get the
+    snapshot of the same new match, on their own nodes, and play it."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    assert (await alice.request("seeking", type="seek", variant="kalah(4,3)"))["variant"] == "kalah(4,3)"
+    bob = await Client.open(b.url, "bob")
+    bob_view = await bob.request("snapshot", type="seek", variant="kalah(4,3)")
+    alice_view = await alice.expect("snapshot")
+    assert alice_view["match_id"] == bob_view["match_id"]
+    assert (alice_view["you"], bob_view["you"]) == ("south", "north")
+    await alice.request("ack", type="move", match_id=alice_view["match_id"], ply=0, bin=1)
+    event = await bob.expect("event", where=lambda e: e.get("ply") == 0)
+    assert event["action"] == "1"

@@ -22,7 +22,8 @@ from server.logs import event as log_event
 CHANGES = "kalah:changes"
 """The channel of `<match id> <version> [<change as JSON>]` notices, one per stored change."""
 NODES = "kalah:nodes"
-"""The channel of `left <node id>` notices: a draining node's matches are free to take."""
+"""The channel of node notices: `left <node>` (a draining node's matches are free to take) and
+`paired <node> <player> <match>` (a player waiting on that node was given a seat by another)."""
 MAX_QUEUED = 100_000
 """Commands kept while Redis is unreachable; beyond, the oldest are dropped (readers re-read on reconnect)."""
 
@@ -34,6 +35,11 @@ def describe_bus(url: str) -> str:
         return url
     scheme, _, userinfo = head.partition("://")
     return f"{scheme}://{userinfo.split(':')[0]}:***@{tail}"
+
+
+def seeks_key(variant: str) -> str:
+    """The queue of players waiting for an opponent in `variant`."""
+    return f"kalah:seeks:{variant}"
 
 
 def online_key(player_id: str) -> str:
@@ -50,12 +56,13 @@ class Bus:
     """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
 
     def __init__(self, url: str, on_change: Callable[[str, int, str | None], None], on_gap: Callable[[], None],
-                 on_node_left: Callable[[str], None]) -> None:
+                 on_node_left: Callable[[str], None], on_paired: Callable[[str, str, str], None]) -> None:
         self.url = url
         self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
         self.on_change = on_change
         self.on_gap = on_gap
         self.on_node_left = on_node_left
+        self.on_paired = on_paired
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.subscribed = False
         self.published = 0
@@ -89,6 +96,23 @@ class Bus:
     def node_left(self, node_id: str) -> None:
         """Tell every node that `node_id` has let its matches go."""
         self.send("PUBLISH", NODES, f"left {node_id}")
+
+    def seek(self, variant: str, entry: str) -> None:
+        """Queue a player waiting for an opponent in `variant` (`<node> <player id> <name>`)."""
+        self.send("RPUSH", seeks_key(variant), entry)
+
+    def unseek(self, variant: str, entry: str) -> None:
+        """Take a waiting player off the queue (paired on its own node, or gone)."""
+        self.send("LREM", seeks_key(variant), 0, entry)
+
+    async def take_seek(self, variant: str) -> str | None:
+        """The longest-waiting player of `variant`, taken off the queue (None: nobody waits)."""
+        entry = await self.redis.lpop(seeks_key(variant))
+        return entry if isinstance(entry, str) else None
+
+    def paired(self, node_id: str, player_id: str, match_id: str) -> None:
+        """Tell `node_id` that its waiting player now has a seat in `match_id`."""
+        self.send("PUBLISH", NODES, f"paired {node_id} {player_id} {match_id}")
 
     def online(self, player_id: str, node_id: str) -> None:
         """`player_id` has a connection on `node_id`."""
@@ -173,6 +197,10 @@ class Bus:
                 self.on_change(match_id, int(version), payload or None)
         elif data.startswith("left "):
             self.on_node_left(data[5:])
+        elif data.startswith("paired "):
+            parts = data.split()
+            if len(parts) == 4:
+                self.on_paired(parts[1], parts[2], parts[3])
 
     async def close(self) -> None:
         """Send what is queued (briefly), stop listening, close the connection."""

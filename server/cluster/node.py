@@ -17,6 +17,7 @@ from server.logs import event as log_event
 from server.match import Seat
 from server.ratings import Rating
 from server.rooms import Room
+from server.session import Session
 from server.storage import Op, StorageError
 from server.storage.writer import op_disown, op_guard, op_own
 
@@ -36,7 +37,7 @@ class Cluster:
         self.node_id = options.node_id
         self.pool = pool
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
-        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left)
+        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired)
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
@@ -242,6 +243,47 @@ class Cluster:
         if any(node in self.live_nodes and node != self.node_id for node in nodes):
             return None
         return local if away is None else max(local, arena.local_time(away))
+
+    # --- players waiting for an opponent --------------------------------------------------------------
+
+    def seek_entry(self, session: Session) -> str:
+        """How a waiting player is queued across nodes."""
+        return f"{self.node_id} {session.player_id} {session.name}"
+
+    def seek(self, variant: str, session: Session) -> None:
+        """Queue a player of this node as waiting in `variant` (it also waits in the arena's own seeks)."""
+        self.bus.seek(variant, self.seek_entry(session))
+
+    def unseek(self, variant: str, session: Session) -> None:
+        """A waiting player of this node was paired here, or left."""
+        self.bus.unseek(variant, self.seek_entry(session))
+
+    async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
+        """A player waiting on another live node (its node and seat), taken off the queue; None: nobody."""
+        for _ in range(16):
+            entry = await self.bus.take_seek(variant)
+            if entry is None:
+                return None
+            node, pid, name = [*entry.split(" ", 2), "", ""][:3]
+            if node != self.node_id and pid != player_id and node in self.live_nodes and pid and name:
+                return node, Seat(pid, name)
+        return None
+
+    def on_paired(self, node_id: str, player_id: str, match_id: str) -> None:
+        """Another node gave a player waiting here a seat: it follows the match and gets its snapshot."""
+        if node_id != self.node_id:
+            return
+        for variant, waiting in list(self.arena.seeks.items()):
+            if waiting.player_id == player_id:
+                del self.arena.seeks[variant]
+                self.arena.spawn(self._seated(waiting, match_id))
+
+    async def _seated(self, session: Session, match_id: str) -> None:
+        """Send a paired player its new match."""
+        room = await self.arena.find_room(match_id)
+        room.follow(session)
+        seat = room.match.seat_of(session.player_id or "")
+        session.send(room.match.snapshot(seat, room.spectators))
 
     # --- leaving --------------------------------------------------------------------------------
 
