@@ -19,9 +19,9 @@ ENGINE = f"{sys.executable} {AGENTS / 'pipe_engine.py'}"
 
 
 def ladder(tmp_path: Path, *args: str) -> list[str]:
-    """Run `kalah ladder` over a database of its own (unrated, 1 s a move); the ladder's arguments."""
+    """Run `kalah ladder` over a database of its own (unrated, 2 s a move); the ladder's arguments."""
     return ["ladder", "--db", str(tmp_path / "ladder.sqlite3"), "--state", str(tmp_path / "state.jsonl"),
-            "--unrated", "--clock", "1/move", *args]
+            "--unrated", "--clock", "2/move", *args]
 
 
 def stored(tmp_path: Path) -> tuple[list[StoredGame], dict[str, str]]:
@@ -78,7 +78,7 @@ def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
     engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat", f"--engine=nomode={ENGINE} nomode",
                "--engine=ghost=/nonexistent/engine"]
     args = ladder(tmp_path, "--bots", "greedy", *engines, "--games", "2", "--engine-cpu", "1",
-                  "--engine-memory", "300", "--engine-start", "1", "--clock", "5/move", "--concurrency", "2")
+                  "--engine-memory", "300", "--engine-start", "1", "--clock", "10/move", "--concurrency", "2")
     assert main(args) == 0
     games, why = stored(tmp_path)
     expected = {"engine:hog": "engine killed by SIGXCPU (CPU limit of 1 s)",
