@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -51,6 +52,13 @@ def games_table(games: list[StoredGame], details: dict[str, str] | None = None) 
                      g.south or "-", g.north or "-", str(g.ply), "*" if g.result is None else f"{g.result:+d}",
                      reason])
     return table(rows, right=frozenset({5, 6}))
+
+
+def with_detail(game: StoredGame, details: dict[str, str]) -> StoredGame:
+    """The game with its forfeit's reason after its end reason (`forfeit: engine exited with status 3`)."""
+    if game.match_id not in details:
+        return game
+    return dataclasses.replace(game, reason=f"{game.reason}: {details[game.match_id]}")
 
 
 def forfeit_details(source: str | None) -> dict[str, str]:

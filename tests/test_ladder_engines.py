@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.games import forfeit_details, with_detail
 from cli.main import main
+from cli.stored_games import get_game
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
 
@@ -92,7 +94,7 @@ def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
 
 def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An engine that crashes once loses that game; its next game gets a fresh process, which plays it out.
-    `kalah games` shows the forfeit's reason."""
+    `kalah games` and an offline `kalah replay` show the forfeit's reason."""
     marker = tmp_path / "crashed-once"
     args = ladder(tmp_path, "--bots", "random", f"--engine=flaky={ENGINE} crash {marker}", "--games", "2",
                   "--concurrency", "1", "--json")
@@ -107,6 +109,10 @@ def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys:
     assert main(["games", "--json", "--db", str(tmp_path / "ladder.sqlite3")]) == 0
     listed = {g["match_id"]: g["detail"] for g in json.loads(capsys.readouterr().out)}
     assert listed == {first.match_id: why[first.match_id], second.match_id: None}
+    db = str(tmp_path / "ladder.sqlite3")
+    replayed = get_game(db, first.match_id)  # what kalah replay --db shows
+    assert replayed is not None
+    assert f"(forfeit: {why[first.match_id]})" in with_detail(replayed, forfeit_details(db)).verdict
 
 
 def test_sprt_stops_a_decided_pairing_and_a_rerun_plays_nothing_more(
