@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import asyncpg
 
+from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
 from protocol.actions import parse_action
 from server.app import RunningServer
 from tests.conftest import Serve
 from tests.redis_server import RedisServer
-from tests.wire import Client, Json, action_msg, eventually, is_game_over
+from tests.wire import OPERATOR, Client, Json, action_msg, eventually, is_game_over
 
 
 async def nodes(serve: Serve, pg_url: str, bus_url: str, count: int = 2, **options: object) -> list[RunningServer]:
@@ -173,3 +175,22 @@ async def test_players_seeking_on_different_nodes_are_paired(serve: Serve, pg_ur
     await alice.request("ack", type="move", match_id=alice_view["match_id"], ply=0, bin=1)
     event = await bob.expect("event", where=lambda e: e.get("ply") == 0)
     assert event["action"] == "1"
+
+
+async def test_a_ladder_on_one_node_is_rated_and_read_on_another(serve: Serve, pg_url: str, bus_url: str,
+                                                                tmp_path: Path) -> None:
+    """A bot ladder run against node A plays its exhibitions there; node B lists the same stored games and the
+    same standings, and a ladder resumed against node B finds every game already played."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    config = LadderConfig(("random", "greedy"), games=4, seed=3, concurrency=2, operator_token=OPERATOR)
+    finished = await Ladder(config, LadderState(tmp_path / "a.jsonl"), lambda _: None).run(a.url)
+    assert len(finished) == 4
+    viewer = await Client.open(b.url, "viewer")
+    games = await viewer.request("game_list", type="games", limit=50)
+    assert {g["match_id"] for g in games["games"]} == {f.match_id for f in finished}
+    table = await viewer.request("standings_table", type="standings")
+    assert sorted(row["games"] for row in table["rows"]) == [4, 4]
+    again = await Ladder(config, LadderState(tmp_path / "b.jsonl"), lambda _: None).run(b.url)
+    assert {f.match_id for f in again} == {f.match_id for f in finished}
+    rows = await fetch(pg_url, "SELECT count(*) FROM matches")
+    assert rows[0][0] == 4
