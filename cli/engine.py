@@ -206,6 +206,7 @@ async def play(args: argparse.Namespace, host: str, port: int) -> int:
     client = EngineClient(args.bot, writer, args.think, args.games, args.verbose)
 
     async def chunks() -> AsyncIterator[bytes]:
+        """What the server sends, as it comes."""
         while data := await reader.read(65536):
             yield data
 
@@ -220,7 +221,8 @@ async def play_stdio(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes] = asyncio.Queue()
 
-    def pump() -> None:  # a daemon thread: a blocked read never holds up the exit
+    def pump() -> None:
+        """Hand standard input to the loop (a daemon thread: a blocked read never holds up the exit)."""
         while True:
             data = os.read(sys.stdin.fileno(), 65536)
             loop.call_soon_threadsafe(queue.put_nowait, data)
@@ -230,6 +232,7 @@ async def play_stdio(args: argparse.Namespace) -> int:
     threading.Thread(target=pump, name="kgp-stdin", daemon=True).start()
 
     async def chunks() -> AsyncIterator[bytes]:
+        """Standard input, as it comes, until its end."""
         while data := await queue.get():
             yield data
 

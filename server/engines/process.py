@@ -81,6 +81,7 @@ class ProcessLimits:
         cpu, memory = self.cpu_s, self.memory_mib << 20
 
         def apply() -> None:
+            """Set the bounds (in the child, before exec)."""
             if cpu:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             if memory:

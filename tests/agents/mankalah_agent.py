@@ -27,6 +27,7 @@ def main() -> int:
     first_turn = True
 
     def move() -> None:
+        """Answer the prompt: SWAP, the illegal hole, or the lowest non-empty hole."""
         nonlocal first_turn, side
         holes = len(state) // 2 - 1
         mine = state[holes + 1 : 2 * holes + 1] if side == "South" else state[:holes]
