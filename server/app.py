@@ -274,8 +274,13 @@ def _cluster(arena: Arena, bus: str, node_id: str | None) -> Cluster:
         from server.cluster import Cluster, ClusterOptions
     except ImportError:
         raise StorageError("several nodes need redis-py: pip install 'kalah-arena[cluster]'") from None
+    from server.cluster.bus import describe_bus
+
     options = ClusterOptions(bus) if node_id is None else ClusterOptions(bus, node_id)
-    return Cluster(arena, options)
+    try:
+        return Cluster(arena, options)
+    except ValueError as exc:  # a URL redis-py cannot read
+        raise StorageError(f"bus {describe_bus(bus)}: {exc}") from None
 
 
 async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,

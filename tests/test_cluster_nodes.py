@@ -8,11 +8,13 @@ import random
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
 from protocol.actions import parse_action
 from server.app import RunningServer
+from server.storage import StorageError
 from tests.conftest import Serve
 from tests.redis_server import RedisServer
 from tests.wire import OPERATOR, Client, Json, action_msg, eventually, is_game_over
@@ -194,3 +196,12 @@ async def test_a_ladder_on_one_node_is_rated_and_read_on_another(serve: Serve, p
     assert {f.match_id for f in again} == {f.match_id for f in finished}
     rows = await fetch(pg_url, "SELECT count(*) FROM matches")
     assert rows[0][0] == 4
+
+
+async def test_a_bus_that_cannot_be_used_is_one_clear_error(serve: Serve, pg_url: str, tmp_path: Path) -> None:
+    """A bus URL redis-py cannot read, a bus nobody answers on, and a bus with a SQLite file are each refused
+    at start with a `StorageError` naming what is wrong (`kalah serve` prints it as one line)."""
+    for db, bus, words in [(pg_url, "http://example", "redis://"), (pg_url, "redis://127.0.0.1:1", "cannot reach"),
+                           (str(tmp_path / "arena.sqlite3"), "redis://127.0.0.1:1", "SQLite")]:
+        with pytest.raises(StorageError, match=words):
+            await serve(db, bus=bus)
