@@ -21,6 +21,7 @@ from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.arena_options import ArenaOptions
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
+from server.connections import Connections
 from server.errors import (
     FuturePlyError,
     MatchExistsError,
@@ -53,7 +54,7 @@ def stored_bot(seat: Seat) -> StoredPlayer:
     return StoredPlayer(seat.player_id, seat.name, None, seat.bot)
 
 
-class Arena:
+class Arena(Connections):
     """All live state of the server, and the one path by which matches change."""
 
     def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions) -> None:
@@ -185,73 +186,6 @@ class Arena:
         if seat is None:
             raise NotSeatedError("you hold no seat in this match")
         return seat
-
-    def connected(self, room: Room) -> tuple[bool, bool]:
-        """Whether each seat's player has a connection (hosted bots always do)."""
-        out = []
-        for seat in room.match.seats:
-            out.append(seat is not None and (seat.bot is not None or bool(self.sessions_of.get(seat.player_id))))
-        return out[0], out[1]
-
-    def connect(self, session: Session) -> list[str]:
-        """A session said hello: note its connection; the ids of the unfinished matches where it holds a seat."""
-        pid = session.player_id
-        assert pid is not None
-        first = not self.sessions_of[pid]
-        self.sessions_of[pid].add(session)
-        self.away_since.pop(pid, None)
-        if first and self.cluster is not None:
-            self.cluster.online(pid)
-        seats = []
-        for room in self.rooms_of(pid):
-            if room.match.status != "finished":
-                seats.append(room.match.match_id)
-                if first:
-                    self.announce(room)
-        return seats
-
-    def disconnect(self, session: Session) -> None:
-        """A connection closed: drop its seeks and follows; its seats' grace periods start."""
-        for variant, waiting in list(self.seeks.items()):
-            if waiting is session:
-                del self.seeks[variant]
-                if self.cluster is not None:
-                    self.cluster.unseek(variant, session)
-        for match_id in list(session.following):
-            room = self.rooms.get(match_id)
-            if room is not None and room.unfollow(session):
-                self.announce(room)
-        pid = session.player_id
-        if pid is None:
-            return
-        self.sessions_of[pid].discard(session)
-        if self.sessions_of[pid]:
-            return
-        del self.sessions_of[pid]
-        self.away_since[pid] = self.now()
-        if self.cluster is not None:
-            self.cluster.offline(pid)
-        for room in self.rooms_of(pid):
-            if room.match.status == "live":
-                self.announce(room)
-
-    def away_of(self, seat: Seat | None) -> float | None:
-        """Since when the player in `seat` has had no connection (None: connected, or a hosted bot)."""
-        if seat is None or seat.bot is not None or self.sessions_of.get(seat.player_id):
-            return None
-        return self.away_since.get(seat.player_id, self.started)
-
-    def announce(self, room: Room) -> None:
-        """Send the room's presence (spectators, connected seats) to its followers soon: changes that
-        come within `presence_delay_s` of each other are told once, so a crowd arriving costs one
-        message per follower, not one per arrival."""
-        if room.presence_due is None:
-            room.presence_due = self.loop.call_later(self.options.presence_delay_s, self._send_presence, room)
-
-    def _send_presence(self, room: Room) -> None:
-        """Send the room's presence now."""
-        room.presence_due = None
-        room.send_all([room.presence(self.connected(room))])
 
     # --- the one change path ---------------------------------------------------------------
 
