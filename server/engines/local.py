@@ -73,6 +73,8 @@ class LocalEngines:
         self.arena = arena
         self.specs = {spec.name: spec for spec in specs}
         self.settings = settings or LocalSettings()
+        self._accounts = asyncio.Lock()
+        """Held while an engine's account is looked up or stored (games start at once)."""
 
     async def seat(self, name: str) -> Seat:
         """The seat of engine `name` (its account stored on first use), or of hosted bot `name`."""
@@ -80,17 +82,18 @@ class LocalEngines:
         if name not in self.specs:
             return a.bot_seat(name)
         pid, display = engine_player_id(name), ENGINE_PREFIX + name
-        owner = a.names.get(name_key(display))
-        if owner is not None and owner != pid:
-            raise ValueError(f"the name {display} belongs to another player on this database")
-        if pid not in a.players:
-            a.names[name_key(display)] = pid
-            try:
-                await a.write([op_player(pid, display, None)])
-            except BaseException:
-                del a.names[name_key(display)]
-                raise
-            a.players[pid] = StoredPlayer(pid, display, None, None)
+        async with self._accounts:
+            owner = a.names.get(name_key(display))
+            if owner is not None and owner != pid:
+                raise ValueError(f"the name {display} belongs to another player on this database")
+            if pid not in a.players:
+                a.names[name_key(display)] = pid
+                try:
+                    await a.write([op_player(pid, display, None)])
+                except BaseException:
+                    del a.names[name_key(display)]
+                    raise
+                a.players[pid] = StoredPlayer(pid, display, None, None)
         return Seat(pid, a.players[pid].name)
 
     async def launch(self, name: str) -> Launched:
