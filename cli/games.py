@@ -5,15 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from pathlib import Path
 
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, refuse_url_argument
 from cli.stored_games import SourceError, game_to_dict, query_games
 from client.stored_game import StoredGame
 from protocol import Variant, VariantError
-from server.engines.results import forfeits
-from server.storage.schema import default_db_path
-from server.storage.sources import is_postgres, sqlite_path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,34 +36,25 @@ def table(rows: list[list[str]], right: frozenset[int] = frozenset()) -> str:
     return "\n".join(lines)
 
 
-def games_table(games: list[StoredGame], details: dict[str, str] | None = None) -> str:
+def games_table(games: list[StoredGame]) -> str:
     """The listing: one aligned line per game, as wide as its longest id, name and variant; a forfeit's reason
-    follows it (`details`, by match id)."""
+    follows it."""
     rows = [["match", "date", "variant", "south", "north", "plies", "result", "reason"]]
     for g in games:
         reason = g.reason or g.status
-        if details and g.match_id in details:
-            reason += f": {details[g.match_id]}"
+        if g.detail:
+            reason += f": {g.detail}"
         rows.append([g.match_id, "-" if g.created_at is None else f"{g.created_at:%Y-%m-%d %H:%M}", g.variant.text(),
                      g.south or "-", g.north or "-", str(g.ply), "*" if g.result is None else f"{g.result:+d}",
                      reason])
     return table(rows, right=frozenset({5, 6}))
 
 
-def with_detail(game: StoredGame, details: dict[str, str]) -> StoredGame:
+def with_detail(game: StoredGame) -> StoredGame:
     """The game with its forfeit's reason after its end reason (`forfeit: engine exited with status 3`)."""
-    if game.match_id not in details:
+    if not game.detail:
         return game
-    return dataclasses.replace(game, reason=f"{game.reason}: {details[game.match_id]}")
-
-
-def forfeit_details(source: str | None) -> dict[str, str]:
-    """Why each forfeited game of a database file was forfeited (an engine's fault), by match id; none for a
-    server or PostgreSQL."""
-    if source is not None and (source.startswith(("ws://", "wss://")) or is_postgres(source)):
-        return {}
-    path = sqlite_path(source) if source else default_db_path()
-    return {f.match_id: f.detail for f in forfeits(Path(path))} if Path(path).exists() else {}
+    return dataclasses.replace(game, reason=f"{game.reason}: {game.detail}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,11 +67,10 @@ def run(args: argparse.Namespace) -> int:
                             None if args.all_statuses else "finished")
     except (SourceError, VariantError) as exc:
         raise CommandError(str(exc)) from None
-    details = forfeit_details(source)
     if args.json:
-        print(json.dumps([{**game_to_dict(g), "detail": details.get(g.match_id)} for g in games]))
+        print(json.dumps([game_to_dict(g) for g in games]))
     elif not games:
         print("no stored games")
     else:
-        print(games_table(games, details))
+        print(games_table(games))
     return 0

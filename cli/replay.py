@@ -33,16 +33,15 @@ def run(args: argparse.Namespace) -> int:
         launch = Launch(url=url, start="replay" if match_id else "lobby", match_id=match_id,
                         identity_file=default_identity_file(), resume=False, **common)
     else:
-        from cli.games import forfeit_details, with_detail
+        from cli.games import with_detail
         from cli.stored_games import SourceError, get_game, query_games
 
-        try:
-            details = forfeit_details(args.db)  # an engine's forfeit is shown with its reason
-            library = tuple(with_detail(g, details) for g in query_games(args.db, LIBRARY_SIZE, status=None))
+        try:  # an engine's forfeit is shown with its reason
+            library = tuple(with_detail(g) for g in query_games(args.db, LIBRARY_SIZE, status=None))
             stored = get_game(args.db, match_id) if match_id else None
         except SourceError as exc:
             raise CommandError(str(exc)) from None
-        stored = None if stored is None else with_detail(stored, details)
+        stored = None if stored is None else with_detail(stored)
         if match_id and stored is None:
             raise CommandError(f"no stored match {match_id!r}")
         launch = Launch(offline=True, db_path=db_path(args.db), library=library, stored=stored, **common)

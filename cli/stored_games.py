@@ -84,6 +84,7 @@ def game_to_dict(game: StoredGame) -> dict[str, Any]:
         "winner": game.winner, "reason": game.reason,
         "created_at": None if game.created_at is None else game.created_at.isoformat(),
         "finished_at": None if game.finished_at is None else game.finished_at.isoformat(),
+        "detail": game.detail,
     }
 
 

@@ -91,6 +91,10 @@ class GameRow(Protocol):
     def finished_at(self) -> datetime | None:
         """When it ended."""
 
+    @property
+    def detail(self) -> str | None:
+        """Why an outside engine forfeited it, if one did."""
+
 
 @dataclass(frozen=True, slots=True)
 class StoredGame:
@@ -107,19 +111,21 @@ class StoredGame:
     reason: str | None = None
     created_at: datetime | None = None
     finished_at: datetime | None = None
+    detail: str | None = None
+    """Why an outside engine forfeited the game, if one did."""
 
     @classmethod
     def from_info(cls, info: GameInfo) -> StoredGame:
         """A stored game as the server sends it (`game_list` and `game_record` answers)."""
         return cls(info.match_id, Variant.parse(info.variant), tuple(info.record), info.south, info.north,
                    info.status, info.result, info.winner, info.reason, datetime.fromisoformat(info.created_at),
-                   datetime.fromisoformat(info.finished_at) if info.finished_at else None)
+                   datetime.fromisoformat(info.finished_at) if info.finished_at else None, info.detail)
 
     @classmethod
     def from_row(cls, row: GameRow) -> StoredGame:
         """A stored game as read from a database file (`kalah replay`, `kalah games`, `kalah export`)."""
         return cls(row.match_id, Variant.parse(row.variant), tuple(row.record.split()), row.south, row.north,
-                   row.status, row.result, row.winner, row.reason, row.created_at, row.finished_at)
+                   row.status, row.result, row.winner, row.reason, row.created_at, row.finished_at, row.detail)
 
     @property
     def ply(self) -> int:

@@ -124,6 +124,8 @@ class GameInfo(Message):
     reason: Reason | None = None
     created_at: Annotated[str, Field(max_length=40)]
     finished_at: Annotated[str, Field(max_length=40)] | None = None
+    detail: Annotated[str, Field(max_length=1000)] | None = None
+    """Why an outside engine forfeited the game (`engine exited with status 3 ...`), if one did."""
 
 
 class GameList(Message):

@@ -99,7 +99,8 @@ def _game_info(game: StoredGame) -> GameInfo:
                     status=cast(GameStatus, game.status), record=game.record.split(), result=game.result,
                     winner=game.winner, reason=None if game.reason is None else EndReason(game.reason),
                     created_at=game.created_at.isoformat(),
-                    finished_at=None if game.finished_at is None else game.finished_at.isoformat())
+                    finished_at=None if game.finished_at is None else game.finished_at.isoformat(),
+                    detail=None if game.detail is None else game.detail[:1000])
 
 
 class Router:

@@ -107,6 +107,10 @@ async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kg
     assert game is not None and (game.reason, game.winner) == ("forfeit", "bot:first")
     [forfeit] = forfeits(db, agent.games[0])
     assert "received no pong within 0.3 s" in forfeit.detail
+    assert game.detail == forfeit.detail
+    reader = await Client.open(running.url, "reader")  # what `kalah games --server` and replay are sent
+    record = await reader.request("game_record", type="game", match_id=agent.games[0])
+    assert record["game"]["detail"] == forfeit.detail
 
 
 async def test_an_illegal_move_loses_by_forfeit_and_the_agent_plays_on(serve: Serve, kgp: KgpClients,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.games import forfeit_details, with_detail
+from cli.games import with_detail
 from cli.main import main
 from cli.stored_games import get_game
 from server.engines.results import forfeits
@@ -112,7 +112,7 @@ def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys:
     db = str(tmp_path / "ladder.sqlite3")
     replayed = get_game(db, first.match_id)  # what kalah replay --db shows
     assert replayed is not None
-    assert f"(forfeit: {why[first.match_id]})" in with_detail(replayed, forfeit_details(db)).verdict
+    assert f"(forfeit: {why[first.match_id]})" in with_detail(replayed).verdict
 
 
 def test_sprt_stops_a_decided_pairing_and_a_rerun_plays_nothing_more(

@@ -42,6 +42,8 @@ class StoredGame:
     reason: str | None
     created_at: datetime
     finished_at: datetime | None
+    detail: str | None = None
+    """Why an engine forfeited the game (`engine exited with status 3 ...`), if it did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,8 @@ def select_games(dialect: Dialect) -> str:
     return f"""
 SELECT m.id, m.variant, p0.name, p1.name, m.status, m.result, m.winner_seat, m.reason,
        m.created_at, m.finished_at, {_RECORD[dialect]} AS record,
-       (SELECT count(*) FROM actions a WHERE a.match_id = m.id) AS ply
+       (SELECT count(*) FROM actions a WHERE a.match_id = m.id) AS ply,
+       (SELECT f.detail FROM engine_forfeits f WHERE f.match_id = m.id) AS detail
 FROM matches m LEFT JOIN players p0 ON p0.id = m.seat0 LEFT JOIN players p1 ON p1.id = m.seat1
 """
 
@@ -116,7 +119,7 @@ def _stamp(value: float | None) -> datetime | None:
 
 def _game(row: Sequence[object]) -> StoredGame:
     """A `StoredGame` from one row of `select_games`."""
-    (mid, variant, south, north, status, result, winner_seat, reason, created, finished, record, ply) = row
+    (mid, variant, south, north, status, result, winner_seat, reason, created, finished, record, ply, detail) = row
     names = (south, north)
     winner = None if winner_seat is None else names[int(str(winner_seat))]
     created_at = _stamp(float(str(created)))
@@ -125,7 +128,8 @@ def _game(row: Sequence[object]) -> StoredGame:
                       None if north is None else str(north), str(status), str(record or ""),
                       int(str(ply)), None if result is None else int(str(result)),
                       None if winner is None else str(winner), None if reason is None else str(reason),
-                      created_at, _stamp(None if finished is None else float(str(finished))))
+                      created_at, _stamp(None if finished is None else float(str(finished))),
+                      None if detail is None else str(detail))
 
 
 def readable(row: Sequence[object]) -> StoredGame | None:
