@@ -33,6 +33,21 @@ async def start_node(db: str, bus: str, name: str) -> tuple[asyncio.subprocess.P
     return proc, found[0]
 
 
+async def rows(url: str, sql: str, *args: object) -> list[asyncpg.Record]:
+    """The rows of one query, on a connection of its own."""
+    conn = await asyncpg.connect(url)
+    try:
+        return list(await conn.fetch(sql, *args))
+    finally:
+        await conn.close()
+
+
+async def stored_state(url: str) -> tuple[dict[tuple[str, int], str], dict[str, str]]:
+    """Every stored action by (match, ply), and every match's status."""
+    actions = {(r[0], r[1]): r[2] for r in await rows(url, "SELECT match_id, ply, action FROM actions")}
+    return actions, {r[0]: r[1] for r in await rows(url, "SELECT id, status FROM matches")}
+
+
 async def plies(url: str, match_id: str) -> int:
     """How many actions of a match are stored."""
     conn = await asyncpg.connect(url)
@@ -74,14 +89,9 @@ async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -
             if proc.returncode is None:
                 proc.terminate()
                 await proc.wait()
-    conn = await asyncpg.connect(pg_url)
-    try:
-        stored = {(r[0], r[1]): r[2] for r in await conn.fetch("SELECT match_id, ply, action FROM actions")}
-        statuses = {r[0]: r[1] for r in await conn.fetch("SELECT id, status FROM matches")}
-        games = [r[0] for r in await conn.fetch("SELECT games FROM ratings")]
-        plies = {r[0]: r[1] for r in await conn.fetch("SELECT match_id, count(*) FROM actions GROUP BY match_id")}
-    finally:
-        await conn.close()
+    stored, statuses = await stored_state(pg_url)
+    games = [r[0] for r in await rows(pg_url, "SELECT games FROM ratings")]
+    plies = {r[0]: r[1] for r in await rows(pg_url, "SELECT match_id, count(*) FROM actions GROUP BY match_id")}
     assert tally.reconnects > 0, "the killed node had clients"
     for match_id, ply, token in tally.acked:
         assert stored[(match_id, ply)] == token
@@ -172,12 +182,7 @@ async def test_a_rolling_restart_of_every_node_loses_no_game(pg_url: str, bus_ur
             if proc.returncode is None:
                 proc.terminate()
                 await proc.wait()
-    conn = await asyncpg.connect(pg_url)
-    try:
-        stored = {(r[0], r[1]): r[2] for r in await conn.fetch("SELECT match_id, ply, action FROM actions")}
-        statuses = {r[0]: r[1] for r in await conn.fetch("SELECT id, status FROM matches")}
-    finally:
-        await conn.close()
+    stored, statuses = await stored_state(pg_url)
     assert tally.reconnects > 0
     assert all(stored[(mid, ply)] == token for mid, ply, token in tally.acked)
     assert all(statuses[mid] == "finished" for mid in match_ids)

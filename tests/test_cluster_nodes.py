@@ -46,6 +46,16 @@ async def play_out(seats: dict[str, Client], match_id: str, variant: str, rng: r
     return game
 
 
+async def across(a: RunningServer, b: RunningServer, variant: str) -> tuple[Client, Client, str]:
+    """Alice creates a match (as South) on node A, Bob joins it on node B; both see it live."""
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant=variant, seat="south"))["match_id"])
+    bob = await Client.open(b.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    await alice.expect("event", where=lambda e: e.get("kind") == "joined" and e["seq"] == 2)
+    return alice, bob, mid
+
+
 def seqs(client: Client, match_id: str) -> list[int]:
     """The event numbers a client received for a match, in order."""
     return [int(e["seq"]) for e in client.events(match_id)]
@@ -56,15 +66,10 @@ async def test_players_and_a_spectator_on_different_nodes_play_a_match_to_the_en
     """Alice on node A creates, Bob joins on node B, a spectator watches on B: every action is stored once,
     the spectator sees every event in order without a gap or a duplicate, and the ratings move once."""
     a, b = await nodes(serve, pg_url, bus_url)
-    alice = await Client.open(a.url, "alice")
-    snap = await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south")
-    mid = snap["match_id"]
-    bob = await Client.open(b.url, "bob")
-    await bob.request("snapshot", type="join", match_id=mid)
+    alice, bob, mid = await across(a, b, "kalah(4,3)")
     watcher = await Client.open(b.url, "watcher")
     await watcher.send(type="watch", match_id=mid)
     await watcher.expect("snapshot")
-    await alice.expect("event", where=lambda e: e.get("kind") == "joined" and e["seq"] == 2)
     game = await play_out({"SOUTH": alice, "NORTH": bob}, mid, "kalah(4,3)", random.Random(1))
     last = await watcher.expect("event", where=is_game_over)
     got = seqs(watcher, mid)
@@ -80,14 +85,9 @@ async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: S
     """One player connected to two nodes sends the same ply with different moves to both at once: exactly
     one is stored, the other is refused (or acknowledged as a duplicate if it was the same move)."""
     a, b = await nodes(serve, pg_url, bus_url)
-    alice_a = await Client.open(a.url, "alice")
-    snap = await alice_a.request("snapshot", type="create", variant="kalah(6,4)", seat="south")
-    mid = snap["match_id"]
-    bob = await Client.open(b.url, "bob")
-    await bob.request("snapshot", type="join", match_id=mid)
+    alice_a, _bob, mid = await across(a, b, "kalah(6,4)")
     alice_b = await Client.open(b.url, "alice", token=alice_a.welcome["token"])
     await alice_b.request("catch_up", type="sync", match_id=mid, since=0)
-    await alice_a.expect("event", where=lambda e: e.get("kind") == "joined" and e["seq"] == 2)
     await asyncio.gather(alice_a.send(type="move", match_id=mid, ply=0, bin=1),
                          alice_b.send(type="move", match_id=mid, ply=0, bin=2))
     outcomes = [await next_reply(alice_a), await next_reply(alice_b)]

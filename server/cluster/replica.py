@@ -73,12 +73,17 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
         result, winner, reason = stored.end
         events += m.commit(EndChange(reason, winner, result))
     if events:
-        arena.index_seats(room)
-        if m.status != "open":
-            arena.quotas.release(m.match_id)
-        room.send_all(events)
-        arena.after_change(room)
+        _committed(arena, room, events)
     return events
+
+
+def _committed(arena: Arena, room: Room, events: list[AnyMatchEvent]) -> None:
+    """After changes made elsewhere were committed to a copy: the indexes, its followers, its clocks and bots."""
+    arena.index_seats(room)
+    if room.match.status != "open":
+        arena.quotas.release(room.match.match_id)
+    room.send_all(events)
+    arena.after_change(room)
 
 
 def _end(end: EndChange | None) -> list[object] | None:
@@ -127,9 +132,5 @@ def apply_described(arena: Arena, room: Room, payload: str) -> bool:
             return False
     except (ValueError, KeyError, TypeError):
         return False
-    arena.index_seats(room)
-    if m.status != "open":
-        arena.quotas.release(m.match_id)
-    room.send_all(events)
-    arena.after_change(room)
+    _committed(arena, room, events)
     return True
