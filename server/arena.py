@@ -154,6 +154,8 @@ class Arena(Connections):
         """Forget a room and its seat index entries."""
         room = self.rooms.pop(match_id, None)
         self.paces.pop(match_id, None)
+        if self.cluster is not None:
+            self.cluster.owned.discard(match_id)
         if room is not None:
             for seat in room.match.seats:
                 if seat is not None:

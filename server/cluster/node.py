@@ -309,8 +309,9 @@ class Cluster:
 
     def health(self) -> dict[str, Any]:
         """This node's part for `/health`: its id, role, owned matches, bus and database status."""
-        return {"node": self.node_id, "role": "cluster-node", "owned": len(self.owned),
-                "copies": len(self.arena.rooms) - len(self.owned), "nodes": sorted(self.live_nodes),
+        live = sum(1 for mid in self.owned if (room := self.arena.rooms.get(mid)) and room.match.status != "finished")
+        return {"node": self.node_id, "role": "cluster-node", "owned": live,
+                "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()), "nodes": sorted(self.live_nodes),
                 "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
                 "refreshes": self.refreshes, "applied": self.applied, "conflicts": self.conflicts,
                 "bus_published": self.bus.published,
