@@ -311,7 +311,8 @@ class Cluster:
         """This node's part for `/health`: its id, role, owned matches, bus and database status."""
         live = sum(1 for mid in self.owned if (room := self.arena.rooms.get(mid)) and room.match.status != "finished")
         return {"node": self.node_id, "role": "cluster-node", "owned": live,
-                "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()), "nodes": sorted(self.live_nodes),
+                "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()),
+                "nodes": sorted(self.live_nodes),
                 "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
                 "refreshes": self.refreshes, "applied": self.applied, "conflicts": self.conflicts,
                 "bus_published": self.bus.published,
