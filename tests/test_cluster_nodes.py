@@ -205,3 +205,23 @@ async def test_a_bus_that_cannot_be_used_is_one_clear_error(serve: Serve, pg_url
                            (str(tmp_path / "arena.sqlite3"), "redis://127.0.0.1:1", "SQLite")]:
         with pytest.raises(StorageError, match=words):
             await serve(db, bus=bus)
+
+
+async def test_a_node_restarted_under_its_name_takes_its_matches_back(serve: Serve, pg_url: str,
+                                                                      bus_url: str) -> None:
+    """A node that stops and starts again under the same `node_id` before its lease runs out (so no other node
+    takes its matches) runs their hosted bots again itself."""
+    first = await serve(pg_url, bus=bus_url, node_id="steady")
+    alice = await Client.open(first.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south",
+                               opponent="random"))["match_id"]
+    first.arena.closing = True  # stop as a crash would: no handover, the node's row stays
+    assert first.arena.cluster is not None
+    await first.arena.cluster.close()
+    again = await serve(pg_url, bus=bus_url, node_id="steady")
+    assert again.arena.cluster is not None and again.arena.cluster.owns(mid)
+    alice = await Client.open(again.url, "alice", token=alice.welcome["token"])
+    await alice.request("snapshot", type="sync", match_id=mid)
+    await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)
+    reply = await alice.expect("event", where=lambda e: e.get("side") == "north")
+    assert reply["kind"] == "action"

@@ -59,6 +59,8 @@ class Cluster:
         except (RedisError, OSError) as exc:
             raise StorageError(f"cannot reach the bus at {describe_bus(self.options.bus_url)}: {exc}") from None
         await self.nodes.join()
+        for match_id in await self.nodes.owned():  # a node restarted under its old name takes its matches back
+            await self.adopt(match_id)
         await self.tick()
         self._ticker = asyncio.create_task(self._beat())
         log_event("node_started", node=self.node_id, owned=len(self.owned))
