@@ -31,6 +31,7 @@ from protocol.messages import (
     ListStandings,
     MakeMove,
     MatchList,
+    MatchSummary,
     Message,
     Resign,
     Seeking,
@@ -183,14 +184,34 @@ class Router:
             raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more")
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
-        """Open matches whose creator is connected first, then live ones by spectators."""
+        """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
+        node's, as stored, with this node's spectator counts)."""
         a = self.arena
+        if a.cluster is not None:
+            return [MatchList(matches=await self.cluster_listing(s))]
         rooms = [r for r in a.rooms.values()
                  if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
         shown = rooms[: a.options.max_list]
         self.charge_rows(s, len(shown))
         return [MatchList(matches=[r.match.summary(r.spectators) for r in shown])]
+
+    async def cluster_listing(self, s: Session) -> list[MatchSummary]:
+        """The open and live matches of every node, newest first within each status (open ones first)."""
+        a = self.arena
+        limit = a.options.max_list
+        self.charge_rows(s, 2 * limit)
+        found: list[MatchSummary] = []
+        for status in ("open", "live"):
+            for game in await a.storage.list_games(limit, 0, status):
+                room = a.rooms.get(game.match_id)
+                if room is not None and room.match.status == status:
+                    found.append(room.match.summary(room.spectators))
+                else:
+                    found.append(MatchSummary(match_id=game.match_id, variant=game.variant, south=game.south,
+                                              north=game.north, status=status, ply=game.ply))
+        found.sort(key=lambda m: (m.status != "open", -m.spectators))
+        return found[:limit]
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
         """Stored games for replay, read from the database."""

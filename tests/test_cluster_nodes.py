@@ -225,3 +225,18 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(serve: Ser
     await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)
     reply = await alice.expect("event", where=lambda e: e.get("side") == "north")
     assert reply["kind"] == "action"
+
+
+async def test_the_lobby_of_every_node_lists_every_nodes_matches(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """An open match created on node A is in node B's lobby listing, and joining it from there makes it live
+    in both nodes' listings."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"]
+    bob = await Client.open(b.url, "bob")
+    listed = await bob.request("matches", type="list")
+    assert [(m["match_id"], m["status"], m["south"]) for m in listed["matches"]] == [(mid, "open", "alice")]
+    await bob.request("snapshot", type="join", match_id=mid)
+    for client in (alice, bob):
+        listed = await client.request("matches", type="list")
+        assert [(m["match_id"], m["status"], m["north"]) for m in listed["matches"]] == [(mid, "live", "bob")]
