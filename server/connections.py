@@ -40,8 +40,10 @@ class Connections:
     def connected(self, room: Room) -> tuple[bool, bool]:
         """Whether each seat's player has a connection (hosted bots always do)."""
         out = []
+        cluster = self.cluster
         for seat in room.match.seats:
-            out.append(seat is not None and (seat.bot is not None or bool(self.sessions_of.get(seat.player_id))))
+            out.append(seat is not None and (seat.bot is not None or bool(self.sessions_of.get(seat.player_id))
+                                             or (cluster is not None and cluster.online_elsewhere(seat.player_id))))
         return out[0], out[1]
 
     def connect(self, session: Session) -> list[str]:

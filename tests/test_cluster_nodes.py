@@ -240,3 +240,40 @@ async def test_the_lobby_of_every_node_lists_every_nodes_matches(serve: Serve, p
     for client in (alice, bob):
         listed = await client.request("matches", type="list")
         assert [(m["match_id"], m["status"], m["north"]) for m in listed["matches"]] == [(mid, "live", "bob")]
+
+
+async def test_a_player_on_another_node_shows_as_connected_until_it_leaves(serve: Serve, pg_url: str,
+                                                                          bus_url: str) -> None:
+    """Alice on node A sees Bob, connected to node B, as connected; when Bob's connection closes, Alice's node
+    tells her he is gone."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice, bob, mid = await across(a, b, "kalah(4,3)")
+    both = await alice.expect("presence", where=lambda p: p["south_connected"] and p["north_connected"])
+    assert both["match_id"] == mid
+    await bob.close()
+    gone = await alice.expect("presence", where=lambda p: not p["north_connected"])
+    assert gone["south_connected"]
+
+
+async def test_a_win_cannot_be_claimed_from_a_player_connected_to_another_node(serve: Serve, pg_url: str,
+                                                                              bus_url: str) -> None:
+    """Alice on node A claims against Bob connected to node B: refused while he is connected there, even past
+    the grace period; once his connection closes and the grace period passes, her claim wins."""
+    a, b = await nodes(serve, pg_url, bus_url, grace_s=0.3)
+    alice, bob, mid = await across(a, b, "kalah(4,3)")
+    await alice.send(type="claim", match_id=mid)
+    refused = await alice.expect("error")
+    assert refused["code"] == "claim_refused" and "connected" in refused["message"]
+    await bob.close()
+
+    async def claimed() -> bool:
+        """Claim again; whether the game ended by abandonment."""
+        await alice.send(type="claim", match_id=mid)
+        while True:
+            msg = await alice.next()
+            if msg["type"] == "error":
+                return False
+            if msg["type"] == "event" and msg.get("kind") == "game_over":
+                return bool(msg["reason"] == "abandonment")
+
+    assert await eventually(claimed, timeout=10, what="the claim after Bob left")

@@ -22,8 +22,9 @@ from server.logs import event as log_event
 CHANGES = "kalah:changes"
 """The channel of `<match id> <version> [<change as JSON>]` notices, one per stored change."""
 NODES = "kalah:nodes"
-"""The channel of node notices: `left <node>` (a draining node's matches are free to take) and
-`paired <node> <player> <match>` (a player waiting on that node was given a seat by another)."""
+"""The channel of node notices: `left <node>` (a draining node's matches are free to take),
+`paired <node> <player> <match>` (a player waiting on that node was given a seat by another),
+and `on|off <node> <player>` (a player's first connection on a node opened, or its last closed)."""
 MAX_QUEUED = 100_000
 """Commands kept while Redis is unreachable; beyond, the oldest are dropped (readers re-read on reconnect)."""
 
@@ -56,13 +57,15 @@ class Bus:
     """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
 
     def __init__(self, url: str, on_change: Callable[[str, int, str | None], None], on_gap: Callable[[], None],
-                 on_node_left: Callable[[str], None], on_paired: Callable[[str, str, str], None]) -> None:
+                 on_node_left: Callable[[str], None], on_paired: Callable[[str, str, str], None],
+                 on_presence: Callable[[bool, str, str], None]) -> None:
         self.url = url
         self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
         self.on_change = on_change
         self.on_gap = on_gap
         self.on_node_left = on_node_left
         self.on_paired = on_paired
+        self.on_presence = on_presence
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.subscribed = False
         self.published = 0
@@ -117,11 +120,13 @@ class Bus:
     def online(self, player_id: str, node_id: str) -> None:
         """`player_id` has a connection on `node_id`."""
         self.send("SADD", online_key(player_id), node_id)
+        self.send("PUBLISH", NODES, f"on {node_id} {player_id}")
 
     def offline(self, player_id: str, node_id: str) -> None:
         """`player_id`'s last connection on `node_id` closed."""
         self.send("SREM", online_key(player_id), node_id)
         self.send("SET", away_key(player_id), repr(time.time()), "EX", 7 * 86400)
+        self.send("PUBLISH", NODES, f"off {node_id} {player_id}")
 
     async def presence(self, player_id: str) -> tuple[set[str], float | None]:
         """The nodes where `player_id` is connected, and since when it has been away (UNIX seconds)."""
@@ -197,6 +202,10 @@ class Bus:
                 self.on_change(match_id, int(version), payload or None)
         elif data.startswith("left "):
             self.on_node_left(data[5:])
+        elif data.startswith(("on ", "off ")):
+            parts = data.split()
+            if len(parts) == 3:
+                self.on_presence(parts[0] == "on", parts[1], parts[2])
         elif data.startswith("paired "):
             parts = data.split()
             if len(parts) == 4:

@@ -37,7 +37,10 @@ class Cluster:
         self.node_id = options.node_id
         self.pool = pool
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
-        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired)
+        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired,
+                       self.on_presence)
+        self.elsewhere: dict[str, set[str]] = {}
+        """Player id -> the other nodes where it has a connection, as their notices told (for display)."""
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
@@ -108,6 +111,7 @@ class Cluster:
             if room is None or match_id in arena.rooms:
                 return
             arena.add_room(room)
+            await self.learn_presence(room)
         else:
             async with room.lock:
                 await replica.refresh(arena, room)
@@ -147,6 +151,7 @@ class Cluster:
             return existing
         self.arena.add_room(room)
         self.arena.after_change(room)
+        await self.learn_presence(room)
         return room
 
     def on_change(self, match_id: str, version: int, payload: str | None = None) -> None:
@@ -235,6 +240,32 @@ class Cluster:
         """`player_id`'s last connection on this node closed."""
         self.bus.offline(player_id, self.node_id)
 
+    def on_presence(self, online: bool, node_id: str, player_id: str) -> None:
+        """Another node's notice that a player connected there or left: tell the followers of its matches here."""
+        if node_id == self.node_id:
+            return
+        if online:  # a node that speaks is alive, even if this one has not seen its heartbeat yet
+            self.live_nodes.setdefault(node_id, 0.0)
+        nodes = self.elsewhere.setdefault(player_id, set())
+        (nodes.add if online else nodes.discard)(node_id)
+        if not nodes:
+            del self.elsewhere[player_id]
+        for room in self.arena.rooms_of(player_id):
+            self.arena.announce(room)
+
+    def online_elsewhere(self, player_id: str) -> bool:
+        """Whether a player has a connection on another live node (as far as this node was told)."""
+        return any(node in self.live_nodes for node in self.elsewhere.get(player_id, ()))
+
+    async def learn_presence(self, room: Room) -> None:
+        """Ask Redis where the players of a match just loaded here are connected."""
+        for seat in room.match.seats:
+            if seat is not None and seat.bot is None:
+                nodes, _ = await self.bus.presence(seat.player_id)
+                nodes.discard(self.node_id)
+                if nodes:
+                    self.elsewhere[seat.player_id] = nodes
+
     async def away_since(self, seat: Seat | None) -> float | None:
         """Since when (arena time) the player in `seat` has had no connection on any live node; None: connected."""
         arena = self.arena
@@ -242,7 +273,10 @@ class Cluster:
         if local is None or seat is None:
             return local
         nodes, away = await self.bus.presence(seat.player_id)
-        if any(node in self.live_nodes and node != self.node_id for node in nodes):
+        nodes.discard(self.node_id)
+        if nodes - self.live_nodes.keys():  # a node this one has not heard beat yet: ask the database
+            self.live_nodes = await self.nodes.live()
+        if any(node in self.live_nodes for node in nodes):
             return None
         return local if away is None else max(local, arena.local_time(away))
 

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
-from protocol.events import AnyMatchEvent
+from protocol.events import AnyMatchEvent, JoinedEvent
 from protocol.outcome import EndReason
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.resume import rebuild
@@ -84,6 +84,8 @@ def _committed(arena: Arena, room: Room, events: list[AnyMatchEvent]) -> None:
         arena.quotas.release(room.match.match_id)
     room.send_all(events)
     arena.after_change(room)
+    if any(isinstance(event, JoinedEvent) for event in events):
+        arena.announce(room)  # who is connected, now that both seats are known
 
 
 def _end(end: EndChange | None) -> list[object] | None:
