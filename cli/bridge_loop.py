@@ -119,7 +119,7 @@ class Bridge:
             raise BridgeError(str(exc)) from None
         name = self.o.name or _wire_name(self.engine.name) or "bridge"
         conn = self.conn = Connection(self.o.server, name, token=self.o.token, on_message=self.post,
-                                      on_status=lambda up, text: self.post(_Status(up, text)))
+                                      on_status=lambda up, text: self.post(_Status(up, text)), engine=True)
         running = self.loop.create_task(conn.run())
         try:
             while self.stopping is None:

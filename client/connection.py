@@ -118,10 +118,13 @@ class Connection:
         token: str | None = None,
         retry_delays: Sequence[float] = RETRY_DELAYS,
         first_attempts: int = FIRST_ATTEMPTS,
+        engine: bool = False,
     ) -> None:
         self.url = url
         self.name = name
         self.token = token
+        self.engine = engine
+        """Whether a program plays under this identity (a new one is named `engine:NAME`)."""
         self.on_message = on_message
         self.on_status = on_status
         self.retry_delays = tuple(retry_delays)
@@ -193,7 +196,7 @@ class Connection:
 
     async def _hello(self, ws: ClientConnection) -> ServerMessage:
         """Say hello and read the answer; an answer that is not the wire protocol's is `NotKalahError`."""
-        await ws.send(encode(Hello(name=self.name, token=self.token)))
+        await ws.send(encode(Hello(name=self.name, token=self.token, engine=self.engine)))
         try:
             raw = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT)
         except TimeoutError:

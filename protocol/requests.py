@@ -17,6 +17,9 @@ class Hello(Message):
     name: Name
     token: Token | None = None
     version: Int32 = PROTOCOL_VERSION
+    engine: bool = False
+    """A program plays under this identity (`kalah bridge`): a new one is named `engine:NAME`, as the
+    KGP gateway names its engine accounts, so that it is never taken for a person."""
 
 
 class CreateMatch(Message):

@@ -19,7 +19,9 @@ MAX_SERVER_MESSAGE_BYTES = 1024 * 1024
 Int32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
 Bin = Annotated[int, Field(ge=1, le=26)]
 MatchId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
-Name = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.:-]+$")]
+NAME_MAX_LENGTH = 32
+"""The longest name of a player or bot on the wire."""
+Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=r"^[A-Za-z0-9_.:-]+$")]
 Token = Annotated[str, Field(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
 SideName = Literal["south", "north"]
 Fen = Annotated[str, Field(max_length=512)]

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
-from protocol.errors import NotationError
+from protocol.errors import BadFieldError, NotationError
 from protocol.game import Game
 from protocol.messages import (
     Analyse,
@@ -44,6 +44,7 @@ from protocol.messages import (
 )
 from protocol.outcome import EndReason
 from protocol.variant import Variant
+from protocol.wire_base import NAME_MAX_LENGTH
 from server.analysis import Analyst
 from server.arena import Arena
 from server.changes import CancelChange
@@ -61,6 +62,7 @@ from server.errors import (
 )
 from server.identity import (
     BOT_PREFIX,
+    ENGINE_PREFIX,
     hash_token,
     is_reserved,
     name_key,
@@ -140,7 +142,13 @@ class Router:
             token = msg.token
         else:
             if is_reserved(msg.name):
-                raise ReservedNameError(f"names starting with {BOT_PREFIX!r} belong to the server's bots")
+                raise ReservedNameError(f"names starting with {BOT_PREFIX!r} or {ENGINE_PREFIX!r} belong to the "
+                                        "server's bots and outside engines")
+            name = f"{ENGINE_PREFIX}{msg.name}" if msg.engine else msg.name
+            if len(name) > NAME_MAX_LENGTH:
+                raise BadFieldError(f"hello.name: an engine's name is {ENGINE_PREFIX!r} and at most "
+                                    f"{NAME_MAX_LENGTH - len(ENGINE_PREFIX)} more characters")
+            msg = msg.model_copy(update={"name": name})
             key = name_key(msg.name)
             if key in a.names:
                 raise NameTakenError(f"the name {msg.name!r} is taken: choose another, or say hello with its token")

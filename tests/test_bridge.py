@@ -49,10 +49,12 @@ async def test_plays_games_against_a_hosted_bot(serve: Serve, tmp_path: Path) ->
     lines: list[str] = []
     status = await bridge(running, lines, find="bot", bot="first", games=2)
     assert status == 0, lines
-    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two stored games")
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:stdio-engine", 2),
+                             what="two stored games")
     assert all(g.reason in ("empty", "majority") and "bot:first" in (g.south, g.north) for g in games)
     assert [line.split(":")[0] for line in lines if line.startswith("game ") and "(" in line][-1] == "game 2"
-    assert any(line.startswith("playing as stdio-engine; to keep this identity, pass --token ") for line in lines)
+    welcome = "playing as engine:stdio-engine; to keep this identity, pass --token "
+    assert any(line.startswith(welcome) for line in lines)
 
 
 async def test_two_bridge_commands_seek_and_meet(serve: Serve, tmp_path: Path) -> None:
@@ -69,9 +71,9 @@ async def test_two_bridge_commands_seek_and_meet(serve: Serve, tmp_path: Path) -
     outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), 60)
     assert [p.returncode for p in procs] == [0, 0], [err.decode()[-400:] for _, err in outputs]
     out = outputs[0][0].decode()
-    assert "game 1: " in out and "against right" in out
-    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "left", 1), what="the stored game")
-    assert {game.south, game.north} == {"left", "right"}
+    assert "game 1: " in out and "against engine:right" in out
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:left", 1), what="the stored game")
+    assert {game.south, game.north} == {"engine:left", "engine:right"}
 
 
 async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve, tmp_path: Path) -> None:
@@ -94,7 +96,7 @@ async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve
             break
         position = Position.from_fen(variant, event["position"])
         if event["side"] == "north" and not dropped:
-            [session] = [s for p in running.handler.peers.values() for s in p.sessions if s.name == "remote"]
+            [session] = [s for p in running.handler.peers.values() for s in p.sessions if s.name == "engine:remote"]
             assert session.ws.transport is not None
             session.ws.transport.abort()
             dropped = True
@@ -102,8 +104,8 @@ async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve
     assert await task == 0, lines
     assert "connection lost: reconnecting (the game waits on the server; the clock runs)" in lines
     assert sum(line.startswith("connected to ") for line in lines) == 2
-    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "remote", 1), what="the stored game")
-    assert game.reason in ("empty", "majority") and game.north == "remote"
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:remote", 1), what="the stored game")
+    assert game.reason in ("empty", "majority") and game.north == "engine:remote"
     await alice.close()
 
 
@@ -116,7 +118,7 @@ async def test_an_open_match_of_the_bridge_is_joined_and_played(serve: Serve, tm
 
     async def open_match() -> str | None:
         listing = await bob.request("matches", type="list")
-        return next((m["match_id"] for m in listing["matches"] if m["south"] == "stdio-engine"), None)
+        return next((m["match_id"] for m in listing["matches"] if m["south"] == "engine:stdio-engine"), None)
 
     match_id = await eventually(open_match, what="the bridge's open match")
     await bob.request("snapshot", type="join", match_id=match_id)
@@ -142,7 +144,7 @@ async def test_an_illegal_move_resigns_and_stops_the_bridge(serve: Serve, tmp_pa
                           seat="south", on_fault="stop", move_s=0.2)
     assert status == 1
     assert "game 1: the engine sent an illegal move (99): resigned; stopping" in lines
-    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 1), what="the game")
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:stdio-engine", 1), what="the game")
     assert game.reason == "resign" and game.winner == "bot:first"
 
 
@@ -154,7 +156,7 @@ async def test_a_crashed_engine_is_restarted_and_play_goes_on(serve: Serve, tmp_
     status = await bridge(running, lines, engine=faulty, find="bot", bot="first", games=2, seat="south")
     assert status == 0, lines
     assert "game 1: the engine exited (status 3): resigned; restarting the engine" in lines
-    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two games")
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:stdio-engine", 2), what="two games")
     assert sorted(str(g.reason) for g in games) in (["empty", "resign"], ["majority", "resign"])
 
 
@@ -167,7 +169,7 @@ async def test_an_engine_with_no_move_gets_a_random_legal_one_inside_the_clock(s
                           variant="kalah(6,4,clock=1/move)", margin_s=0.9, seat="south")
     assert status == 0, lines
     assert any("the engine sent no move in 0." in line and line.endswith("a random legal move") for line in lines)
-    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 1), what="the game")
+    [game] = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:stdio-engine", 1), what="the game")
     assert game.reason in ("empty", "majority")
 
 
@@ -180,7 +182,7 @@ async def test_a_hung_engine_is_taken_for_gone_and_its_game_resigned(serve: Serv
                           pong_s=0.2)
     assert status == 0, lines
     assert "game 1: the engine stopped: received no pong within 0.2 s: resigned; restarting the engine" in lines
-    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "stdio-engine", 2), what="two games")
+    games = await eventually(lambda: stored(tmp_path / "arena.sqlite3", "engine:stdio-engine", 2), what="two games")
     assert sorted(str(g.reason) for g in games) in (["empty", "resign"], ["majority", "resign"])
 
 

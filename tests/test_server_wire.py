@@ -142,3 +142,16 @@ async def test_graceful_close_sends_going_away(serve: Serve) -> None:
         while True:
             await asyncio.wait_for(bob.ws.recv(), 5)
     assert info.value.rcvd is not None and info.value.rcvd.code == 1001
+
+
+async def test_a_program_says_hello_as_an_engine_and_is_named_so(arena: RunningServer) -> None:
+    """`hello {name, engine: true}` makes the identity `engine:NAME`; a person cannot take such a name, and an
+    engine name too long for the wire is refused as a bad field."""
+    bot = await Client.open(arena.url, None)
+    await bot.send(type="hello", name="mybot", engine=True)
+    assert (await bot.expect("welcome"))["name"] == "engine:mybot"
+    person = await Client.open(arena.url, None)
+    await person.send(type="hello", name="engine:mybot")
+    assert await person.error() == "reserved_name"
+    await person.send(type="hello", name="x" * 30, engine=True)
+    assert await person.error() == "bad_field"
