@@ -245,7 +245,7 @@ class Gateway:
         if session is not None and session.player_id == pid:
             return session
         token_hash = None if agent.token is None else hash_token(agent.token)
-        player = a.players.get(pid)
+        player = await a.player(pid)  # in a cluster, the account may have been made on another node
         if player is not None and agent.token is not None and not token_matches(agent.token, player.token_hash):
             raise RuntimeError("an engine id taken by another token")  # a SHA-256 prefix collision
         if player is None:
