@@ -58,6 +58,7 @@ typedef struct {
     Py_buffer views[MAXLEVEL + 1];
     const int8_t *levels[MAXLEVEL + 1];
     uint64_t nodes, horizon, checks, node_stop;
+    uint64_t st_probes, st_hits, st_cuts, st_egdb, st_etc;  /* table probes, hits, cut-offs; database reads; ETC cut-offs */
     int aborted;
     double deadline;
     int last_exact;

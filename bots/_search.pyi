@@ -33,6 +33,9 @@ class Searcher:
     @property
     def egdb_seeds(self) -> int:
         """Largest seed count covered by databases."""
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs."""
 
 def play(rules: Rules, board: Sequence[int], pit: int, /) -> tuple[tuple[int, ...], int, bool, bool]:
     """Sow a house of a mover-relative board: (board, gain, extra, over)."""

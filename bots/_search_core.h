@@ -95,7 +95,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
         ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop)))
         S->aborted = 1;
     if (S->aborted) return 0;
-    if (k <= S->egdb_max) return S->levels[k][rank_board(R, b)];
+    if (k <= S->egdb_max) { S->st_egdb++; return S->levels[k][rank_board(R, b)]; }
     if (k <= alpha) return k;
     if (-k >= beta) return -k;
     if (depth == 0) { S->horizon++; return 0; }
@@ -104,12 +104,14 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     int ttmove = -1;
     const int near = near_db(S, k);
     Entry *e = tt_find(S, k1, k2, near);
+    S->st_probes++;
     if (e) {
         ttmove = e->move;
+        S->st_hits++;
         if (e->depth >= depth) {
             if (e->depth != EXACT) S->horizon++;
-            if (e->lo >= beta) return e->lo;
-            if (e->hi <= alpha) return e->hi;
+            if (e->lo >= beta) { S->st_cuts++; return e->lo; }
+            if (e->hi <= alpha) { S->st_cuts++; return e->hi; }
             if (e->lo > alpha) alpha = e->lo;
             if (e->hi < beta) beta = e->hi;
         }
@@ -153,6 +155,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             if (!probe[i]) continue;
             int lo, hi;
             if (c->k <= S->egdb_max) {
+                S->st_egdb++;
                 lo = hi = *(const int8_t *)probe[i];
                 c->known = 1;
                 c->val = lo;
@@ -165,8 +168,10 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
                     lo = e2[1].lo; hi = e2[1].hi;
                 } else continue;
             }
-            if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta)
+            if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta) {
+                S->st_etc++;
                 return c->extra ? c->gain + lo : c->gain - hi;
+            }
         }
     }
     int order[MAXH];

@@ -138,6 +138,12 @@ static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignore
 
 static PyObject *Searcher_get_nodes(SearcherObject *self, void *c) { return PyLong_FromUnsignedLongLong(self->nodes); }
 static PyObject *Searcher_get_exact(SearcherObject *self, void *c) { return PyBool_FromLong(self->last_exact); }
+static PyObject *Searcher_get_stats(SearcherObject *self, void *c) {
+    return Py_BuildValue("{sKsKsKsKsKsK}", "nodes", (unsigned long long)self->nodes,
+                         "probes", (unsigned long long)self->st_probes, "hits", (unsigned long long)self->st_hits,
+                         "cuts", (unsigned long long)self->st_cuts, "egdb", (unsigned long long)self->st_egdb,
+                         "etc", (unsigned long long)self->st_etc);
+}
 static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return PyLong_FromLong(self->egdb_max); }
 
 static PyMethodDef Searcher_methods[] = {
@@ -152,6 +158,9 @@ static PyGetSetDef Searcher_getset[] = {
     {"nodes", (getter)Searcher_get_nodes, NULL, "Nodes searched so far.", NULL},
     {"exact", (getter)Searcher_get_exact, NULL, "Whether the last search reached no depth horizon.", NULL},
     {"egdb_seeds", (getter)Searcher_get_egdb_seeds, NULL, "Largest seed count covered by databases.", NULL},
+    {"stats", (getter)Searcher_get_stats, NULL,
+     "Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -91,6 +91,11 @@ class CoreSearcher(Protocol):
         """Largest seed count covered by databases."""
         ...
 
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs."""
+        ...
+
 
 class SearchCore(Protocol[RulesT]):
     """A search core module: `bots._search` (C) or `bots.pysearch` (its twin), over its own `Rules`."""

@@ -110,6 +110,7 @@ class Searcher:
                 self._levels.append(view)
         self._nodes = 0
         self._horizon = 0
+        self._stats = dict.fromkeys(("probes", "hits", "cuts", "egdb", "etc"), 0)
         self._exact = False
         self._deadline = 0.0
         self._node_stop = 0
@@ -130,6 +131,11 @@ class Searcher:
     def egdb_seeds(self) -> int:
         """Largest seed count covered by databases."""
         return len(self._levels)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs."""
+        return {"nodes": self._nodes, **self._stats}
 
     def clear(self) -> None:
         """Empty the transposition table."""
@@ -170,6 +176,7 @@ class Searcher:
     def _known(self, b: tuple[int, ...], k: int) -> tuple[int, int] | None:
         """Bounds on a child's value known without searching it."""
         if k <= len(self._levels):
+            self._stats["egdb"] += 1
             v = self._levels[k - 1][rank(self.rules, b)]
             return v, v
         e = self._tt.get(self._key(b))
@@ -213,6 +220,7 @@ class Searcher:
         if self._aborted:
             return 0
         if k <= len(self._levels):
+            self._stats["egdb"] += 1
             return int(self._levels[k - 1][rank(r, b)])
         if k <= alpha:
             return k
@@ -224,11 +232,15 @@ class Searcher:
         key = self._key(b)
         ttmove = -1
         e = self._tt.get(key)
+        self._stats["probes"] += 1
         if e is not None:
             ttmove = e[3]
+            self._stats["hits"] += 1
             if e[2] >= depth:
                 if e[2] != EXACT:
                     self._horizon += 1
+                if e[0] >= beta or e[1] <= alpha:
+                    self._stats["cuts"] += 1
                 if e[0] >= beta:
                     return e[0]
                 if e[1] <= alpha:
@@ -253,6 +265,7 @@ class Searcher:
                 if known is not None:
                     v = gain + known[0] if extra else gain - known[1]
                     if v >= beta:
+                        self._stats["etc"] += 1
                         return v
             children.append((score, p, child, gain, extra, over, ck))
         children.sort(key=lambda c: -c[0])
