@@ -1,6 +1,7 @@
 """Benchmark of the solver: C vs Python nodes per second, full solves of Kalah(6,3) and Kalah(6,4), perfect play.
 
-Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--games 6,3:standard,...]`, or
+Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--workers W] [--games 6,3:standard,...]`
+(Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 26 --tt-bits 27 --workers 1 --no-twins`), or
 `python bench/solver.py --perfect [--budget S]` for the perfect bot's games in Kalah(6,4) (both
 rule sets) against itself and other bots: results, and how each of its moves was found.
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
@@ -66,23 +67,37 @@ def compare_twins(depth: int) -> None:
     print(f"  ratio  {c_rate / p_rate:>14,.0f}x")
 
 
-def full_solve(variant: Variant, seeds: int, tt_bits: int) -> None:
-    """Build/load the databases, then solve the start with per-move values; print the figures."""
+def rates(stats: dict[str, int]) -> str:
+    """Table hit and cut-off rates, database reads and enhanced transposition cut-offs of a searcher's counts."""
+    probes = max(stats["probes"], 1)
+    return (f"table probes {stats['probes']:,}: {stats['hits'] / probes:.1%} hits, {stats['cuts'] / probes:.1%} "
+            f"cut-offs; database reads {stats['egdb']:,} ({stats['egdb'] / max(stats['nodes'], 1):.2f} a node); "
+            f"enhanced transposition cut-offs {stats['etc']:,}")
+
+
+def full_solve(variant: Variant, seeds: int, tt_bits: int, workers: int | None = None) -> None:
+    """Build/load the databases, then solve the start, then every first move (same engine); print the figures.
+
+    With one worker the first moves are solved on the value's table (what a long solve wants); with
+    more, on one table per worker, the first of them the value's.
+    """
     t0 = time.perf_counter()
-    engine = Engine(variant, tt_log2=tt_bits, egdb_seeds=seeds, progress=egdb.print_progress)
+    engine = Engine(variant, tt_log2=tt_bits, egdb_seeds=seeds, progress=egdb.print_progress, workers=workers)
     build_s = time.perf_counter() - t0
     size = sum(len(level) for level in engine.levels)
     value = engine.solve(Position.initial(variant))
+    print(f"{variant.text()}: value {value.value:+d}  best {value.best}  in {value.seconds:.2f} s, "
+          f"{value.nodes:,} nodes, {value.nodes / max(value.seconds, 1e-9):,.0f} nodes/s (one core)", flush=True)
+    print(f"  {rates(engine.searcher.stats)}", flush=True)
     t1 = time.perf_counter()
     sol = engine.solve(Position.initial(variant), per_move=True)
     solve_s = time.perf_counter() - t1
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_move = "  ".join(f"{b}:{v:+d}" for b, v in sol.per_move.items())
-    print(f"{variant.text()}: value {sol.value:+d}  best {sol.best}  per move {per_move}")
-    print(f"  value alone {value.seconds:.2f} s, {value.nodes:,} nodes, "
-          f"{value.nodes / max(value.seconds, 1e-9):,.0f} nodes/s (one core)")
+    print(f"  every first move: value {sol.value:+d}  best {sol.best}  per move {per_move}")
     print(f"  every first move {solve_s:.2f} s (goal {GOAL_SOLVE_S:.0f} s), {sol.nodes:,} nodes on "
-          f"{min(engine.workers, len(sol.per_move))} threads")
+          f"{min(engine.workers, len(sol.per_move))} threads ({sol.nodes / max(solve_s, 1e-9):,.0f} nodes/s); "
+          f"value and every first move {value.seconds + solve_s:.1f} s")
     print(f"  databases up to {len(engine.levels) - 1} seeds: {size / 2**20:,.0f} MiB, "
           f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
 
@@ -131,6 +146,9 @@ def main() -> None:
     parser.add_argument("--egdb-seeds", type=int, default=24, help="databases up to this many seeds in play")
     parser.add_argument("--tt-bits", type=int, default=22, help="log2 of table entries per searcher")
     parser.add_argument("--depth", type=int, default=15, help="depth of the nodes/s comparison")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="threads of the every-first-move solves (default: every core; 1: on the value's table)")
+    parser.add_argument("--no-twins", action="store_true", help="skip the C-against-Python nodes/s comparison")
     parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
                         help="comma-separated h,s:capture list")
     parser.add_argument("--perfect", action="store_true",
@@ -144,13 +162,14 @@ def main() -> None:
             perfect_games(Variant(capture=Capture(capture)), args.egdb_seeds, args.budget,
                           args.opponents.split(","), args.rounds)
         return
-    compare_twins(args.depth)
+    if not args.no_twins:
+        compare_twins(args.depth)
     items = args.games.split(",")
     for i in range(0, len(items), 2):
         h, rest = items[i], items[i + 1]
         s, _, capture = rest.partition(":")
         variant = Variant(houses=int(h), seeds=int(s), capture=Capture(capture or "standard"))
-        full_solve(variant, args.egdb_seeds, args.tt_bits)
+        full_solve(variant, args.egdb_seeds, args.tt_bits, args.workers)
 
 
 if __name__ == "__main__":
