@@ -35,7 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                            description="Prove and store the positions of a game that a bot cannot prove "
                                        "within a move (see bots.book); run again to resume.")
     show = sub.add_parser("show", help="the book's entry of the position after a record")
-    verify = sub.add_parser("verify", help="prove book entries again; exit 1 on any difference")
+    verify = sub.add_parser("verify", help="prove book entries again; exit 1 on any difference",
+                            description="Prove again the entries a game of the variant can reach (no more seeds "
+                                        "in play than it has: -s 5 adds the Kalah(6,5) ones to Kalah(6,4)'s).")
     for p in (build, show, verify):
         add_variant_args(p)
         p.add_argument("--dir", type=Path, default=None,
@@ -135,7 +137,7 @@ def verify(args: argparse.Namespace, variant: Variant) -> int:
     if found is None:
         print(f"no book for rule set {egdb.rule_key(variant)}", file=sys.stderr)
         return 1
-    keys = list(found.entries)
+    keys = [key for key in found.entries if sum(key) <= variant.total_seeds]
     if args.sample:
         keys = random.Random(args.seed).sample(keys, min(args.sample, len(keys)))
     engine = _engine(args, variant)
