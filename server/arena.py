@@ -143,6 +143,8 @@ class Arena(Connections):
         """Register a room and index its seats by player."""
         self.rooms[room.match.match_id] = room
         self.index_seats(room)
+        if self.cluster is not None:
+            self.cluster.watch(room.match.match_id)
 
     def index_seats(self, room: Room) -> None:
         """Note who holds a seat in `room` (after a join)."""
@@ -155,7 +157,7 @@ class Arena(Connections):
         room = self.rooms.pop(match_id, None)
         self.paces.pop(match_id, None)
         if self.cluster is not None:
-            self.cluster.owned.discard(match_id)
+            self.cluster.unwatch(match_id)
         if room is not None:
             for seat in room.match.seats:
                 if seat is not None:

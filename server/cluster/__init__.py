@@ -4,9 +4,9 @@ Any node accepts any client. Every change to a match is arbitrated by the databa
 the key `m:<match>:<version before it>` in `guards`, so two nodes racing from the same state
 store exactly one change and the other is told to retry. Each live match has one owner node
 (`match_owners`), the only one that runs its clocks' flag timers, its hosted bots and its
-open-match expiry. After each change the node that stored it publishes `<match> <version>` on
-Redis; every node holding a copy of that match reads what it lacks from the database, so a
-dropped message costs a read, never a gap. See docs/cluster.md.
+open-match expiry. After each change the node that stored it publishes `<version> <change>` on
+the match's own Redis channel; every node holding a copy applies it, or reads what it lacks from
+the database, so a dropped message costs a read, never a gap. See docs/cluster.md.
 """
 
 from server.cluster.node import Cluster

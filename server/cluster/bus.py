@@ -19,8 +19,9 @@ from redis.exceptions import RedisError
 
 from server.logs import event as log_event
 
-CHANGES = "kalah:changes"
-"""The channel of `<match id> <version> [<change as JSON>]` notices, one per stored change."""
+MATCH_CHANNEL = "kalah:m:"
+"""The channel of one match (`kalah:m:<match id>`): `<version> [<change as JSON>]` notices, one per stored
+change, heard only by the nodes that hold the match."""
 NODES = "kalah:nodes"
 """The channel of node notices: `left <node>` (a draining node's matches are free to take),
 `paired <node> <player> <match>` (a player waiting on that node was given a seat by another),
@@ -58,7 +59,7 @@ class Bus:
 
     def __init__(self, url: str, on_change: Callable[[str, int, str | None], None], on_gap: Callable[[], None],
                  on_node_left: Callable[[str], None], on_paired: Callable[[str, str, str], None],
-                 on_presence: Callable[[bool, str, str], None]) -> None:
+                 on_presence: Callable[[bool, str, str], None], on_watching: Callable[[str], None]) -> None:
         self.url = url
         self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
         self.on_change = on_change
@@ -66,6 +67,11 @@ class Bus:
         self.on_node_left = on_node_left
         self.on_paired = on_paired
         self.on_presence = on_presence
+        self.on_watching = on_watching
+        self.matches: set[str] = set()
+        """The matches whose channels this node listens to (those it holds)."""
+        self.channel_changes: asyncio.Queue[tuple[bool, str]] = asyncio.Queue()
+        self.pubsub: Any = None
         self.queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.subscribed = False
         self.published = 0
@@ -77,7 +83,8 @@ class Bus:
         """Check Redis answers, then start publishing and listening (raises if it cannot be reached)."""
         await self.redis.ping()
         ready = asyncio.Event()
-        self._tasks = [asyncio.create_task(self._publisher()), asyncio.create_task(self._listener(ready))]
+        self._tasks = [asyncio.create_task(self._publisher()), asyncio.create_task(self._listener(ready)),
+                       asyncio.create_task(self._channels())]
         await ready.wait()
 
     @property
@@ -93,8 +100,20 @@ class Bus:
         self.queue.put_nowait(command)
 
     def changed(self, match_id: str, version: int, payload: str | None) -> None:
-        """Tell every node that `match_id` is now at `version` (and, if given, by what change)."""
-        self.send("PUBLISH", CHANGES, f"{match_id} {version}" if payload is None else f"{match_id} {version} {payload}")
+        """Tell the nodes holding `match_id` that it is now at `version` (and, if given, by what change)."""
+        self.send("PUBLISH", MATCH_CHANNEL + match_id, str(version) if payload is None else f"{version} {payload}")
+
+    def watch(self, match_id: str) -> None:
+        """Listen to a match's channel (this node now holds it); `on_watching` follows once Redis confirms."""
+        if match_id not in self.matches:
+            self.matches.add(match_id)
+            self.channel_changes.put_nowait((True, match_id))
+
+    def unwatch(self, match_id: str) -> None:
+        """Stop listening to a match's channel (this node let it go)."""
+        if match_id in self.matches:
+            self.matches.discard(match_id)
+            self.channel_changes.put_nowait((False, match_id))
 
     def node_left(self, node_id: str) -> None:
         """Tell every node that `node_id` has let its matches go."""
@@ -163,9 +182,13 @@ class Bus:
         delay = 0.05
         first = True
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.redis.pubsub()
             try:
-                await pubsub.subscribe(CHANGES, NODES)
+                await pubsub.subscribe(NODES)
+                self.pubsub = pubsub  # from now on new matches are subscribed to as they come
+                watched = sorted(self.matches)  # taken after: none is missed (one may be subscribed twice)
+                for start in range(0, len(watched), 1000):
+                    await pubsub.subscribe(*(MATCH_CHANNEL + m for m in watched[start:start + 1000]))
                 self.subscribed = True
                 delay = 0.05
                 if first:
@@ -179,6 +202,7 @@ class Bus:
                     self._dispatch(message)
             except (RedisError, OSError) as exc:
                 self.subscribed = False
+                self.pubsub = None
                 log_event("bus_lost", error=repr(exc), level=30)
                 if first:
                     ready.set()
@@ -189,17 +213,41 @@ class Bus:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
 
+    async def _channels(self) -> None:
+        """Subscribe to and unsubscribe from match channels as matches come and go (many at once); while the
+        bus is lost nothing is sent: the listener subscribes to every held match when it is back."""
+        while True:
+            changes = [await self.channel_changes.get()]
+            while not self.channel_changes.empty() and len(changes) < 1000:
+                changes.append(self.channel_changes.get_nowait())
+            pubsub = self.pubsub
+            if pubsub is None:  # the listener subscribes to every held match once the bus is back
+                continue
+            wanted = {m for on, m in changes if on and m in self.matches}
+            dropped = {m for on, m in changes if not on and m not in self.matches}
+            try:
+                if wanted:
+                    await pubsub.subscribe(*(MATCH_CHANNEL + m for m in wanted))
+                if dropped:
+                    await pubsub.unsubscribe(*(MATCH_CHANNEL + m for m in dropped))
+            except (RedisError, OSError) as exc:  # the listener notices too, and subscribes again to all
+                log_event("bus_subscribe_failed", error=repr(exc), level=30)
+
     def _dispatch(self, message: dict[str, Any]) -> None:
-        """One message from a channel: a change notice or a node notice."""
-        if message.get("type") != "message":
+        """One message from a channel: a change notice, a node notice, or Redis confirming a subscription."""
+        channel = str(message.get("channel", ""))
+        kind = message.get("type")
+        if kind == "subscribe" and channel.startswith(MATCH_CHANNEL):
+            self.on_watching(channel[len(MATCH_CHANNEL):])
+            return
+        if kind != "message":
             return
         self.received += 1
         data = str(message.get("data", ""))
-        if message.get("channel") == CHANGES:
-            match_id, _, rest = data.partition(" ")
-            version, _, payload = rest.partition(" ")
+        if channel.startswith(MATCH_CHANNEL):
+            version, _, payload = data.partition(" ")
             if version.isdigit():
-                self.on_change(match_id, int(version), payload or None)
+                self.on_change(channel[len(MATCH_CHANNEL):], int(version), payload or None)
         elif data.startswith("left "):
             self.on_node_left(data[5:])
         elif data.startswith(("on ", "off ")):

@@ -38,14 +38,14 @@ class Cluster:
         self.pool = pool
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
         self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired,
-                       self.on_presence)
+                       self.on_presence, self.on_watching)
         self.elsewhere: dict[str, set[str]] = {}
         """Player id -> the other nodes where it has a connection, as their notices told (for display)."""
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
         self.wanted: dict[str, int] = {}
-        """Match id -> the newest version a notice announced, while a refresh of it runs."""
+        """Match id -> how many notices of it came since its refresh was asked for (while one is due or runs)."""
         self.taken = 0
         self.refreshes = 0
         self.applied = 0
@@ -165,10 +165,25 @@ class Cluster:
             self.applied += 1
             return
         if match_id in self.wanted:
-            self.wanted[match_id] = max(self.wanted[match_id], version)
+            self.wanted[match_id] += 1  # the refresh under way may have read before this was stored: again
             return
-        self.wanted[match_id] = version
+        self.wanted[match_id] = 1
         self.arena.spawn(self._refresh(room))
+
+    def on_watching(self, match_id: str) -> None:
+        """Redis confirmed this node listens to a match: read what was stored before (and was not heard)."""
+        room = self.arena.rooms.get(match_id)
+        if room is not None:
+            self.on_change(match_id, replica.version(room.match) + 1)
+
+    def watch(self, match_id: str) -> None:
+        """A match is now held here (owned or a copy): hear its changes."""
+        self.bus.watch(match_id)
+
+    def unwatch(self, match_id: str) -> None:
+        """A match left this node's memory: stop hearing it (and stop owning it)."""
+        self.bus.unwatch(match_id)
+        self.owned.discard(match_id)
 
     def on_gap(self) -> None:
         """The bus was lost for a while: notices may be missing, so re-read every match held."""
@@ -176,15 +191,16 @@ class Cluster:
             self.on_change(room.match.match_id, replica.version(room.match) + 1)
 
     async def _refresh(self, room: Room) -> None:
-        """Refresh a copy until it is at the newest version announced."""
+        """Refresh a copy from the database, again as long as notices keep coming during a refresh (one that
+        came while the database was read may announce a change stored after the read)."""
         match_id = room.match.match_id
         try:
             while True:
-                want = self.wanted[match_id]
+                seen = self.wanted[match_id]
                 async with room.lock:
                     await replica.refresh(self.arena, room)
                 self.refreshes += 1
-                if self.wanted.get(match_id, 0) <= want:
+                if self.wanted.get(match_id, 0) == seen:
                     break
         except Exception as exc:
             log_event("refresh_failed", match=match_id, error=repr(exc), level=40)
