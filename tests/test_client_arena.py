@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from client.app import KalahApp, Launch
+from client.screens import replay as replay_screen
 from client.screens.replay import ReplayScreen, analysis_text
 from client.stored_game import StoredGame
 from protocol import Game, Variant
@@ -147,8 +149,9 @@ async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
         await server.close()
 
 
-async def test_offline_replay_asks_the_local_solver() -> None:
+async def test_offline_replay_asks_the_local_solver(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replaying from a database file, `a` gets each position's value from the solver in this process."""
+    monkeypatch.setattr(replay_screen, "ANALYSIS_BUDGET_MS", 5000)  # exact even on a machine busy elsewhere
     stored = StoredGame("t1", Variant.parse("kalah(3,3,transfer=on)"), ("t-", "1"), "ann", "bob")
     app = KalahApp(Launch(offline=True, stored=stored, library=(stored,), animate=False))
     async with app.run_test(size=SIZE) as pilot:
