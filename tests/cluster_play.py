@@ -119,10 +119,15 @@ class MatchView:
         self.over = False
         self.live = False
         self.seen: list[int] = []
+        """The number of every event received, repeats included (a repeat is a fault of the server)."""
+        self.start = 0
+        """The number of the last event the first snapshot stood for (0: the first answer was events)."""
 
     def take(self, msg: Json) -> None:
         """Apply an event, a catch-up or a snapshot."""
         if msg["type"] == "snapshot":
+            if not self.seen and not self.seq:
+                self.start = msg["seq"]
             self.game = Game.from_record(self.variant, " ".join(msg["record"]))
             self.seq = msg["seq"]
             self.over = msg["status"] == "finished"
@@ -130,8 +135,10 @@ class MatchView:
         elif msg["type"] == "catch_up":
             for event in msg["events"]:
                 self.take(event | {"type": "event"})
-        elif msg["type"] == "event" and msg["seq"] > self.seq:
+        elif msg["type"] == "event":
             self.seen.append(msg["seq"])
+            if msg["seq"] <= self.seq:
+                return
             self.seq = msg["seq"]
             if msg["kind"] == "joined" and msg["seq"] >= 2:
                 self.live = True
@@ -197,8 +204,8 @@ async def play(peer: Peer, match_id: str, side: str, variant: str, seed: int) ->
     peer.tally.finished += 1
 
 
-async def watch(peer: Peer, match_id: str, variant: str) -> tuple[list[int], bool]:
-    """Follow a match to its end; the event numbers seen, and whether the connection never dropped."""
+async def watch(peer: Peer, match_id: str, variant: str) -> tuple[MatchView, bool]:
+    """Follow a match to its end; what was seen, and whether the connection never dropped."""
     view = MatchView(variant)
     steady = True
     try:
@@ -215,7 +222,7 @@ async def watch(peer: Peer, match_id: str, variant: str) -> tuple[list[int], boo
             continue
         if msg.get("match_id") == match_id:
             view.take(msg)
-    return view.seen, steady
+    return view, steady
 
 
 async def start_match(south: Peer, north: Peer, variant: str) -> str:
