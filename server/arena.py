@@ -20,6 +20,7 @@ from protocol.messages import Ack, AnyMatchEvent
 from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.arena_options import ArenaOptions
+from server.bot_turns import BotTurns
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
 from server.connections import Connections
 from server.errors import (
@@ -30,7 +31,7 @@ from server.errors import (
     TimeOutError,
     UnknownMatchError,
 )
-from server.hosted import BotRunner, Priority, budget
+from server.hosted import BotRunner
 from server.identity import new_id
 from server.logs import event as log_event
 from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
@@ -54,7 +55,7 @@ def stored_bot(seat: Seat) -> StoredPlayer:
     return StoredPlayer(seat.player_id, seat.name, None, seat.bot)
 
 
-class Arena(Connections):
+class Arena(Connections, BotTurns):
     """All live state of the server, and the one path by which matches change."""
 
     def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions) -> None:
@@ -396,44 +397,6 @@ class Arena(Connections):
             await self.retry(room, room.match.prepare_flag)
             if room.match.status == "live":
                 self.after_change(room)
-
-    def maybe_bot(self, room: Room) -> None:
-        """If a hosted bot is to move, let it think (once at a time)."""
-        seat = room.match.seat_to_move()
-        if seat is None or room.bot_busy or self.closing or not self.owns(room):
-            return
-        who = room.match.seats[seat]
-        if who is None or who.bot is None:
-            return
-        room.bot_busy = True
-        self.spawn(self.bot_turn(room, seat, who.bot))
-
-    async def bot_turn(self, room: Room, seat: int, bot: str) -> None:
-        """One hosted-bot action, chosen off the event loop within the bot's clock."""
-        m = room.match
-        ply = m.ply
-        began = self.loop.time()
-        try:
-            think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
-            human = any(who is not None and who.bot is None for who in m.seats)
-            priority = Priority.HUMAN if human else Priority.EXHIBITION
-            action = await self.bots.choose(bot, m.position, think, priority=priority)
-            await self.pace(room, seat, began)
-            await self.act(room, seat, action, ply, None)
-        except Exception as exc:
-            log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc))
-        finally:
-            room.bot_busy = False
-        if m.status == "live" and m.ply != ply:
-            self.maybe_bot(room)
-
-    async def pace(self, room: Room, seat: int, began: float) -> None:
-        """Hold a paced match's bot move until its minimum time per move has passed (at most half its clock)."""
-        wait = began + self.paces.get(room.match.match_id, 0.0) - self.loop.time()
-        if room.match.clocks.enabled:
-            wait = min(wait, room.match.clocks.left(seat, self.now()) / 2000)
-        if wait > 0:
-            await asyncio.sleep(wait)
 
     # --- shutdown -----------------------------------------------------------------------------
 

@@ -1,0 +1,70 @@
+"""Hosted bots' turns: a bot to move thinks off the event loop, within its clock, paced if asked.
+
+A mixin of `Arena`, which provides the rooms, the clock, the bot runner and the change path
+(`act`); only the node that owns a match runs its bots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from protocol.actions import Action
+from server.hosted import BotRunner, Priority, budget
+from server.logs import event as log_event
+from server.rooms import Room
+from server.session import Session
+
+
+class BotTurns:
+    """The hosted bots' side of the arena (mixed into `Arena`)."""
+
+    loop: asyncio.AbstractEventLoop
+    bots: BotRunner
+    closing: bool
+    paces: dict[str, float]
+    """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
+    now: Callable[[], float]
+    owns: Callable[[Room], bool]
+    spawn: Callable[[Coroutine[Any, Any, Any]], None]
+    act: Callable[[Room, int, Action, int, Session | None], Awaitable[None]]
+    """The arena's change path for one action."""
+
+    def maybe_bot(self, room: Room) -> None:
+        """If a hosted bot is to move, let it think (once at a time)."""
+        seat = room.match.seat_to_move()
+        if seat is None or room.bot_busy or self.closing or not self.owns(room):
+            return
+        who = room.match.seats[seat]
+        if who is None or who.bot is None:
+            return
+        room.bot_busy = True
+        self.spawn(self.bot_turn(room, seat, who.bot))
+
+    async def bot_turn(self, room: Room, seat: int, bot: str) -> None:
+        """One hosted-bot action, chosen off the event loop within the bot's clock."""
+        m = room.match
+        ply = m.ply
+        began = self.loop.time()
+        try:
+            think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
+            human = any(who is not None and who.bot is None for who in m.seats)
+            priority = Priority.HUMAN if human else Priority.EXHIBITION
+            action = await self.bots.choose(bot, m.position, think, priority=priority)
+            await self.pace(room, seat, began)
+            await self.act(room, seat, action, ply, None)
+        except Exception as exc:
+            log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc))
+        finally:
+            room.bot_busy = False
+        if m.status == "live" and m.ply != ply:
+            self.maybe_bot(room)
+
+    async def pace(self, room: Room, seat: int, began: float) -> None:
+        """Hold a paced match's bot move until its minimum time per move has passed (at most half its clock)."""
+        wait = began + self.paces.get(room.match.match_id, 0.0) - self.loop.time()
+        if room.match.clocks.enabled:
+            wait = min(wait, room.match.clocks.left(seat, self.now()) / 2000)
+        if wait > 0:
+            await asyncio.sleep(wait)
