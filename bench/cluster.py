@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match  # noqa: E402
+from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes  # noqa: E402
 from tests.pg import PostgresServer, find_bindir  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
@@ -53,19 +52,6 @@ def services_cpu() -> float:
             fields = text.rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
-
-
-async def start_node(db: str, bus: str | None, name: str) -> tuple[asyncio.subprocess.Process, str]:
-    """One `kalah serve` in a child process (a cluster node when `bus` is given); returns it and its URL."""
-    extra = [] if bus is None else ["--bus", bus, "--node-id", name]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
-        "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert proc.stdout is not None
-    found = re.search(r"ws://\S+", (await asyncio.wait_for(proc.stdout.readline(), 60)).decode())
-    assert found
-    return proc, found[0]
 
 
 async def slot(nodes: Nodes, index: int, tally: Tally, until: float) -> None:
@@ -97,9 +83,7 @@ async def run(setting: str, dbs: list[str], bus: str | None, matches: int, secon
         cpu = sum(cpu_seconds(p.pid) - c for (p, _), c in zip(procs, cpu0, strict=True))
         services = services_cpu() - services0
     finally:
-        for proc, _ in procs:
-            proc.terminate()
-            await proc.wait()
+        await stop_nodes(procs)
     lat = sorted(tally.latencies)
     return {"actions_s": len(tally.acked) / wall, "p50_ms": 1000 * statistics.median(lat),
             "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))], "nodes_cpu": cpu / wall, "clients_cpu": own / wall,

@@ -12,8 +12,11 @@ import asyncio
 import contextlib
 import json
 import random
+import re
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -24,6 +27,32 @@ from protocol.game import Game
 from protocol.variant import Variant
 
 Json = dict[str, Any]
+ROOT = Path(__file__).resolve().parent.parent
+Node = tuple[asyncio.subprocess.Process, str]
+"""A `kalah serve` child process and its websocket URL."""
+
+
+async def start_node(db: str, bus: str | None, name: str) -> Node:
+    """One `kalah serve` in a child process (a cluster node when `bus` is given), with room for many clients
+    from one address; returns it and its URL."""
+    extra = [] if bus is None else ["--bus", bus, "--node-id", name]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
+        "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert proc.stdout is not None
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    found = re.search(r"ws://\S+", line)
+    assert found, line
+    return proc, found[0]
+
+
+async def stop_nodes(nodes: list[Node]) -> None:
+    """Stop the nodes still running (SIGTERM: each drains) and wait for them."""
+    for proc, _ in nodes:
+        if proc.returncode is None:
+            proc.terminate()
+            await proc.wait()
 
 
 def loopback(index: int, per: int = 20) -> str:

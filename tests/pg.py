@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,6 +119,17 @@ class PostgresServer:
         name = f"arena{next(self._names)}"
         self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER, name)
         return self.url(name)
+
+
+async def query(url: str, sql: str, *args: object) -> list[Any]:
+    """The rows of one query on the database at `url`, on a connection of its own."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        return list(await conn.fetch(sql, *args))
+    finally:
+        await conn.close()
 
 
 @pytest.fixture(scope="session")

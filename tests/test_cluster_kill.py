@@ -6,55 +6,24 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import signal
-import sys
-from pathlib import Path
 
-import asyncpg
+from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes, watch
+from tests.pg import query
 
-from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, watch
-
-ROOT = Path(__file__).resolve().parent.parent
 VARIANT = "kalah(4,3)"
 MATCHES = 200
 
 
-async def start_node(db: str, bus: str, name: str) -> tuple[asyncio.subprocess.Process, str]:
-    """Run one cluster node in a child process; returns it and its URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, "--bus", bus, "--node-id", name,
-        "--log-level", "warning", "--max-per-address", "1000", "--rate", "200", "--burst", "400",
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert proc.stdout is not None
-    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
-    found = re.search(r"ws://\S+", line)
-    assert found, line
-    return proc, found[0]
-
-
-async def rows(url: str, sql: str, *args: object) -> list[asyncpg.Record]:
-    """The rows of one query, on a connection of its own."""
-    conn = await asyncpg.connect(url)
-    try:
-        return list(await conn.fetch(sql, *args))
-    finally:
-        await conn.close()
-
-
 async def stored_state(url: str) -> tuple[dict[tuple[str, int], str], dict[str, str]]:
     """Every stored action by (match, ply), and every match's status."""
-    actions = {(r[0], r[1]): r[2] for r in await rows(url, "SELECT match_id, ply, action FROM actions")}
-    return actions, {r[0]: r[1] for r in await rows(url, "SELECT id, status FROM matches")}
+    actions = {(r[0], r[1]): r[2] for r in await query(url, "SELECT match_id, ply, action FROM actions")}
+    return actions, {r[0]: r[1] for r in await query(url, "SELECT id, status FROM matches")}
 
 
 async def plies(url: str, match_id: str) -> int:
     """How many actions of a match are stored."""
-    conn = await asyncpg.connect(url)
-    try:
-        return int(await conn.fetchval("SELECT count(*) FROM actions WHERE match_id = $1", match_id))
-    finally:
-        await conn.close()
+    return int((await query(url, "SELECT count(*) FROM actions WHERE match_id = $1", match_id))[0][0])
 
 
 async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -> None:
@@ -85,13 +54,10 @@ async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -
         await asyncio.wait_for(asyncio.gather(*players), 180)
         seen = await asyncio.wait_for(asyncio.gather(*watchers), 60)
     finally:
-        for proc, _ in procs:
-            if proc.returncode is None:
-                proc.terminate()
-                await proc.wait()
+        await stop_nodes(procs)
     stored, statuses = await stored_state(pg_url)
-    games = [r[0] for r in await rows(pg_url, "SELECT games FROM ratings")]
-    plies = {r[0]: r[1] for r in await rows(pg_url, "SELECT match_id, count(*) FROM actions GROUP BY match_id")}
+    games = [r[0] for r in await query(pg_url, "SELECT games FROM ratings")]
+    plies = {r[0]: r[1] for r in await query(pg_url, "SELECT match_id, count(*) FROM actions GROUP BY match_id")}
     assert tally.reconnects > 0, "the killed node had clients"
     for match_id, ply, token in tally.acked:
         assert stored[(match_id, ply)] == token
@@ -134,15 +100,8 @@ async def test_clocks_and_bots_of_a_killed_owner_go_on_on_another_node(pg_url: s
                                                         watch(watchers[1], timed, VARIANT)), 90)
         assert all(steady and view.over for view, steady in results)
     finally:
-        for proc in (owner, other):
-            if proc.returncode is None:
-                proc.terminate()
-                await proc.wait()
-    conn = await asyncpg.connect(pg_url)
-    try:
-        ends = {r[0]: (r[1], r[2]) for r in await conn.fetch("SELECT id, status, reason FROM matches")}
-    finally:
-        await conn.close()
+        await stop_nodes([(owner, owner_url), (other, other_url)])
+    ends = {r[0]: (r[1], r[2]) for r in await query(pg_url, "SELECT id, status, reason FROM matches")}
     assert ends[exhibition][0] == "finished" and ends[exhibition][1] != "time"
     assert await plies(pg_url, exhibition) > at_kill  # the bots moved on from the surviving node
     assert ends[timed] == ("finished", "time")
@@ -178,10 +137,7 @@ async def test_a_rolling_restart_of_every_node_loses_no_game(pg_url: str, bus_ur
             nodes.up.append(procs[turn][1])
         await asyncio.wait_for(asyncio.gather(*players), 180)
     finally:
-        for proc, _ in procs:
-            if proc.returncode is None:
-                proc.terminate()
-                await proc.wait()
+        await stop_nodes(procs)
     stored, statuses = await stored_state(pg_url)
     assert tally.reconnects > 0
     assert all(stored[(mid, ply)] == token for mid, ply, token in tally.acked)

@@ -7,7 +7,6 @@ import asyncio
 import random
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
@@ -16,6 +15,7 @@ from protocol.actions import parse_action
 from server.app import RunningServer
 from server.storage import StorageError
 from tests.conftest import Serve
+from tests.pg import query
 from tests.redis_server import RedisServer
 from tests.wire import OPERATOR, Client, Json, action_msg, eventually, is_game_over
 
@@ -23,15 +23,6 @@ from tests.wire import OPERATOR, Client, Json, action_msg, eventually, is_game_o
 async def nodes(serve: Serve, pg_url: str, bus_url: str, count: int = 2, **options: object) -> list[RunningServer]:
     """`count` cluster nodes on one database and one bus."""
     return [await serve(pg_url, bus=bus_url, **options) for _ in range(count)]
-
-
-async def fetch(url: str, sql: str, *args: object) -> list[asyncpg.Record]:
-    """Rows of one query, on a connection of its own."""
-    conn = await asyncpg.connect(url)
-    try:
-        return list(await conn.fetch(sql, *args))
-    finally:
-        await conn.close()
 
 
 async def play_out(seats: dict[str, Client], match_id: str, variant: str, rng: random.Random) -> Game:
@@ -74,9 +65,9 @@ async def test_players_and_a_spectator_on_different_nodes_play_a_match_to_the_en
     last = await watcher.expect("event", where=is_game_over)
     got = seqs(watcher, mid)
     assert got == list(range(got[0], last["seq"] + 1))
-    rows = await fetch(pg_url, "SELECT ply FROM actions WHERE match_id = $1 ORDER BY ply", mid)
+    rows = await query(pg_url, "SELECT ply FROM actions WHERE match_id = $1 ORDER BY ply", mid)
     assert [r[0] for r in rows] == list(range(game.ply))
-    games = await fetch(pg_url, "SELECT games FROM ratings ORDER BY player_id")
+    games = await query(pg_url, "SELECT games FROM ratings ORDER BY player_id")
     assert [r[0] for r in games] == [1, 1]
 
 
@@ -93,7 +84,7 @@ async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: S
     outcomes = [await next_reply(alice_a), await next_reply(alice_b)]
     kinds = sorted(o["type"] for o in outcomes)
     assert kinds == ["ack", "error"], outcomes
-    rows = await fetch(pg_url, "SELECT ply, action FROM actions WHERE match_id = $1", mid)
+    rows = await query(pg_url, "SELECT ply, action FROM actions WHERE match_id = $1", mid)
     assert len(rows) == 1
 
 
@@ -140,7 +131,7 @@ async def test_a_drained_node_hands_its_bot_match_to_another_node(serve: Serve, 
         else:
             event = await alice.expect("event", where=lambda e: e.get("ply") == game.ply)
             game.play(parse_action(event["action"]))
-    rows = await fetch(pg_url, "SELECT status FROM matches WHERE id = $1", mid)
+    rows = await query(pg_url, "SELECT status FROM matches WHERE id = $1", mid)
     assert rows[0][0] == "finished"
 
 
@@ -194,7 +185,7 @@ async def test_a_ladder_on_one_node_is_rated_and_read_on_another(serve: Serve, p
     assert sorted(row["games"] for row in table["rows"]) == [4, 4]
     again = await Ladder(config, LadderState(tmp_path / "b.jsonl"), lambda _: None).run(b.url)
     assert {f.match_id for f in again} == {f.match_id for f in finished}
-    rows = await fetch(pg_url, "SELECT count(*) FROM matches")
+    rows = await query(pg_url, "SELECT count(*) FROM matches")
     assert rows[0][0] == 4
 
 
