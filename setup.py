@@ -8,7 +8,8 @@ setup(
             "bots._search",
             sources=["bots/_search.c"],
             depends=["bots/_search_core.h", "bots/_search_module.h"],
-            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wno-unused-parameter"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wno-unused-parameter", "-pthread"],
+            extra_link_args=["-pthread"],
         )
     ]
 )

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #define MAXH 12
@@ -27,6 +28,7 @@
 #define MAX_PLY 2000
 #define MAX_TOTAL 20000  /* seeds on a board: pits are int16_t, values and table bounds int16_t */
 #define NEAR_SEEDS 8     /* positions this close to the databases use the small table */
+#define MAX_THREADS 64
 #define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
 
 typedef struct {
@@ -38,14 +40,24 @@ typedef struct {
     int packed, bits;
 } RulesObject;
 
+/* A table entry as three words: the key's two halves each XORed with (a mix of) the data word, so
+   an entry torn by two threads writing at once fails the key check and reads as a miss. */
 typedef struct {
-    uint64_t k1, k2;
-    int16_t lo, hi;
-    uint8_t depth;
-    int8_t move;
-    uint8_t work;
-    uint8_t used;
+    uint64_t a, b, d;
 } Entry;
+
+/* The data word decoded: bounds, depth (EXACT: no horizon), best move, log2 of the subtree's nodes. */
+typedef struct {
+    int lo, hi, depth, move, work;
+} Slot;
+
+#define CS_LOG2 15  /* the table of subtrees being searched by some thread (simplified ABDADA) */
+#define CS_WAYS 4
+
+/* What the threads of one search share: a stop flag, the winner and its result. */
+typedef struct {
+    int stop, winner, value, exact;
+} Race;
 
 typedef struct {
     PyObject_HEAD
@@ -64,6 +76,9 @@ typedef struct {
     int last_exact;
     int ply;
     int busy;
+    Race *race;          /* while several threads search: shared stop flag (NULL: one thread) */
+    uint64_t *cs;        /* hashes of subtrees being searched, CS_WAYS per line (shared by the threads) */
+    int defer_k;         /* children with at least this many seeds are deferred while another thread has them */
 } SearcherObject;
 
 /* Every board the rules allow (12 houses of 200 seeds: 4,800 seeds) fits; database values are

@@ -17,10 +17,11 @@ class Searcher:
 
     def __init__(self, rules: Rules, tt_log2: int = 20, egdb: Sequence[Any] | None = None) -> None: ...
     def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
-               node_limit: int = 0) -> int:
+               node_limit: int = 0, threads: int = 1) -> int:
         """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta).
 
         Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
+        An exact search may run on `threads` threads sharing the table (simplified ABDADA).
         """
     def clear(self) -> None:
         """Empty the transposition table."""

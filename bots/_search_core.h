@@ -40,34 +40,103 @@ static inline Entry *tt_bucket(SearcherObject *S, uint64_t k1, uint64_t k2, int 
     return &S->tt[(x & S->mask) & ~1ULL];
 }
 
-static inline Entry *tt_find(SearcherObject *S, uint64_t k1, uint64_t k2, int near) {
-    Entry *e = tt_bucket(S, k1, k2, near);
-    if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) return &e[0];
-    if (e[1].used && e[1].k1 == k1 && e[1].k2 == k2) return &e[1];
-    return NULL;
+#define USED_BIT (1ULL << 56)
+static inline uint64_t mix_d(uint64_t d) { return d * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL; }
+
+static inline uint64_t slot_pack(const Slot *s) {
+    return (uint64_t)(uint16_t)s->lo | (uint64_t)(uint16_t)s->hi << 16 | (uint64_t)(uint8_t)s->depth << 32 |
+           (uint64_t)(uint8_t)(int8_t)s->move << 40 | (uint64_t)(uint8_t)s->work << 48 | USED_BIT;
 }
 
+static inline void slot_unpack(uint64_t d, Slot *s) {
+    s->lo = (int16_t)(d & 0xFFFF); s->hi = (int16_t)((d >> 16) & 0xFFFF); s->depth = (int)((d >> 32) & 0xFF);
+    s->move = (int8_t)((d >> 40) & 0xFF); s->work = (int)((d >> 48) & 0xFF);
+}
+
+/* The data word of entry `e` if it holds key (k1, k2), else 0; relaxed loads (other threads may write). */
+static inline uint64_t entry_data(const Entry *e, uint64_t k1, uint64_t k2) {
+    uint64_t d = __atomic_load_n(&e->d, __ATOMIC_RELAXED);
+    if (!(d & USED_BIT)) return 0;
+    if ((__atomic_load_n(&e->a, __ATOMIC_RELAXED) ^ d) != k1) return 0;
+    if ((__atomic_load_n(&e->b, __ATOMIC_RELAXED) ^ mix_d(d)) != k2) return 0;
+    return d;
+}
+
+static inline void entry_write(Entry *e, uint64_t k1, uint64_t k2, uint64_t d) {
+    __atomic_store_n(&e->a, k1 ^ d, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->b, k2 ^ mix_d(d), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->d, d, __ATOMIC_RELAXED);
+}
+
+static inline int tt_find(SearcherObject *S, uint64_t k1, uint64_t k2, int near, Slot *out) {
+    Entry *e = tt_bucket(S, k1, k2, near);
+    uint64_t d = entry_data(&e[0], k1, k2);
+    if (!d) d = entry_data(&e[1], k1, k2);
+    if (!d) return 0;
+    slot_unpack(d, out);
+    return 1;
+}
+
+/* Store bounds: the entry of the same key if there is one, else the first of the bucket's two
+   (whose old entry moves to the second) when this subtree was at least as much work. */
 static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int near, int depth, int lo, int hi, int move,
                      uint64_t work) {
     Entry *e = tt_bucket(S, k1, k2, near), *slot;
     int w = 0;
     while (work > 1 && w < 63) { work >>= 1; w++; }
-    if (e[0].used && e[0].k1 == k1 && e[0].k2 == k2) slot = &e[0];
-    else if (e[1].used && e[1].k1 == k1 && e[1].k2 == k2) slot = &e[1];
-    else if (!e[0].used || w >= e[0].work) { e[1] = e[0]; slot = &e[0]; slot->used = 0; }
-    else slot = &e[1];
-    if (slot->used && slot->k1 == k1 && slot->k2 == k2 && slot->depth > depth) {
-        slot->move = (int8_t)move;
-        return;
+    uint64_t d = entry_data(&e[0], k1, k2);
+    if (d) slot = &e[0];
+    else if ((d = entry_data(&e[1], k1, k2))) slot = &e[1];
+    else {
+        uint64_t d0 = __atomic_load_n(&e[0].d, __ATOMIC_RELAXED);
+        if (!(d0 & USED_BIT) || w >= (int)((d0 >> 48) & 0xFF)) {
+            Entry old = {__atomic_load_n(&e[0].a, __ATOMIC_RELAXED), __atomic_load_n(&e[0].b, __ATOMIC_RELAXED), d0};
+            entry_write(&e[1], old.a ^ d0, old.b ^ mix_d(d0), d0);
+            slot = &e[0];
+        } else slot = &e[1];
     }
-    if (slot->used && slot->k1 == k1 && slot->k2 == k2 && slot->depth == depth) {
-        if (lo < slot->lo) lo = slot->lo;
-        if (hi > slot->hi) hi = slot->hi;
-        if (lo > hi) { lo = hi = (lo + hi) / 2; }
-        if (w < slot->work) w = slot->work;
+    Slot s = {lo, hi, depth, move, w};
+    if (d) {
+        Slot o;
+        slot_unpack(d, &o);
+        if (o.depth > depth) { o.move = move; entry_write(slot, k1, k2, slot_pack(&o)); return; }
+        if (o.depth == depth) {
+            if (s.lo < o.lo) s.lo = o.lo;
+            if (s.hi > o.hi) s.hi = o.hi;
+            if (s.lo > s.hi) s.lo = s.hi = (s.lo + s.hi) / 2;
+            if (s.work < o.work) s.work = o.work;
+        }
     }
-    slot->k1 = k1; slot->k2 = k2; slot->lo = (int16_t)lo; slot->hi = (int16_t)hi;
-    slot->depth = (uint8_t)depth; slot->move = (int8_t)move; slot->work = (uint8_t)w; slot->used = 1;
+    entry_write(slot, k1, k2, slot_pack(&s));
+}
+
+/* Simplified ABDADA: while a thread searches a large subtree its hash is listed here, and the
+   other threads search their other moves first. */
+static inline uint64_t *cs_line(SearcherObject *S, uint64_t h) {
+    return &S->cs[(h >> 20 & (((uint64_t)1 << CS_LOG2) - 1)) * CS_WAYS];
+}
+
+static inline int cs_busy(SearcherObject *S, uint64_t h) {
+    uint64_t *l = cs_line(S, h);
+    for (int i = 0; i < CS_WAYS; i++)
+        if (__atomic_load_n(&l[i], __ATOMIC_RELAXED) == h) return 1;
+    return 0;
+}
+
+static inline void cs_start(SearcherObject *S, uint64_t h) {
+    uint64_t *l = cs_line(S, h);
+    for (int i = 0; i < CS_WAYS; i++) {
+        uint64_t x = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
+        if (x == h) return;
+        if (!x) { __atomic_store_n(&l[i], h, __ATOMIC_RELAXED); return; }
+    }
+    __atomic_store_n(&l[0], h, __ATOMIC_RELAXED);
+}
+
+static inline void cs_finish(SearcherObject *S, uint64_t h) {
+    uint64_t *l = cs_line(S, h);
+    for (int i = 0; i < CS_WAYS; i++)
+        if (__atomic_load_n(&l[i], __ATOMIC_RELAXED) == h) __atomic_store_n(&l[i], 0, __ATOMIC_RELAXED);
 }
 
 static double now_s(void) {
@@ -92,7 +161,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     const RulesObject *R = S->rules;
     S->nodes++;
     if ((++S->checks & 0xFFF) == 0 &&
-        ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop)))
+        ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop) ||
+         (S->race && __atomic_load_n(&S->race->stop, __ATOMIC_RELAXED))))
         S->aborted = 1;
     if (S->aborted) return 0;
     if (k <= S->egdb_max) { S->st_egdb++; return S->levels[k][rank_board(R, b)]; }
@@ -103,17 +173,17 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     make_key(R, b, &k1, &k2);
     int ttmove = -1;
     const int near = near_db(S, k);
-    Entry *e = tt_find(S, k1, k2, near);
+    Slot e;
     S->st_probes++;
-    if (e) {
-        ttmove = e->move;
+    if (tt_find(S, k1, k2, near, &e)) {
+        ttmove = e.move;
         S->st_hits++;
-        if (e->depth >= depth) {
-            if (e->depth != EXACT) S->horizon++;
-            if (e->lo >= beta) { S->st_cuts++; return e->lo; }
-            if (e->hi <= alpha) { S->st_cuts++; return e->hi; }
-            if (e->lo > alpha) alpha = e->lo;
-            if (e->hi < beta) beta = e->hi;
+        if (e.depth >= depth) {
+            if (e.depth != EXACT) S->horizon++;
+            if (e.lo >= beta) { S->st_cuts++; return e.lo; }
+            if (e.hi <= alpha) { S->st_cuts++; return e.hi; }
+            if (e.lo > alpha) alpha = e.lo;
+            if (e.hi < beta) beta = e.hi;
         }
     }
     if (k < beta) beta = k;
@@ -162,11 +232,12 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
                 c->score = (1 << 24) + (c->extra ? c->gain + lo : c->gain - lo);
             } else {
                 const Entry *e2 = (const Entry *)probe[i];
-                if (e2[0].used && e2[0].k1 == c->k1 && e2[0].k2 == c->k2 && e2[0].depth == EXACT) {
-                    lo = e2[0].lo; hi = e2[0].hi;
-                } else if (e2[1].used && e2[1].k1 == c->k1 && e2[1].k2 == c->k2 && e2[1].depth == EXACT) {
-                    lo = e2[1].lo; hi = e2[1].hi;
-                } else continue;
+                uint64_t d = entry_data(&e2[0], c->k1, c->k2);
+                if (!d) d = entry_data(&e2[1], c->k1, c->k2);
+                if (!d || ((d >> 32) & 0xFF) != EXACT) continue;
+                Slot s2;
+                slot_unpack(d, &s2);
+                lo = s2.lo; hi = s2.hi;
             }
             if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta) {
                 S->st_etc++;
@@ -184,13 +255,23 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     const uint64_t n0 = S->nodes, h0 = S->horizon;
     int best = -30000, bestmove = -1;
     const int cd = depth == EXACT ? EXACT : depth - 1;
-    for (int i = 0; i < nc; i++) {
-        Child *c = &ch[order[i]];
+    /* With other threads: a large child another thread is searching waits until the others are done. */
+    int later[MAXH], nl = 0;
+    for (int i = 0; i < nc + nl; i++) {
+        const int deferred = i >= nc;
+        Child *c = &ch[deferred ? later[i - nc] : order[i]];
+        uint64_t hash = 0;
+        if (S->cs && depth > 1 && !c->over && !c->known && c->k >= S->defer_k) {
+            hash = (c->k1 * 0x9E3779B97F4A7C15ULL ^ c->k2) | 1;
+            if (i > 0 && !deferred && cs_busy(S, hash)) { later[nl++] = order[i]; continue; }
+            cs_start(S, hash);
+        }
         int v;
         if (c->over) v = c->gain;
         else if (c->known) { S->nodes++; v = c->extra ? c->gain + c->val : c->gain - c->val; }
         else if (c->extra) v = c->gain + ab_guarded(S, c->b, c->k, cd, alpha - c->gain, beta - c->gain);
         else v = c->gain - ab_guarded(S, c->b, c->k, cd, c->gain - beta, c->gain - alpha);
+        if (hash) cs_finish(S, hash);
         if (S->aborted) return 0;
         if (v > best) { best = v; bestmove = c->pit; }
         if (best > alpha) alpha = best;

@@ -78,20 +78,94 @@ static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
 
 static void Searcher_dealloc(SearcherObject *self) {
     release_levels(self);
+    PyMem_RawFree(self->cs);
     tt_free(self);
     Py_XDECREF(self->rules);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+#ifndef DEFER_SEEDS
+#define DEFER_SEEDS 4  /* children this far beyond the databases take part in ABDADA's deferral */
+#endif
+#define THREAD_STACK (64u << 20)  /* MAX_PLY nested calls */
+
+typedef struct {
+    SearcherObject *S;
+    const int16_t *b;
+    int k, depth, alpha, beta, id;
+    uint64_t h0;
+} Job;
+
+/* One thread's search; the first to finish unaborted is the winner, and every finish stops the others. */
+static void *job_run(void *arg) {
+    Job *j = arg;
+    SearcherObject *T = j->S;
+    int v = ab(T, j->b, j->k, j->depth, j->alpha, j->beta);
+    Race *r = T->race;
+    if (!T->aborted) {
+        int none = -1;
+        if (__atomic_compare_exchange_n(&r->winner, &none, j->id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            r->value = v;
+            r->exact = T->horizon == j->h0;
+        }
+    }
+    __atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The search on `threads` threads over the one table (simplified ABDADA); called without the GIL.
+   Helpers are copies of the searcher with counters of their own, added to the searcher's at the end. */
+static int search_threads(SearcherObject *self, const int16_t *b, int k, int depth, int alpha, int beta,
+                          int threads, SearcherObject *helpers) {
+    Race race = {0, -1, 0, 0};
+    pthread_t tid[MAX_THREADS];
+    Job jobs[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    memset(self->cs, 0, sizeof(uint64_t) * ((size_t)1 << CS_LOG2) * CS_WAYS);
+    self->race = &race;
+    self->defer_k = self->egdb_max + DEFER_SEEDS;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, THREAD_STACK);
+    for (int i = 1; i < threads; i++) {
+        SearcherObject *H = &helpers[i - 1];
+        memcpy(H, self, sizeof(SearcherObject));
+        H->nodes = H->horizon = H->checks = H->node_stop = 0;
+        H->st_probes = H->st_hits = H->st_cuts = H->st_egdb = H->st_etc = 0;
+        H->ply = 0;
+        jobs[i] = (Job){H, b, k, depth, alpha, beta, i, 0};
+        started[i] = pthread_create(&tid[i], &attr, job_run, &jobs[i]) == 0;
+    }
+    pthread_attr_destroy(&attr);
+    jobs[0] = (Job){self, b, k, depth, alpha, beta, 0, self->horizon};
+    job_run(&jobs[0]);
+    for (int i = 1; i < threads; i++) {
+        if (!started[i]) continue;
+        pthread_join(tid[i], NULL);
+        SearcherObject *H = &helpers[i - 1];
+        self->nodes += H->nodes;
+        self->st_probes += H->st_probes; self->st_hits += H->st_hits; self->st_cuts += H->st_cuts;
+        self->st_egdb += H->st_egdb; self->st_etc += H->st_etc;
+    }
+    self->race = NULL;
+    self->aborted = race.winner < 0;
+    self->horizon = jobs[0].h0 + !race.exact;
+    return race.value;
+}
+
 static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", "node_limit", NULL};
+    static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", "node_limit", "threads", NULL};
     PyObject *seq;
-    int depth, alpha, beta;
+    int depth, alpha, beta, threads = 1;
     double limit = 0.0;
     unsigned long long node_limit = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|dK", kwlist, &seq, &depth, &alpha, &beta, &limit,
-                                     &node_limit))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|dKi", kwlist, &seq, &depth, &alpha, &beta, &limit,
+                                     &node_limit, &threads))
         return NULL;
+    if (threads < 1 || threads > MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "threads must be 1..%d", MAX_THREADS);
+        return NULL;
+    }
     if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return NULL; }
     const RulesObject *R = self->rules;
     int16_t b[MAXP];
@@ -109,6 +183,13 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     }
     int d = depth < 0 || depth >= EXACT ? EXACT : depth;
     int v;
+    SearcherObject *helpers = NULL;
+    if (d != EXACT) threads = 1;  /* depth-limited searches stay on one thread (their horizon is per thread) */
+    if (threads > 1) {
+        if (!self->cs) self->cs = PyMem_RawCalloc(((size_t)1 << CS_LOG2) * CS_WAYS, sizeof(uint64_t));
+        helpers = PyMem_RawMalloc(sizeof(SearcherObject) * (size_t)(threads - 1));
+        if (!self->cs || !helpers) { PyMem_RawFree(helpers); return PyErr_NoMemory(); }
+    }
     self->aborted = 0;
     self->deadline = limit > 0 ? now_s() + limit : 0;
     self->node_stop = node_limit ? self->nodes + node_limit : 0;
@@ -116,8 +197,10 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     uint64_t h0 = self->horizon;
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    v = ab(self, b, sm + so, d, alpha, beta);
+    if (threads > 1) v = search_threads(self, b, sm + so, d, alpha, beta, threads, helpers);
+    else v = ab(self, b, sm + so, d, alpha, beta);
     Py_END_ALLOW_THREADS
+    PyMem_RawFree(helpers);
     self->busy = 0;
     self->last_exact = self->horizon == h0;
     if (self->aborted) {
@@ -149,7 +232,8 @@ static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return
 static PyMethodDef Searcher_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Searcher_search, METH_VARARGS | METH_KEYWORDS,
      "Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta); "
-     "TimeoutError past time_limit seconds or node_limit nodes (0: none)."},
+     "TimeoutError past time_limit seconds or node_limit nodes (0: none); an exact search may use "
+     "several threads over the one table."},
     {"clear", (PyCFunction)Searcher_clear, METH_NOARGS, "Empty the transposition table."},
     {NULL, NULL, 0, NULL},
 };

@@ -65,10 +65,11 @@ class CoreSearcher(Protocol):
     """One search at a time with its own transposition table and optional databases."""
 
     def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
-               node_limit: int = 0) -> int:
+               node_limit: int = 0, threads: int = 1) -> int:
         """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta).
 
         Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
+        An exact search may run on `threads` threads sharing the table (simplified ABDADA).
         """
         ...
 

@@ -21,6 +21,8 @@ SENTINEL = -128
 INF = 30000
 _CHECK_EVERY = 4096
 MAX_PLY = 2000  # lines longer than this are cut like a depth horizon (as in the C core)
+MAX_THREADS = 64
+"""The most threads an exact search may ask for (as in the C core)."""
 
 
 class Rules:
@@ -142,11 +144,15 @@ class Searcher:
         self._tt.clear()
 
     def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
-               node_limit: int = 0) -> int:
+               node_limit: int = 0, threads: int = 1) -> int:
         """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta).
 
         Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
+        An exact search may run on `threads` threads sharing the table (simplified ABDADA).
+        The twin searches on one thread whatever `threads` says.
         """
+        if not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be 1..{MAX_THREADS}")
         r = self.rules
         if len(board) != r.n:
             raise ValueError(f"a board has {r.n} pits")

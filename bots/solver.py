@@ -6,8 +6,10 @@ repetition rule, so those variants get a depth-limited search and `exact=False`.
 Relay variants always use the Python twin (the C core does not play relay sowing).
 
 The driver is here, in Python: MTD(f) null-window calls into the core's alpha-beta, each of
-which releases the GIL. Per-move values are solved on every core, one searcher (and
-transposition table) per thread; the endgame databases are shared read-only.
+which releases the GIL. An exact solve's value runs each null-window search on every core over
+one table (the C core's simplified ABDADA: a thread leaves a large subtree another thread is in
+for last); per-move values are solved on every core, one searcher (and transposition table) per
+thread, which measured faster for them. The endgame databases are shared read-only.
 """
 
 from __future__ import annotations
@@ -161,8 +163,8 @@ class Engine:
         return [(p, *self.module.play(self.rules, board, p)) for p in self.module.legal(self.rules, board)]
 
     def _search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int, deadline: float,
-                searcher: CoreSearcher | None = None) -> int:
-        """One search call with the time left before `deadline` (0: none)."""
+                searcher: CoreSearcher | None = None, threads: int = 1) -> int:
+        """One search call with the time left before `deadline` (0: none), exact ones on `threads` threads."""
         s = searcher or self.searcher
         left = 0.0
         if deadline:
@@ -174,20 +176,20 @@ class Engine:
             nodes = self.node_stop - int(s.nodes)
             if nodes <= 0:
                 raise TimeoutError("search node limit reached")
-        value = int(s.search(board, depth, alpha, beta, left, nodes))
+        value = int(s.search(board, depth, alpha, beta, left, nodes, threads))
         if not s.exact:
             self.all_exact = False
         return value
 
     def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
-             searcher: CoreSearcher | None = None) -> int:
+             searcher: CoreSearcher | None = None, threads: int = 1) -> int:
         """Value of a non-terminal board for the mover by MTD(f) null-window searches."""
         k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
         lower, upper = -k, k
         g = max(lower, min(upper, guess))
         while lower < upper:
             beta = max(g, lower + 1)
-            g = self._search(board, depth, beta - 1, beta, deadline, searcher)
+            g = self._search(board, depth, beta - 1, beta, deadline, searcher, threads)
             if g < beta:
                 upper = g
             else:
@@ -272,9 +274,9 @@ class Engine:
                 best = [p for p, v in values.items() if v == value]
             else:
                 g = self.guesses([(board, 0, True, False)], deadline)[0] if guess else 0
-                value = self.mtdf(board, g, depth, deadline)
+                value = self.mtdf(board, g, depth, deadline, threads=self.workers)
                 best = [p for p, after, gain, extra, over in kids
-                        if self._reaches((after, gain, extra, over), value, depth, deadline)]
+                        if self._reaches((after, gain, extra, over), value, depth, deadline, self.workers)]
             return Solution(
                 value=south_value(position, value),
                 best=[pit_to_bin(position, p) for p in best],
@@ -297,23 +299,23 @@ class Engine:
         with self.lock:
             self.node_stop = int(self.searcher.nodes) + node_limit if node_limit > 0 else 0
             try:
-                value = self.mtdf(board, guess, -1, deadline)
+                value = self.mtdf(board, guess, -1, deadline, threads=self.workers)
                 for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
-                    if self._reaches((after, gain, extra, over), value, -1, deadline):
+                    if self._reaches((after, gain, extra, over), value, -1, deadline, self.workers):
                         return pit, value
             finally:
                 self.node_stop = 0
         raise AssertionError("no move reaches the proved value")
 
     def _reaches(self, child: Child, value: int, depth: int,
-                 deadline: float) -> bool:
+                 deadline: float, threads: int = 1) -> bool:
         """Whether a move attains at least `value` for the mover (one null-window search)."""
         board, gain, extra, over = child
         if over:
             return gain >= value
         if extra:
-            return gain + self._search(board, depth, value - gain - 1, value - gain, deadline) >= value
-        return gain - self._search(board, depth, gain - value, gain - value + 1, deadline) >= value
+            return gain + self._search(board, depth, value - gain - 1, value - gain, deadline, None, threads) >= value
+        return gain - self._search(board, depth, gain - value, gain - value + 1, deadline, None, threads) >= value
 
     def _root(self, kids: list[Kid], depth: int, guess: int,
               first: int, deadline: float) -> tuple[int, int]:

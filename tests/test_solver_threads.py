@@ -1,0 +1,119 @@
+"""Exact searches on several threads over one table (simplified ABDADA) agree with one-thread searches.
+
+The one-thread C search is checked against the Python twin in test_solver_differential.py; here the
+twin is the reference on the smallest board.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from bots import _search, pysearch
+from bots.core import CoreSearcher
+from bots.solver import Engine, relative_board
+from protocol import Capture, Position, Sow, Variant, compile_variant
+
+VARIANTS = [
+    Variant(houses=4, seeds=3),
+    Variant(houses=4, seeds=4, capture=Capture.EMPTY),
+    Variant(houses=5, seeds=3),
+    Variant(houses=3, seeds=5, capture=Capture.NONE),
+]
+
+
+def boards(variant: Variant, count: int, seed: int) -> list[tuple[int, ...]]:
+    """Mover-relative boards of games played at random, 0 to 8 plies in."""
+    rng = random.Random(seed)
+    out: list[tuple[int, ...]] = []
+    while len(out) < count:
+        pos = Position.initial(variant)
+        for _ in range(rng.randint(0, 8)):
+            if pos.over:
+                break
+            pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
+        if not pos.over:
+            out.append(relative_board(pos))
+    return out
+
+
+def mtdf(searcher: CoreSearcher, board: tuple[int, ...], threads: int) -> int:
+    """Exact value of a board by MTD(f) null-window searches on `threads` threads."""
+    lower, upper, g = -100, 100, 0
+    while lower < upper:
+        beta = max(g, lower + 1)
+        g = searcher.search(board, -1, beta - 1, beta, 0.0, 0, threads)
+        if g < beta:
+            upper = g
+        else:
+            lower = g
+    return g
+
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+@pytest.mark.parametrize("variant", VARIANTS, ids=str)
+def test_threaded_values_match_one_thread(variant: Variant, threads: int) -> None:
+    """Every exact value found on several threads (table shared, tiny so entries are replaced and raced for)
+    is the one-thread search's, and every null-window answer falls on the same side of its window."""
+    tables = compile_variant(variant)
+    alone = _search.Searcher(_search.Rules(tables), 20)
+    crowded = _search.Searcher(_search.Rules(tables), 6)
+    for board in boards(variant, 12, seed=threads):
+        want = mtdf(alone, board, 1)
+        assert mtdf(crowded, board, threads) == want
+        assert crowded.exact
+        for beta in (want - 1, want, want + 1):
+            got = crowded.search(board, -1, beta - 1, beta, 0.0, 0, threads)
+            assert (got >= beta) == (want >= beta)
+
+
+def test_threads_share_the_databases_and_count_their_nodes(tmp_path: Path) -> None:
+    """Solves with two workers give the one-worker values, and the nodes of every thread are counted."""
+    v = Variant(houses=5, seeds=3)
+    one = Engine(v, tt_log2=16, egdb_seeds=6, egdb_dir=tmp_path, workers=1)
+    two = Engine(v, tt_log2=16, egdb_seeds=6, egdb_dir=tmp_path, workers=2)
+    assert two.solve(Position.initial(v)).value == one.solve(Position.initial(v)).value
+    for board in boards(v, 6, seed=1):
+        assert mtdf(two.searcher, board, 2) == mtdf(one.searcher, board, 1)
+    stats = two.searcher.stats
+    assert stats["nodes"] == two.searcher.nodes > 0
+    assert stats["egdb"] > 0 and stats["probes"] >= stats["hits"] >= stats["cuts"]
+
+
+def test_depth_limited_searches_stay_on_one_thread() -> None:
+    """A depth-limited search asked for threads searches exactly as on one (same value and node count)."""
+    v = Variant(houses=6, seeds=4)
+    rules = _search.Rules(compile_variant(v))
+    for board in boards(v, 4, seed=3):
+        one, many = _search.Searcher(rules, 16), _search.Searcher(rules, 16)
+        assert one.search(board, 9, -100, 100) == many.search(board, 9, -100, 100, 0.0, 0, 4)
+        assert one.nodes == many.nodes
+
+
+def test_threaded_limits_raise_timeout() -> None:
+    """A threaded exact search past its node or time limit raises TimeoutError, and the searcher works after."""
+    v = Variant(houses=6, seeds=4)
+    rules = _search.Rules(compile_variant(v))
+    searcher = _search.Searcher(rules, 16)
+    board = relative_board(Position.initial(v))
+    with pytest.raises(TimeoutError):
+        searcher.search(board, -1, 7, 8, 0.0, 50_000, 2)
+    with pytest.raises(TimeoutError):
+        searcher.search(board, -1, 7, 8, 0.01, 0, 2)
+    small = Variant(houses=3, seeds=4)
+    tiny = _search.Searcher(_search.Rules(compile_variant(small)), 12)
+    sb = relative_board(Position.initial(small))
+    assert mtdf(tiny, sb, 2) == mtdf(pysearch.Searcher(pysearch.Rules(compile_variant(small)), 12), sb, 1)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 65])
+def test_thread_counts_out_of_range_are_refused(threads: int) -> None:
+    """Both twins refuse a thread count outside 1..64 with ValueError."""
+    v = Variant(houses=3, seeds=3)
+    board = relative_board(Position.initial(v))
+    for module in (_search, pysearch):
+        searcher = module.Searcher(module.Rules(compile_variant(v)), 8)
+        with pytest.raises(ValueError, match="threads"):
+            searcher.search(board, -1, -1, 0, 0.0, 0, threads)
