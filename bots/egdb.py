@@ -192,6 +192,16 @@ def plan(variant: Variant, seeds: int, directory: Path | None = None) -> list[Le
     return out
 
 
+def present_seeds(variant: Variant, directory: Path | None = None, limit: int = 40) -> int:
+    """The largest N (at most `limit`) whose levels 1..N are all on disk; 0 when level 1 is not."""
+    seeds = 0
+    for level in plan(variant, limit, directory):
+        if not level.present:
+            break
+        seeds = level.k
+    return seeds
+
+
 def load(
     variant: Variant,
     seeds: int,

@@ -46,8 +46,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="give up after S seconds, building databases included (exit 3); databases that "
                              "would take longer are not built (default: 0, no limit)")
     parser.add_argument("--egdb-seeds", type=int, default=None, metavar="N",
-                        help=f"endgame databases up to N seeds in play (default: sized to the board; "
-                             f"cached in ${egdb.ENV_DIR} or the user cache directory)")
+                        help=f"endgame databases up to N seeds in play (default: sized to the board, or all the "
+                             f"levels already built if more; cached in ${egdb.ENV_DIR} or the user cache directory)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="search threads, 1..64 (default: one per core)")
     parser.add_argument("--tt-bits", type=int, default=None, metavar="B",
                         help="transposition table of 2^B entries of 24 bytes (default: sized to the board)")
     parser.add_argument("--depth", type=int, default=12, help="search depth in sowings where exact play is impossible")
@@ -191,16 +193,19 @@ def run(args: argparse.Namespace) -> int:
     if found is not None and not opening:
         print(json.dumps(found.as_json()) if args.json else _text(position, found, True))
         return 0
-    seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
+    seeds = args.egdb_seeds
+    if seeds is None:
+        on_disk = min(egdb.present_seeds(variant), variant.total_seeds - 2 * variant.houses)
+        seeds = max(auto_egdb_seeds(variant), on_disk)
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
-    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0:
-        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30 and --time-limit at least 0")
+    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0 or not 1 <= (args.threads or 1) <= 64:
+        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30, --threads 1..64 and --time-limit at least 0")
     engine: Engine | None = None
     if found is None or any(args.no_book or from_book(board, False) is None
                             for board in pie.first_turn_boards(position)):
         build = _databases(args, variant, seeds)
         engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
-                        progress=Reporter(egdb.plan(variant, seeds)) if build else None)
+                        progress=Reporter(egdb.plan(variant, seeds)) if build else None, workers=args.threads)
     deadline = started + args.time_limit if args.time_limit else 0.0
 
     def solve(target: Position, per_move: bool) -> Solution:
@@ -230,24 +235,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         exact_possible = engine.exact_possible if engine is not None else True
         print(_text(position, sol, exact_possible) + (_pie_text(choice, args.per_move) if choice else ""))
-    return 0
-    seeds = auto_egdb_seeds(variant) if args.egdb_seeds is None else args.egdb_seeds
-    tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
-    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0:
-        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30 and --time-limit at least 0")
-    build = _databases(args, variant, seeds)
-    engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
-                    progress=Reporter(egdb.plan(variant, seeds)) if build else None)
-    left = args.time_limit - (time.monotonic() - started) if args.time_limit else 0.0
-    try:
-        if args.time_limit and left <= 0:
-            raise TimeoutError
-        sol = _interruptible(lambda: engine.solve(position, per_move=args.per_move, time_limit=left,
-                                                  depth=-1 if engine.exact_possible else args.depth))
-    except TimeoutError:
-        raise CommandError(f"time limit of {args.time_limit:g} s reached", status=3) from None
-    if args.json:
-        print(json.dumps(sol.as_json()))
-    else:
-        print(_text(position, sol, engine.exact_possible))
     return 0

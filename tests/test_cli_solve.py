@@ -8,11 +8,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bots import egdb
+from cli import solve
 from cli.main import main
+from protocol import Variant
 
 
 def test_time_limit_shorter_than_the_build_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -37,6 +40,40 @@ def test_build_within_the_time_limit_is_counted_and_shown(tmp_path: Path, monkey
     assert json.loads(out.out)["exact"] is True
     assert "building them first, counted in the time limit" in out.err and "level 5:" in out.err
     assert len(list(tmp_path.iterdir())) == 5
+
+
+def test_solve_uses_the_levels_on_disk_and_the_threads_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --egdb-seeds a solve takes every level already built (no plan printed, nothing built), on
+    the threads given; a thread count outside 1..64 is one clear line, status 2."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setattr(solve, "auto_egdb_seeds", lambda variant: 2)  # a board sized for fewer levels than built
+    assert main(["egdb", "build", "-H", "3", "--seeds", "9"]) == 0
+    capsys.readouterr()
+    asked: list[int] = []
+    load = egdb.load
+
+    def spy(variant: Variant, seeds: int, *args: Any, **kwargs: Any) -> list[Any]:
+        """Note the levels a solve asks for."""
+        asked.append(seeds)
+        return load(variant, seeds, *args, **kwargs)
+
+    monkeypatch.setattr(egdb, "load", spy)
+    assert main(["solve", "-H", "3", "-s", "4", "--per-move", "--threads", "2", "--json", "--no-book"]) == 0
+    assert asked == [9]
+    out = capsys.readouterr()
+    assert json.loads(out.out)["value"] == main_value(["solve", "-H", "3", "-s", "4", "--egdb-seeds", "0",
+                                                       "--threads", "1", "--json", "--no-book"], capsys)
+    assert out.err == "" and len(list(tmp_path.iterdir())) == 9
+    assert main(["solve", "-H", "3", "-s", "4", "--threads", "65"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def main_value(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
+    """The value `kalah solve ... --json` prints."""
+    assert main(argv) == 0
+    value: int = json.loads(capsys.readouterr().out)["value"]
+    return value
 
 
 def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:

@@ -188,3 +188,13 @@ def test_solve_says_what_it_builds_first(tmp_path: Path, monkeypatch: pytest.Mon
     assert "to build: 5 (levels 1..5)" in err and "kalah egdb build" in err
     assert main(args) == 0
     assert "to build" not in capsys.readouterr().err
+
+
+def test_present_seeds_counts_the_levels_on_disk_without_a_gap(tmp_path: Path) -> None:
+    """`present_seeds`: the largest N with levels 1..N complete on disk, at most the limit; 0 with none."""
+    assert egdb.present_seeds(SMALL, tmp_path) == 0
+    egdb.load(SMALL, 5, csearch, tmp_path)
+    assert egdb.present_seeds(SMALL, tmp_path) == 5
+    assert egdb.present_seeds(SMALL, tmp_path, limit=3) == 3
+    egdb.level_path(tmp_path, SMALL, 4).write_bytes(b"\x00")
+    assert egdb.present_seeds(SMALL, tmp_path) == 3
