@@ -14,7 +14,8 @@ import pytest
 from bots import _search, pysearch
 from bots.core import CoreSearcher
 from bots.solver import Engine, relative_board
-from protocol import Capture, Position, Sow, Variant, compile_variant
+from protocol import Capture, Position, Variant, compile_variant
+from tests.test_solver_differential import random_boards
 
 VARIANTS = [
     Variant(houses=4, seeds=3),
@@ -25,18 +26,8 @@ VARIANTS = [
 
 
 def boards(variant: Variant, count: int, seed: int) -> list[tuple[int, ...]]:
-    """Mover-relative boards of games played at random, 0 to 8 plies in."""
-    rng = random.Random(seed)
-    out: list[tuple[int, ...]] = []
-    while len(out) < count:
-        pos = Position.initial(variant)
-        for _ in range(rng.randint(0, 8)):
-            if pos.over:
-                break
-            pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
-        if not pos.over:
-            out.append(relative_board(pos))
-    return out
+    """Mover-relative boards: positions of a random game and random pit contents."""
+    return random_boards(variant, random.Random(seed), count, variant.total_seeds)
 
 
 def mtdf(searcher: CoreSearcher, board: tuple[int, ...], threads: int) -> int:
