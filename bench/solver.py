@@ -1,12 +1,14 @@
 """Benchmark of the solver: C vs Python nodes per second, full solves of Kalah(6,3) and Kalah(6,4), perfect play.
 
 Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--workers W] [--games 6,3:standard,...]`
-(Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 26 --tt-bits 27 --workers 1 --no-twins`), or
+(Kalah(6,4) as the issue measures it: `--egdb-seeds 26 --games 6,4:standard,6,4:empty --no-twins`;
+Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 27 --no-twins --no-baseline`), or
 `python bench/solver.py --perfect [--budget S]` for the perfect bot's games in Kalah(6,4) (both
 rule sets) against itself and other bots: results, and how each of its moves was found.
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
-time, later runs load them. Per-move values are solved on every core.
+time, later runs load them. The value is solved on every thread over one table, and again on one
+thread as the baseline; per-move values one move per thread.
 """
 
 from __future__ import annotations
