@@ -60,6 +60,18 @@ def test_threaded_values_match_one_thread(variant: Variant, threads: int) -> Non
             assert (got >= beta) == (want >= beta)
 
 
+@pytest.mark.parametrize("variant", [Variant(houses=3, seeds=3), Variant(houses=3, seeds=4, capture=Capture.EMPTY),
+                                     Variant(houses=4, seeds=2, extra_turn=False)], ids=str)
+def test_threaded_values_match_the_python_twin(variant: Variant) -> None:
+    """On small boards, the exact values two and four threads find are the pure-Python twin's."""
+    tables = compile_variant(variant)
+    twin = pysearch.Searcher(pysearch.Rules(tables), 12)
+    for threads in (2, 4):
+        shared = _search.Searcher(_search.Rules(tables), 8)
+        for board in boards(variant, 8, seed=threads):
+            assert mtdf(shared, board, threads) == mtdf(twin, board, 1)
+
+
 def test_threads_share_the_databases_and_count_their_nodes(tmp_path: Path) -> None:
     """Solves with two workers give the one-worker values, and the nodes of every thread are counted."""
     v = Variant(houses=5, seeds=3)
