@@ -179,6 +179,9 @@ def _pie_text(choice: pie.PieChoice, per_move: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Solve and print; exit 2 on bad input, 3 when the time limit is reached (building databases included)."""
     started = time.monotonic()
+    if not all((args.egdb_seeds is None or 0 <= args.egdb_seeds <= 40, args.tt_bits is None or 8 <= args.tt_bits <= 30,
+                args.threads is None or 1 <= args.threads <= 64, args.time_limit >= 0)):
+        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30, --threads 1..64 and --time-limit at least 0")
     try:
         variant = variant_from_args(args)
         position = start_position(variant, args.moves, args.position)
@@ -198,8 +201,6 @@ def run(args: argparse.Namespace) -> int:
         on_disk = min(egdb.present_seeds(variant), variant.total_seeds - 2 * variant.houses)
         seeds = max(auto_egdb_seeds(variant), on_disk)
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
-    if not 0 <= seeds <= 40 or not 8 <= tt_bits <= 30 or args.time_limit < 0 or not 1 <= (args.threads or 1) <= 64:
-        raise CommandError("--egdb-seeds must be 0..40, --tt-bits 8..30, --threads 1..64 and --time-limit at least 0")
     engine: Engine | None = None
     if found is None or any(args.no_book or from_book(board, False) is None
                             for board in pie.first_turn_boards(position)):

@@ -67,6 +67,9 @@ def test_solve_uses_the_levels_on_disk_and_the_threads_asked(tmp_path: Path, mon
     assert out.err == "" and len(list(tmp_path.iterdir())) == 9
     assert main(["solve", "-H", "3", "-s", "4", "--threads", "65"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    for flags in (["--threads", "0"], ["--tt-bits", "99"], ["--egdb-seeds", "41"]):  # refused even where a book answers
+        assert main(["solve", *flags]) == 2
+        assert "--threads 1..64" in capsys.readouterr().err
 
 
 def main_value(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
