@@ -28,8 +28,9 @@
 #define MAX_PLY 2000
 #define MAX_TOTAL 20000  /* seeds on a board: pits are int16_t, values and table bounds int16_t */
 #define NEAR_SEEDS 8     /* positions this close to the databases use the small table */
-#define MAX_THREADS 64
 #define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
+#define MAX_THREADS 64   /* threads of one search */
+#define DEFER_SEEDS 4    /* children this far beyond the databases take part in ABDADA's deferral */
 
 typedef struct {
     PyObject_HEAD
@@ -78,7 +79,6 @@ typedef struct {
     int busy;
     Race *race;          /* while several threads search: shared stop flag (NULL: one thread) */
     uint64_t *cs;        /* hashes of subtrees being searched, CS_WAYS per line (shared by the threads) */
-    int defer_k;         /* children with at least this many seeds are deferred while another thread has them */
 } SearcherObject;
 
 /* Every board the rules allow (12 houses of 200 seeds: 4,800 seeds) fits; database values are

@@ -68,13 +68,21 @@ static inline void entry_write(Entry *e, uint64_t k1, uint64_t k2, uint64_t d) {
     __atomic_store_n(&e->d, d, __ATOMIC_RELAXED);
 }
 
+/* The data word of the bucket's entry holding (k1, k2), else 0; `*at` (if given) is that entry. */
+static inline uint64_t bucket_data(Entry *e, uint64_t k1, uint64_t k2, Entry **at) {
+    for (int i = 0; i < 2; i++) {
+        uint64_t d = entry_data(&e[i], k1, k2);
+        if (!d) continue;
+        if (at) *at = &e[i];
+        return d;
+    }
+    return 0;
+}
+
 static inline int tt_find(SearcherObject *S, uint64_t k1, uint64_t k2, int near, Slot *out) {
-    Entry *e = tt_bucket(S, k1, k2, near);
-    uint64_t d = entry_data(&e[0], k1, k2);
-    if (!d) d = entry_data(&e[1], k1, k2);
-    if (!d) return 0;
-    slot_unpack(d, out);
-    return 1;
+    uint64_t d = bucket_data(tt_bucket(S, k1, k2, near), k1, k2, NULL);
+    if (d) slot_unpack(d, out);
+    return d != 0;
 }
 
 /* Store bounds: the entry of the same key if there is one, else the first of the bucket's two
@@ -84,16 +92,16 @@ static void tt_store(SearcherObject *S, uint64_t k1, uint64_t k2, int near, int 
     Entry *e = tt_bucket(S, k1, k2, near), *slot;
     int w = 0;
     while (work > 1 && w < 63) { work >>= 1; w++; }
-    uint64_t d = entry_data(&e[0], k1, k2);
-    if (d) slot = &e[0];
-    else if ((d = entry_data(&e[1], k1, k2))) slot = &e[1];
-    else {
+    uint64_t d = bucket_data(e, k1, k2, &slot);
+    if (!d) {
         uint64_t d0 = __atomic_load_n(&e[0].d, __ATOMIC_RELAXED);
-        if (!(d0 & USED_BIT) || w >= (int)((d0 >> 48) & 0xFF)) {
-            Entry old = {__atomic_load_n(&e[0].a, __ATOMIC_RELAXED), __atomic_load_n(&e[0].b, __ATOMIC_RELAXED), d0};
-            entry_write(&e[1], old.a ^ d0, old.b ^ mix_d(d0), d0);
+        slot = &e[1];
+        if (!(d0 & USED_BIT) || w >= (int)((d0 >> 48) & 0xFF)) {  /* the first entry moves to the second */
+            __atomic_store_n(&e[1].a, __atomic_load_n(&e[0].a, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+            __atomic_store_n(&e[1].b, __atomic_load_n(&e[0].b, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+            __atomic_store_n(&e[1].d, d0, __ATOMIC_RELAXED);
             slot = &e[0];
-        } else slot = &e[1];
+        }
     }
     Slot s = {lo, hi, depth, move, w};
     if (d) {
@@ -231,12 +239,10 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
                 c->val = lo;
                 c->score = (1 << 24) + (c->extra ? c->gain + lo : c->gain - lo);
             } else {
-                const Entry *e2 = (const Entry *)probe[i];
-                uint64_t d = entry_data(&e2[0], c->k1, c->k2);
-                if (!d) d = entry_data(&e2[1], c->k1, c->k2);
-                if (!d || ((d >> 32) & 0xFF) != EXACT) continue;
+                uint64_t d = bucket_data((Entry *)probe[i], c->k1, c->k2, NULL);
                 Slot s2;
                 slot_unpack(d, &s2);
+                if (!d || s2.depth != EXACT) continue;
                 lo = s2.lo; hi = s2.hi;
             }
             if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta) {
@@ -261,7 +267,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
         const int deferred = i >= nc;
         Child *c = &ch[deferred ? later[i - nc] : order[i]];
         uint64_t hash = 0;
-        if (S->cs && depth > 1 && !c->over && !c->known && c->k >= S->defer_k) {
+        if (S->cs && depth > 1 && !c->over && !c->known && c->k >= S->egdb_max + DEFER_SEEDS) {
             hash = (c->k1 * 0x9E3779B97F4A7C15ULL ^ c->k2) | 1;
             if (i > 0 && !deferred && cs_busy(S, hash)) { later[nl++] = order[i]; continue; }
             cs_start(S, hash);

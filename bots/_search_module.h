@@ -84,9 +84,6 @@ static void Searcher_dealloc(SearcherObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-#ifndef DEFER_SEEDS
-#define DEFER_SEEDS 4  /* children this far beyond the databases take part in ABDADA's deferral */
-#endif
 #define THREAD_STACK (64u << 20)  /* MAX_PLY nested calls */
 
 typedef struct {
@@ -123,7 +120,6 @@ static int search_threads(SearcherObject *self, const int16_t *b, int k, int dep
     int started[MAX_THREADS] = {0};
     memset(self->cs, 0, sizeof(uint64_t) * ((size_t)1 << CS_LOG2) * CS_WAYS);
     self->race = &race;
-    self->defer_k = self->egdb_max + DEFER_SEEDS;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, THREAD_STACK);

@@ -148,8 +148,7 @@ class Searcher:
         """Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta).
 
         Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
-        An exact search may run on `threads` threads sharing the table (simplified ABDADA).
-        The twin searches on one thread whatever `threads` says.
+        `threads` (1..64) is checked as the C core checks it; the twin always searches on one thread.
         """
         if not 1 <= threads <= MAX_THREADS:
             raise ValueError(f"threads must be 1..{MAX_THREADS}")

@@ -5,32 +5,18 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
 import signal
-import sys
 from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed
 
 from protocol import Game, Variant, parse_action
 from server.storage import fetch_game
+from tests.cluster_play import start_node
 from tests.wire import Client, Json, action_msg, eventually, is_game_over, live_match
 
-ROOT = Path(__file__).resolve().parent.parent
 VARIANT = "kalah(6,4,pie=on)"
 MATCHES = 4
-
-
-async def start_process(db: Path) -> tuple[asyncio.subprocess.Process, str]:
-    """Run `kalah serve` on a free port in a child process; returns it and its URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), "--log-level", "warning",
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert proc.stdout is not None
-    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
-    found = re.search(r"ws://\S+", line)
-    assert found, line
-    return proc, found[0]
 
 
 async def hammer(south: Client, north: Client, match_id: str, seed: int, acked: list[tuple[int, str]]) -> None:
@@ -74,7 +60,7 @@ async def finish(south: Client, north: Client, snapshot: Json, seed: int) -> Gam
 async def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
     """Kill -9 during several matches; after a restart every acked action is there and play continues."""
     db = tmp_path / "arena.sqlite3"
-    proc, url = await start_process(db)
+    proc, url = await start_node(str(db), None, "crash")
     pairs: list[tuple[Client, Client, str]] = []
     try:
         for i in range(MATCHES):
@@ -90,7 +76,7 @@ async def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
             proc.kill()
             await proc.wait()
 
-    proc, url = await start_process(db)
+    proc, url = await start_node(str(db), None, "crash")
     resumed = 0
     try:
         for i, (south, north, match_id) in enumerate(pairs):
