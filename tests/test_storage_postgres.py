@@ -17,9 +17,10 @@ from cli.stored_games import get_game, query_games
 from protocol import Game, Variant
 from server.storage import Storage, StorageError, read_offline
 from server.storage.writer import op_player
+from tests.cluster_play import start_node
 from tests.conftest import Serve
 from tests.pg import _free_port
-from tests.test_e2e_crash import hammer, start_process
+from tests.test_e2e_crash import hammer
 from tests.wire import Client, Json, action_msg, eventually, is_game_over, live_match
 
 
@@ -109,7 +110,7 @@ async def test_an_unreadable_match_is_quarantined_and_listed_offline(serve: Serv
 async def test_sigkill_of_kalah_serve_on_postgres_loses_no_acknowledged_action(pg_url: str) -> None:
     """`kalah serve --db postgresql://...` killed with SIGKILL mid-play: every acknowledged action is stored, and
     a restarted server resumes the match."""
-    proc, url = await start_process(pg_url)  # type: ignore[arg-type]
+    proc, url = await start_node(pg_url, None, "crash")
     try:
         south, north, mid = await live_match(url, "kalah(6,4,pie=on)")
         acked: list[tuple[int, str]] = []
@@ -127,7 +128,7 @@ async def test_sigkill_of_kalah_serve_on_postgres_loses_no_acknowledged_action(p
     assert stored is not None
     record = stored.record.split()
     assert [(ply, record[ply]) for ply, _ in acked] == acked
-    proc, url = await start_process(pg_url)  # type: ignore[arg-type]
+    proc, url = await start_node(pg_url, None, "crash")
     try:
         back = await Client.open(url, south.welcome["name"], token=south.welcome["token"])
         snapshot = await back.request("snapshot", type="sync", match_id=mid)
