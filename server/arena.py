@@ -224,7 +224,8 @@ class Arena(Connections, BotTurns):
 
         Refuse while closing; store the change (with the ratings an end brings) as one durable
         write; commit it to the match; update the indexes and ratings; publish its events (the
-        actor's ack first, `follow` added as a follower before); then the after-change hooks.
+        actor's ack first; `follow` added as a follower after them, its caller sending it the snapshot that
+        holds them); then the after-change hooks.
         """
         m = room.match
         end = end_of(change)
@@ -270,12 +271,12 @@ class Arena(Connections, BotTurns):
         if end is not None:
             log_event("match_finished", match=m.match_id, reason=end.reason, result=end.result,
                       winner_seat=end.winner, ply=m.ply)
-        if follow is not None:
-            room.follow(follow)
         first = None
         if actor is not None and isinstance(change, ActionChange):
             first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
         room.send_all(events, first)
+        if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
+            room.follow(follow)
         if cluster is not None:
             cluster.stored(room, change)
         self.after_change(room)

@@ -17,7 +17,7 @@ from server.storage import StorageError
 from tests.conftest import Serve
 from tests.pg import query
 from tests.redis_server import RedisServer
-from tests.wire import OPERATOR, Client, Json, action_msg, eventually, is_game_over
+from tests.wire import OPERATOR, Client, Json, action_msg, assert_continuous, eventually, is_game_over
 
 
 async def nodes(serve: Serve, pg_url: str, bus_url: str, count: int = 2, **options: object) -> list[RunningServer]:
@@ -69,6 +69,26 @@ async def test_players_and_a_spectator_on_different_nodes_play_a_match_to_the_en
     assert [r[0] for r in rows] == list(range(game.ply))
     games = await query(pg_url, "SELECT games FROM ratings ORDER BY player_id")
     assert [r[0] for r in games] == [1, 1]
+
+
+async def test_seq_continues_from_each_first_message_on_both_nodes(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Alice creates on node A, a spectator on each node watches the open match, Bob joins on node B: from each
+    one's first message of the match (Bob's is his snapshot), every event numbers one more than the last."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"])
+    watchers = [await Client.open(node.url, f"watcher{i}") for i, node in enumerate((a, b))]
+    for watcher in watchers:
+        await watcher.request("snapshot", type="watch", match_id=mid)
+    bob = await Client.open(b.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    assert [m["type"] for m in bob.seen if m.get("match_id") == mid] == ["snapshot"]
+    await play_out({"SOUTH": alice, "NORTH": bob}, mid, "kalah(4,3)", random.Random(5))
+    clients = [alice, bob, *watchers]
+    ends = [await client.expect("event", where=is_game_over) for client in clients]
+    for client, end in zip(clients, ends, strict=True):
+        assert assert_continuous(client, mid)[-1] == end["seq"] == ends[0]["seq"]
+    assert assert_continuous(bob, mid)[0] == 3
 
 
 async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: Serve, pg_url: str,

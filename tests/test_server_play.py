@@ -18,7 +18,17 @@ from protocol import Action, Game, Sow, Swap, Variant, parse_action
 from server.app import RunningServer
 from server.storage import fetch_game, list_games
 from tests.conftest import Serve
-from tests.wire import Client, FakeClock, FirstLegal, Json, action_msg, eventually, is_game_over, live_match
+from tests.wire import (
+    Client,
+    FakeClock,
+    FirstLegal,
+    Json,
+    action_msg,
+    assert_continuous,
+    eventually,
+    is_game_over,
+    live_match,
+)
 
 GRACE_S = 1.0
 
@@ -31,7 +41,7 @@ async def server(serve: Serve, clock: FakeClock) -> RunningServer:
 
 def at_ply(ply: int, kind: str = "action") -> Callable[[Json], bool]:
     """A filter for the ack or action event of `ply`."""
-    return lambda m: m["ply"] == ply and (kind == "ack" or m.get("kind") == kind)
+    return lambda m: m.get("ply") == ply and (kind == "ack" or m.get("kind") == kind)
 
 
 async def play_out(south: Client, north: Client, match_id: str, variant: str, rng: random.Random,
@@ -156,22 +166,39 @@ async def test_reconnect_with_sequence_number(server: RunningServer) -> None:
     assert (await bob.expect("ack"))["ply"] == 1
 
 
-async def test_joiner_gets_the_joined_event_and_a_watcher_an_answer(server: RunningServer) -> None:
-    """The player who joins gets the same `joined` event as the creator, then its snapshot; a watch with
-    nothing new since is answered by an empty catch-up naming the match's seq."""
+async def test_joiner_gets_its_snapshot_first_and_a_watcher_an_answer(server: RunningServer) -> None:
+    """The player who joins gets its snapshot (which holds its join) as its first message of the match, while
+    the creator gets the `joined` event; a watch with nothing new since is answered by an empty catch-up."""
     alice = await Client.open(server.url, "alice")
     mid = (await alice.request("snapshot", type="create", variant="kalah(6,4,clock=60+0)", seat="south"))["match_id"]
     bob = await Client.open(server.url, "bob")
     await bob.send(type="join", match_id=mid)
-    joined = await bob.expect("event")
-    assert joined == await alice.expect("event")
+    snap = await bob.expect("snapshot")
+    assert [m["type"] for m in bob.seen if m.get("match_id") == mid] == ["snapshot"]
+    joined = await alice.expect("event")
     assert (joined["kind"], joined["side"], joined["player"]) == ("joined", "north", "bob")
     assert joined["clocks"] == {"south_ms": 60_000, "north_ms": 60_000, "running": "south"}
-    snap = await bob.expect("snapshot")
     assert (snap["seq"], snap["you"], snap["status"]) == (joined["seq"], "north", "live")
     carol = await Client.open(server.url, "carol")
     caught = await carol.request("catch_up", type="watch", match_id=mid, since=joined["seq"])
     assert (caught["seq"], caught["events"]) == (joined["seq"], [])
+
+
+async def test_players_and_a_spectator_see_every_event_once_in_order_from_their_first_message(
+        server: RunningServer) -> None:
+    """Creator, joiner and a spectator who watched while the match was open: from each one's first message of
+    the match (a snapshot or a catch-up), every event numbers one more than the last, to the game's end."""
+    alice = await Client.open(server.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"]
+    carol = await Client.open(server.url, "carol")
+    await carol.request("snapshot", type="watch", match_id=mid)
+    bob = await Client.open(server.url, "bob")
+    await bob.request("snapshot", type="join", match_id=mid)
+    await play_out(alice, bob, mid, "kalah(4,3)", random.Random(3), watcher=carol)
+    ends = [await client.expect("event", where=is_game_over) for client in (alice, bob, carol)]
+    for client, end in zip((alice, bob, carol), ends, strict=True):
+        assert assert_continuous(client, mid)[-1] == end["seq"] == ends[0]["seq"]
+    assert assert_continuous(bob, mid)[0] == 3  # its join (seq 2) is in its snapshot, its first message
 
 
 async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer) -> None:

@@ -187,3 +187,23 @@ async def eventually(cond: Callable[[], Any], timeout: float = 5.0, what: str = 
         if loop.time() >= deadline:
             raise AssertionError(f"{what} did not hold within {timeout} s (last: {value!r})")
         await asyncio.sleep(0.01)
+
+
+def assert_continuous(client: Client, match_id: str) -> list[int]:
+    """Check that the client's messages for `match_id` start with a base (a snapshot or a catch-up) and that
+    every event after it numbers one more than the last seen (a later snapshot or catch-up sets the base
+    again); returns the event numbers in the order received."""
+    last: int | None = None
+    got: list[int] = []
+    for msg in client.seen:
+        if msg.get("match_id") != match_id or msg["type"] not in ("snapshot", "catch_up", "event"):
+            continue
+        if msg["type"] == "event":
+            assert last is not None, f"event {msg['seq']} came before any snapshot of {match_id}"
+            assert msg["seq"] == last + 1, f"event {msg['seq']} after {last} for {match_id}"
+            got.append(msg["seq"])
+            last = msg["seq"]
+        else:
+            events = msg.get("events", [])
+            last = events[-1]["seq"] if events else msg["seq"]
+    return got
