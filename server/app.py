@@ -264,7 +264,7 @@ class _Handler:
         except KalahError as exc:
             return [_error(exc, request, match_id)]
         except Exception as exc:
-            log_event("internal_error", request=request, error=repr(exc), level=40)
+            log_event("internal_error", request=request, error=repr(exc), level=40, exc_info=True)
             return [_error(InternalError("the server failed to serve this request"), request, match_id)]
 
 

@@ -55,7 +55,7 @@ class BotTurns:
             await self.pace(room, seat, began)
             await self.act(room, seat, action, ply, None)
         except Exception as exc:
-            log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc))
+            log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc), level=30, exc_info=True)
         finally:
             room.bot_busy = False
         if m.status == "live" and m.ply != ply:

@@ -12,10 +12,11 @@ LOGGER_NAME = "kalah.server"
 log = logging.getLogger(LOGGER_NAME)
 
 
-def event(name: str, level: int = logging.INFO, **fields: Any) -> None:
-    """Log the event `name` with its fields (kept as data, not formatted into the text)."""
+def event(name: str, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
+    """Log the event `name` with its fields (kept as data, not formatted into the text); `exc_info` adds the
+    traceback of the exception being handled (as `exc`)."""
     if log.isEnabledFor(level):
-        log.log(level, name, extra={"fields": fields})
+        log.log(level, name, exc_info=exc_info, extra={"fields": fields})
 
 
 class JsonFormatter(logging.Formatter):

@@ -203,7 +203,7 @@ class Cluster:
                 if self.wanted.get(match_id, 0) == seen:
                     break
         except Exception as exc:
-            log_event("refresh_failed", match=match_id, error=repr(exc), level=40)
+            log_event("refresh_failed", match=match_id, error=repr(exc), level=40, exc_info=True)
         finally:
             self.wanted.pop(match_id, None)
 
