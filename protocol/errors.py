@@ -237,6 +237,12 @@ class NotOperatorError(ServerError):
     code = "not_operator"
 
 
+class ConflictError(ServerError):
+    """A change another one stored first (another node's, or a key stored twice): look again, then retry."""
+
+    code = "conflict"
+
+
 class InternalError(ServerError):
     """The server failed to serve a request (a fault of the server, not of the request)."""
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from protocol.actions import Action
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.storage import Op
-from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_join, op_player
+from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_forfeit, op_join, op_player
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,14 @@ def _action_ops(match_id: str, change: ActionChange) -> list[Op]:
     return ops
 
 
+def _forfeit_ops(match: Match, end: EndChange) -> list[Op]:
+    """Why the loser forfeited, stored with the end in the same write."""
+    if end.detail is None or end.winner is None:
+        return []
+    holder = match.seats[1 - end.winner]
+    return [] if holder is None else [op_forfeit(match.match_id, 1 - end.winner, holder.player_id, end.detail)]
+
+
 def ops_of(match: Match, change: ArenaChange) -> list[Op]:
     """The statements that store `change` to `match` (before it is committed), ratings aside."""
     mid = match.match_id
@@ -92,5 +100,5 @@ def ops_of(match: Match, change: ArenaChange) -> list[Op]:
     if isinstance(change, ActionChange):
         return _action_ops(mid, change)
     if isinstance(change, EndChange):
-        return [op_finish(mid, change.result, change.winner, change.reason)]
+        return [op_finish(mid, change.result, change.winner, change.reason), *_forfeit_ops(match, change)]
     return [op_cancel(mid)]

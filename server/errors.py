@@ -13,6 +13,7 @@ from protocol.errors import (
     AlreadySeatedError,
     BadTokenError,
     ClaimRefusedError,
+    ConflictError,
     FuturePlyError,
     HelloFirstError,
     InternalError,
@@ -34,7 +35,7 @@ from protocol.errors import (
 )
 
 __all__ = [
-    "AlreadyHelloError", "AlreadySeatedError", "BadTokenError", "ClaimRefusedError", "FuturePlyError",
+    "AlreadyHelloError", "AlreadySeatedError", "BadTokenError", "ClaimRefusedError", "ConflictError", "FuturePlyError",
     "HelloFirstError", "InternalError", "MatchExistsError", "MatchFullError", "NameTakenError",
     "NotOperatorError", "NotSeatedError", "NotStartedError", "RateLimitedError", "ReservedNameError",
     "ServerError", "ShuttingDownError", "StalePlyError", "TimeOutError", "TooManyError", "UnknownBotError",

@@ -73,6 +73,8 @@ class EndChange:
     reason: EndReason
     winner: int | None
     result: int | None = None
+    detail: str | None = None
+    """Why the loser forfeited (stored with the end; not kept in the match's events)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +302,11 @@ class Match:
         """`seat` resigns; the other seat wins."""
         self._check_live(seat)
         return EndChange(EndReason.RESIGN, 1 - seat)
+
+    def prepare_forfeit(self, seat: int, detail: str) -> EndChange:
+        """`seat` forfeits (an outside engine that broke its protocol or left), `detail` saying why; the other wins."""
+        self._check_live(seat)
+        return EndChange(EndReason.FORFEIT, 1 - seat, detail=detail)
 
     def prepare_flag(self) -> EndChange | None:
         """The end on time if the running clock has run out now, else None."""

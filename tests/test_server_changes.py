@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from protocol import Sow, Variant
+from protocol.errors import GameOverError
 from server.app import RunningServer, start_server
 from server.arena import Arena
-from server.changes import CancelChange
+from server.changes import CancelChange, ops_of
 from server.errors import ShuttingDownError
 from server.match import Seat
 from server.rooms import Room
@@ -75,6 +76,24 @@ async def test_join_action_and_end_each_go_through_apply(running: RunningServer)
     assert sorted(str(r[0]) for r in rows(arena, "SELECT player_id FROM ratings")) == ["p-alice", "p-bob"]
     assert arena.ratings["p-alice"][0].rating > 1500 > arena.ratings["p-bob"][0].rating
     assert room.match.end is not None
+
+
+async def test_a_forfeit_is_an_end_stored_with_its_reason_in_one_write(running: RunningServer) -> None:
+    """A forfeit is prepared by the match like any end; its statements hold the end and the reason together,
+    so both are stored by the one write `apply` makes (never the reason without the end)."""
+    arena = running.arena
+    room = await arena.create(Variant(), False, 0, [(0, ALICE), (1, BOB)])
+    mid = room.match.match_id
+    change = room.match.prepare_forfeit(1, "illegal move 9")
+    assert [kind for kind, _ in ops_of(room.match, change)] == ["finish", "forfeit"]
+    async with room.lock:
+        await arena.apply(room, change)
+    assert rows(arena, "SELECT status, winner_seat, reason FROM matches WHERE id = ?", mid) == [
+        ("finished", 0, "forfeit")]
+    assert rows(arena, "SELECT seat, player_id, detail FROM engine_forfeits WHERE match_id = ?", mid) == [
+        (1, "p-bob", "illegal move 9")]
+    with pytest.raises(GameOverError):
+        room.match.prepare_forfeit(0, "too late")
 
 
 async def test_cancel_drops_the_room_and_its_index(running: RunningServer) -> None:

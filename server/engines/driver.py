@@ -20,13 +20,10 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import Sow
 from protocol.errors import KalahError
-from protocol.outcome import EndReason
 from protocol.side import Side
 from server.engines.agent import Agent
 from server.engines.kgp import Arg, Board, bin_of
-from server.engines.results import op_forfeit
 from server.logs import event as log_event
-from server.match import EndChange
 from server.rooms import Room
 from server.session import Peer, RateLimiter, Session
 
@@ -193,7 +190,7 @@ class MatchDriver:
         return f"illegal move {move}: pit {move} is empty (legal now: {pits})"
 
     async def forfeit(self, seat: int, detail: str) -> None:
-        """The agent in `seat` loses by forfeit: the reason is stored, then the end goes through the arena."""
+        """The agent in `seat` loses by forfeit: the end and its reason are stored in one write through the arena."""
         a, room = self.arena, self.room
         m = room.match
         async with room.lock:
@@ -201,9 +198,8 @@ class MatchDriver:
             if m.status != "live" or a.closing or holder is None:
                 return
             try:
-                await a.write([op_forfeit(m.match_id, seat, holder.player_id, detail)])
-                await a.apply(room, EndChange(EndReason.FORFEIT, 1 - seat))
-            except KalahError as exc:  # the server is stopping
+                await a.retry(room, lambda: m.prepare_forfeit(seat, detail))
+            except KalahError as exc:  # the server is stopping, or the match ended meanwhile (another node)
                 log_event("kgp_forfeit_refused", match=m.match_id, error=str(exc))
                 return
         log_event("kgp_forfeit", match=m.match_id, seat=seat, player=holder.player_id, detail=detail)

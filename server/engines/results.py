@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from server.storage import Op
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,11 +15,6 @@ class Forfeit:
     seat: int
     player_id: str
     detail: str
-
-
-def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
-    """Store why an engine forfeits (written before the end of the match it causes; the table is schema 2)."""
-    return ("forfeit", (match_id, seat, player_id, detail[:1000], time.time()))
 
 
 def forfeits(db_path: Path, match_id: str | None = None) -> list[Forfeit]:

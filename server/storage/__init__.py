@@ -1,5 +1,6 @@
 """The arena's storage: SQLite or PostgreSQL behind one interface (group-committing writer, migrations, reads)."""
 
+from protocol.errors import ConflictError
 from server.storage.games import (
     GameReads,
     Quarantined,
@@ -10,7 +11,7 @@ from server.storage.games import (
 )
 from server.storage.schema import SchemaError, default_db_path
 from server.storage.sources import StorageError, describe, is_postgres, open_storage, read_offline, sqlite_path
-from server.storage.writer import ConflictError, Op, Storage, StoredMatch, StoredPlayer
+from server.storage.writer import Op, Storage, StoredMatch, StoredPlayer
 
 __all__ = ["ConflictError", "GameReads", "Op", "Quarantined", "SchemaError", "Storage", "StorageError",
            "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game", "is_postgres",

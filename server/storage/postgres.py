@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from protocol.errors import ConflictError
 from server.storage.games import (
     QUARANTINE_LIST,
     RATED_RESULTS,
@@ -39,7 +40,6 @@ from server.storage.writer import (
     SEATED,
     UNFINISHED,
     UNFINISHED_ACTIONS,
-    ConflictError,
     Op,
     Storage,
     StoredMatch,

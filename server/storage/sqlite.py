@@ -13,6 +13,7 @@ from typing import Any
 
 import aiosqlite
 
+from protocol.errors import ConflictError
 from server.storage.games import SQLiteReads
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.writer import (
@@ -25,7 +26,6 @@ from server.storage.writer import (
     SEATED,
     UNFINISHED,
     UNFINISHED_ACTIONS,
-    ConflictError,
     Op,
     Storage,
     StoredMatch,

@@ -25,10 +25,6 @@ Op = tuple[str, tuple[Any, ...]]
 """A statement kind (one of `PHASES`) and its parameters, in the order every backend's SQL takes them."""
 
 
-class ConflictError(Exception):
-    """A write refused because it would store a key twice (a match id or a (match, ply) taken)."""
-
-
 MAX_BATCH = 2000
 
 
@@ -271,6 +267,11 @@ def op_rating(player_id: str, rating: float, rd: float, volatility: float, games
 def op_quarantine(match_id: str, reason: str) -> list[Op]:
     """Set aside a match that cannot be loaded: noted with the reason, and never loaded again."""
     return [("quarantine", (match_id, reason[:1000], time.time())), ("set_aside", (match_id,))]
+
+
+def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
+    """Store why the player in `seat` forfeits (stored with the end of the match it causes)."""
+    return ("forfeit", (match_id, seat, player_id, detail[:1000], time.time()))
 
 
 def op_guard(key: str) -> Op:
