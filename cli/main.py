@@ -30,6 +30,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "games": ("cli.games", "list stored games from a database file or a server"),
     "export": ("cli.export", "write stored games as text records or NDJSON"),
     "quarantine": ("cli.quarantine", "list the matches a server set aside because they could not be loaded"),
+    "backup": ("cli.backup", "copy a SQLite store while the server plays (consistent, integrity-checked)"),
+    "restore": ("cli.restore", "put a backup back as a SQLite store (refuses a newer schema or a live database)"),
     "ladder": ("cli.ladder", "play every pairing of bots with paired openings and print rated standings"),
     "bridge": ("cli.bridge", "enter a local KGP engine (stdin/stdout) in a remote arena, game after game"),
     "engine": ("cli.engine", "connect a bot to a KGP server as an outside engine (kalah serve --kgp-port)"),
