@@ -14,7 +14,7 @@ from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
 from client.embedded import EmbeddedServer, LocalAnalyst, start_embedded, start_local_analyst
-from client.identities import load_token, save_token
+from client.identities import load_token, save_token, server_keys
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.dialogs import ResumeScreen
@@ -85,9 +85,10 @@ class Launch:
     spectate: bool = False
     """`kalah watch`: a match asked for with `watch` is shown as a spectator even to an identity seated in it."""
 
-    def server_key(self) -> str:
-        """Which server an identity belongs to: the URL, or the embedded server's database file."""
-        return self.url or f"embedded:{self.db_path or 'default'}"
+    def server_keys(self, url: str | None, store: str | None) -> list[str]:
+        """Where the identity is filed: the server's database when it is on this machine, its URL when named."""
+        embedded = f"embedded:{self.db_path or 'default'}" if self.url is None else None
+        return server_keys(url, store, embedded)
 
 
 class KalahApp(App[None]):
@@ -138,14 +139,11 @@ class KalahApp(App[None]):
                 self.give_up(f"could not start the local server: {exc}")
                 return
             url = self.embedded.url
-        token = self.launch.token
-        if token is None and self.launch.identity_file is not None:
-            token = load_token(self.launch.identity_file, self.launch.server_key(), self.launch.name)
         self.connection = Connection(
-            url, self.launch.name, token=token,
+            url, self.launch.name, token=self.launch.token,
             on_message=lambda m: self.post_message(received(m)),
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
-            retry_delays=self.launch.retry_delays,
+            retry_delays=self.launch.retry_delays, find_token=self._remembered, guest=self.launch.spectate,
         )
         failure = await self.connection.run()
         if failure is not None:
@@ -247,12 +245,29 @@ class KalahApp(App[None]):
         """A replay screen for a stored game (its solver values come from the server, or offline from here)."""
         return ReplayScreen(stored, animate=self.launch.animate)
 
+    def _keys(self, store: str | None) -> list[str]:
+        """Where this session's identity is filed, given the database the server named."""
+        return self.launch.server_keys(self.launch.url, store)
+
+    def _remembered(self, store: str | None, name: str) -> str | None:
+        """The token remembered for `name` on this server (by its database, else its address), if any."""
+        if self.launch.identity_file is None:
+            return None
+        return load_token(self.launch.identity_file, self._keys(store), name)
+
     def _remember(self, name: str, token: str) -> None:
-        """Keep the identity's token for the next session."""
+        """Keep the identity's token for the next session (a guest's is not kept: the user's own stays)."""
+        connection = self.connection
+        if connection is not None and connection.guest_instead is not None:
+            if not self._started:
+                self.notify(f"The name {connection.guest_instead!r} is not yours on this server: watching as "
+                            f"{name}.", title="Watching as a guest")
+            return
         if self.launch.identity_file is None:
             return
         try:
-            save_token(self.launch.identity_file, self.launch.server_key(), name, token)
+            save_token(self.launch.identity_file, self._keys(None if connection is None else connection.store),
+                       name, token)
         except OSError:
             self.notify("Could not remember your identity for next time.", severity="warning")
 

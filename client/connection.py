@@ -11,12 +11,18 @@ Arena server, a refused name) ends `run` at once, and an unreachable server is t
 `first_attempts` times; `run` then returns one sentence saying why it gave up. Once welcomed,
 a dropped connection is retried without end (the game waits on the server), after each delay
 of the schedule in turn, the last one repeating.
+
+The server names its database in the handshake (`Kalah-Store`); with no token of its own the
+client asks `find_token` for one remembered for that database, before it says hello. A
+spectator's connection (`guest`) whose name is refused says hello as a guest instead, as the
+web page does: watching needs no name of one's own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,6 +57,17 @@ HELLO_TIMEOUT = 10.0
 
 NAME_CODES = frozenset({"name_taken", "reserved_name"})
 """Refusals of a hello that another name would mend."""
+
+STORE_HEADER = "Kalah-Store"
+"""The handshake header in which the server names its database."""
+
+TokenFinder = Callable[[str | None, str], str | None]
+"""The remembered token for a name on a server, given the database the server named (None: it named none)."""
+
+
+def guest_name() -> str:
+    """A fresh guest name, as the web page makes them: `guest-` and 8 random letters or digits."""
+    return "guest-" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(8))
 
 
 class NotKalahError(Exception):
@@ -119,6 +136,8 @@ class Connection:
         retry_delays: Sequence[float] = RETRY_DELAYS,
         first_attempts: int = FIRST_ATTEMPTS,
         engine: bool = False,
+        find_token: TokenFinder | None = None,
+        guest: bool = False,
     ) -> None:
         self.url = url
         self.name = name
@@ -132,6 +151,13 @@ class Connection:
         self.welcome: Welcome | None = None
         """The last welcome: None until the server has accepted this client once."""
         self.followed: dict[str, Followed] = {}
+        self.find_token = find_token
+        self.guest = guest
+        """Whether a refused name is replaced by a guest's (a spectator needs no name of its own)."""
+        self.guest_instead: str | None = None
+        """The name refused before this client came in as a guest."""
+        self.store: str | None = None
+        """The database the server named in its last handshake."""
         self._ws: ClientConnection | None = None
         self._closing = False
         self._failures = 0
@@ -210,10 +236,18 @@ class Connection:
 
     async def _session(self, ws: ClientConnection) -> None:
         """One connection: hello, resume followed matches, then pass messages on until it closes."""
+        response = ws.response
+        self.store = response.headers.get(STORE_HEADER) if response is not None else None
+        if self.token is None and self.find_token is not None:
+            self.token = self.find_token(self.store, self.name)
         first = await self._hello(ws)
         if isinstance(first, ErrorMessage) and self.token is not None:
             # The token was refused (e.g. a fresh database): start a new identity.
             self.token = None
+            first = await self._hello(ws)
+        if (isinstance(first, ErrorMessage) and first.code in NAME_CODES and self.guest
+                and self.welcome is None):
+            self.guest_instead, self.name = self.name, guest_name()
             first = await self._hello(ws)
         if isinstance(first, ErrorMessage):
             raise HelloRefusedError(first)

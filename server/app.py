@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from server.cluster import Cluster
 from server.web import respond as web_page
 
+STORE_HEADER = "Kalah-Store"
+"""The handshake header that names the server's database (its random identity, the same on every node)."""
+
 
 @dataclass
 class ServerOptions:
@@ -159,9 +162,11 @@ def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorM
 class _Handler:
     """The per-connection loop and the HTTP side of the port."""
 
-    def __init__(self, router: Router, opts: ServerOptions) -> None:
+    def __init__(self, router: Router, opts: ServerOptions, store: str) -> None:
         self.router = router
         self.opts = opts
+        self.store = store
+        """The database's identity, announced in every handshake's `Kalah-Store` header."""
         self.connections = 0
         self.peers: dict[str, Peer] = {}
         self.kgp: Gateway | None = None
@@ -193,6 +198,10 @@ class _Handler:
             log_event("connection_refused", remote=host, reason="per_address")
             return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
         return None
+
+    def process_response(self, conn: ServerConnection, request: Request, response: Response) -> None:
+        """Name the database in the handshake, so a client finds the token this database gave it before hello."""
+        response.headers[STORE_HEADER] = self.store
 
     def peer(self, host: str) -> Peer:
         """The shared state of `host`'s connections (made on its first connection)."""
@@ -298,8 +307,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
             arena.cluster = _cluster(arena, server_opts.bus, server_opts.node_id)
         await load(arena)
         router = Router(arena)
-        handler = _Handler(router, server_opts)
+        handler = _Handler(router, server_opts, await storage.store_id())
         server = await serve(handler, host, port, process_request=handler.process_request,
+                             process_response=handler.process_response,
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
                              backlog=server_opts.backlog)

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect
 
 from cli.main import main
 from client.app import KalahApp
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen
 from protocol import Side
+from protocol.messages import Hello, decode_server, encode
+from tests.processes import kalah_serve
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Seen:
     you: Side | None = None
     moved: bool = False
     """Whether pressing house key 1 made a move."""
+    player: str | None = None
+    """The identity the server welcomed: `name player_id`."""
 
 
 @pytest.fixture
@@ -45,14 +48,17 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
                         break
                 await pilot.pause(0.3)  # anything that would follow the first screen has come
                 screen = app.screen
+                welcome = app.connection.welcome if app.connection is not None else None
+                player = None if welcome is None else f"{welcome.name} {welcome.player_id}"
                 if isinstance(screen, GameScreen):
                     before = screen.state.ply
                     await pilot.press("1")  # a house key: a move if (and only if) the viewer is seated
                     await pilot.pause(0.5)
                     st = screen.state
-                    seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before))
+                    seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before, player))
                 else:
-                    seen.append(Seen("lobby" if isinstance(screen, LobbyScreen) else type(screen).__name__))
+                    seen.append(Seen("lobby" if isinstance(screen, LobbyScreen) else type(screen).__name__,
+                                     player=player))
                 app.exit()
 
         asyncio.run(session())
@@ -87,15 +93,8 @@ def test_resume_takes_no_game_flags(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """A `kalah serve` process on a free port; its URL."""
-    with subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db",
-                           str(tmp_path / "served.sqlite3"), "--log-level", "error"],
-                          stdout=subprocess.PIPE, text=True) as proc:
-        try:
-            assert proc.stdout is not None
-            yield proc.stdout.readline().split(" on ")[1].split()[0]
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with kalah_serve(tmp_path / "served.sqlite3") as url:
+        yield url
 
 
 def test_watch_under_a_players_identity_is_spectating(sessions: list[Seen], server: str) -> None:
@@ -109,3 +108,26 @@ def test_watch_under_a_players_identity_is_spectating(sessions: list[Seen], serv
     assert not watched.moved  # watching: the same key makes no move
     assert main(["watch", "--server", server, "--name", "ann"]) == 0
     assert sessions[-1].screen == "lobby"
+
+
+def test_my_name_works_on_a_server_over_my_own_database(sessions: list[Seen], tmp_path: Path) -> None:
+    """`kalah play` (embedded), then `kalah serve` on the same file and `kalah play --server`: the same identity, not
+    "name taken"; `kalah watch` under a name another identity holds (or a bot's) watches as a guest."""
+    db = tmp_path / "mine.sqlite3"
+    assert main(["play", "--db", str(db), "--name", "root", "--bot", "1", "-H", "3", "-s", "2"]) == 0
+    embedded = sessions[-1]
+    assert embedded.screen == "game" and embedded.player is not None and embedded.player.startswith("root ")
+    with kalah_serve(db) as url:
+        assert main(["play", "--server", url, "--name", "root", "--lobby"]) == 0
+        assert (sessions[-1].screen, sessions[-1].player) == ("lobby", embedded.player)
+        with connect(url) as ws:  # another person takes the name bob
+            ws.send(encode(Hello(name="bob")))
+            assert decode_server(ws.recv(timeout=10)).type == "welcome"
+        for name in ("bob", "bot:greedy"):
+            assert main(["watch", embedded.match_id or "", "--server", url, "--name", name]) == 0
+            watched = sessions[-1]
+            assert (watched.screen, watched.match_id, watched.you) == ("game", embedded.match_id, None)
+            assert watched.player is not None and watched.player.startswith("guest-")
+        assert main(["play", "--server", url, "--name", "root", "--resume"]) == 0  # the guest took nothing of root's
+        assert (sessions[-1].match_id, sessions[-1].you, sessions[-1].player) == (
+            embedded.match_id, Side.SOUTH, embedded.player)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from client.identities import load_token, save_token
+from client.identities import load_token, save_token, server_keys
 
 TOKEN = "pabc123-0123456789abcdefXYZ"
 
@@ -27,4 +27,26 @@ def test_missing_or_corrupt_file_means_no_token(tmp_path: Path) -> None:
     path.write_text("not json [")
     assert load_token(path, "ws://a:1", "ann") is None
     save_token(path, "ws://a:1", "ann", TOKEN)
+    assert load_token(path, "ws://a:1", "ann") == TOKEN
+
+
+def test_a_database_identity_is_trusted_only_on_this_machine() -> None:
+    """A token is filed under the database only for the embedded server or a loopback address; a remote server
+    that names a database gets no token but the one its own address was given."""
+    assert server_keys("ws://127.0.0.1:8765", "s1") == ["store:s1", "ws://127.0.0.1:8765"]
+    assert server_keys("ws://localhost:8765", "s1") == ["store:s1", "ws://localhost:8765"]
+    assert server_keys("ws://[::1]:8765", "s1") == ["store:s1", "ws://[::1]:8765"]
+    assert server_keys("ws://127.0.0.1:40123", "s1", embedded="embedded:default") == ["store:s1", "embedded:default"]
+    assert server_keys("ws://arena.example:8765", "s1") == ["ws://arena.example:8765"]
+    assert server_keys("ws://10.0.0.7:8765", "s1") == ["ws://10.0.0.7:8765"]
+    assert server_keys("ws://127.0.0.1:8765", None) == ["ws://127.0.0.1:8765"]
+
+
+def test_first_key_with_the_name_wins(tmp_path: Path) -> None:
+    """Looked up under several keys, the first that holds the name gives its token; saving files it under each."""
+    path = tmp_path / "identities.json"
+    save_token(path, ["store:s1", "ws://a:1"], "ann", TOKEN)
+    save_token(path, "ws://b:2", "ann", TOKEN + "b")
+    assert load_token(path, ["store:s1", "ws://b:2"], "ann") == TOKEN
+    assert load_token(path, ["store:s2", "ws://b:2"], "ann") == TOKEN + "b"
     assert load_token(path, "ws://a:1", "ann") == TOKEN

@@ -90,6 +90,17 @@ async def test_a_fresh_database_is_created_at_the_latest_version(any_db: str | P
     assert await query(any_db, "SELECT count(*) FROM engine_forfeits") == [(0,)]
 
 
+async def test_a_database_keeps_one_random_identity(any_db: str | Path, tmp_path: Path) -> None:
+    """A database is given a random identity with its schema; it stays through reopening, another file has another."""
+    seen = []
+    for source in (any_db, any_db, tmp_path / "other.sqlite3"):
+        storage = await Storage.open(source)
+        seen.append(await storage.store_id())
+        await storage.close()
+    assert seen[0] == seen[1] != seen[2] and len(seen[0]) == 24
+    assert await query(any_db, "SELECT count(*) FROM store") == [(1,)]
+
+
 async def test_a_database_newer_than_this_code_is_refused_and_left_alone(any_db: str | Path) -> None:
     """A schema version this code does not know stops the open with SchemaError; nothing is written."""
     await (await Storage.open(any_db)).close()

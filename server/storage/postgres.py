@@ -38,6 +38,7 @@ from server.storage.writer import (
     QUARANTINED,
     RATINGS,
     SEATED,
+    STORE_ID,
     UNFINISHED,
     UNFINISHED_ACTIONS,
     Op,
@@ -267,3 +268,7 @@ class PostgresStorage(PostgresReads, Storage):
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
         return [r[0] for r in await self._reads.fetch(numbered(SEATED), player_id, player_id)]
+
+    async def store_id(self) -> str:
+        """The database's random identity."""
+        return str(await self._reads.fetchval(STORE_ID))

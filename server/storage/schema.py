@@ -5,7 +5,9 @@ version. Version 1 is the schema every release before versions had, written with
 `IF NOT EXISTS`, so a file made by one of them opens, gets what it lacks and is marked 1;
 version 2 adds the engine gateway's `engine_forfeits` (which the gateway used to create when
 it started); version 3 adds what several nodes on one database need (`guards`, one row per change
-that would conflict with another, `nodes` with their heartbeats, and `match_owners`).
+that would conflict with another, `nodes` with their heartbeats, and `match_owners`); version 4
+adds `store`, one row holding the database's random identity, which the server announces so a
+client finds the token it was given by this database whatever address it came in by.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -94,6 +96,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS match_owners (match_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS match_owners_by_node ON match_owners(node)",
     )),
+    (4, (
+        "CREATE TABLE IF NOT EXISTS store (id TEXT PRIMARY KEY)",
+        "INSERT INTO store (id) SELECT lower(hex(randomblob(12))) WHERE NOT EXISTS (SELECT 1 FROM store)",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -167,6 +173,11 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
 )""",
         "CREATE TABLE IF NOT EXISTS match_owners (match_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS match_owners_by_node ON match_owners(node)",
+    )),
+    (4, (
+        "CREATE TABLE IF NOT EXISTS store (id TEXT PRIMARY KEY)",
+        "INSERT INTO store (id) SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24)"
+        " WHERE NOT EXISTS (SELECT 1 FROM store)",
     )),
 )
 

@@ -24,6 +24,7 @@ from server.storage.writer import (
     QUARANTINED,
     RATINGS,
     SEATED,
+    STORE_ID,
     UNFINISHED,
     UNFINISHED_ACTIONS,
     Op,
@@ -184,3 +185,8 @@ class SQLiteStorage(SQLiteReads, Storage):
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
         return [r[0] for r in await self._conn.execute_fetchall(SEATED, (player_id, player_id))]
+
+    async def store_id(self) -> str:
+        """The database's random identity."""
+        rows = list(await self._conn.execute_fetchall(STORE_ID))
+        return str(rows[0][0])

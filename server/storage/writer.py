@@ -187,6 +187,10 @@ class Storage(GameReads):
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
 
+    @abstractmethod
+    async def store_id(self) -> str:
+        """The database's random identity (made with its schema; the same for every node on it)."""
+
 
 # --- the reads for start-up, the same SQL on every backend (`?` placeholders) ----------------
 
@@ -204,6 +208,7 @@ SEATED = ("SELECT id FROM matches WHERE status IN ('open', 'live') AND (seat0 = 
           " ORDER BY created_at")
 QUARANTINED = "SELECT count(*) FROM quarantine"
 RATINGS = "SELECT player_id, rating, rd, volatility, games FROM ratings"
+STORE_ID = "SELECT id FROM store"
 
 
 def unfinished_of(rows: list[Any], actions: list[Any]) -> list[StoredMatch]:

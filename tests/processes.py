@@ -1,0 +1,90 @@
+"""Processes the tests start: killed on every path, and interruptible even when the suite ignores SIGINT.
+
+A test that starts a process must not leave it running when an assert fails, a timeout
+fires or the run is stopped: `started` (blocking) and `spawned` (asyncio) kill the process's
+whole group on the way out unless it has ended, then reap it. A suite run in the background
+(`nohup`, `cmd &` in a script) ignores SIGINT, and children inherit that, so a Python child
+would never see the SIGINT a test sends; `KALAH` starts the `kalah` command with SIGINT
+restored, as a terminal would give it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+KALAH = (sys.executable, "-c",
+         "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "runpy.run_module('cli.main', run_name='__main__')")
+"""The `kalah` command (`python -m cli.main`), with SIGINT's default handling whatever this process ignores."""
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL a process group (the child and whatever it started); gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def started(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[Any]]:
+    """`subprocess.Popen(argv)` in a group of its own; on the way out its group is killed and it is reaped."""
+    proc: subprocess.Popen[Any] = subprocess.Popen(list(argv), cwd=popen.pop("cwd", ROOT), start_new_session=True,
+                                                   **popen)
+    try:
+        yield proc
+    finally:
+        _kill_group(proc.pid)  # also what it started and left behind
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def run(argv: Sequence[str], timeout: float = 120, **popen: Any) -> subprocess.CompletedProcess[str]:
+    """Run a command to its end with its output captured as text; killed with its group if it outlives `timeout`."""
+    given = popen.pop("input", None)
+    with started(argv, stdin=subprocess.DEVNULL if given is None else subprocess.PIPE, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True, **popen) as proc:
+        out, err = proc.communicate(given, timeout=timeout)
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+@contextlib.asynccontextmanager
+async def spawned(*argv: str, **kw: Any) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`asyncio.create_subprocess_exec(*argv)` in a group of its own; on the way out its group is killed."""
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=kw.pop("cwd", ROOT), start_new_session=True, **kw)
+    try:
+        yield proc
+    finally:
+        _kill_group(proc.pid)
+        await proc.wait()
+
+
+def first_line(proc: subprocess.Popen[str], timeout: float = 60) -> str:
+    """The process's first line of standard output; fails (the caller's `started` kills it) if none comes in time."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, f"no output within {timeout:.0f} s"
+    return proc.stdout.readline()
+
+
+@contextlib.contextmanager
+def kalah_serve(db: Path, *args: str) -> Iterator[str]:
+    """`kalah serve` on a free port over `db`: its URL; stopped with SIGTERM (a graceful stop), killed if need be."""
+    with started([*KALAH, "serve", "--port", "0", "--db", str(db), "--log-level", "error", *args],
+                 stdout=subprocess.PIPE, text=True) as proc:
+        line = first_line(proc)
+        assert " on ws://" in line, line
+        yield line.split(" on ")[1].split()[0]
+        proc.terminate()
+        proc.wait(timeout=30)
