@@ -243,6 +243,36 @@ class ConflictError(ServerError):
     code = "conflict"
 
 
+class BadEventError(ServerError):
+    """An event's settings that do not fit together (rounds for an arena, more rounds than a Swiss can pair, ...)."""
+
+    code = "bad_event"
+
+
+class UnknownEventError(ServerError):
+    """No event has that id."""
+
+    code = "unknown_event"
+
+
+class EventFullError(ServerError):
+    """An event that already holds its largest number of entrants."""
+
+    code = "event_full"
+
+
+class EventStartedError(ServerError):
+    """Entering (or leaving the entry list of) a Swiss or round-robin event that has started or ended."""
+
+    code = "event_started"
+
+
+class NotEligibleError(ServerError):
+    """An entrant the event's entry rule refuses (people only, engines only, a list of names, games against random)."""
+
+    code = "not_eligible"
+
+
 class InternalError(ServerError):
     """The server failed to serve a request (a fault of the server, not of the request)."""
 

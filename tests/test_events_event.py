@@ -1,0 +1,167 @@
+"""The event state machine: entry rules, start, rounds, results, the end, and restore after a restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.errors import EventFullError, EventStartedError, NotEligibleError
+from server.events.event import Entrant, EntrantKind, Event, EventStatus
+from server.events.records import Pairing
+from server.events.settings import EventSettings
+
+PERSON, BOT, ENGINE = EntrantKind.PERSON, EntrantKind.BOT, EntrantKind.ENGINE
+
+
+def _event(**fields: object) -> Event:
+    """An event `ev` with these settings, created by alice at time 0."""
+    return Event("ev", EventSettings.checked(name="test", **fields), "alice", 0.0)
+
+
+def _restored(event: Event) -> Event:
+    """The same event rebuilt from what storage would hold."""
+    return Event.restore(event.event_id, event.settings, event.creator, event.created_at, event.status,
+                         event.started_at, list(event.entrants.values()), list(event.pairings))
+
+
+def test_swiss_of_seven_plays_the_worked_rounds_and_finishes() -> None:
+    """The seven-entrant Swiss of tests/test_events_swiss.py played through the machine: the same pairings,
+    a bye each round, match ids per round and table, finished after round 3."""
+    ev = _event(kind="swiss", rounds=3, min_entrants=7, max_entrants=8)
+    for i in range(1, 8):
+        ev.join(f"p{i}", PERSON)
+    assert ev.due(1.0)
+    first = ev.start(1.0)
+    assert [str(p) for p in first] == ["1.1 p1-p4 * ev-r1-t1", "1.2 p5-p2 * ev-r1-t2", "1.3 p3-p6 * ev-r1-t3",
+                                        "1.4 p7 bye"]
+    results = {"ev-r1-t1": 1.0, "ev-r1-t2": 0.0, "ev-r1-t3": 1.0}
+    nxt: list[Pairing] = []
+    for match_id, score in results.items():
+        nxt = ev.result(match_id, score, 2.0)
+    assert {(p.south, p.north) for p in nxt} == {("p7", "p1"), ("p2", "p3"), ("p4", "p5"), ("p6", None)}
+    by_players = {(p.south, p.north): p.match_id for p in nxt}
+    for pair, score in (((("p7", "p1")), 0.0), (("p2", "p3"), 0.5), (("p4", "p5"), 1.0)):
+        nxt = ev.result(by_players[pair], score, 3.0)
+    assert {(p.south, p.north) for p in nxt} == {("p1", "p2"), ("p3", "p4"), ("p6", "p7"), ("p5", None)}
+    assert _restored(ev).live() == ev.live()
+    for p in [p for p in nxt if not p.bye]:
+        assert ev.status is EventStatus.RUNNING
+        assert ev.result(p.match_id or "", 1.0, 4.0) == []
+    assert ev.status is EventStatus.FINISHED
+    assert sum(p.bye for p in ev.pairings) == 3
+
+
+def test_a_result_told_twice_changes_nothing() -> None:
+    """The second report of a game's end (a restart replaying it) pairs nobody and scores nothing."""
+    ev = _event(kind="swiss", rounds=2, min_entrants=4)
+    for name in "abcd":
+        ev.join(name, PERSON)
+    games = ev.start(0.0)
+    ev.result(games[0].match_id or "", 1.0, 1.0)
+    assert ev.result(games[0].match_id or "", 0.0, 1.0) == []
+    assert ev.pairings[0].score == 1.0
+
+
+def test_round_robin_of_three_plays_six_rounds_with_a_bye_each() -> None:
+    """Three entrants, two cycles: six rounds of one game and one bye; each pair meets once on each side."""
+    ev = _event(kind="round_robin", min_entrants=3)
+    for name, kind in (("e1", ENGINE), ("e2", ENGINE), ("e3", BOT)):
+        ev.join(name, kind)
+    live = ev.start(0.0)
+    rounds = 0
+    while ev.status is EventStatus.RUNNING:
+        rounds += 1
+        game = next(p for p in live if not p.bye)
+        ev = _restored(ev)
+        live = ev.result(game.match_id or "", 1.0, float(rounds))
+    assert rounds == 6 and ev.total_rounds == 6
+    games = sorted((p.south, p.north) for p in ev.pairings if not p.bye)
+    assert games == sorted([("e2", "e3"), ("e1", "e2"), ("e3", "e1"), ("e3", "e2"), ("e2", "e1"), ("e1", "e3")])
+    assert [r.score for r in ev.standings()] == [2.0, 2.0, 2.0]  # a free round scores nothing
+
+
+def test_arena_pairs_finishers_until_time_is_up_then_ends_with_the_last_game() -> None:
+    """An arena of four: two games at the start, new games as games end, none after the end; it finishes
+    when the last game under way ends."""
+    ev = _event(kind="arena", duration_s=60)
+    for name in "abcd":
+        ev.join(name, BOT)
+    first = ev.start(100.0)
+    assert [(p.south, p.north) for p in first] == [("a", "b"), ("c", "d")]
+    assert ev.result("ev-r1-t1", 1.0, 110.0) == []
+    again = ev.result("ev-r1-t2", 0.0, 120.0)
+    assert {frozenset(p.players()) for p in again} == {frozenset("ad"), frozenset("bc")}
+    assert _restored(ev).pool is not None
+    assert ev.result(again[0].match_id or "", 1.0, 161.0) == []
+    assert ev.status is EventStatus.RUNNING
+    ev.result(again[1].match_id or "", 0.5, 162.0)
+    assert ev.status is EventStatus.FINISHED
+    assert ev.pool is not None and ev.pool.ranking()[0].name in "ad"
+
+
+def test_arena_entrant_may_join_late_and_pause() -> None:
+    """After the start a newcomer enters an arena; a paused entrant is not paired until it joins again."""
+    ev = _event(kind="arena", duration_s=600)
+    for name in "abc":
+        ev.join(name, PERSON)
+    assert [p.players() for p in ev.start(0.0)] == [("a", "b")]
+    ev.leave("c")
+    assert ev.join("d", PERSON) == []
+    assert [set(p.players()) for p in ev.join("c", PERSON)] == [{"c", "d"}]
+    assert {frozenset(p.players()) for p in ev.live()} == {frozenset("ab"), frozenset("cd")}
+
+
+@pytest.mark.parametrize(("fields", "name", "kind", "error"), [
+    ({"entry": "people"}, "bot:random", BOT, NotEligibleError),
+    ({"entry": "engines"}, "alice", PERSON, NotEligibleError),
+    ({"entry": "listed", "names": ("bob",)}, "alice", PERSON, NotEligibleError),
+    ({"sanity_games": 3}, "engine:x", ENGINE, NotEligibleError),
+    ({"max_entrants": 2}, "carol", PERSON, EventFullError),
+])
+def test_entry_rules_refuse_with_typed_errors(fields: dict[str, object], name: str, kind: EntrantKind,
+                                              error: type[Exception]) -> None:
+    """People only, engines only, a list of names, games against random, a full event: each its own error."""
+    ev = _event(kind="swiss", rounds=1, **fields)
+    if error is EventFullError:
+        ev.join("a", PERSON)
+        ev.join("b", PERSON)
+    with pytest.raises(error):
+        ev.join(name, kind)
+
+
+def test_engine_with_enough_wins_against_random_enters() -> None:
+    """An engine with the asked number of wins against random is let in."""
+    ev = _event(kind="swiss", rounds=1, sanity_games=3)
+    ev.join("engine:x", ENGINE, wins_against_random=3)
+    assert list(ev.entrants) == ["engine:x"]
+
+
+def test_a_started_swiss_takes_no_one_and_a_leaver_is_not_paired_again() -> None:
+    """Entering a started Swiss is `EventStartedError`; an entrant who left gets no pairing in later rounds."""
+    ev = _event(kind="swiss", rounds=3, min_entrants=4)
+    for name in "abcd":
+        ev.join(name, PERSON)
+    games = ev.start(0.0)
+    with pytest.raises(EventStartedError):
+        ev.join("e", PERSON)
+    ev.leave("d")
+    nxt: list[Pairing] = []
+    for p in games:
+        nxt = ev.result(p.match_id or "", 1.0, 1.0)
+    assert nxt and all("d" not in p.players() for p in nxt)
+
+
+def test_too_few_entrants_at_the_start_time_cancel_the_event() -> None:
+    """At its start time an event with fewer than `min_entrants` is cancelled and pairs nobody."""
+    ev = _event(kind="swiss", rounds=2, start_at=50.0, min_entrants=4)
+    ev.join("a", PERSON)
+    assert not ev.due(49.0) and ev.due(50.0)
+    assert ev.start(50.0) == [] and ev.status is EventStatus.CANCELLED
+
+
+def test_leaving_before_the_start_removes_the_entry() -> None:
+    """Before the start, leaving takes the entrant off the list."""
+    ev = _event(kind="swiss", rounds=2)
+    ev.join("a", PERSON)
+    ev.leave("a")
+    assert ev.entrants == {}
+    assert Entrant("a", PERSON).active
