@@ -36,6 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,7 @@ def server_log(path: Path, until: float) -> Counter[str]:
     for line in path.read_text(errors="replace").splitlines():
         with contextlib.suppress(ValueError, KeyError):
             entry = json.loads(line)
-            if entry["event"] not in ROUTINE_LOGS and entry["ts"] <= until:
+            if entry["event"] not in ROUTINE_LOGS and datetime.fromisoformat(entry["time"]).timestamp() <= until:
                 counts[entry["event"] + (f" ({entry['reason']})" if "reason" in entry else "")] += 1
     return counts
 
@@ -217,7 +218,8 @@ async def run_phase(name: str, args: argparse.Namespace) -> Phase:
     tmp = Path(tempfile.mkdtemp(prefix=f"kalah-flood-{name}-"))
     log_path = tmp / "server.log"
     with log_path.open("w") as log:
-        proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", stderr=log)
+        proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
+                                         stderr=log)
     flooders = None
     until = time.time() + 3600
     try:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from cli.server_args import CommandError
 from server.app import serve_forever, start_server
 from server.gc_tuning import keep_heap_frozen
+from server.logs import FORMATS as LOG_FORMATS
+from server.logs import EventFormatter
 from server.logs import configure as configure_logs
 from server.storage import SchemaError, StorageError, default_db_path, describe
 
@@ -47,7 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gc-freeze", type=float, default=10.0, metavar="SECONDS",
                         help="freeze long-lived objects out of the garbage collector this often (0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                        help="the least important JSON log lines written to standard error")
+                        help="the least important log lines written to standard error")
+    parser.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
+                        help="log lines as text, or as one JSON object a line for a log tool")
     parser.add_argument("--kgp-port", type=port_number, default=None, metavar="PORT",
                         help="also let outside engines play over the Kalah Game Protocol on this TCP port "
                              "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
@@ -96,9 +100,10 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-async def _main(args: argparse.Namespace) -> None:
+async def _main(args: argparse.Namespace, logs: EventFormatter) -> None:
     """Start the server, print where it listens, and serve until a stop signal."""
     db = args.db or default_db_path()
+    logs.node = args.node_id if args.bus else None
     running = await start_server(db, args.host, args.port, grace_s=args.grace,
                                  max_connections=args.max_connections, synchronous=args.synchronous,
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
@@ -109,6 +114,8 @@ async def _main(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if running.arena.cluster is not None:
+        logs.node = running.arena.cluster.node_id
     node = "" if running.arena.cluster is None else f", node {running.arena.cluster.node_id} on bus {args.bus}"
     print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
     if running.kgp is not None:
@@ -121,13 +128,13 @@ async def _main(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the server; exit 0 after a graceful shutdown."""
-    configure_logs(args.log_level)
+    logs = configure_logs(args.log_level, args.log_format)
     # The storage thread hands the GIL back and forth with the event loop a few times per
     # commit; a shorter switch interval (default 5 ms) keeps group commits quick under load.
     sys.setswitchinterval(float(os.environ.get("KALAH_SWITCH_INTERVAL", "0.001")))
     try:
         with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-            runner.run(_main(args))
+            runner.run(_main(args, logs))
     except OSError as exc:
         raise CommandError(bind_failure(exc, args.host), status=1) from None
     except (StorageError, SchemaError) as exc:

@@ -1,4 +1,9 @@
-"""Structured logs: one JSON object per line, with an event name and its fields."""
+"""Structured logs: an event name and its fields, written as text lines (the default) or one JSON object a line.
+
+Every record carries `match`, `player` and `node` (None when they do not apply; `node` is the
+cluster node's name, set once the server knows it) and the traceback of the exception being
+handled when the event was logged with `exc_info`.
+"""
 
 from __future__ import annotations
 
@@ -11,33 +16,83 @@ from typing import Any
 LOGGER_NAME = "kalah.server"
 log = logging.getLogger(LOGGER_NAME)
 
+FORMATS = ("text", "json")
+KEYED = ("match", "player", "node")
+"""Fields every JSON line has (null when they do not apply), so a log tool can index them."""
+
 
 def event(name: str, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
     """Log the event `name` with its fields (kept as data, not formatted into the text); `exc_info` adds the
-    traceback of the exception being handled (as `exc`)."""
+    traceback of the exception being handled (as `traceback`)."""
     if log.isEnabledFor(level):
         log.log(level, name, exc_info=exc_info, extra={"fields": fields})
 
 
-class JsonFormatter(logging.Formatter):
-    """Formats a record as `{"ts": ..., "level": ..., "event": ..., **fields}`."""
+def _utc(created: float) -> str:
+    """A record's time in ISO 8601, UTC, to the millisecond."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{int(created % 1 * 1000):03d}Z"
+
+
+class EventFormatter(logging.Formatter):
+    """What both formats share: the node's name, and a record's fields."""
+
+    def __init__(self, node: str | None = None) -> None:
+        super().__init__()
+        self.node = node
+        """The cluster node's name, on every line (None for a server on its own)."""
+
+    def fields(self, record: logging.LogRecord) -> dict[str, Any]:
+        """The record's fields, with `node` filled in."""
+        fields: dict[str, Any] = dict(getattr(record, "fields", {}))
+        fields.setdefault("node", self.node)
+        return fields
+
+
+class JsonFormatter(EventFormatter):
+    """Formats a record as `{"time", "level", "event", "match", "player", "node", **fields, "traceback"?}`."""
 
     def format(self, record: logging.LogRecord) -> str:
         """The JSON line of one record."""
-        data: dict[str, Any] = {"ts": round(record.created, 3), "level": record.levelname.lower(),
-                                "logger": record.name, "event": record.getMessage()}
-        data.update(getattr(record, "fields", {}))
+        fields = self.fields(record)
+        data: dict[str, Any] = {"time": _utc(record.created), "level": record.levelname.lower(),
+                                "event": record.getMessage()}
+        data.update({key: fields.pop(key, None) for key in KEYED})
+        data.update(fields)
+        if record.name != LOGGER_NAME:
+            data["logger"] = record.name
         if record.exc_info:
-            data["exc"] = self.formatException(record.exc_info)
+            data["traceback"] = self.formatException(record.exc_info)
         return json.dumps(data, default=str)
 
 
-def configure(level: str = "info") -> None:
-    """Send the server's logs to standard error as JSON lines."""
+class TextFormatter(EventFormatter):
+    """Formats a record as `TIME LEVEL event key=value ...`, the traceback on the lines after it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The text line (and traceback lines) of one record."""
+        parts = [_utc(record.created), record.levelname.lower(), record.getMessage()]
+        for key, value in self.fields(record).items():
+            if value is None:
+                continue
+            text = str(value)
+            parts.append(f"{key}={text}" if text and not any(c in text for c in ' "=\n') else
+                         f"{key}={json.dumps(text)}")
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def configure(level: str = "info", fmt: str = "text") -> EventFormatter:
+    """Send the server's logs to standard error as text lines or JSON lines (`fmt`); returns the formatter (whose
+    `node` the server sets once it knows its name)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    formatter: EventFormatter = JsonFormatter() if fmt == "json" else TextFormatter()
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    logging.Formatter.converter = time.gmtime
+    handler.setFormatter(formatter)
     root = logging.getLogger("kalah")
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     root.propagate = False
+    return formatter

@@ -1,15 +1,20 @@
-"""Structured logs: one JSON object per line, with the event name and its fields."""
+"""Structured logs: text lines or one JSON object a line, with the event name and its fields."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
-from server.logs import LOGGER_NAME, JsonFormatter, event
+from server.logs import LOGGER_NAME, JsonFormatter, TextFormatter, event
+from tests.cluster_play import ROOT
 from tests.conftest import Serve
-from tests.wire import Client, FirstLegal
+from tests.wire import Client, FirstLegal, Json, is_game_over, live_match
 
 
 def test_json_lines_carry_event_and_fields() -> None:
@@ -51,4 +56,59 @@ async def test_a_failing_bot_turn_is_logged_with_its_traceback(serve: Serve, cap
     [record] = [r for r in caplog.records if r.getMessage() == "bot_failed"]
     data = json.loads(JsonFormatter().format(record))
     assert data["level"] == "warning" and data["error"].startswith("OutOfTurnError")
-    assert data["exc"].startswith("Traceback") and "prepare_action" in data["exc"]
+    assert data["traceback"].startswith("Traceback") and "prepare_action" in data["traceback"]
+
+
+def test_json_and_text_lines_carry_the_node_and_the_keyed_fields() -> None:
+    """Every JSON line has time, level, event, match, player and node (null when they do not apply); a text line
+    names only the fields that have a value, quoting those with spaces."""
+    record = logging.LogRecord(LOGGER_NAME, logging.WARNING, __file__, 1, "match_expired", None, None)
+    record.fields = {"match": "m1", "why": "idle too long"}
+    data = json.loads(JsonFormatter(node="n2").format(record))
+    assert list(data)[:6] == ["time", "level", "event", "match", "player", "node"]
+    assert (data["match"], data["player"], data["node"], data["why"]) == ("m1", None, "n2", "idle too long")
+    assert data["time"].endswith("Z") and "T" in data["time"]
+    line = TextFormatter().format(record)
+    assert line.split(" ", 3)[1:] == ["warning", "match_expired", 'match=m1 why="idle too long"']
+
+
+async def serve_and_play(tmp_path: Path, *flags: str) -> tuple[list[str], Json, str]:
+    """Run `kalah serve FLAGS` in a child process, play a match to a resignation, stop it; its log lines, the
+    creator's welcome and the match id."""
+    log_path = tmp_path / "server.log"
+    with log_path.open("w") as log:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", str(tmp_path / "arena.sqlite3"),
+            "--log-level", "info", *flags, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=log)
+    try:
+        assert proc.stdout is not None
+        url = re.findall(r"ws://\S+", (await asyncio.wait_for(proc.stdout.readline(), 60)).decode())[0]
+        south, north, match_id = await live_match(url)
+        await south.send(type="resign", match_id=match_id)
+        await north.expect("event", where=is_game_over)
+        await south.close()
+        await north.close()
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+        status = await asyncio.wait_for(proc.wait(), 15)
+    assert status == 0
+    return log_path.read_text().splitlines(), south.welcome, match_id
+
+
+async def test_a_server_started_with_log_format_json_writes_one_object_a_line(tmp_path: Path) -> None:
+    """`kalah serve --log-format json`: every line of a real server's standard error is one JSON object with the
+    keyed fields; the hello names the player and the match's events name the match."""
+    lines, welcome, match_id = await serve_and_play(tmp_path, "--log-format", "json")
+    entries = [json.loads(line) for line in lines]
+    assert all({"time", "level", "event", "match", "player", "node"} <= set(e) for e in entries)
+    events = {(e["event"], e["match"] or e["player"]) for e in entries}
+    assert {("hello", welcome["player_id"]), ("match_created", match_id), ("match_finished", match_id)} <= events
+    assert [e["event"] for e in entries][-1] == "shutdown_done"
+
+
+async def test_text_stays_the_default_log_format(tmp_path: Path) -> None:
+    """Without --log-format a server's log lines are text: time, level, event and its fields."""
+    lines, _, match_id = await serve_and_play(tmp_path)
+    assert any(line.split()[2:4] == ["match_finished", f"match={match_id}"] for line in lines)
+    assert not any(line.startswith("{") for line in lines)
