@@ -42,7 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="games at once")
     parser.add_argument("--state", metavar="FILE",
                         help="progress file (default: one per ladder under the per-user data directory)")
-    parser.add_argument("--unrated", action="store_true", help="do not rate the ladder's games")
+    parser.add_argument("--unrated", action="store_true",
+                        help="do not rate the ladder's games (on a running server without --operator-token they "
+                             "are unrated anyway)")
     parser.add_argument("--pace-ms", type=int, default=0, metavar="MS",
                         help="minimum time per move, so people can follow the games live (0..10000)")
     parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
@@ -163,6 +165,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--pace-ms takes 0 to {MAX_PACE_MS} milliseconds")
     except (KalahError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+    if server and config.rated and not config.operator_token:
+        config = dataclasses.replace(config, rated=False)
+        print("kalah ladder: no --operator-token (or $KALAH_OPERATOR_TOKEN) for this server: the games are "
+              "unrated (--unrated plays them so without this line)", file=sys.stderr, flush=True)
     try:
         return asyncio.run(_run(args, config, server))
     except (LadderError, SourceError, OSError) as exc:

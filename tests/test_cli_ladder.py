@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from cli.main import main
 from cli.stored_games import fetch_standings
 from tests.conftest import Serve
+from tests.processes import KALAH, ROOT, kalah_serve, run
 from tests.wire import OPERATOR
 
 LADDER = ["ladder", "--bots", "random,greedy", "--games", "2", "-H", "4", "-s", "3", "--concurrency", "2"]
@@ -55,3 +58,29 @@ def test_ladder_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err.splitlines()
     assert err == ["kalah ladder: a ladder needs at least two different bots",
                    "kalah ladder: give either --server or --db, not both"]
+
+
+def readme_recipe(marker: str) -> list[str]:
+    """The README tour's `kalah` command line that contains `marker`, as arguments (its comment cut)."""
+    readme = (ROOT / "README.md").read_text()
+    [line] = [line for line in readme.splitlines() if line.startswith("kalah ") and marker in line]
+    return shlex.split(line.split("  #")[0])[1:]
+
+
+def test_the_readmes_paced_ladder_runs_on_a_served_arena(tmp_path: Path) -> None:
+    """The README's paced-bot recipe on a `kalah serve` without the operator's token: one line says the games are
+    unrated, both are played (paced at 50 ms here, 800 in the README); a token the server does not take stops the
+    ladder with one line that names --operator-token and --unrated."""
+    recipe = readme_recipe("--pace-ms")
+    assert recipe[:5] == ["ladder", "--server", "ws://127.0.0.1:8765", "--pace-ms", "800"]
+    env = {k: v for k, v in os.environ.items() if k not in ("KALAH_OPERATOR_TOKEN", "KALAH_SERVER")}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    with kalah_serve(tmp_path / "arena.sqlite3") as url:
+        done = run([*KALAH, *recipe[:2], url, recipe[3], "50", *recipe[5:]], env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.count("\n") == 1 and "unrated" in done.stderr and "--operator-token" in done.stderr
+        assert "2 games of this ladder" in done.stdout and "results of these unrated games" in done.stdout
+        refused = run([*KALAH, *recipe[:2], url, "--operator-token", "wrong", "--games", "2", "--bots",
+                       "random,greedy", "-H", "3", "-s", "2"], env=env, timeout=300)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "--operator-token" in refused.stderr and "--unrated" in refused.stderr
