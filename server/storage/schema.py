@@ -7,7 +7,9 @@ version 2 adds the engine gateway's `engine_forfeits` (which the gateway used to
 it started); version 3 adds what several nodes on one database need (`guards`, one row per change
 that would conflict with another, `nodes` with their heartbeats, and `match_owners`); version 4
 adds `store`, one row holding the database's random identity, which the server announces so a
-client finds the token it was given by this database whatever address it came in by.
+client finds the token it was given by this database whatever address it came in by; version 5
+adds moderation: `bans` (a player id or a network address, why, by whom, when; read by every node)
+and `audit`, one row per moderation act.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -100,6 +102,24 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS store (id TEXT PRIMARY KEY)",
         "INSERT INTO store (id) SELECT lower(hex(randomblob(12))) WHERE NOT EXISTS (SELECT 1 FROM store)",
     )),
+    (5, (
+        """CREATE TABLE IF NOT EXISTS bans (
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (kind, target)
+)""",
+        """CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL
+)""",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -178,6 +198,24 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS store (id TEXT PRIMARY KEY)",
         "INSERT INTO store (id) SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24)"
         " WHERE NOT EXISTS (SELECT 1 FROM store)",
+    )),
+    (5, (
+        """CREATE TABLE IF NOT EXISTS bans (
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (kind, target)
+)""",
+        """CREATE TABLE IF NOT EXISTS audit (
+    id BIGSERIAL PRIMARY KEY,
+    at DOUBLE PRECISION NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL
+)""",
     )),
 )
 
