@@ -14,6 +14,8 @@ class KalahError(ValueError):
     """Base of every typed error; `code` is the stable wire code (a bare base is an internal fault)."""
 
     code: ClassVar[str] = "internal_error"
+    retry_ms: int | None = None
+    """For a refusal of load (`rate_limited`, `too_many`): when asking again may be served, in milliseconds."""
 
 
 # --- the rules -----------------------------------------------------------------------------
@@ -196,9 +198,13 @@ class UnknownBotError(ServerError):
 
 
 class RateLimitedError(ServerError):
-    """Too many messages on one connection."""
+    """Too many messages or reads from one connection or address (or from everyone at once)."""
 
     code = "rate_limited"
+
+    def __init__(self, message: str, retry_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_ms = None if retry_s is None else retry_after_ms(retry_s)
 
 
 class ShuttingDownError(ServerError):
@@ -217,6 +223,19 @@ class TooManyError(ServerError):
     """A per-identity or per-address quota is full: open matches, exhibitions, analyses."""
 
     code = "too_many"
+
+    def __init__(self, message: str, retry_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_ms = None if retry_s is None else retry_after_ms(retry_s)
+
+
+MAX_RETRY_MS = 3_600_000
+"""The longest retry hint an error carries (one hour)."""
+
+
+def retry_after_ms(seconds: float) -> int:
+    """A retry hint in whole milliseconds, at least 1 and at most an hour."""
+    return max(1, min(MAX_RETRY_MS, int(seconds * 1000) + 1))
 
 
 class NameTakenError(ServerError):

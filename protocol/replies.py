@@ -108,6 +108,8 @@ class ErrorMessage(Message):
     message: Annotated[str, Field(max_length=1000)]
     request: Annotated[str, Field(max_length=32)] | None = None
     match_id: MatchId | None = None
+    retry_ms: Annotated[int, Field(ge=1, le=3_600_000)] | None = None
+    """For `rate_limited` and `too_many`: wait at least this long before asking again (absent: no hint)."""
 
 
 class GameInfo(Message):

@@ -29,6 +29,7 @@ from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
+from server.peers import PeerTable
 from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
@@ -156,7 +157,19 @@ def _host(conn: ServerConnection) -> str:
 
 def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorMessage:
     """The wire form of a refusal."""
-    return ErrorMessage(code=exc.code, message=str(exc)[:1000], request=request, match_id=match_id)
+    return ErrorMessage(code=exc.code, message=str(exc)[:1000], request=request, match_id=match_id,
+                        retry_ms=exc.retry_ms)
+
+
+def _refused(exc: KalahError, data: str | bytes) -> ErrorMessage:
+    """The refusal of a message not served (over a rate), naming its type and match as far as they can be read."""
+    try:
+        raw = json.loads(data)
+        request, match_id = raw.get("type"), raw.get("match_id")
+        return _error(exc, request if isinstance(request, str) else None,
+                      match_id if isinstance(match_id, str) else None)
+    except (ValueError, AttributeError):  # not JSON, not an object, or a type or match id the wire refuses
+        return _error(exc, None, None)
 
 
 class _Handler:
@@ -168,7 +181,7 @@ class _Handler:
         self.store = store
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
         self.connections = 0
-        self.peers: dict[str, Peer] = {}
+        self.peers = PeerTable(self.new_peer)
         self.kgp: Gateway | None = None
         """The KGP gateway, which also serves agents at `/kgp` (set once started)."""
 
@@ -203,14 +216,11 @@ class _Handler:
         """Name the database in the handshake, so a client finds the token this database gave it before hello."""
         response.headers[STORE_HEADER] = self.store
 
-    def peer(self, host: str) -> Peer:
-        """The shared state of `host`'s connections (made on its first connection)."""
-        peer = self.peers.get(host)
-        if peer is None:
-            reads = RateLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst)
-            messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
-            peer = self.peers[host] = Peer(host, reads, messages)
-        return peer
+    def new_peer(self, host: str) -> Peer:
+        """The state of an address seen for the first time (or again after its budgets refilled)."""
+        reads = RateLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst)
+        messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
+        return Peer(host, reads, messages)
 
     async def hello_deadline(self, session: Session) -> None:
         """Close a connection that has not said hello within the hello timeout (1008)."""
@@ -225,8 +235,7 @@ class _Handler:
             await serve_kgp(self.kgp, ws)
             return
         self.connections += 1
-        peer = self.peer(_host(ws))
-        peer.connections += 1
+        peer = self.peers.acquire(_host(ws))
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
         peer.sessions.add(session)
         sock = ws.transport.get_extra_info("socket") if ws.transport is not None else None
@@ -238,17 +247,13 @@ class _Handler:
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
-                allowed = session.limiter.allow()
-                if allowed and not peer.messages.allow():  # the address's budget, shared by its connections
-                    allowed = False
-                    session.limiter.refused += 1
-                if not allowed:
+                refusal = self.over_rate(session)
+                if refusal is not None:
                     if session.limiter.refused >= self.opts.max_refused:
                         log_event("rate_limit_close", remote=session.remote, player=session.player_id)
                         closing = asyncio.create_task(ws.close(1008, "rate limit exceeded"))
                         continue
-                    if session.limiter.refused % 20 == 1:
-                        session.send(_error(RateLimitedError("too many messages: slow down"), None, None))
+                    session.send(_refused(refusal, data))
                     continue
                 for reply in await self.serve_one(session, data):
                     session.send(reply)
@@ -257,11 +262,20 @@ class _Handler:
         finally:
             deadline.cancel()
             self.connections -= 1
-            peer.connections -= 1
             peer.sessions.discard(session)
-            if not peer.connections:
-                del self.peers[peer.address]
+            self.peers.release(peer)
             await self.router.disconnect(session)
+
+    @staticmethod
+    def over_rate(session: Session) -> RateLimitedError | None:
+        """None if the connection's and its address's message budgets allow one more message, else the refusal."""
+        if not session.limiter.allow():
+            return RateLimitedError("too many messages on this connection: slow down",
+                                    session.limiter.wait_s())
+        if not session.peer.messages.allow():  # the address's budget, shared by its connections (and kept)
+            session.limiter.refused += 1
+            return RateLimitedError("too many messages from your address: slow down", session.peer.messages.wait_s())
+        return None
 
     async def serve_one(self, session: Session, data: str | bytes) -> list[Message]:
         """Decode and serve one message; any refusal becomes an error message."""

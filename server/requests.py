@@ -189,7 +189,8 @@ class Router:
     def charge_rows(s: Session, rows: int) -> None:
         """Take `rows` from the address's public-read quota, or refuse with `rate_limited`."""
         if not s.peer.reads.allow(max(1, rows)):
-            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more")
+            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
+                                   s.peer.reads.wait_s(max(1, rows)))
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
@@ -363,12 +364,18 @@ class Router:
     async def follow(self, s: Session, msg: WatchMatch | SyncMatch) -> list[Message]:
         """Watch or re-sync a match: one answer, a catch-up with the events after `since` (maybe none) or a snapshot."""
         a = self.arena
+        was = msg.match_id in s.following
+        if not was:
+            self.check_follow(s)  # before anything is loaded
+        if msg.match_id not in a.rooms and a.cluster is None:
+            self.charge_rows(s, 1)
         room = await room_or_stored(a, msg.match_id)
+        if msg.match_id not in a.rooms and a.cluster is None:  # a finished game read back: answered, not kept
+            s.peer.reads.charge(room.match.ply)  # its replay's work, like that many rows
+            s.send_text(room.match.catch_up_text(msg.since, room.match.seat_of(s.player_id or ""), 0))
+            return []
         if a.cluster is not None:
             await a.cluster.catch_up(room)
-        was = s in room.followers
-        if not was:
-            self.check_follow(s)
         room.follow(s)
         s.send_text(room.match.catch_up_text(msg.since, room.followers[s], room.spectators))
         if not was:

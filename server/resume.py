@@ -77,7 +77,8 @@ def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
 
 
 async def room_or_stored(arena: Arena, match_id: str) -> Room:
-    """The room of a match in memory, or a finished one read back from storage (kept a while)."""
+    """The room of a match in memory, or a finished one read back from storage (not kept: a finished match
+    has no more events to follow, and keeping every one asked for would let requests fill the memory)."""
     room = arena.rooms.get(match_id)
     if room is not None:
         return room
@@ -91,6 +92,4 @@ async def room_or_stored(arena: Arena, match_id: str) -> Room:
     except Exception as exc:
         await quarantine(arena, match_id, exc)
         raise UnknownMatchError(f"stored match {match_id!r} cannot be read: it is quarantined") from None
-    arena.add_room(room)
-    arena.after_change(room)
     return room

@@ -39,6 +39,8 @@ def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUF
 class RateLimiter:
     """A token bucket: `rate` messages a second on average, bursts up to `burst`."""
 
+    __slots__ = ("burst", "now", "rate", "refused", "stamp", "tokens")
+
     def __init__(self, rate: float, burst: int, now: Callable[[], float] = time.monotonic) -> None:
         self.rate = rate
         self.burst = burst
@@ -49,14 +51,32 @@ class RateLimiter:
 
     def allow(self, cost: float = 1.0) -> bool:
         """Take `cost` tokens if that many are left; count a refusal otherwise."""
-        now = self.now()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
+        self.refill()
         if self.tokens >= cost:
             self.tokens -= cost
             return True
         self.refused += 1
         return False
+
+    def refill(self) -> None:
+        """Add the tokens earned since the last look."""
+        now = self.now()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def charge(self, cost: float) -> None:
+        """Take `cost` tokens even if fewer are left (a debt later requests wait out)."""
+        self.refill()
+        self.tokens -= cost
+
+    def wait_s(self, cost: float = 1.0) -> float:
+        """Seconds until `cost` tokens will be there (0: now)."""
+        self.refill()
+        return max(0.0, (min(cost, self.burst) - self.tokens) / self.rate) if self.rate > 0 else float("inf")
+
+    def full_at(self) -> float:
+        """When the bucket will be full again (a bucket full by then is the same as a new one)."""
+        return self.stamp + max(0.0, self.burst - self.tokens) / self.rate if self.rate > 0 else float("inf")
 
 
 @dataclass
@@ -72,6 +92,10 @@ class Peer:
     analyses: int = 0
     """Analyses queued or running for this address."""
     sessions: set[Session] = field(default_factory=set)
+
+    def full_at(self) -> float:
+        """When every budget of the address will have refilled (it can be forgotten then)."""
+        return max(self.reads.full_at(), self.messages.full_at())
 
 
 class Session:
