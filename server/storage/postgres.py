@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from protocol.errors import ConflictError
+from server.storage.events import EVENT_SQL
 from server.storage.games import (
     QUARANTINE_LIST,
     RATED_RESULTS,
@@ -75,6 +76,7 @@ SQL = {
     "forfeit": "INSERT INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES ($1, $2, $3, $4, $5)"
                " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
                " detail = excluded.detail, at = excluded.at",
+    **{kind: numbered(sql) for kind, sql in EVENT_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 
@@ -264,6 +266,10 @@ class PostgresStorage(PostgresReads, Storage):
         """One stored player, or None."""
         r = await self._reads.fetchrow(numbered(PLAYER), player_id)
         return None if r is None else StoredPlayer(r[0], r[1], r[2], r[3])
+
+    async def fetch_rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows of one read, on the read pool."""
+        return [tuple(r) for r in await self._reads.fetch(numbered(sql), *params)]
 
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""

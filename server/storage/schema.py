@@ -9,7 +9,8 @@ that would conflict with another, `nodes` with their heartbeats, and `match_owne
 adds `store`, one row holding the database's random identity, which the server announces so a
 client finds the token it was given by this database whatever address it came in by; version 5
 adds moderation: `bans` (a player id or a network address, why, by whom, when; read by every node)
-and `audit`, one row per moderation act.
+and `audit`, one row per moderation act; version 6 adds events (`events`, `event_entrants`,
+`event_pairings`: see `server.storage.events`).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -120,6 +121,35 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     reason TEXT NOT NULL
 )""",
     )),
+    (6, (
+        """CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY,
+    settings TEXT NOT NULL,
+    creator TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    started_at REAL
+)""",
+        "CREATE INDEX IF NOT EXISTS events_by_status ON events(status, created_at)",
+        """CREATE TABLE IF NOT EXISTS event_entrants (
+    event_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    active INTEGER NOT NULL,
+    joined_at REAL NOT NULL,
+    PRIMARY KEY (event_id, name)
+)""",
+        """CREATE TABLE IF NOT EXISTS event_pairings (
+    event_id TEXT NOT NULL,
+    rnd INTEGER NOT NULL,
+    tbl INTEGER NOT NULL,
+    south TEXT NOT NULL,
+    north TEXT,
+    match_id TEXT UNIQUE,
+    score REAL,
+    PRIMARY KEY (event_id, rnd, tbl)
+)""",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -215,6 +245,35 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     action TEXT NOT NULL,
     target TEXT NOT NULL,
     reason TEXT NOT NULL
+)""",
+    )),
+    (6, (
+        """CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY,
+    settings TEXT NOT NULL,
+    creator TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    started_at DOUBLE PRECISION
+)""",
+        "CREATE INDEX IF NOT EXISTS events_by_status ON events(status, created_at)",
+        """CREATE TABLE IF NOT EXISTS event_entrants (
+    event_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    active BOOLEAN NOT NULL,
+    joined_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (event_id, name)
+)""",
+        """CREATE TABLE IF NOT EXISTS event_pairings (
+    event_id TEXT NOT NULL,
+    rnd INTEGER NOT NULL,
+    tbl INTEGER NOT NULL,
+    south TEXT NOT NULL,
+    north TEXT,
+    match_id TEXT UNIQUE,
+    score DOUBLE PRECISION,
+    PRIMARY KEY (event_id, rnd, tbl)
 )""",
     )),
 )

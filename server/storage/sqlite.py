@@ -14,6 +14,7 @@ from typing import Any
 import aiosqlite
 
 from protocol.errors import ConflictError
+from server.storage.events import EVENT_SQL
 from server.storage.games import SQLiteReads
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.writer import (
@@ -55,6 +56,7 @@ SQL = {
     "quarantine": "INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
     "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = ?",
     "forfeit": "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
+    **EVENT_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 
@@ -181,6 +183,10 @@ class SQLiteStorage(SQLiteReads, Storage):
         """One stored player, or None."""
         rows = list(await self._conn.execute_fetchall(PLAYER, (player_id,)))
         return None if not rows else StoredPlayer(rows[0][0], rows[0][1], rows[0][2], rows[0][3])
+
+    async def fetch_rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows of one read."""
+        return [tuple(r) for r in await self._conn.execute_fetchall(sql, params)]
 
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""

@@ -63,7 +63,7 @@ class StoredMatch:
 # every call hands the GIL back and forth with the busy event loop (SQLite) or is a round trip
 # (PostgreSQL). Rows of one kind keep the order their writes came in.
 PHASES = ("guard", "player", "create", "own", "join", "action", "finish", "rating", "cancel", "disown", "quarantine",
-          "set_aside", "forfeit")
+          "set_aside", "forfeit", "event", "entrant", "entrant_out", "event_status", "pairing", "pairing_result")
 _PHASE = {kind: index for index, kind in enumerate(PHASES)}
 
 
@@ -186,6 +186,10 @@ class Storage(GameReads):
     @abstractmethod
     async def seated(self, player_id: str) -> list[str]:
         """The ids of the open or live matches where `player_id` holds a seat, oldest first."""
+
+    @abstractmethod
+    async def fetch_rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows of one read (`?` placeholders, the same SQL on every backend), on the read connections."""
 
     @abstractmethod
     async def store_id(self) -> str:
