@@ -91,10 +91,10 @@ def _as_json(finished: list[Finished], table: list[Standing], h2h: dict[tuple[st
         "rated": config.rated,
         "games": [{"match_id": f.match_id, "south": f.game.south, "north": f.game.north, "score": f.score,
                    "result": f.result, "reason": f.reason, "detail": f.detail} for f in finished],
-        **report_json(_games(finished), config.players, config.sprt),
-        "standings": [{"bot": s.name, "rating": round(s.rating.rating, 1), "rd": round(s.rating.rd, 1),
+        **report_json(_games(finished), config.report_order, config.sprt),
+        "standings": [{"player": s.name, "rating": round(s.rating.rating, 1), "rd": round(s.rating.rd, 1),
                        "games": s.games, "wins": s.wins, "draws": s.draws, "losses": s.losses} for s in table],
-        "head_to_head": [{"bot": a, "opponent": b, "wins": w, "draws": d, "losses": lo}
+        "head_to_head": [{"player": a, "opponent": b, "wins": w, "draws": d, "losses": lo}
                          for (a, b), (w, d, lo) in sorted(h2h.items())],
     })
 
@@ -144,7 +144,7 @@ async def _run(args: argparse.Namespace, config: LadderConfig, server: str | Non
     print(f"\n{title}")
     print(render(table, h2h))
     print()
-    print(render_report(_games(finished), config.players, config.sprt))
+    print(render_report(_games(finished), config.report_order, config.sprt))
     print(f"\n{len(finished)} games of this ladder; progress kept in {state.path}")
     if not server:
         print(f"its games: kalah games --db {where}")

@@ -2,8 +2,9 @@
 
 A game is given as `(key, south, north, south_score)`; the schedule's keys end in `|0` and
 `|1` for the two games of one opening with the sides exchanged, which makes a pair for the
-pentanomial SPRT. A pairing `(a, b)` is counted from `a`'s side, `a` being the player named
-first on the command line.
+pentanomial SPRT. A pairing `(a, b)` is counted from `a`'s side, `a` being the player that comes
+first in the order given: the ladder puts the engines under test first, then the bots, so an
+SPRT always tests the engine.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Tally:
 
 
 def pairing_of(south: str, north: str, players: Sequence[str]) -> tuple[str, str]:
-    """The pairing of a game, its first player the one named first."""
+    """The pairing of a game, its first player the one that comes first in `players`."""
     return (south, north) if players.index(south) < players.index(north) else (north, south)
 
 
@@ -84,7 +85,7 @@ def verdict_text(tally: Tally, sprt: Sprt) -> str:
 def render(games: Iterable[Game], players: Sequence[str], sprt: Sprt | None) -> str:
     """The report as text: one line per pairing, then one per player."""
     by_pair, by_player = tallies(games, players)
-    lines = ["pairing (first named's view)          games   W-D-L        Elo (95 %)"
+    lines = ["pairing (first player's view)         games   W-D-L        Elo (95 %)"
              + ("           SPRT" if sprt else "")]
     for (a, b), t in sorted(by_pair.items(), key=lambda kv: (players.index(kv[0][0]), players.index(kv[0][1]))):
         elo = t.elo()

@@ -80,6 +80,11 @@ class LadderConfig:
         """Every participant: the bots, then the engines."""
         return self.bots + tuple(e.name for e in self.engines)
 
+    @property
+    def report_order(self) -> tuple[str, ...]:
+        """The participants as the report and the SPRT see them: the engines under test first, then the bots."""
+        return tuple(e.name for e in self.engines) + self.bots
+
     def display(self, player: str) -> str:
         """A participant's name on the server: `bot:ID` or `engine:NAME`."""
         return (ENGINE_PREFIX if any(e.name == player for e in self.engines) else BOT_PREFIX) + player
@@ -165,7 +170,7 @@ class Ladder:
             if game is not None:
                 self.results[key] = Finished(game, row["match_id"], row["score"], row.get("result"),
                                              row.get("reason"), row.get("detail"))
-        for pairing in {pairing_of(g.south, g.north, config.players) for g in self.schedule}:
+        for pairing in {pairing_of(g.south, g.north, config.report_order) for g in self.schedule}:
             self._judge(pairing, quiet=True)
 
     async def run(self, url: str) -> list[Finished]:
@@ -231,7 +236,7 @@ class Ladder:
     async def _play(self, ws: ClientConnection, gate: asyncio.Semaphore, game: LadderGame) -> None:
         """Follow a game's match if the server has it (an earlier run started it), else start it; await its end."""
         async with gate:
-            if pairing_of(game.south, game.north, self.config.players) in self.decided:
+            if pairing_of(game.south, game.north, self.config.report_order) in self.decided:
                 return  # the SPRT decided this pairing: its remaining games are not played
             match_id = self.match_id(game)
             done: asyncio.Future[GameOverEvent | Snapshot] = asyncio.get_running_loop().create_future()
@@ -285,7 +290,7 @@ class Ladder:
         why = f"{end.reason}: {end.detail}" if end.detail else end.reason
         self.progress(f"[{len(self.results)}/{len(self.schedule)}] {game.south} v {game.north}: "
                       f"{finished.score:g}-{1 - finished.score:g}{margin} ({why}) match {finished.match_id}")
-        self._judge(pairing_of(game.south, game.north, self.config.players))
+        self._judge(pairing_of(game.south, game.north, self.config.report_order))
 
     def _judge(self, pairing: tuple[str, str], quiet: bool = False) -> None:
         """Run the SPRT on a pairing's games; once decided, its remaining games are skipped."""
@@ -293,8 +298,8 @@ class Ladder:
         if sprt is None or pairing in self.decided:
             return
         games = [(f.game.key, f.game.south, f.game.north, f.score) for f in self.results.values()
-                 if pairing_of(f.game.south, f.game.north, self.config.players) == pairing]
-        tally = tallies(games, self.config.players)[0].get(pairing)
+                 if pairing_of(f.game.south, f.game.north, self.config.report_order) == pairing]
+        tally = tallies(games, self.config.report_order)[0].get(pairing)
         if tally is None:
             return
         verdict = sprt.verdict(tally.llr(sprt))

@@ -69,7 +69,10 @@ class EloEstimate:
         return (self.high - self.low) / 2
 
     def text(self) -> str:
-        """`+35.2 ± 20.1` (finite), or the interval when one end is infinite."""
+        """`+35.2 ± 20.1` (finite), `>= -292` or `<= +292` after a sweep (no estimate, a bound), or the interval
+        when one end is infinite."""
+        if math.isinf(self.elo):
+            return f">= {self.low:+.0f}" if self.elo > 0 else f"<= {self.high:+.0f}"
         if math.isinf(self.low) or math.isinf(self.high):
             return f"{self.elo + 0.0:+.1f} [{self.low:+.0f}, {self.high:+.0f}]"
         return f"{self.elo + 0.0:+.1f} ± {self.margin:.1f}"
@@ -80,6 +83,9 @@ def elo_estimate(wins: int, draws: int, losses: int) -> EloEstimate | None:
     n, mean, var = _moments(TRINOMIAL, (losses, draws, wins))
     if n == 0:
         return None
+    if wins == n or losses == n:  # a sweep: no estimate, only the exact (Clopper-Pearson) 95 % bound
+        bound = elo_of(((1 - 0.95) / 2) ** (1 / n))
+        return EloEstimate(math.inf, bound, math.inf) if wins else EloEstimate(-math.inf, -math.inf, -bound)
     se = math.sqrt(var / n)
     return EloEstimate(elo_of(mean), elo_of(mean - Z95 * se), elo_of(mean + Z95 * se))
 

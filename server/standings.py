@@ -65,8 +65,8 @@ def compute(results: Iterable[GameResult], players: Iterable[str] = ()) -> tuple
 
 def render(standings: list[Standing], h2h: dict[tuple[str, str], list[int]]) -> str:
     """The standings and head-to-head tables as text."""
-    width = max([len(s.name) for s in standings] + [4])
-    lines = [f"{'#':>2}  {'bot':<{width}}  {'rating':>12}  {'games':>5}  {'W':>4} {'D':>4} {'L':>4}  {'score':>6}"]
+    width = max([len(s.name) for s in standings] + [6])
+    lines = [f"{'#':>2}  {'player':<{width}}  {'rating':>12}  {'games':>5}  {'W':>4} {'D':>4} {'L':>4}  {'score':>6}"]
     for i, s in enumerate(standings, 1):
         lines.append(f"{i:>2}  {s.name:<{width}}  {s.rating.text():>12}  {s.games:>5}  "
                      f"{s.wins:>4} {s.draws:>4} {s.losses:>4}  {100 * s.score:>5.1f}%")

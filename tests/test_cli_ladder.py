@@ -42,7 +42,7 @@ async def test_printed_standings_are_the_servers_and_a_rerun_sums_up(
     assert await asyncio.to_thread(main, args) == 0
     first = json.loads(capsys.readouterr().out)
     stored = await asyncio.to_thread(fetch_standings, running.url)
-    assert [(s["bot"], s["rating"], s["rd"], s["games"]) for s in first["standings"]] == [
+    assert [(s["player"], s["rating"], s["rd"], s["games"]) for s in first["standings"]] == [
         (r.name.removeprefix("bot:"), r.rating, r.rd, r.games) for r in stored.rows]
     assert len(first["games"]) == 2 and first["rated"]
     assert await asyncio.to_thread(main, args) == 0

@@ -15,6 +15,7 @@ from cli.main import main
 from cli.stored_games import get_game
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
+from tests.processes import KALAH, run
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 ENGINE = f"{sys.executable} {AGENTS / 'pipe_engine.py'}"
@@ -198,3 +199,17 @@ def test_engines_are_told_the_time_of_the_clock(tmp_path: Path, clock: str, mode
     states = [line.split()[0] for line in seen if " state " in line]
     stops = {line.split()[0].partition("@")[2] for line in seen if line.split()[1:2] == ["stop"]}
     assert states and all(sid in stops for sid in states)
+
+
+def test_the_report_tests_the_engine_and_bounds_a_sweep(tmp_path: Path) -> None:
+    """`kalah ladder` (a process) with an engine named after the bot it meets: the SPRT and the pairing are the
+    engine's ("SPRT zz v random"); its 0-2 is printed as a bound, not as infinities; the table says "player"."""
+    done = run([*KALAH, *ladder(tmp_path, "--engine", f"zz={ENGINE} crash", "--bots", "random", "--games", "2",
+                                "--sprt", "0,10,0.05,0.05", "--concurrency", "1", "-H", "3", "-s", "2")], timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "SPRT zz v random" in out and "SPRT random v zz" not in out
+    pairing = next(line for line in out.splitlines() if line.startswith("zz v random"))
+    assert "0-0-2" in pairing and "<= +" in pairing
+    assert "inf" not in out
+    assert any(line.split()[:2] == ["#", "player"] for line in out.splitlines())

@@ -65,3 +65,11 @@ def test_tallies_count_each_pairing_from_its_first_players_side_and_pair_the_ope
     assert (t.wins, t.draws, t.losses) == (3, 1, 1)
     assert t.pairs == [0, 1, 0, 0, 1]
     assert (by_player["b"].wins, by_player["b"].draws, by_player["b"].losses) == (1, 1, 3)
+
+
+def test_a_sweep_has_a_bound_not_an_estimate() -> None:
+    """All won (or all lost): no finite estimate, so the exact 95 % bound is printed (2-0 says little, 20-0 more)."""
+    two, twenty, lost = elo_estimate(2, 0, 0), elo_estimate(20, 0, 0), elo_estimate(0, 0, 4)
+    assert two is not None and twenty is not None and lost is not None
+    assert two.text() == ">= -291" and twenty.text() == ">= +277" and lost.text() == "<= +72"
+    assert score_of(two.low) == pytest.approx(0.025 ** 0.5)
