@@ -32,6 +32,7 @@ from server.errors import (
     UnknownMatchError,
 )
 from server.hosted import BotRunner
+from server.identities import Identities
 from server.identity import new_id
 from server.logs import event as log_event
 from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
@@ -50,11 +51,6 @@ RETRIES = 3
 """Times a change is prepared again after another node stored one first (in a cluster)."""
 
 
-def stored_bot(seat: Seat) -> StoredPlayer:
-    """The player row of a hosted bot's seat."""
-    return StoredPlayer(seat.player_id, seat.name, None, seat.bot)
-
-
 class Arena(Connections, BotTurns):
     """All live state of the server, and the one path by which matches change."""
 
@@ -64,7 +60,8 @@ class Arena(Connections, BotTurns):
         self.options = options
         self.loop = asyncio.get_running_loop()
         self.rooms: dict[str, Room] = {}
-        self.players: dict[str, StoredPlayer] = {}
+        self.identities = Identities(storage, self.write)
+        """Every known player, and the one writer of new ones."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
         """Player id -> its open connections: the one record of who is connected."""
@@ -75,8 +72,6 @@ class Arena(Connections, BotTurns):
         """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
         self.creating: set[str] = set()
         """Ids of the matches whose creation is being stored."""
-        self.names: dict[str, str] = {}
-        """`name_key` of each human identity's name -> its player id (names are unique)."""
         self.quotas = Quotas(QuotaLimits(options.open_per_player, options.exhibitions_per_player,
                                          options.exhibitions_per_address))
         self.paces: dict[str, float] = {}
@@ -106,12 +101,7 @@ class Arena(Connections, BotTurns):
 
     async def player(self, player_id: str) -> StoredPlayer | None:
         """A known player, or one read from the database (in a cluster, another node may have made it)."""
-        player = self.players.get(player_id)
-        if player is None and self.cluster is not None:
-            player = await self.storage.player(player_id)
-            if player is not None:
-                self.players[player_id] = player
-        return player
+        return await self.identities.get(player_id)
 
     async def find_room(self, match_id: str) -> Room:
         """The room of an open, live or recently finished match (in a cluster, loaded from the database)."""
@@ -248,7 +238,7 @@ class Arena(Connections, BotTurns):
             self.add_room(room)
             for step in change.steps:
                 if isinstance(step, JoinChange) and step.player.bot is not None:
-                    self.players.setdefault(step.player.player_id, stored_bot(step.player))
+                    self.identities.note_bot(step.player)
             log_event("match_created", match=m.match_id, variant=m.variant.text(),
                       players=[s.player_id for s in m.seats if s is not None])
         elif isinstance(change, JoinChange):

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.actions import Action
+from server.identities import bot_player_op
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.storage import Op
-from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_forfeit, op_join, op_player
+from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_forfeit, op_join
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ def end_of(change: ArenaChange) -> EndChange | None:
 def _join_ops(match_id: str, join: JoinChange, live: bool) -> list[Op]:
     """A seat taken (a hosted bot's player row stored with it)."""
     p = join.player
-    ops = [] if p.bot is None else [op_player(p.player_id, p.name, None, p.bot)]
+    ops = [] if p.bot is None else [bot_player_op(p)]
     return [*ops, op_join(match_id, join.seat, p.player_id, live)]
 
 

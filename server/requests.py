@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
-from protocol.errors import BadFieldError, NotationError
+from protocol.errors import NotationError
 from protocol.game import Game
 from protocol.messages import (
     Analyse,
@@ -44,32 +44,20 @@ from protocol.messages import (
 )
 from protocol.outcome import EndReason
 from protocol.variant import Variant
-from protocol.wire_base import NAME_MAX_LENGTH
 from server.analysis import Analyst
 from server.arena import Arena
 from server.changes import CancelChange
 from server.errors import (
     AlreadyHelloError,
-    BadTokenError,
     HelloFirstError,
     MatchExistsError,
-    NameTakenError,
     NotOperatorError,
     RateLimitedError,
-    ReservedNameError,
     TooManyError,
     UnknownMatchError,
 )
 from server.identity import (
-    BOT_PREFIX,
-    ENGINE_PREFIX,
-    hash_token,
-    is_reserved,
-    name_key,
     new_id,
-    new_token,
-    player_of_token,
-    token_matches,
 )
 from server.logs import event as log_event
 from server.match import Seat
@@ -78,8 +66,7 @@ from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
 from server.standings import standings_table
-from server.storage import ConflictError, StoredGame, StoredPlayer
-from server.storage.writer import op_guard, op_player
+from server.storage import StoredGame
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
@@ -135,40 +122,10 @@ class Router:
             raise AlreadyHelloError("this connection already said hello")
         a = self.arena
         if msg.token is not None:
-            pid = player_of_token(msg.token)
-            player = await a.player(pid)
-            if player is None or not token_matches(msg.token, player.token_hash):
-                raise BadTokenError("unknown token: say hello with a name only for a new identity")
-            token = msg.token
+            player, token = await a.identities.restore(msg.token), msg.token
         else:
-            if is_reserved(msg.name):
-                raise ReservedNameError(f"names starting with {BOT_PREFIX!r} or {ENGINE_PREFIX!r} belong to the "
-                                        "server's bots and outside engines")
-            name = f"{ENGINE_PREFIX}{msg.name}" if msg.engine else msg.name
-            if len(name) > NAME_MAX_LENGTH:
-                raise BadFieldError(f"hello.name: an engine's name is {ENGINE_PREFIX!r} and at most "
-                                    f"{NAME_MAX_LENGTH - len(ENGINE_PREFIX)} more characters")
-            msg = msg.model_copy(update={"name": name})
-            key = name_key(msg.name)
-            if key in a.names:
-                raise NameTakenError(f"the name {msg.name!r} is taken: choose another, or say hello with its token")
-            pid = new_id("p")
-            token = new_token(pid)
-            player = StoredPlayer(pid, msg.name, hash_token(token), None)
-            a.names[key] = pid  # held while the write is in flight, so a concurrent hello cannot take it
-            ops = [op_player(pid, msg.name, player.token_hash)]
-            if a.cluster is not None:  # names are unique across nodes: the first node to claim one has it
-                ops.insert(0, op_guard(f"n:{key}"))
-            try:
-                await a.write(ops)
-            except ConflictError:
-                del a.names[key]
-                raise NameTakenError(f"the name {msg.name!r} is taken: choose another, or say hello with its "
-                                     "token") from None
-            except BaseException:
-                del a.names[key]
-                raise
-            a.players[pid] = player
+            player, token = await a.identities.new_human(msg.name, msg.engine)
+        pid = player.player_id
         s.player_id, s.name = pid, player.name
         if a.cluster is not None:  # seats held in matches this node has not loaded yet
             for match_id in await a.storage.seated(pid):

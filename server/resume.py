@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from protocol.actions import parse_action
 from protocol.variant import Variant
 from server.errors import UnknownMatchError
-from server.identity import name_key
 from server.logs import event as log_event
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.ratings import Rating
@@ -21,10 +20,7 @@ if TYPE_CHECKING:
 
 async def load(arena: Arena) -> None:
     """Load identities and ratings, and rebuild every unfinished match from its stored actions."""
-    arena.players = {p.player_id: p for p in await arena.storage.players()}
-    for p in arena.players.values():
-        if p.bot is None:
-            arena.names.setdefault(name_key(p.name), p.player_id)
+    await arena.identities.load()
     for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
         arena.ratings[pid] = (Rating(rating, rd, vol), games)
     arena.quarantined = await arena.storage.quarantined()
@@ -59,8 +55,8 @@ def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
     match = arena.new_match(stored.match_id, Variant.parse(stored.variant), stored.rated)
     for seat in (stored.creator_seat, 1 - stored.creator_seat):
         holder = stored.seats[seat]
-        if holder is not None and holder in arena.players:
-            p = arena.players[holder]
+        if holder is not None and holder in arena.identities.players:
+            p = arena.identities.players[holder]
             match.commit(JoinChange(seat, Seat(holder, p.name, p.bot)))
     now = arena.now()
     for ply, seat, token, ms0, ms1 in stored.actions:

@@ -4,6 +4,7 @@ stored once whichever node it reaches, copies follow by the bus, and a drained n
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
 from protocol.actions import parse_action
 from server.app import RunningServer
+from server.engines.gateway import engine_id
+from server.logs import LOGGER_NAME
 from server.storage import StorageError
+from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve
 from tests.pg import query
 from tests.redis_server import RedisServer
@@ -288,3 +292,51 @@ async def test_a_win_cannot_be_claimed_from_a_player_connected_to_another_node(s
                 return bool(msg["reason"] == "abandonment")
 
     assert await eventually(claimed, timeout=10, what="the claim after Bob left")
+
+
+@pytest.mark.parametrize("order", ["hello_first", "kgp_first", "together"])
+async def test_one_name_claimed_by_hello_on_one_node_and_kgp_on_another_is_one_player(
+        serve: Serve, pg_url: str, bus_url: str, order: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A hello as engine `racer` on node A and a KGP agent named `racer` on node B (whose gateway makes its
+    account) claim `engine:racer`, one after the other either way or at once: one player holds the name, and
+    the other claim is refused by the database with a typed error (`name_taken` for the hello; for the agent,
+    `NameTakenError`, after which the gateway takes its next name)."""
+    a = await serve(pg_url, bus=bus_url)
+    b = await gateway(serve, db=pg_url, bus=bus_url)
+    human = await Client.open(a.url, None)
+    kgp = KgpClients()
+    try:
+        agent = await kgp.open(port_of(b))
+
+        async def by_hello() -> Json:
+            """Say hello as an engine named racer on node A; the answer."""
+            await human.send(type="hello", name="racer", engine=True)
+            return await human.next()
+
+        async def by_kgp() -> None:
+            """Connect an agent named racer with a token to node B's gateway, until its first game starts."""
+            await agent.hello("racer", token="racer-secret")
+            await agent.until_game()
+
+        with caplog.at_level(logging.INFO, logger=LOGGER_NAME):
+            if order == "hello_first":
+                answer = await by_hello()
+                await by_kgp()
+            elif order == "kgp_first":
+                await by_kgp()
+                answer = await by_hello()
+            else:
+                answer, _ = await asyncio.gather(by_hello(), by_kgp())
+    finally:
+        await kgp.close()
+    [(holder,)] = await query(pg_url, "SELECT id FROM players WHERE name_key = 'engine:racer'")
+    account = engine_id("racer-secret")
+    refused_kgp = [r for r in caplog.records if r.getMessage() == "kgp_name_taken"]
+    if answer["type"] == "error":
+        assert answer["code"] == "name_taken" and holder == account and not refused_kgp
+    else:
+        assert answer["type"] == "welcome" and holder == answer["player_id"] and len(refused_kgp) == 1
+        [(name,)] = await query(pg_url, "SELECT name FROM players WHERE id = $1", account)
+        assert name != "engine:racer" and name.startswith("engine:racer")
+    if order != "together":
+        assert (answer["type"] == "error") == (order == "kgp_first")

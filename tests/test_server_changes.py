@@ -135,3 +135,10 @@ def test_only_the_arena_writes_to_storage() -> None:
     writers = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
                if re.search(r"\.storage\.write\(", path.read_text())]
     assert writers == ["server/arena.py"]
+
+
+def test_only_the_identity_service_makes_players() -> None:
+    """No server module but the identity service builds a player row (one writer of players)."""
+    makers = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
+              if re.search(r"\bop_player\(", path.read_text()) and path.parent.name != "storage"]
+    assert makers == ["server/identities.py"]

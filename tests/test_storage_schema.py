@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from server.storage import SchemaError, Storage, is_postgres
+from server.storage import ConflictError, SchemaError, Storage, is_postgres
 from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
+from server.storage.writer import op_player
 from tests.conftest import Serve
+from tests.wire import Client
 
 DATA = Path(__file__).parent / "data"
 LATEST = SQLITE_MIGRATIONS[-1][0]
@@ -79,6 +81,40 @@ async def test_a_file_from_before_versions_opens_migrates_and_resumes(serve: Ser
     await running.close()
     running = await serve(db)
     assert await versions(db) == list(range(1, LATEST + 1)) and len(running.arena.rooms) == 2
+
+
+async def test_a_version_5_file_gets_unique_canonical_names_and_resumes(serve: Serve, tmp_path: Path) -> None:
+    """A database made by the code before names were unique in the schema, holding two names stored twice, is
+    migrated: every player keeps its row, the oldest holder of a name keeps it, a new claim of it is refused,
+    and its live match resumes."""
+    db = tmp_path / "arena.sqlite3"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.executescript((DATA / "arena-v5.sql").read_text())
+    assert await versions(db) == [1, 2, 3, 4, 5]
+    running = await serve(db)
+    assert await versions(db) == list(range(1, LATEST + 1))
+    keys = dict(await query(db, "SELECT name, name_key FROM players"))
+    assert keys == {"Ana": "ana", "bob": "bob", "ANA": None, "engine:racer": "engine:racer", "Engine:Racer": None}
+    [room] = running.arena.rooms.values()
+    assert (room.match.status, room.match.ply, [s.name for s in room.match.seats if s]) == ("live", 1, ["Ana", "bob"])
+    newcomer = await Client.open(running.url, None)
+    assert (await newcomer.request("error", type="hello", name="ANA"))["code"] == "name_taken"
+    with pytest.raises(ConflictError):
+        await running.arena.storage.write([op_player("p-other-bob", "BOB", None)])
+
+
+async def test_the_schema_refuses_a_second_player_of_one_canonical_name(any_db: str | Path) -> None:
+    """Two rows whose names are one after NFKC and case folding cannot both be stored (ConflictError); the same
+    id stored again is kept as it is (a hosted bot's row comes with each of its first joins)."""
+    storage = await Storage.open(any_db)
+    try:
+        await storage.write([op_player("p1", "Zoë", None)])
+        with pytest.raises(ConflictError):
+            await storage.write([op_player("p2", "ＺＯË", None)])
+        await storage.write([op_player("p1", "Zoë", None)])
+    finally:
+        await storage.close()
+    assert await query(any_db, "SELECT id, name, name_key FROM players") == [("p1", "Zoë", "zoë")]
 
 
 async def test_a_fresh_database_is_created_at_the_latest_version(any_db: str | Path) -> None:

@@ -20,15 +20,15 @@ import re
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from protocol.errors import NameTakenError
 from protocol.variant import Variant
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.engines.links import Link, TcpLink
-from server.identity import ENGINE_PREFIX, hash_token, name_key, new_id, token_matches
+from server.identity import ENGINE_PREFIX, hash_token, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
 from server.storage import StoredPlayer
-from server.storage.writer import op_player
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -226,16 +226,31 @@ class Gateway:
 
     # --- identities and games ------------------------------------------------------------------
 
-    def free_name(self, wanted: str | None, pid: str, anonymous: bool) -> str:
-        """A unique `engine:` name close to the one the agent set (`info:name`)."""
+    @staticmethod
+    def engine_names(wanted: str | None, pid: str, anonymous: bool) -> list[str]:
+        """The `engine:` names an agent's account may take, the closest to the one it set (`info:name`) first."""
         base = re.sub(r"[^A-Za-z0-9_.-]", "", wanted or "")[:25] or ("anon" if anonymous else "agent")
         if anonymous:
             base = f"{base[:18]}-{pid[1:7]}"
-        for name in (f"{ENGINE_PREFIX}{base}", f"{ENGINE_PREFIX}{base[:20]}-{pid[1:5]}", f"{ENGINE_PREFIX}{pid}"):
-            owner = self.arena.names.get(name_key(name))
-            if owner is None or owner == pid:
-                return name
-        raise RuntimeError("no free engine name")  # unreachable: the last one is the player id itself
+        return [f"{ENGINE_PREFIX}{base}", f"{ENGINE_PREFIX}{base[:20]}-{pid[1:5]}", f"{ENGINE_PREFIX}{pid}"]
+
+    async def new_account(self, agent: Agent, pid: str, token_hash: str | None) -> StoredPlayer:
+        """Store the agent's account under the first of its names no other identity holds (here or, as the
+        database says, on another node); `NameTakenError` if every one is taken."""
+        ids = self.arena.identities
+        names = self.engine_names(agent.info.get("name"), pid, agent.token is None)
+        for name in names:
+            if ids.owner(name) not in (None, pid):
+                continue
+            try:
+                player = await ids.account(pid, name, token_hash)
+            except NameTakenError:  # another node stored it first
+                log_event("kgp_name_taken", player=pid, engine=name, remote=agent.remote)
+                continue
+            log_event("kgp_engine_account", player=pid, engine=player.name, anonymous=agent.token is None,
+                      authors=agent.info.get("authors"), remote=agent.remote)
+            return player
+        raise NameTakenError(f"every engine name of {pid} is taken: {', '.join(names)}")
 
     async def identity(self, agent: Agent) -> AgentSession:
         """The agent's arena identity (stored on first use) and its stand-in session, connected in the arena."""
@@ -245,20 +260,11 @@ class Gateway:
         if session is not None and session.player_id == pid:
             return session
         token_hash = None if agent.token is None else hash_token(agent.token)
-        player = await a.player(pid)  # in a cluster, the account may have been made on another node
+        player = await a.identities.get(pid)  # in a cluster, the account may have been made on another node
         if player is not None and agent.token is not None and not token_matches(agent.token, player.token_hash):
             raise RuntimeError("an engine id taken by another token")  # a SHA-256 prefix collision
         if player is None:
-            name = self.free_name(agent.info.get("name"), pid, agent.token is None)
-            a.names[name_key(name)] = pid  # held while the write is in flight
-            try:
-                await a.write([op_player(pid, name, token_hash)])
-            except BaseException:
-                del a.names[name_key(name)]
-                raise
-            player = a.players[pid] = StoredPlayer(pid, name, token_hash, None)
-            log_event("kgp_engine_account", player=pid, engine=name, anonymous=agent.token is None,
-                      authors=agent.info.get("authors"), remote=agent.remote)
+            player = await self.new_account(agent, pid, token_hash)
         if session is not None:
             a.disconnect(session)
         session = self.sessions[agent] = AgentSession(agent, pid, player.name)

@@ -18,16 +18,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from protocol.actions import Action
+from protocol.errors import NameTakenError
 from protocol.variant import Variant
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.engines.mankalah import MankalahAgent, MankalahDriver
 from server.engines.pipe_agent import PipeAgent
 from server.engines.process import EngineProcess, EngineSpec, ProcessLimits
-from server.identity import ENGINE_PREFIX, name_key
+from server.identity import ENGINE_PREFIX
 from server.match import EndChange, Seat
-from server.storage import StoredPlayer
-from server.storage.writer import op_player
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -83,18 +82,11 @@ class LocalEngines:
             return a.bot_seat(name)
         pid, display = engine_player_id(name), ENGINE_PREFIX + name
         async with self._accounts:
-            owner = a.names.get(name_key(display))
-            if owner is not None and owner != pid:
-                raise ValueError(f"the name {display} belongs to another player on this database")
-            if pid not in a.players:
-                a.names[name_key(display)] = pid
-                try:
-                    await a.write([op_player(pid, display, None)])
-                except BaseException:
-                    del a.names[name_key(display)]
-                    raise
-                a.players[pid] = StoredPlayer(pid, display, None, None)
-        return Seat(pid, a.players[pid].name)
+            try:
+                player = await a.identities.account(pid, display, None)
+            except NameTakenError:
+                raise NameTakenError(f"the name {display} belongs to another player on this database") from None
+        return Seat(pid, player.name)
 
     async def launch(self, name: str) -> Launched:
         """Start engine `name` and wait for its greeting (KGP: `mode freeplay`)."""

@@ -30,7 +30,15 @@ from server.storage.games import (
     results_of,
     select_games,
 )
-from server.storage.schema import POSTGRES_MIGRATIONS, VERSION_TABLE, Migration, pending
+from server.storage.schema import (
+    FILL_NAME_KEYS,
+    PLAYER_NAMES,
+    POSTGRES_MIGRATIONS,
+    VERSION_TABLE,
+    Migration,
+    name_keys,
+    pending,
+)
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
@@ -56,7 +64,7 @@ SQL = {
     "own": "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"
            " ON CONFLICT (match_id) DO UPDATE SET node = excluded.node",
     "disown": "DELETE FROM match_owners WHERE match_id = $1",
-    "player": "INSERT INTO players (id, name, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5)"
+    "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5, $6)"
               " ON CONFLICT (id) DO NOTHING",
     "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
               " VALUES ($1, $2, $3, 'open', $4, $5)",
@@ -123,7 +131,11 @@ async def migrate(conn: asyncpg.Connection, migrations: tuple[Migration, ...] = 
         current = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version"))
         for version, statements in pending(current, migrations):
             for statement in statements:
-                await conn.execute(statement)
+                if statement == FILL_NAME_KEYS:
+                    keys = name_keys([(r[0], r[1]) for r in await conn.fetch(PLAYER_NAMES)])
+                    await conn.executemany("UPDATE players SET name_key = $1 WHERE id = $2", keys)
+                else:
+                    await conn.execute(statement)
             await conn.execute("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
                                version, time.time())
             current = version

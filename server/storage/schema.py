@@ -10,7 +10,10 @@ adds `store`, one row holding the database's random identity, which the server a
 client finds the token it was given by this database whatever address it came in by; version 5
 adds moderation: `bans` (a player id or a network address, why, by whom, when; read by every node)
 and `audit`, one row per moderation act; version 6 adds events (`events`, `event_entrants`,
-`event_pairings`: see `server.storage.events`).
+`event_pairings`: see `server.storage.events`); version 7 gives
+each player its name's canonical form (`name_key`, computed in Python: NFKC and case folding) under a
+UNIQUE index, so no two nodes can store one name twice (a name stored twice before keeps its oldest
+holder; the later ones keep their rows and tokens with no key).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -22,6 +25,8 @@ from pathlib import Path
 
 import platformdirs
 
+from server.identity import name_key
+
 APP_NAME = "kalah-arena"
 
 Migration = tuple[int, tuple[str, ...]]
@@ -31,6 +36,25 @@ VERSION_TABLE = {
     "postgres": "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
                 " applied_at DOUBLE PRECISION NOT NULL)",
 }
+
+FILL_NAME_KEYS = "-- fill players.name_key"
+"""A migration step run in Python, not as SQL: give each stored player its name's canonical form."""
+PLAYER_NAMES = "SELECT id, name FROM players ORDER BY created_at, id"
+"""Every player's id and name, oldest first (the first to hold a name keeps it)."""
+
+
+def name_keys(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(key, id) to store for each player row (id, name), oldest first: a name's first holder gets its canonical
+    form; a later holder of the same form (stored before names were unique in the schema) gets none."""
+    seen: set[str] = set()
+    keys = []
+    for player_id, name in rows:
+        key = name_key(name)
+        if key not in seen:
+            seen.add(key)
+            keys.append((key, player_id))
+    return keys
+
 
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     (1, (
@@ -149,6 +173,11 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     score REAL,
     PRIMARY KEY (event_id, rnd, tbl)
 )""",
+    )),
+    (7, (
+        "ALTER TABLE players ADD COLUMN name_key TEXT",
+        FILL_NAME_KEYS,
+        "CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players(name_key)",
     )),
 )
 
@@ -276,6 +305,11 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     PRIMARY KEY (event_id, rnd, tbl)
 )""",
     )),
+    (7, (
+        "ALTER TABLE players ADD COLUMN IF NOT EXISTS name_key TEXT",
+        FILL_NAME_KEYS,
+        "CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players(name_key)",
+    )),
 )
 
 SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"
@@ -303,7 +337,11 @@ def migrate_sqlite(db: sqlite3.Connection, migrations: tuple[Migration, ...] = S
         current = int(db.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0])
         for version, statements in pending(current, migrations):
             for statement in statements:
-                db.execute(statement)
+                if statement == FILL_NAME_KEYS:
+                    keys = name_keys(db.execute(PLAYER_NAMES).fetchall())
+                    db.executemany("UPDATE players SET name_key = ? WHERE id = ?", keys)
+                else:
+                    db.execute(statement)
             db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, time.time()))
             current = version
         db.execute("COMMIT")

@@ -41,7 +41,8 @@ SQL = {
     "guard": "INSERT INTO guards (key) VALUES (?)",
     "own": "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
     "disown": "DELETE FROM match_owners WHERE match_id = ?",
-    "player": "INSERT OR IGNORE INTO players (id, name, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?)",
+    "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+              " ON CONFLICT (id) DO NOTHING",
     "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
               " VALUES (?, ?, ?, 'open', ?, ?)",
     "join": "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"

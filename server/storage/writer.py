@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.outcome import EndReason
+from server.identity import name_key
 from server.storage.games import GameReads
 
 Op = tuple[str, tuple[Any, ...]]
@@ -239,8 +240,9 @@ def match_of(row: Any, actions: list[Any]) -> StoredMatch:
 
 
 def op_player(player_id: str, name: str, token_hash: str | None, bot: str | None = None) -> Op:
-    """Store a new player (a hosted bot's row is kept as it is)."""
-    return ("player", (player_id, name, token_hash, bot, time.time()))
+    """Store a new player under its name's canonical form, which no other player may hold (`ConflictError`);
+    a row already stored under the id (a hosted bot's) is kept as it is."""
+    return ("player", (player_id, name, name_key(name), token_hash, bot, time.time()))
 
 
 def op_create(match_id: str, variant: str, rated: bool, creator_seat: int) -> Op:
