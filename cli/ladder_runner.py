@@ -179,6 +179,8 @@ class Ladder:
         if todo:
             self.progress(f"{len(self.results)} of {len(self.schedule)} games already played; "
                           f"{len(todo)} to go on {url}")
+        if todo and self.engines is not None:
+            await self.check_engines()
         async with connect(url, max_size=2**20) as ws:
             await ws.send(encode(Hello(name=f"{LADDER_NAME}-{secrets.token_hex(4)}")))
             reader = asyncio.create_task(self._read(ws))
@@ -189,6 +191,16 @@ class Ladder:
             finally:
                 reader.cancel()
         return [self.results[g.key] for g in self.schedule if g.key in self.results]
+
+    async def check_engines(self) -> None:
+        """Start every engine once before the first game; raises `LadderError` naming one that cannot play."""
+        assert self.engines is not None
+        specs = self.config.engines
+        failures = await asyncio.gather(*(self.engines.check(e.name) for e in specs))
+        for spec, why in zip(specs, failures, strict=True):
+            if why is not None:
+                raise LadderError(f"engine {spec.name} {why} (check --engine {spec.text()!r}; "
+                                  "no game was started)")
 
     async def _expect_welcome(self) -> None:
         """Wait for the answer to hello."""

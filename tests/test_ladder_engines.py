@@ -74,23 +74,36 @@ def test_broken_engines_lose_by_forfeit_with_their_reason_and_disturb_no_one(
     assert {g.south for g in games} >= {"engine:good", "bot:random", "engine:crash"}
 
 
-def test_resource_limits_and_the_greeting_deadline(tmp_path: Path) -> None:
-    """An engine past its CPU time is killed by SIGXCPU, one past its memory dies of MemoryError, one that
-    never asks for freeplay is dropped at the deadline, one that does not exist cannot start: each loses
+def test_resource_limits(tmp_path: Path) -> None:
+    """An engine past its CPU time is killed by SIGXCPU, one past its memory dies of MemoryError: each loses
     with that reason."""
-    engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat", f"--engine=nomode={ENGINE} nomode",
-               "--engine=ghost=/nonexistent/engine"]
+    engines = [f"--engine=hog={ENGINE} hog", f"--engine=bloat={ENGINE} bloat"]
     args = ladder(tmp_path, "--bots", "greedy", *engines, "--games", "2", "--engine-cpu", "1",
-                  "--engine-memory", "300", "--engine-start", "1", "--clock", "10/move", "--concurrency", "2")
+                  "--engine-memory", "300", "--clock", "10/move", "--concurrency", "2")
     assert main(args) == 0
     games, why = stored(tmp_path)
     expected = {"engine:hog": "engine killed by SIGXCPU (CPU limit of 1 s)",
-                "engine:bloat": "engine exited with status 1 (stderr: MemoryError)",
-                "engine:nomode": "Requested no mode within 1 s",
-                "engine:ghost": "engine cannot start: [Errno 2] No such file or directory: '/nonexistent/engine'"}
+                "engine:bloat": "engine exited with status 1 (stderr: MemoryError)"}
     for game in games:
         if "bot:greedy" in (game.south, game.north):
             assert game.reason == "forfeit" and why[game.match_id] == expected[str(loser(game))]
+
+
+@pytest.mark.parametrize(("engine", "why"), [
+    ("ghost=/nonexistent/engine", "engine ghost cannot start: [Errno 2] No such file or directory"),
+    (f"nomode={ENGINE} nomode", "engine nomode did not ask for freeplay (Requested no mode within 1 s)"),
+    (f"gone={sys.executable} /nonexistent/engine.py", "engine gone exited with status 2"),
+    ("mute=mankalah:false", "engine mute exited with status 1 at once"),
+])
+def test_an_engine_that_cannot_start_stops_the_ladder_before_any_game(tmp_path: Path, engine: str, why: str) -> None:
+    """`kalah ladder` (a process) first starts each engine once: one that cannot run, exits, or never asks for
+    freeplay stops the ladder with one line saying so and naming its --engine; no game is stored."""
+    board = ["--houses", "7", "--seeds", "7", "--pie"] if "mankalah:" in engine else ["-H", "3", "-s", "2"]
+    done = run([*KALAH, *ladder(tmp_path, "--engine", engine, "--bots", "random", "--games", "2",
+                                "--engine-start", "1", *board)], timeout=120)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"kalah ladder: {why}") and f"--engine '{engine}'" in done.stderr
+    assert stored(tmp_path)[0] == []
 
 
 def test_a_crashed_engine_is_restarted_for_its_next_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

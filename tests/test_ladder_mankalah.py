@@ -37,7 +37,8 @@ def test_mankalah_agents_play_swap_and_forfeit_through_the_ladder(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Three agents (plain, swapping as North, illegal first move) play each other on ManKalah's board: every
     game is stored; the illegal one loses each game by forfeit with its reason; the swap is played and told
-    only to the swapper's opponent; each agent gets START, well-formed CHANGEs and END."""
+    only to the swapper's opponent; each agent gets START, well-formed CHANGEs and END (and, started once before
+    the first game to check it runs, a lone END)."""
     logs = {name: tmp_path / f"{name}.log" for name in ("plain", "swapper", "illegal")}
     engines = [f"--engine=plain=mankalah:{AGENT} --log {logs['plain']}",
                f"--engine=swapper=mankalah:{AGENT} --swap --log {logs['swapper']}",
@@ -59,6 +60,8 @@ def test_mankalah_agents_play_swap_and_forfeit_through_the_ladder(
     assert "swap" in swapped.record.split()
     lines = {name: path.read_text().splitlines() for name, path in logs.items()}
     for name, seen in lines.items():
+        assert seen[0] == "END", name  # the start-up check's process: started, then told END before any game
+        seen = seen[1:]
         assert seen.count("END") == 4 and seen.count("START;South") == 2 and seen.count("START;North") == 2, name
         assert all(CHANGE.fullmatch(line) for line in seen if line.startswith("CHANGE")), name
     assert not any(line.startswith("CHANGE;SWAP") for line in lines["swapper"])

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from server.rooms import Room
 
 
+MANKALAH_START_S = 1.0
+"""How long a ManKalah engine, which says nothing before its first game, must keep running to pass the check."""
+
+
 @dataclass
 class LocalSettings:
     """How local engines are run: process limits, protocol limits, and the driver's timing."""
@@ -108,6 +112,29 @@ class LocalEngines:
             for w in waits:
                 w.cancel()
         return Launched(process, agent, task)
+
+    async def check(self, name: str) -> str | None:
+        """Start engine `name` once, as for a game, and stop it: why it cannot play, or None when it started and
+        (KGP) asked for freeplay, or (ManKalah, silent until its first game) was still running after a moment."""
+        engine = await self.launch(name)
+        try:
+            if engine.failure is not None:
+                return engine.failure.removeprefix("engine ")
+            assert engine.agent is not None and engine.process is not None
+            process, mankalah = engine.process, self.specs[name].protocol == "mankalah"
+            if mankalah:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(engine.agent.closed.wait()), MANKALAH_START_S)
+            if not engine.agent.closed.is_set():
+                return None
+            if process.ended is None and process.proc.returncode is None:  # alive, but the agent gave up on it
+                return f"did not ask for freeplay ({engine.agent.close_reason or 'it closed its output'})"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.proc.wait(), 2)
+            ended = process.ended or process.describe()
+            return f"{ended} at once" if mankalah else f"{ended} before it asked for freeplay"
+        finally:
+            await self._stop(engine)
 
     async def play(self, variant: Variant, rated: bool, south: str, north: str, opening: list[Action],
                    match_id: str, pace_s: float = 0.0) -> Outcome | None:

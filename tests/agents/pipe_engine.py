@@ -20,8 +20,8 @@ FAULT (on the first state it gets; otherwise it plays well):
   log      plays well, and appends every line it receives to the file MARKER
   notify   plays well, and after its third move writes a line to the FIFO named by MARKER if someone
            is reading it
-With a MARKER file the fault happens only while MARKER does not exist (it is created then): a
-restarted engine plays well.
+With a MARKER file the fault happens only while MARKER does not exist (it is created with the
+fault, on the first state; `nomode` at the start): a restarted engine plays well.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main() -> int:
     """Play until goodbye or the end of the input."""
     fault = sys.argv[1] if len(sys.argv) > 1 else ""
     moves = 0
+    marker = None
     if fault == "every3":
         count = 1
         if os.path.exists(sys.argv[2]):
@@ -65,8 +66,10 @@ def main() -> int:
     elif len(sys.argv) > 2 and fault not in ("notify", "log"):
         if os.path.exists(sys.argv[2]):
             fault = ""
-        else:
+        elif fault == "nomode":
             open(sys.argv[2], "w").close()
+        else:
+            marker = sys.argv[2]  # made when the fault happens: a tester's start-up check does not use it up
     for raw in sys.stdin:
         if fault == "log":
             with open(sys.argv[2], "a") as log:
@@ -89,6 +92,9 @@ def main() -> int:
             values = [int(v) for v in board[1].split(",")]
             south = values[3 : 3 + values[0]]
             pits = [i + 1 for i, seeds in enumerate(south) if seeds]
+            if marker is not None:
+                open(marker, "w").close()
+                marker = None
             if fault == "crash":
                 print("boom: deliberate crash", file=sys.stderr, flush=True)
                 return 3
