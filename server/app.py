@@ -29,6 +29,7 @@ from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
+from server.metrics import respond as metrics_page
 from server.peers import PeerTable
 from server.requests import Router
 from server.resume import load
@@ -188,6 +189,8 @@ class _Handler:
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
         arena = self.router.arena
+        if request.path.split("?")[0] == "/metrics":
+            return metrics_page(conn, request, arena)
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body: dict[str, object] = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
@@ -204,11 +207,13 @@ class _Handler:
             return page
         if self.connections >= self.opts.max_connections or arena.closing:
             log_event("connection_refused", connections=self.connections)
+            arena.metrics.refused("http_503")
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
         host = _host(conn)
         peer = self.peers.get(host)
         if peer is not None and peer.connections >= self.opts.max_per_address:
             log_event("connection_refused", remote=host, reason="per_address")
+            arena.metrics.refused("http_429")
             return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
         return None
 
@@ -227,6 +232,7 @@ class _Handler:
         await asyncio.sleep(self.opts.hello_timeout)
         if session.player_id is None:
             log_event("hello_timeout", remote=session.remote)
+            self.router.arena.metrics.refused("hello_timeout")
             await session.ws.close(1008, "say hello first")
 
     async def __call__(self, ws: ServerConnection) -> None:
@@ -249,6 +255,7 @@ class _Handler:
                     continue  # keep reading (and dropping) so the closing handshake gets through
                 refusal = self.over_rate(session)
                 if refusal is not None:
+                    self.router.arena.metrics.refused(refusal.code)
                     if session.limiter.refused >= self.opts.max_refused:
                         log_event("rate_limit_close", remote=session.remote, player=session.player_id)
                         closing = asyncio.create_task(ws.close(1008, "rate limit exceeded"))
@@ -285,6 +292,7 @@ class _Handler:
             request, match_id = msg.type, getattr(msg, "match_id", None)
             return await self.router.handle(session, msg)
         except KalahError as exc:
+            self.router.arena.metrics.refused(exc.code)
             return [_error(exc, request, match_id)]
         except Exception as exc:
             log_event("internal_error", request=request, error=repr(exc), level=40, exc_info=True)
@@ -322,6 +330,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await load(arena)
         router = Router(arena)
         handler = _Handler(router, server_opts, await storage.store_id())
+        arena.metrics.watch(arena, router.analyst, lambda: handler.connections)
         server = await serve(handler, host, port, process_request=handler.process_request,
                              process_response=handler.process_response,
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,

@@ -36,6 +36,7 @@ from server.identities import Identities
 from server.identity import new_id
 from server.logs import event as log_event
 from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
+from server.metrics import Metrics
 from server.quotas import QuotaLimits, Quotas
 from server.ratings import Rating, update_pair
 from server.rooms import Room
@@ -82,6 +83,8 @@ class Arena(Connections, BotTurns):
         self.closing = False
         self.busy = 0
         self.actions = 0
+        self.metrics = Metrics()
+        storage.on_commit = self.metrics.commit_seconds.observe
         self._tasks: set[asyncio.Task[Any]] = set()
         self.cluster: Cluster | None = None
         """This node's part in a cluster (`kalah serve --bus`), or None for a server on its own."""
@@ -265,6 +268,8 @@ class Arena(Connections, BotTurns):
         if actor is not None and isinstance(change, ActionChange):
             first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
         room.send_all(events, first)
+        if isinstance(change, ActionChange):
+            self.metrics.follower_seconds.labels("local").observe(max(0.0, self.now() - change.at))
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)
         if cluster is not None:

@@ -13,6 +13,7 @@ from typing import Any
 from protocol.actions import Action
 from server.hosted import BotRunner, Priority, budget
 from server.logs import event as log_event
+from server.metrics import Metrics
 from server.rooms import Room
 from server.session import Session
 
@@ -24,6 +25,7 @@ class BotTurns:
     bots: BotRunner
     closing: bool
     paces: dict[str, float]
+    metrics: Metrics
     """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
     now: Callable[[], float]
     owns: Callable[[Room], bool]
@@ -52,6 +54,7 @@ class BotTurns:
             human = any(who is not None and who.bot is None for who in m.seats)
             priority = Priority.HUMAN if human else Priority.EXHIBITION
             action = await self.bots.choose(bot, m.position, think, priority=priority)
+            self.metrics.bot_move_seconds.labels(bot).observe(self.loop.time() - began)
             await self.pace(room, seat, began)
             await self.act(room, seat, action, ply, None)
         except Exception as exc:

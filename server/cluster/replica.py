@@ -135,4 +135,6 @@ def apply_described(arena: Arena, room: Room, payload: str) -> bool:
     except (ValueError, KeyError, TypeError):
         return False
     _committed(arena, room, events)
+    if "a" in data:
+        arena.metrics.follower_seconds.labels("bus").observe(max(0.0, time.time() - unix))
     return True

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ class Storage(GameReads):
         self.commits = 0
         self.items = 0
         self.commit_seconds = 0.0
+        self.on_commit: Callable[[float], object] = lambda seconds: None
+        """Told the seconds of each group commit (the server's metrics)."""
 
     @classmethod
     async def open(cls, source: str | Path, synchronous: str = "FULL", shared: bool = False) -> Storage:
@@ -133,7 +136,9 @@ class Storage(GameReads):
                 results = await self.commit_batch([ops for ops, _ in batch])
             except Exception as exc:  # the connection itself failed: fail every waiter
                 results = [exc] * len(batch)
-            self.commit_seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            self.commit_seconds += elapsed
+            self.on_commit(elapsed)
             self.commits += 1
             self.items += len(batch)
             for (_, fut), error in zip(batch, results, strict=True):
