@@ -16,7 +16,7 @@ from server.app import RunningServer
 from tests.cluster_play import ROOT
 from tests.conftest import Serve
 from tests.test_cluster_nodes import across
-from tests.wire import OPERATOR, Client, FirstLegal, eventually, is_game_over, live_match
+from tests.wire import OPERATOR, Client, FirstLegal, Json, eventually, is_game_over, live_match
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -50,7 +50,7 @@ async def play_actions(south: Client, north: Client, match_id: str, count: int, 
         if game.over:
             break
         action = rng.choice(game.position.legal_actions())
-        move = {"type": "move", "match_id": match_id, "ply": game.ply, "bin": int(action.token())}
+        move: Json = {"type": "move", "match_id": match_id, "ply": game.ply, "bin": int(action.token())}
         assert (await seats[game.position.to_move.name].request("ack", **move))["ply"] == game.ply
         game.play(action)
     return game
