@@ -12,6 +12,7 @@ import os
 import random
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,15 @@ SPY = """
     constructor(...args) {
       super(...args);
       window.__socket = this;
+      // window.__hold = true keeps the page from seeing incoming messages until window.__release()
+      const add = this.addEventListener.bind(this);
+      this.addEventListener = (type, listener, ...rest) => {
+        if (type !== "message") return add(type, listener, ...rest);
+        return add(type, (e) => {
+          if (!window.__hold) return listener(e);
+          (window.__held = window.__held || []).push(() => listener(e));
+        }, ...rest);
+      };
       this.addEventListener("message", (e) => {
         const msg = JSON.parse(e.data);
         window.__got.push(msg);
@@ -63,6 +73,10 @@ SPY = """
       window.__log.push(["sent", msg.type]);
       return super.send(data);
     }
+  };
+  window.__release = () => {
+    window.__hold = false;
+    for (const deliver of (window.__held || []).splice(0)) deliver();
   };
   document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective));
   const follow = (id, attr) => {
@@ -82,19 +96,26 @@ SPY = """
 """
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    """A headless Chromium (fails, rather than skips, when KALAH_REQUIRE_BROWSER=1 and it cannot start)."""
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """A headless Chromium, closed on every path (fails when KALAH_REQUIRE_BROWSER=1 and it cannot start)."""
     if MISSING is not None:
         pytest.fail(f"KALAH_REQUIRE_BROWSER=1 but {MISSING}")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            yield chromium
+            yield launched
         finally:
-            await chromium.close()
+            await launched.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """A headless Chromium for the test."""
+    async with chromium() as launched:
+        yield launched
 
 
 class Pages:
@@ -105,9 +126,12 @@ class Pages:
         self.base = f"http://{server.host}:{server.port}"
         self.opened: list[tuple[Any, list[str]]] = []
 
-    async def open(self, path: str, width: int = 1280, height: int = 860) -> Any:
-        """A new page (a new guest: its own storage) at `path`, `width` x `height` CSS pixels."""
-        context = await self.browser.new_context(viewport={"width": width, "height": height})
+    async def open(self, path: str, width: int = 1280, height: int = 860, touch: bool = False,
+                   context: Any = None) -> Any:
+        """A new page at `path`, `width` x `height` CSS pixels: a new guest (its own storage), or another tab of
+        `context`'s guest; `touch`: a touch screen."""
+        if context is None:
+            context = await self.browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))

@@ -1,4 +1,4 @@
-"""The HTTP side of the spectator page: its routes, its static files, and the headers they go out with.
+"""The HTTP side of the web pages (lobby, play and watch, replay): routes, static files, and their headers.
 
 Pages are the package's `static/*.html` with `%STATIC%` replaced by `/static/VERSION`, VERSION a digest of
 every static file: a page is revalidated on each load (`no-cache`, with an ETag), and the files it names are
@@ -27,9 +27,10 @@ CONTENT_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
 }
-PAGES = {"": "index.html", "watch": "watch.html", "game": "game.html"}
-"""The first segment of a page's path -> its file (`/`, `/watch/MATCH`, `/game/MATCH`)."""
-_PAGE = re.compile(r"/(?:(watch|game)/[A-Za-z0-9_-]{1,64})?")
+PAGES = {"": "index.html", "watch": "watch.html", "play": "watch.html", "game": "game.html"}
+"""The first segment of a page's path -> its file (`/`, `/watch/MATCH`, `/play/MATCH`, `/game/MATCH`): the watch
+page turns into the play page for a player seated in the match."""
+_PAGE = re.compile(r"/(?:(watch|play|game)/[A-Za-z0-9_-]{1,64})?")
 _STATIC = re.compile(r"/static/([0-9a-f]{1,32})/([a-z0-9_-]{1,40}\.[a-z]{2,4})")
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?")
 FOREVER = "public, max-age=31536000, immutable"
@@ -89,7 +90,8 @@ class Site:
             return self.answer(request, self.assets[static[2]], FOREVER if static[1] == self.version else REVALIDATE)
         if path == "/favicon.ico":
             return self.answer(request, self.assets["favicon.svg"], REVALIDATE)
-        return self.plain(request, HTTPStatus.NOT_FOUND, "not found: the pages are /, /watch/MATCH and /game/MATCH\n")
+        return self.plain(request, HTTPStatus.NOT_FOUND,
+                          "not found: the pages are /, /play/MATCH, /watch/MATCH and /game/MATCH\n")
 
     def answer(self, request: Request, asset: Asset, caching: str) -> Response:
         """An asset, or 304 Not Modified when the client holds this very version."""
@@ -130,5 +132,5 @@ def site() -> Site:
 
 
 def respond(request: Request) -> Response | None:
-    """The spectator page's answer to a plain HTTP request; None for a websocket handshake."""
+    """The web pages' answer to a plain HTTP request; None for a websocket handshake."""
     return site().respond(request)

@@ -1,6 +1,8 @@
 // The board: South's houses along the bottom (bin 1 on the left), North's along the top, the stores at the ends
 // (a narrow window turns it a quarter, by CSS only). Every mark is text as well as colour: the sown-from house
 // says "from", each house that got seeds says "+n", a captured house says "taken", the mover's store says "+n".
+// Each house is a button named for a screen reader ("house 3, 5 seeds"); only the houses `setPlayable` names
+// react (the page asks the rules' twin which ones are legal), the others are disabled.
 
 import { NORTH, SOUTH } from "./kalah.js";
 import { el } from "./ui.js";
@@ -9,9 +11,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A board of one variant inside `root`; `show` draws a position, `animate` sows one action seed by seed. */
 export class BoardView {
-  constructor(root, v) {
+  constructor(root, v, onChoose = null) {
     this.root = root;
     this.v = v;
+    this.onChoose = onChoose;
+    this.viewer = null;  // the side of the player at this board (SOUTH or NORTH), null for a spectator
     this.pits = new Map();
     const h = v.houses;
     root.replaceChildren();
@@ -29,8 +33,16 @@ export class BoardView {
   }
 
   pit(bin, cls) {
-    const node = el("div", `pit ${cls}`);
+    const house = cls === "house";
+    const node = el(house ? "button" : "div", `pit ${cls}`);
     node.dataset.bin = String(bin);
+    if (house) {
+      node.type = "button";
+      node.disabled = true;
+      node.addEventListener("click", () => {
+        if (!node.disabled && this.onChoose) this.onChoose(bin);
+      });
+    }
     const count = el("span", "count", "0");
     const mark = el("span", "mark", "");
     const label = el("span", "bin", cls.startsWith("store") ? (bin === this.v.houses + 1 ? "S store" : "N store")
@@ -40,10 +52,48 @@ export class BoardView {
     return node;
   }
 
+  /** The house number of a bin on its own side (1..h, the way the seeds go) and that side. */
+  houseOf(bin) {
+    const h = this.v.houses;
+    return bin <= h ? [bin, SOUTH] : [bin - h - 1, NORTH];
+  }
+
   setCount(bin, seeds) {
     const pit = this.pits.get(bin);
     pit.count.textContent = String(seeds);
-    pit.node.setAttribute("aria-label", `${pit.node.classList.contains("store") ? "store" : "bin"} ${bin}: ${seeds}`);
+    const amount = `${seeds} seed${seeds === 1 ? "" : "s"}`;
+    if (pit.node.classList.contains("store")) {
+      pit.node.setAttribute("aria-label", `${bin === this.v.houses + 1 ? "South" : "North"} store, ${amount}`);
+      return;
+    }
+    const [house, side] = this.houseOf(bin);
+    const whose = side === this.viewer ? "" : `${side === SOUTH ? "South" : "North"} `;
+    pit.node.setAttribute("aria-label", `${whose}house ${house}, ${amount}`);
+  }
+
+  /** The side of the player at this board (its houses are named "house K"), null for a spectator. */
+  setViewer(side) {
+    this.viewer = side;
+    this.root.classList.toggle("seated", side !== null);
+    for (const [bin, pit] of this.pits) {
+      const [house, owner] = this.houseOf(bin);
+      if (pit.node.tagName === "BUTTON") {
+        if (side === owner && house <= 9) pit.node.setAttribute("aria-keyshortcuts", String(house));
+        else pit.node.removeAttribute("aria-keyshortcuts");
+      }
+      this.setCount(bin, Number(pit.count.textContent));
+    }
+  }
+
+  /** Let exactly these bins react to a click, a tap or Enter (an empty set: none). */
+  setPlayable(bins, chosen = null) {
+    for (const [bin, pit] of this.pits) {
+      if (pit.node.tagName !== "BUTTON") continue;
+      const on = bins.has(bin);
+      pit.node.disabled = !on;
+      pit.node.classList.toggle("playable", on);
+      pit.node.classList.toggle("chosen", bin === chosen);
+    }
   }
 
   clearMarks() {

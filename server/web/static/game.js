@@ -5,7 +5,9 @@
 import { BoardView } from "./board.js";
 import { parseVariant, replay } from "./kalah.js";
 import { Link } from "./net.js";
-import { matchIdFromPath, moveItem, moveWords, nameWithRating, outcomeText, ratingsOf, showLinkState } from "./ui.js";
+import {
+  copyField, matchIdFromPath, moveItem, moveWords, nameWithRating, outcomeText, ratingsOf, showLinkState,
+} from "./ui.js";
 
 const matchId = matchIdFromPath();
 const $ = (id) => document.getElementById(id);
@@ -185,7 +187,16 @@ function analysed(msg) {
 
 function failed(msg) {
   if (msg.request === "game") {
-    $("status").textContent = msg.code === "unknown_match" ? `No stored game ${matchId}.` : msg.message;
+    if (msg.code !== "unknown_match") {
+      $("status").textContent = msg.message;
+      return;
+    }
+    // an unknown game: only the message and a way back (no empty board, no controls, no record to copy)
+    $("game").hidden = true;
+    $("moves-section").hidden = true;
+    $("missing").hidden = false;
+    $("title").textContent = "No such game";
+    $("missing-text").textContent = `No stored game ${matchId}.`;
     return;
   }
   if (msg.request !== "analyse" || an.inFlight === null) return;
@@ -227,14 +238,5 @@ window.addEventListener("hashchange", () => {
   const ply = plyInAddress();
   if (ply !== null && ply !== st.ply) go(ply, false);
 });
-$("copy").addEventListener("click", async () => {
-  const text = $("record").value;
-  try {
-    await navigator.clipboard.writeText(text);
-    $("copied").textContent = "copied";
-  } catch {
-    $("record").select();
-    $("copied").textContent = "selected: copy it with Ctrl+C";
-  }
-});
+$("copy").addEventListener("click", () => copyField($("record"), $("copied")));
 net.start();

@@ -1,21 +1,39 @@
-// /: the live matches and the recent finished games, kept up to date by asking again every few seconds
-// (public reads, charged by rows per address: the page asks for few rows, and not while it is hidden).
+// /: start a game (a hosted bot at once, an open match to share, or a seek), the open and live matches (join or
+// watch), the recent finished games, and this browser's identity (a name chosen once, the key carried elsewhere).
+// The lists are kept up to date by asking again every few seconds (public reads, charged by rows per address:
+// the page asks for few rows, and not while it is hidden).
 
-import { Link } from "./net.js";
-import { el, link, nameWithRating, outcomeText, ratingsOf, showLinkState } from "./ui.js";
+import { Link, nameProblem, tokenProblem } from "./net.js";
+import { copyField, el, link, nameWithRating, outcomeText, ratingsOf, showIdentity, showLinkState } from "./ui.js";
 
 const EVERY_MS = { list: 2000, games: 6000, standings: 30000 };
 const RECENT = 20;
 const $ = (id) => document.getElementById(id);
-const st = { ratings: new Map(), matches: [], games: [], due: { list: 0, games: 0, standings: 0 }, backoff: 1 };
+const st = { ratings: new Map(), matches: [], games: [], due: { list: 0, games: 0, standings: 0 }, backoff: 1,
+  seeking: null };
 
 const net = new Link({
   onReady() {
     st.due = { list: 0, games: 0, standings: 0 };
+    drawIdentity();
+    if (st.seeking) net.send({ type: "seek", variant: st.seeking });
     poll();
   },
+  onIdentityError(msg) {
+    $("identity-error").textContent = msg.code === "name_taken" ? `${msg.message}.`
+      : msg.code === "bad_token" ? "This key is unknown to this server: you play as before." : msg.message;
+  },
   onMessage(msg) {
-    if (msg.type === "matches") {
+    if (msg.type === "snapshot") {  // a game started: a bot game, an open match, a join, a seek paired
+      location.assign(`/play/${encodeURIComponent(msg.match_id)}`);
+    } else if (msg.type === "seeking") {
+      $("seeking").hidden = false;
+      $("seeking-text").textContent = `Seeking an opponent for ${msg.variant}: keep this page open…`;
+    } else if (msg.type === "error" && ["create", "seek", "join"].includes(msg.request)) {
+      $("play-error").textContent = msg.message;
+      st.seeking = null;
+      $("seeking").hidden = true;
+    } else if (msg.type === "matches") {
       const gone = st.matches.some((m) => m.status === "live" && !msg.matches.some((n) => n.match_id === m.match_id));
       st.matches = msg.matches;
       if (gone) st.due.games = st.due.standings = 0;  // a match ended: its game and ratings are new
@@ -66,8 +84,19 @@ function drawLive() {
   body.replaceChildren(...st.matches.map((m) => {
     const tr = el("tr");
     tr.dataset.match = m.match_id;
-    const action = m.status === "live" ? link(`/watch/${encodeURIComponent(m.match_id)}`, "watch")
-      : el("span", null, "waiting for a player");
+    const mine = net.guest && (m.south === net.guest.name || m.north === net.guest.name);
+    let action;
+    if (m.status === "live") action = link(`/${mine ? "play" : "watch"}/${encodeURIComponent(m.match_id)}`, mine ? "play" : "watch");
+    else if (mine) action = link(`/play/${encodeURIComponent(m.match_id)}`, "yours: share it");
+    else {
+      action = el("button", "action", "join");
+      action.type = "button";
+      action.setAttribute("aria-label", `join ${m.south || m.north}'s match as ${m.south ? "North" : "South"}`);
+      action.addEventListener("click", () => {
+        $("play-error").textContent = "";
+        net.send({ type: "join", match_id: m.match_id });
+      });
+    }
     tr.append(cell("Players", players(m.south, m.north)), cell("Variant", m.variant), cell("Ply", m.ply),
       cell("Watching", m.spectators), cell("", action));
     return tr;
@@ -88,6 +117,88 @@ function drawRecent() {
   $("recent-empty").hidden = st.games.length > 0;
 }
 
+// --- a new game --------------------------------------------------------------------------------------------------
+
+/** The variant text the form describes, e.g. `kalah(6,4,capture=empty,pie=on,clock=300+5)`. */
+function variantText() {
+  const parts = [$("houses").value || "6", $("seeds").value || "4"];
+  if ($("capture").value !== "standard") parts.push(`capture=${$("capture").value}`);
+  if ($("pie").checked) parts.push("pie=on");
+  const clock = $("clock").value.trim();
+  if (clock) parts.push(`clock=${clock}`);
+  return `kalah(${parts.join(",")})`;
+}
+
+function formProblem() {
+  for (const [id, lo, hi] of [["houses", 1, 12], ["seeds", 1, 200]]) {
+    const n = Number($(id).value);
+    if (!Number.isInteger(n) || n < lo || n > hi) return `${id}: a whole number from ${lo} to ${hi}`;
+  }
+  const clock = $("clock").value.trim();
+  if (clock && !/^(\d{1,5}(\.\d{1,3})?\+\d{1,4}(\.\d{1,3})?|\d{1,5}(\.\d{1,3})?(\/move)?)$/.test(clock)) {
+    return "time: base+increment in seconds (300+5), a base alone (600), or a limit per move (10/move)";
+  }
+  return null;
+}
+
+function drawVariant() {
+  $("variant-text").textContent = formProblem() || variantText();
+  $("play").textContent = $("opponent").value ? "Play the bot" : "Open a match";
+  $("seek").hidden = Boolean($("opponent").value);
+}
+
+$("new-game").addEventListener("input", drawVariant);
+$("new-game").addEventListener("submit", (e) => {
+  e.preventDefault();
+  $("play-error").textContent = formProblem() || "";
+  if (formProblem()) return;
+  const msg = { type: "create", variant: variantText(), seat: $("seat").value, rated: $("rated").checked };
+  if ($("opponent").value) msg.opponent = $("opponent").value;
+  net.send(msg);
+});
+$("seek").addEventListener("click", () => {
+  $("play-error").textContent = formProblem() || "";
+  if (formProblem()) return;
+  st.seeking = variantText();
+  net.send({ type: "seek", variant: st.seeking });
+});
+$("stop-seek").addEventListener("click", () => {
+  st.seeking = null;
+  $("seeking").hidden = true;
+  net.reconnect();  // a seek lasts as long as its connection
+});
+
+// --- identity -----------------------------------------------------------------------------------------------------
+
+function drawIdentity() {
+  showIdentity(net.guest);
+  $("my-name").textContent = net.guest.name;
+  $("name-form").hidden = !net.guest.name.startsWith("guest-");
+  $("key").value = net.guest.token;
+}
+
+$("name-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const name = $("name-input").value.trim();
+  const problem = nameProblem(name);
+  $("identity-error").textContent = problem ? `That name cannot be used: ${problem}.` : "";
+  if (!problem) net.switchTo({ name });
+});
+$("import-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const token = $("import-key").value.trim();
+  const problem = tokenProblem(token);
+  $("identity-error").textContent = problem ? `That key cannot be used: ${problem}.` : "";
+  $("import-key").value = "";
+  if (!problem) net.switchTo({ token });
+});
+$("show-key").addEventListener("click", () => {
+  $("key-box").hidden = false;
+  $("show-key").hidden = true;
+});
+$("copy-key").addEventListener("click", () => copyField($("key"), $("key-copied")));
+
+drawVariant();
 setInterval(poll, 500);
 document.addEventListener("visibilitychange", poll);
 net.start();

@@ -1,9 +1,26 @@
 // One websocket to the server, as this browser's guest: hello at once (a connection that does not say hello
 // within the server's hello timeout is closed), the guest's token kept in localStorage so every page and every
-// reconnection is the same identity, and a reconnection with backoff after any drop.
+// reconnection is the same identity, and a reconnection with backoff after any drop. The token is never put in
+// an address or a log: it leaves the browser only in `hello` and when the visitor exports it.
 
 const STORE_KEY = "kalah.guest";
 const MAX_HELLO_TRIES = 4;
+
+const NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
+const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** Why a display name would be refused (as the server checks names), or null when it is fine. */
+export function nameProblem(name) {
+  if (!NAME.test(name)) return "a name is 1 to 32 letters, digits, dots, dashes, underscores or colons";
+  const lower = name.toLowerCase();
+  if (lower.startsWith("bot:") || lower.startsWith("engine:")) return "names starting bot: or engine: are the server's bots' and outside engines'";
+  return null;
+}
+
+/** Why a pasted token would be refused, or null when it has the form of one. */
+export function tokenProblem(token) {
+  return TOKEN.test(token) ? null : "a token is 16 to 128 letters, digits, dashes or underscores";
+}
 
 /** A fresh guest name: `guest-` and eight random letters or digits (names are unique on a server). */
 export function guestName() {
@@ -35,8 +52,10 @@ function storeGuest(guest) {
  * "connecting", "ready" or "reconnecting".
  */
 export class Link {
-  constructor({ onReady, onMessage, onState }) {
-    Object.assign(this, { onReady, onMessage, onState: onState || (() => {}) });
+  constructor({ onReady, onMessage, onState, onIdentityError }) {
+    Object.assign(this, { onReady, onMessage, onState: onState || (() => {}),
+      onIdentityError: onIdentityError || (() => {}) });
+    this.change = null;  // a new identity asked for: {name} (a chosen name) or {token} (an imported one)
     this.ws = null;
     this.ready = false;
     this.failures = 0;
@@ -62,12 +81,32 @@ export class Link {
     });
   }
 
-  /** Say hello: the stored guest's token, else a new guest name. */
+  /** Say hello: an identity being changed to, else the stored guest's token, else a new guest name. */
   hello() {
     this.helloTries += 1;
-    const msg = this.guest ? { type: "hello", name: this.guest.name, token: this.guest.token }
-      : { type: "hello", name: guestName() };
+    let msg;
+    if (this.change && this.change.token) msg = { type: "hello", name: "imported", token: this.change.token };
+    else if (this.change) msg = { type: "hello", name: this.change.name };
+    else if (this.guest) msg = { type: "hello", name: this.guest.name, token: this.guest.token };
+    else msg = { type: "hello", name: guestName() };
     this.send(msg);
+  }
+
+  /** Play from now on as a new identity with this name, or as the identity of this token (from another browser or
+   * the terminal client); the page reconnects. A refusal keeps the current identity and goes to `onIdentityError`. */
+  switchTo(change) {
+    this.change = change;
+    this.reconnect();
+  }
+
+  /** Drop the connection and connect again at once (a new hello). */
+  reconnect() {
+    const old = this.ws;
+    this.ws = null;
+    this.ready = false;
+    this.helloTries = 0;
+    if (old) old.close();
+    this.start();
   }
 
   /** Send one message if the connection is open (a page resends what it needs in `onReady`). */
@@ -83,11 +122,19 @@ export class Link {
       return;
     }
     if (msg.type === "welcome") {
+      this.change = null;
       this.guest = { name: msg.name, token: msg.token };
       storeGuest(this.guest);
       Object.assign(this, { ready: true, failures: 0, helloTries: 0 });
       this.onState("ready");
       this.onReady();
+      return;
+    }
+    if (msg.type === "error" && msg.request === "hello" && this.change) {
+      // the name is taken, or the token unknown here: keep the identity this browser had
+      this.change = null;
+      this.onIdentityError(msg);
+      this.reconnect();
       return;
     }
     if (msg.type === "error" && msg.request === "hello" && this.helloTries < MAX_HELLO_TRIES) {

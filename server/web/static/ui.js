@@ -100,3 +100,20 @@ export function showLinkState(state) {
   node.dataset.state = state;
   node.textContent = { ready: "connected", connecting: "connecting…", reconnecting: "reconnecting…" }[state] || state;
 }
+
+/** Show who this browser plays as in the page header. */
+export function showIdentity(guest) {
+  const node = document.getElementById("me");
+  if (node && guest) node.textContent = `playing as ${guest.name}`;
+}
+
+/** Copy a text field's value to the clipboard, saying so in `status`; where that is refused, select it instead. */
+export async function copyField(field, status) {
+  try {
+    await navigator.clipboard.writeText(field.value);
+    status.textContent = "copied";
+  } catch {
+    field.select();
+    status.textContent = "selected: copy it with Ctrl+C";
+  }
+}

@@ -1,0 +1,415 @@
+"""Playing from the web pages in a real headless browser (Playwright with the system's Chromium) against a real
+server: the lobby starts games, the match page plays them by clicks, keys and taps, and every position shown is
+compared with the server's stored record. Skipped or failed as tests/test_web_browser.py says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import RunningServer
+from tests.test_web_browser import (
+    MISSING,
+    REQUIRED,
+    Pages,
+    chromium,
+    fens_of,
+    screenshot_path,
+    still_screenshot,
+    wait_fen,
+)
+from tests.wire import Client
+
+pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
+
+PLAYABLE = "#board button.pit:not([disabled])"
+OVER = "() => document.getElementById('status').textContent.startsWith('Game over')"
+READY_OR_OVER = f"""() => document.getElementById('status').textContent.startsWith('Game over')
+    || document.querySelector("{PLAYABLE}") !== null"""
+
+
+@pytest.fixture
+async def pages(arena: RunningServer) -> AsyncIterator[Pages]:
+    """Pages of the test's server in a headless Chromium; checked for script errors and CSP violations at the end."""
+    async with chromium() as launched:
+        opened = Pages(launched, arena)
+        yield opened
+        await opened.check()
+
+
+async def start_from_lobby(page: Any, opponent: str = "greedy", variant: dict[str, str] | None = None,
+                           seat: str = "south") -> str:
+    """Start a game from the lobby's form (a bot game, or an open match when `opponent` is ""); its match id."""
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await page.select_option("#opponent", opponent)
+    for field, value in (variant or {}).items():
+        if field == "pie":
+            await page.set_checked("#pie", value == "on")
+        elif field == "capture":
+            await page.select_option("#capture", value)
+        else:
+            await page.fill(f"#{field}", value)
+    await page.select_option("#seat", seat)
+    await page.click("#play")
+    await page.wait_for_url("**/play/*")
+    await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
+    return str(page.url.rsplit("/", 1)[1])
+
+
+async def playable(page: Any) -> list[int]:
+    """The bins whose house buttons react now."""
+    bins = await page.eval_on_selector_all(PLAYABLE, "nodes => nodes.map(n => Number(n.dataset.bin))")
+    return [int(b) for b in bins]
+
+
+async def my_turn(page: Any, timeout: float = 30_000) -> list[int]:
+    """Wait until this page may move (its playable bins) or the game is over (no bins)."""
+    await page.wait_for_function(READY_OR_OVER, timeout=timeout)
+    if await page.evaluate(OVER):
+        return []
+    return await playable(page)
+
+
+async def sent_moves(page: Any) -> int:
+    """How many moves the page has sent."""
+    return int(await page.evaluate("window.__sent.filter(m => m.type === 'move').length"))
+
+
+async def house_number(page: Any, bin_: int) -> int:
+    """The number key of a bin for the player at the board (its house's number on its own side)."""
+    label = await page.get_attribute(f"#board .pit[data-bin='{bin_}']", "aria-keyshortcuts")
+    assert label is not None
+    return int(label)
+
+
+async def assert_shown_is_record(page: Any, host: Client, match_id: str) -> list[str]:
+    """Every position the board showed, in order, is the server's record's, to its end; the record."""
+    await host_wait_finished(host, match_id)
+    record, fens = await fens_of(host, match_id)
+    shown = await page.evaluate("window.__values('board', 'data-fen')")
+    assert shown == fens[fens.index(shown[0]):], "every position once, in order, to the end"
+    assert shown[-1] == fens[-1]
+    return record
+
+
+async def host_wait_finished(host: Client, match_id: str) -> None:
+    """Wait until the server has stored the match as finished."""
+    for _ in range(100):
+        game = (await host.request("game_record", type="game", match_id=match_id))["game"]
+        if game["status"] == "finished":
+            return
+        await host_sleep()
+    raise AssertionError(f"{match_id} never finished")
+
+
+async def host_sleep() -> None:
+    """A short pause between two polls of the server."""
+    import asyncio
+
+    await asyncio.sleep(0.1)
+
+
+async def test_a_game_against_greedy_played_by_keys(arena: RunningServer, pages: Pages) -> None:
+    """From the lobby, one click starts a game against greedy; the number keys sow (only legal houses react),
+    each move is drawn, confirmed by the server, and the page shows every position of the server's record."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"houses": "4", "seeds": "3", "clock": ""})
+    assert await page.get_attribute("#board .pit[data-bin='1']", "aria-label") == "house 1, 3 seeds"
+    assert await page.get_attribute("#board .pit[data-bin='6']", "aria-label") == "North house 1, 3 seeds"
+    moves = 0
+    while bins := await my_turn(page):
+        empty = [b for b in range(1, 5) if b not in bins]
+        if empty:  # a key of an empty house does nothing
+            await page.keyboard.press(str(await house_number(page, empty[0])))
+            assert await sent_moves(page) == moves
+        await page.keyboard.press(str(await house_number(page, bins[-1])))
+        moves += 1
+    assert moves > 0
+    host = await Client.open(arena.url, "host")
+    record = await assert_shown_is_record(page, host, match_id)
+    sent = [m for m in await page.evaluate("window.__sent") if m["type"] == "move"]
+    assert len(sent) == moves and all(m["match_id"] == match_id for m in sent)
+    acks = [m for m in await page.evaluate("window.__got") if m["type"] == "ack"]
+    assert len(acks) == moves and not any(m.get("duplicate") for m in acks)
+    assert len(record) >= moves
+    assert await page.inner_text("#end-result")
+    assert await page.get_by_role("link", name="Replay this game with the solver's values").count() == 1
+    await host.close()
+
+
+async def play_out(players: list[Any], pick: int = 0, tap: bool = False, shot: Path | None = None) -> int:
+    """Play the game on these pages to its end, each page moving when its houses react (by clicks, or taps):
+    the `pick`-th playable house (counting from the last when negative). Returns the number of moves made."""
+    moves = 0
+    idle = 0
+    while not all([await page.evaluate(OVER) for page in players]):
+        for page in players:
+            bins = await playable(page)
+            if not bins:
+                continue
+            house = page.locator(f"#board .pit[data-bin='{bins[pick % len(bins)]}']")
+            if tap:
+                await house.tap()
+            else:
+                await house.click()
+            moves += 1
+            idle = 0
+            if shot is not None and moves == 9:
+                await page.set_viewport_size({"width": 1100, "height": 560})
+                await still_screenshot(page, shot)
+            break
+        else:  # no page may move: a move is being drawn or confirmed, or a bot thinks
+            idle += 1
+            assert idle < 1500, "no page could move for 30 s"
+            await players[0].wait_for_timeout(20)
+    return moves
+
+
+async def test_two_people_create_share_join_and_play_a_game_by_clicks(arena: RunningServer, pages: Pages,
+                                                                      tmp_path: Path) -> None:
+    """One person opens a match from the lobby and gets a link; a second person opens the link, takes the open
+    seat, and both play the whole game by clicking houses; both boards showed every position of the server's
+    record. The screenshot of a game in progress is the README's picture (KALAH_WEB_SCREENSHOTS=docs)."""
+    alice = await pages.open("/")
+    match_id = await start_from_lobby(alice, "", {"clock": "600+5"})
+    await alice.wait_for_selector("#share-link")
+    link = await alice.input_value("#share-link")
+    assert link == f"{pages.base}/play/{match_id}"
+    assert "Waiting for a second player" in await alice.inner_text("#status")
+    bob = await pages.open(link.removeprefix(pages.base))
+    await bob.get_by_role("button", name="Take the open seat (North)").click()
+    await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
+    assert "(you)" in await alice.inner_text("#player-south") and "(you)" in await bob.inner_text("#player-north")
+    moves = await play_out([alice, bob], pick=-1, shot=screenshot_path(tmp_path, "play.png"))
+    host = await Client.open(arena.url, "host")
+    record = await assert_shown_is_record(alice, host, match_id)
+    assert await assert_shown_is_record(bob, host, match_id) == record
+    assert moves == len(record)
+    for page in (alice, bob):
+        assert (await page.inner_text("#end-result")).strip()
+        await page.wait_for_function("() => document.getElementById('rating').textContent.includes('rating')")
+        assert (await page.inner_text("#rating")).startswith("Your first rating: ")
+    await host.close()
+
+
+async def test_the_pie_swap(arena: RunningServer, pages: Pages) -> None:
+    """With the pie rule and North's seat, the page offers "swap" on North's first turn only; after the swap the
+    player is South, the bot moves as North, and the player's houses react again."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"pie": "on", "clock": ""}, seat="north")
+    swap = page.get_by_role("button", name="Swap sides (pie rule)")
+    await swap.wait_for()
+    assert "swap sides" in (await page.inner_text("#status")).lower()
+    await swap.click()
+    await page.wait_for_function("() => document.querySelector('#player-south .name').textContent.endsWith('(you)')")
+    bins = await my_turn(page)
+    assert bins and all(1 <= b <= 6 for b in bins) and await swap.is_hidden()
+    assert await page.get_attribute("#board .pit[data-bin='1']", "aria-label") == "house 1, " + \
+        (await page.inner_text("#board .pit[data-bin='1'] .count")) + " seeds"
+    host = await Client.open(arena.url, "host")
+    record, _ = await fens_of(host, match_id)
+    assert "swap" in record and len(record) > record.index("swap") + 1  # the bot moved after the swap
+    await page.click("#resign")
+    await page.click("#resign-yes")
+    await page.wait_for_function(OVER)
+    await host.close()
+
+
+async def test_a_move_refused_when_another_tab_played_first(arena: RunningServer, pages: Pages) -> None:
+    """Two tabs of one identity on one match: the first tab's move is played; the second tab, not yet told,
+    sends another move for the same ply; the server refuses it (stale ply) and that tab undoes its move, says
+    why in one line, and shows the server's position."""
+    first = await pages.open("/")
+    match_id = await start_from_lobby(first, "greedy", {"clock": ""})
+    second = await pages.open(f"/play/{match_id}", context=first.context)
+    for tab in (first, second):
+        await my_turn(tab)
+    await second.evaluate("window.__hold = true")
+    bins = await playable(first)
+    await first.locator(f"#board .pit[data-bin='{bins[0]}']").click()
+    await first.wait_for_function("() => window.__got.some(m => m.type === 'ack')")
+    other = [b for b in await playable(second) if b != bins[0]]
+    await second.locator(f"#board .pit[data-bin='{other[0]}']").click()
+    assert await second.evaluate("window.__sent.filter(m => m.type === 'move').length") == 1
+    await second.evaluate("window.__release()")
+    await second.wait_for_function("() => window.__got.some(m => m.type === 'error' && m.code === 'stale_ply')")
+    refused = await second.inner_text("#refused")
+    assert "not played" in refused.lower()
+    await first.wait_for_function(READY_OR_OVER)
+    await second.wait_for_function(READY_OR_OVER)
+    host = await Client.open(arena.url, "host")
+    record, fens = await fens_of(host, match_id)
+    assert record[0] == str(bins[0])
+    await wait_fen(second, fens[-1])
+    await wait_fen(first, fens[-1])
+    await host.close()
+
+
+async def test_a_flag_falls_on_a_short_clock(arena: RunningServer, pages: Pages) -> None:
+    """A 2-second clock that the player lets run out: the clock warns of low time, then shows the flag, and the
+    game ends on time in the bot's favour."""
+    page = await pages.open("/")
+    await start_from_lobby(page, "greedy", {"clock": "2+0"}, seat="north")
+    await page.wait_for_function("() => document.querySelector('#player-north .clock.low.running') !== null")
+    await page.wait_for_function(OVER, timeout=15_000)
+    assert "time" in (await page.inner_text("#status")).lower()
+    assert (await page.inner_text("#end-result")).startswith("bot:greedy wins")
+    assert "flag" in await page.inner_text("#player-north .clock")
+    assert await playable(page) == []
+
+
+async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> None:
+    """Reloading the page mid-game comes back to the same seat (the same guest, from local storage) at the
+    position the server holds, and the game goes on to its end."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"clock": "300+5"})
+    for _ in range(3):
+        bins = await my_turn(page)
+        await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
+    hello = (await page.evaluate("window.__sent"))[0]
+    await page.reload()
+    await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
+    again = (await page.evaluate("window.__sent"))[0]
+    assert again["token"] and again["name"] == hello["name"] and match_id in page.url
+    assert "token" not in page.url and again["token"] not in page.url
+    await play_out([page])
+    host = await Client.open(arena.url, "host")
+    await assert_shown_is_record(page, host, match_id)
+    await host.close()
+
+
+async def test_a_phone_plays_a_game_by_taps(arena: RunningServer, pages: Pages) -> None:
+    """On a 360x640 touch screen the board turns a quarter, nothing scrolls sideways, and a whole game is played
+    by tapping houses."""
+    page = await pages.open("/", width=360, height=640, touch=True)
+    assert await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+    match_id = await start_from_lobby(page, "greedy", {"clock": ""})
+    assert await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+    north, south = [await page.locator(f".store.{side}").bounding_box() for side in ("north", "south")]
+    assert north and south and north["y"] + north["height"] <= south["y"]
+    for house in await page.locator("#board button.pit").all():
+        box = await house.bounding_box()
+        assert box and box["width"] >= 40 and box["height"] >= 40  # a finger's size
+    await play_out([page], tap=True)
+    host = await Client.open(arena.url, "host")
+    await assert_shown_is_record(page, host, match_id)
+    await host.close()
+
+
+async def test_resign_then_rematch_with_the_seats_swapped(arena: RunningServer, pages: Pages) -> None:
+    """A second person joins an open match from the lobby's list; one resigns (after a confirmation); the other
+    asks for a rematch, the first accepts it, and both play the new match with the seats swapped."""
+    alice = await pages.open("/")
+    match_id = await start_from_lobby(alice, "", {"clock": ""})
+    bob = await pages.open("/")
+    join = bob.locator(f"#live tr[data-match='{match_id}'] button")
+    await join.click()
+    await bob.wait_for_url(f"**/play/{match_id}")
+    await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
+    await alice.get_by_role("button", name="Resign…").click()
+    await alice.get_by_role("button", name="No, play on").click()
+    assert not await alice.evaluate(OVER)
+    await alice.get_by_role("button", name="Resign…").click()
+    await alice.get_by_role("button", name="Yes, resign").click()
+    for page in (alice, bob):
+        await page.wait_for_function(OVER)
+    assert "resign" in (await bob.inner_text("#end-result")).lower()
+    assert (await bob.inner_text("#end-result")).startswith("You win")
+    await bob.get_by_role("button", name="Rematch (seats swapped)").click()
+    accept = alice.get_by_role("button", name="Accept the rematch")
+    await accept.wait_for(timeout=10_000)
+    await accept.click()
+    for page in (alice, bob):
+        await page.wait_for_function("(old) => !location.pathname.endsWith(old)", arg=match_id)
+        await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
+    assert alice.url == bob.url
+    await bob.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
+    assert "(you)" in await alice.inner_text("#player-north") and "(you)" in await bob.inner_text("#player-south")
+
+
+async def test_a_chosen_name_and_a_key_carried_to_another_browser(arena: RunningServer, pages: Pages) -> None:
+    """A visitor chooses a display name once (a name the server would refuse is refused on the page, a taken one
+    by the server, and the identity stays); the key shown on request, pasted into another browser, plays as the
+    same name there. The key is never in an address."""
+    taken = await Client.open(arena.url, "already-here")
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('my-name').textContent.startsWith('guest-')")
+    guest = await page.inner_text("#my-name")
+    await page.fill("#name-input", "bot:me")
+    await page.get_by_role("button", name="Use this name").click()
+    assert "cannot be used" in await page.inner_text("#identity-error")
+    await page.fill("#name-input", "already-here")
+    await page.get_by_role("button", name="Use this name").click()
+    await page.wait_for_function("() => document.getElementById('identity-error').textContent.includes('taken')")
+    await page.wait_for_function("(g) => document.getElementById('my-name').textContent === g", arg=guest)
+    await page.fill("#name-input", "Ada")
+    await page.get_by_role("button", name="Use this name").click()
+    await page.wait_for_function("() => document.getElementById('my-name').textContent === 'Ada'")
+    assert await page.locator("#name-form").is_hidden()  # once: a name stays with its key
+    await page.click("#carry summary")
+    await page.get_by_role("button", name="Show my key").click()
+    key = await page.input_value("#key")
+    other = await pages.open("/")
+    await other.wait_for_function("() => document.getElementById('my-name').textContent.startsWith('guest-')")
+    await other.click("#carry summary")
+    await other.fill("#import-key", key)
+    await other.get_by_role("button", name="Use this key").click()
+    await other.wait_for_function("() => document.getElementById('my-name').textContent === 'Ada'")
+    match_id = await start_from_lobby(other, "greedy", {"clock": ""})
+    assert "Ada (you)" in await other.inner_text("#player-south")
+    for tab in (page, other):
+        assert key not in tab.url
+    assert match_id and await taken.request("matches", type="list")
+    await taken.close()
+
+
+async def long_game(host: Client, plies: int) -> str:
+    """The id of a stored bot game of at least `plies` plies."""
+    for n in range(40):
+        match_id = f"long-{n}"
+        await host.request("snapshot", type="exhibition", variant="kalah(6,6)", south="random", north="random",
+                           match_id=match_id)
+        await host_wait_finished(host, match_id)
+        record, _ = await fens_of(host, match_id)
+        if len(record) >= plies:
+            return match_id
+    raise AssertionError(f"no game of {plies} plies in 40 tries")
+
+
+async def test_a_long_move_list_fits_its_column(arena: RunningServer, pages: Pages) -> None:
+    """At 1200x900 the move list of a game of 35 plies or more stays in its column on the watch and replay pages:
+    no third column cut off, no sideways scrolling."""
+    host = await Client.open(arena.url, "host")
+    match_id = await long_game(host, 35)
+    for path in (f"/watch/{match_id}", f"/game/{match_id}"):
+        page = await pages.open(path, width=1200, height=900)
+        await page.wait_for_function("() => document.getElementById('moves').children.length >= 35")
+        assert await page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"), path
+        fits = await page.evaluate("""() => {
+            const list = document.getElementById('moves');
+            const box = list.getBoundingClientRect();
+            const column = list.parentElement.getBoundingClientRect();
+            return list.scrollWidth <= list.clientWidth && box.right <= column.right + 1
+              && [...list.children].every((li) => li.getBoundingClientRect().right <= box.right + 1);
+        }""")
+        assert fits, path
+    await host.close()
+
+
+async def test_an_unknown_match_shows_only_the_message_and_a_way_back(pages: Pages) -> None:
+    """/watch/UNKNOWN and /game/UNKNOWN say there is no such match, with a link back to the lobby, and draw no
+    board, no open seats, no controls and no record to copy."""
+    for path, message in (("/watch/UNKNOWN", "No live match UNKNOWN."), ("/game/UNKNOWN", "No stored game UNKNOWN."),
+                          ("/play/UNKNOWN", "No live match UNKNOWN.")):
+        page = await pages.open(path)
+        await page.get_by_text(message).wait_for()
+        assert await page.get_by_role("link", name="Back to the lobby").is_visible()
+        for hidden in ("#board", "#moves", ".player", "#status"):
+            assert await page.locator(hidden).first.is_hidden(), (path, hidden)
+        assert await page.get_by_role("button").count() == 0 or not await page.get_by_role("button").first.is_visible()
+        assert "(open seat)" not in await page.inner_text("body")
+        assert "Copy the record" not in await page.inner_text("body")
