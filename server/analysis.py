@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import NotationError, TooManyError
@@ -23,6 +26,32 @@ CROWDED_BUDGET_MS = 1000
 """The most an analysis may think while other analyses wait, so a queue of them drains quickly."""
 MAX_PER_ADDRESS = 1
 """Analyses queued or running for one network address (so a few addresses cannot fill the queue)."""
+USAGE_HALF_LIFE_S = 60.0
+"""How fast an address's record of analysis time fades (what the fair queue orders by)."""
+
+
+@dataclass
+class _Ticket:
+    """One analysis request waiting or running."""
+
+    msg: Analyse
+    peer: Peer | None
+    done: asyncio.Future[Analysis]
+    order: int
+
+
+def _usage(peer: Peer | None) -> float:
+    """The analysis seconds `peer`'s address used lately (halved every `USAGE_HALF_LIFE_S`)."""
+    if peer is None:
+        return 0.0
+    return float(peer.analysis_used * 0.5 ** ((time.monotonic() - peer.analysis_at) / USAGE_HALF_LIFE_S))
+
+
+def _charge(peer: Peer | None, seconds: float) -> None:
+    """Add `seconds` of analysis to `peer`'s record."""
+    if peer is not None:
+        peer.analysis_used = _usage(peer) + seconds
+        peer.analysis_at = time.monotonic()
 
 
 class Analyst:
@@ -32,6 +61,9 @@ class Analyst:
         self.max_queued = max_queued
         self.max_per_address = max_per_address
         self.pending = 0
+        self._waiting: list[_Ticket] = []
+        self._running = False
+        self._order = itertools.count()
         self._engines: OrderedDict[Variant, Any] = OrderedDict()
         self._guard = threading.Lock()
         # one core at most, below the event loop and the bots of games with a person
@@ -67,34 +99,81 @@ class Analyst:
                        gone: Callable[[], Awaitable[object]] | None = None) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
-        At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`;
-        more are refused with `too_many`. If `gone()` (the connection's closing) completes first,
-        a queued analysis is cancelled and one already running is left to end within its budget
-        (the answer is then None: there is no one to send it to).
+        At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
+        queue is fair across addresses, not first come first served: the waiting analysis of the
+        address that used the least analysis time lately runs next, and when the queue is full a
+        newcomer that used less than some waiting address takes that one's place (the displaced
+        request is refused with `too_many` and a retry hint), else it is refused. If `gone()` (the
+        connection's closing) completes first, a queued analysis is dropped and one already
+        running is left to end within its budget (the answer is then None: no one to send it to).
         """
-        if self.pending >= self.max_queued:
-            raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly")
         if peer is not None and peer.analyses >= self.max_per_address:
-            raise TooManyError(f"at most {self.max_per_address} analyses at once from one address")
+            raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
+                               CROWDED_BUDGET_MS / 1000)
+        if self.pending >= self.max_queued:
+            self._make_room(peer)
+        loop = asyncio.get_running_loop()
+        ticket = _Ticket(msg, peer, loop.create_future(), next(self._order))
+        self._waiting.append(ticket)
         self.pending += 1
         if peer is not None:
             peer.analyses += 1
-        work = asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, msg)
+        self._dispatch()
         try:
             if gone is None:
-                return await work
+                return await ticket.done
             closed: asyncio.Future[Any] = asyncio.ensure_future(gone())
-            waiting: set[asyncio.Future[Any]] = {work, closed}
+            waiting: set[asyncio.Future[Any]] = {ticket.done, closed}
             done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             closed.cancel()
-            if work not in done:
-                work.cancel()
+            if ticket.done not in done:
                 return None
-            return work.result()
+            return ticket.done.result()
         finally:
+            if ticket in self._waiting:
+                self._waiting.remove(ticket)
+            if not ticket.done.done():
+                ticket.done.cancel()  # no one waits for the answer any more
             self.pending -= 1
             if peer is not None:
                 peer.analyses -= 1
+
+    def _make_room(self, peer: Peer | None) -> None:
+        """The queue is full: refuse the waiting request of the address that used the most analysis time lately
+        if it used more than `peer`, else raise `too_many` for `peer`."""
+        mine = _usage(peer)
+        heaviest = max(self._waiting, key=lambda t: (_usage(t.peer), t.order), default=None)
+        if heaviest is None or _usage(heaviest.peer) <= mine:
+            raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly",
+                               CROWDED_BUDGET_MS / 1000)
+        self._waiting.remove(heaviest)
+        heaviest.done.set_exception(TooManyError("the analysis queue is full and others asked less lately: try "
+                                                 "again shortly", self.max_queued * CROWDED_BUDGET_MS / 1000))
+
+    def _dispatch(self) -> None:
+        """Start the waiting analysis of the least busy address, if the thread is free."""
+        if self._running or not self._waiting:
+            return
+        ticket = min(self._waiting, key=lambda t: (_usage(t.peer), t.order))
+        self._waiting.remove(ticket)
+        self._running = True
+        started = time.monotonic()
+        work = asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, ticket.msg)
+
+        def finished(work: asyncio.Future[Analysis]) -> None:
+            """Hand the answer over, charge the address for the time, start the next one."""
+            self._running = False
+            _charge(ticket.peer, time.monotonic() - started)
+            if not ticket.done.done():
+                if work.cancelled():
+                    ticket.done.cancel()
+                elif (exc := work.exception()) is not None:
+                    ticket.done.set_exception(exc)
+                else:
+                    ticket.done.set_result(work.result())
+            self._dispatch()
+
+        work.add_done_callback(finished)
 
     def close(self) -> None:
         """Stop the analysis thread once its queued requests are done."""

@@ -30,7 +30,7 @@ from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
-from server.peers import PeerTable
+from server.peers import PeerTable, address_of
 from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
@@ -77,7 +77,9 @@ class ServerOptions:
     hello_timeout: float = 10.0
     """Seconds a connection may stay without saying hello (public reads are served meanwhile)."""
     max_per_address: int = 64
-    """Connections one network address may hold at once."""
+    """Connections one network address (an IPv6 /64) may hold at once."""
+    max_per_prefix: int = 256
+    """Connections one network prefix (an IPv4 /24, an IPv6 /64) may hold at once."""
     read_rows_rate: float = 2000.0
     """Rows of public reads (listings, stored games, standings) an address may fetch a second."""
     read_rows_burst: int = 4000
@@ -151,9 +153,15 @@ def _split_options(options: dict[str, Any]) -> tuple[ServerOptions, ArenaOptions
 
 
 def _host(conn: ServerConnection) -> str:
-    """The network address of a connection's peer."""
+    """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
     addr = conn.remote_address
-    return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+    return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
+
+
+def _seated(arena: Arena, session: Session) -> bool:
+    """Whether a connection's identity holds a seat in an unfinished match (its connection is never shed)."""
+    pid = session.player_id
+    return pid is not None and any(room.match.status != "finished" for room in arena.rooms_of(pid))
 
 
 def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorMessage:
@@ -183,6 +191,8 @@ class _Handler:
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
         self.connections = 0
         self.peers = PeerTable(self.new_peer)
+        self.evicting = 0
+        """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.kgp: Gateway | None = None
         """The KGP gateway, which also serves agents at `/kgp` (set once started)."""
 
@@ -205,17 +215,44 @@ class _Handler:
             return response
         if (page := web_page(request)) is not None:  # pages and static files: any request but a websocket's
             return page
-        if self.connections >= self.opts.max_connections or arena.closing:
-            log_event("connection_refused", connections=self.connections)
-            arena.metrics.refused("http_503")
-            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
         host = _host(conn)
+        if arena.closing:
+            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server stopping\n")
         peer = self.peers.get(host)
         if peer is not None and peer.connections >= self.opts.max_per_address:
             log_event("connection_refused", remote=host, reason="per_address")
             arena.metrics.refused("http_429")
             return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
+        if self.peers.connections_of_prefix(host) >= self.opts.max_per_prefix:
+            log_event("connection_refused", remote=host, reason="per_prefix")
+            arena.metrics.refused("http_429")
+            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your network\n")
+        if self.connections - self.evicting >= self.opts.max_connections and not self.make_room(host):
+            log_event("connection_refused", connections=self.connections)
+            arena.metrics.refused("http_503")
+            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
         return None
+
+    def make_room(self, host: str) -> bool:
+        """At the connection limit: close the cheapest connection of the network holding the most, if that is
+        not `host`'s own (never one seated in an unfinished match); whether a slot is being freed."""
+        prefix, most = self.peers.crowded()
+        if most <= self.peers.connections_of_prefix(host) + 1:
+            return False  # the newcomer's network would hold as many: nothing fairer to do than refuse
+        arena = self.router.arena
+        candidates = [(_seated(arena, s), s.player_id is not None, s.opened, id(s), s)
+                      for peer in self.peers.of_prefix(prefix) for s in peer.sessions if not s.evicted]
+        if not candidates:
+            return False
+        seated, _, _, _, victim = min(candidates)
+        if seated:
+            return False
+        victim.evicted = True
+        self.evicting += 1
+        log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=most)
+        arena.metrics.refused("connection_shed")
+        arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
+        return True
 
     def process_response(self, conn: ServerConnection, request: Request, response: Response) -> None:
         """Name the database in the handshake, so a client finds the token this database gave it before hello."""
@@ -269,6 +306,7 @@ class _Handler:
         finally:
             deadline.cancel()
             self.connections -= 1
+            self.evicting -= session.evicted
             peer.sessions.discard(session)
             self.peers.release(peer)
             await self.router.disconnect(session)

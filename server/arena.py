@@ -73,8 +73,7 @@ class Arena(Connections, BotTurns):
         """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
         self.creating: set[str] = set()
         """Ids of the matches whose creation is being stored."""
-        self.quotas = Quotas(QuotaLimits(options.open_per_player, options.exhibitions_per_player,
-                                         options.exhibitions_per_address))
+        self.quotas = Quotas(QuotaLimits.of(options))
         self.paces: dict[str, float] = {}
         """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
         self.quarantined = 0

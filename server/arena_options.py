@@ -24,6 +24,12 @@ class ArenaOptions:
     """How long an open match waits for an opponent before it is cancelled."""
     open_per_player: int = 5
     """Open matches one identity may have waiting at once."""
+    open_per_address: int = 20
+    """Open matches the identities of one network address may have waiting at once."""
+    identities_per_address: int = 100
+    """New identities one network address may make at once; its budget refills over an hour."""
+    identities_per_hour: int = 36_000
+    """New identities the whole server may make in an hour (bursts of a tenth)."""
     exhibitions_per_player: int = 4
     """Unfinished exhibitions one identity may have started."""
     exhibitions_per_address: int = 8

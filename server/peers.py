@@ -23,6 +23,17 @@ MAX_IDLE = 20_000
 """Addresses without a connection whose unspent budgets are kept (about 1 KiB each)."""
 
 
+def address_of(host: str) -> str:
+    """The unit of per-address budgets: an IPv4 address itself, an IPv6 address's /64 (one customer's)."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        return prefix_of(host) if ip.ipv4_mapped is None else str(ip.ipv4_mapped)
+    return host
+
+
 def prefix_of(host: str, v4: int = IPV4_PREFIX, v6: int = IPV6_PREFIX) -> str:
     """The network prefix an address counts in (`10.1.2.0/24`, `2001:db8::/64`); a non-IP host is its own."""
     try:
@@ -47,6 +58,8 @@ class PeerTable:
         self.idle: OrderedDict[str, Peer] = OrderedDict()
         self.prefixes: Counter[str] = Counter()
         """Connections per network prefix."""
+        self.members: dict[str, set[str]] = {}
+        """Network prefix -> its connected addresses."""
 
     def get(self, host: str) -> Peer | None:
         """The connected address `host`'s state, or None."""
@@ -67,7 +80,9 @@ class PeerTable:
             peer = self.idle.pop(host, None) or self.make(host)
             self.live[host] = peer
         peer.connections += 1
-        self.prefixes[prefix_of(host)] += 1
+        prefix = prefix_of(host)
+        self.prefixes[prefix] += 1
+        self.members.setdefault(prefix, set()).add(host)
         return peer
 
     def release(self, peer: Peer) -> None:
@@ -79,6 +94,11 @@ class PeerTable:
             del self.prefixes[prefix]
         if peer.connections > 0:
             return
+        members = self.members.get(prefix)
+        if members is not None:
+            members.discard(peer.address)
+            if not members:
+                del self.members[prefix]
         self.live.pop(peer.address, None)
         self.idle[peer.address] = peer
         self.prune()
@@ -91,6 +111,15 @@ class PeerTable:
             if len(self.idle) <= self.max_idle and oldest.full_at() > now:
                 break
             del self.idle[address]
+
+    def crowded(self) -> tuple[str, int]:
+        """The prefix with the most connections, and how many (("", 0) with none)."""
+        found = self.prefixes.most_common(1)
+        return found[0] if found else ("", 0)
+
+    def of_prefix(self, prefix: str) -> list[Peer]:
+        """The connected addresses of a network prefix."""
+        return [self.live[address] for address in self.members.get(prefix, ()) if address in self.live]
 
     def __len__(self) -> int:
         """Addresses known: connected and idle."""

@@ -1,11 +1,23 @@
-"""Per-identity and per-address quotas on what a client can make the server hold: open matches, exhibitions."""
+"""Per-identity and per-address quotas on what a client can make the server hold: identities, open matches,
+exhibitions; and the lobby's fair order, so that many identities of few addresses cannot fill the list."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from server.errors import TooManyError
+from server.session import RateLimiter
+
+if TYPE_CHECKING:
+    from server.arena_options import ArenaOptions
+
+T = TypeVar("T")
+MAX_ADDRESSES = 20_000
+"""Addresses whose spent identity budget is remembered (the longest unused forgotten first)."""
 
 
 @dataclass(frozen=True)
@@ -18,21 +30,88 @@ class QuotaLimits:
     """Unfinished bot exhibitions one identity may have started."""
     exhibitions_per_address: int
     """Unfinished bot exhibitions the identities of one network address may have started."""
+    open_per_address: int = 20
+    """Open matches the identities of one network address may have created."""
+    identities_per_address: int = 100
+    """New identities one network address may make at once; its budget refills over an hour."""
+    identities_per_hour: int = 36_000
+    """New identities the whole server makes in an hour at most (bursts of a tenth of it)."""
+
+    @classmethod
+    def of(cls, options: ArenaOptions) -> QuotaLimits:
+        """The limits an arena's options set."""
+        return cls(options.open_per_player, options.exhibitions_per_player, options.exhibitions_per_address,
+                   options.open_per_address, options.identities_per_address, options.identities_per_hour)
+
+
+class Buckets:
+    """A token bucket per key, kept while spent (until it refills) and for at most `max_keys` keys."""
+
+    def __init__(self, rate: float, burst: int, max_keys: int = MAX_ADDRESSES,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.max_keys, self.now = rate, burst, max_keys, now
+        self.buckets: OrderedDict[str, RateLimiter] = OrderedDict()
+
+    def of(self, key: str) -> RateLimiter:
+        """The bucket of `key` (a full new one if it had none or it refilled), as the most recently used."""
+        bucket = self.buckets.pop(key, None) or RateLimiter(self.rate, self.burst, self.now)
+        now = self.now()
+        while self.buckets and (len(self.buckets) >= self.max_keys
+                                or next(iter(self.buckets.values())).full_at() <= now):
+            self.buckets.popitem(last=False)
+        self.buckets[key] = bucket
+        return bucket
+
+
+def fair_order(items: Iterable[T], owner: Callable[[T], str]) -> list[T]:
+    """`items` taken in turns by owner: every owner's first, then every owner's second, ... (order kept within
+    each owner and among the owners' first), so no owner's many items push out another's few."""
+    rounds: list[list[T]] = []
+    seen: defaultdict[str, int] = defaultdict(int)
+    for item in items:
+        key = owner(item)
+        turn = seen[key]
+        seen[key] += 1
+        if turn == len(rounds):
+            rounds.append([])
+        rounds[turn].append(item)
+    return [item for one in rounds for item in one]
 
 
 class Quotas:
     """Counts what each identity and address holds; refuses with `too_many` past the limits."""
 
-    def __init__(self, limits: QuotaLimits) -> None:
+    def __init__(self, limits: QuotaLimits, now: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
+        per_address = limits.identities_per_address
+        self.identities = Buckets(per_address / 3600, per_address, now=now)
+        """New identities per address."""
+        self.all_identities = RateLimiter(limits.identities_per_hour / 3600, max(1, limits.identities_per_hour // 10),
+                                          now)
+        self.creators: dict[str, str] = {}
+        """Open match id -> the address of its creator (for the lobby's fair order)."""
         self.open: defaultdict[str, set[str]] = defaultdict(set)
         self.exhibitions: defaultdict[str, set[str]] = defaultdict(set)
         self._holders: dict[str, list[tuple[defaultdict[str, set[str]], str]]] = {}
 
-    def check_open(self, player_id: str) -> None:
-        """Refuse a new open match past the identity's limit."""
+    def take_identity(self, address: str) -> None:
+        """Count a new identity against its address's and the server's budgets; `too_many` past either."""
+        mine = self.identities.of(address)
+        if not mine.allow():
+            raise TooManyError("your address made too many new identities: say hello with a token you have",
+                               mine.wait_s())
+        if not self.all_identities.allow():
+            mine.tokens += 1  # not made: the address keeps its share
+            raise TooManyError("the server makes no more new identities for now: say hello with a token you have",
+                               self.all_identities.wait_s())
+
+    def check_open(self, player_id: str, address: str | None = None) -> None:
+        """Refuse a new open match past the identity's or the creator address's limit."""
         if len(self.open.get(player_id, ())) >= self.limits.open_per_player:
             raise TooManyError(f"you have {self.limits.open_per_player} open matches already: "
+                               "wait for an opponent or leave one")
+        if address is not None and len(self.open.get("a:" + address, ())) >= self.limits.open_per_address:
+            raise TooManyError(f"your address has {self.limits.open_per_address} open matches already: "
                                "wait for an opponent or leave one")
 
     def check_exhibition(self, player_id: str, address: str) -> None:
@@ -42,9 +121,13 @@ class Quotas:
         if len(self.exhibitions.get("a:" + address, ())) >= self.limits.exhibitions_per_address:
             raise TooManyError(f"your address has {self.limits.exhibitions_per_address} exhibitions running already")
 
-    def hold_open(self, match_id: str, player_id: str) -> None:
-        """Count an open match against its creator until it starts, is cancelled or ends."""
+    def hold_open(self, match_id: str, player_id: str, address: str | None = None) -> None:
+        """Count an open match against its creator (and the creator's address) until it starts, is cancelled
+        or ends."""
         self._hold(match_id, self.open, player_id)
+        if address is not None:
+            self._hold(match_id, self.open, "a:" + address)
+            self.creators[match_id] = address
 
     def hold_exhibition(self, match_id: str, player_id: str, address: str) -> None:
         """Count an exhibition against its requester and address until it ends."""
@@ -58,6 +141,7 @@ class Quotas:
 
     def release(self, match_id: str) -> None:
         """A match no longer counts (it went live, ended or was cancelled)."""
+        self.creators.pop(match_id, None)
         for table, key in self._holders.pop(match_id, []):
             held = table.get(key)
             if held is not None:

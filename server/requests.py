@@ -61,6 +61,7 @@ from server.identity import (
 )
 from server.logs import event as log_event
 from server.match import Seat
+from server.quotas import fair_order
 from server.ratings import Rating
 from server.resume import room_or_stored
 from server.rooms import Room
@@ -124,6 +125,7 @@ class Router:
         if msg.token is not None:
             player, token = await a.identities.restore(msg.token), msg.token
         else:
+            a.quotas.take_identity(s.peer.address)
             player, token = await a.identities.new_human(msg.name, msg.engine)
         pid = player.player_id
         s.player_id, s.name = pid, player.name
@@ -155,9 +157,12 @@ class Router:
         a = self.arena
         if a.cluster is not None:
             return [MatchList(matches=await self.cluster_listing(s))]
-        rooms = [r for r in a.rooms.values()
+        rooms = [r for r in reversed(a.rooms.values())  # newest first
                  if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
+        creators = a.quotas.creators  # open ones in turns by creator address, so that many identities of a few
+        opened = sum(r.match.status == "open" for r in rooms)  # addresses cannot fill the list
+        rooms[:opened] = fair_order(rooms[:opened], lambda r: creators.get(r.match.match_id, r.match.match_id))
         shown = rooms[: a.options.max_list]
         self.charge_rows(s, len(shown))
         return [MatchList(matches=[r.match.summary(r.spectators) for r in shown])]
@@ -219,8 +224,8 @@ class Router:
             seats.append((1 - seat, a.bot_seat(msg.opponent)))
         else:
             assert s.player_id is not None
-            a.quotas.check_open(s.player_id)
-            a.quotas.hold_open(match_id, s.player_id)
+            a.quotas.check_open(s.player_id, s.peer.address)
+            a.quotas.hold_open(match_id, s.player_id, s.peer.address)
         try:
             room = await a.create(variant, msg.rated, seat, seats, match_id=match_id, follow=s)
         except BaseException:

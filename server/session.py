@@ -91,6 +91,9 @@ class Peer:
     connections: int = 0
     analyses: int = 0
     """Analyses queued or running for this address."""
+    analysis_used: float = 0.0
+    """Seconds of analysis the address used lately (fading; see `server.analysis`)."""
+    analysis_at: float = 0.0
     sessions: set[Session] = field(default_factory=set)
 
     def full_at(self) -> float:
@@ -110,6 +113,9 @@ class Session:
         self.player_id: str | None = None
         self.name: str | None = None
         self.following: set[str] = set()
+        self.opened = time.monotonic()
+        self.evicted = False
+        """Being closed to make room for a newcomer at the connection limit."""
 
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""

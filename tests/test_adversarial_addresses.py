@@ -1,0 +1,150 @@
+"""An attacker with many addresses (loopback 127.1.x.y stands in for them; honest clients use 127.0.0.2): new
+identities, connection slots, the lobby and the analysis queue stay available to others."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from tests.conftest import Serve
+from tests.wire import Client, eventually
+
+HONEST = "127.0.0.2"
+POSITION = "4,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -"
+
+
+def attacker(i: int, network: int = 1) -> str:
+    """The `i`-th attacking address of network 127.`network`.0.0/16 (256 to a /24)."""
+    return f"127.{network}.{i // 250}.{1 + i % 250}"
+
+
+async def test_new_identities_are_budgeted_per_address_and_in_all(serve: Serve, tmp_path: Path) -> None:
+    """Past its budget of new identities an address gets `too_many` with a retry hint; a token still says hello,
+    and another address still makes one; the server's own budget caps many addresses together."""
+    server = await serve(identities_per_address=3)
+    made = [await Client.open(server.url, f"flood{i}", source=attacker(0)) for i in range(3)]
+    extra = await Client.open(server.url, None, source=attacker(0))
+    refusal = await extra.request("error", type="hello", name="flood3")
+    assert refusal["code"] == "too_many" and refusal["retry_ms"] > 60_000
+    back = await Client.open(server.url, "ignored", token=made[0].welcome["token"], source=attacker(0))
+    assert back.welcome["name"] == "flood0"
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    for client in (*made, extra, back, honest):
+        await client.close()
+    everyone = await serve(tmp_path / "other.sqlite3", identities_per_hour=40)
+    codes = []
+    for i in range(6):  # a burst of 4 for the whole server
+        client = await Client.open(everyone.url, None, source=attacker(i, network=2))
+        codes.append((await client.request("error" if i >= 4 else "welcome", type="hello", name=f"n{i}"))["type"])
+        await client.close()
+    assert codes == ["welcome"] * 4 + ["error"] * 2
+
+
+async def test_a_full_server_sheds_the_crowded_network_for_a_newcomer(serve: Serve) -> None:
+    """At the connection limit, a newcomer from another network is let in and the crowded network's cheapest
+    connection is closed (1013, try again later); a seated player's never is. A newcomer of the crowded
+    network itself is refused (503)."""
+    server = await serve(max_connections=12)
+    seated = await Client.open(server.url, "seated", source=attacker(0))
+    match = await seated.request("snapshot", type="create", opponent="random", seat="south")
+    flood = [await Client.open(server.url, f"idle{i}", source=attacker(1 + i % 4)) for i in range(11)]
+    try:
+        await Client.open(server.url, None, source=attacker(9))
+    except InvalidStatus as exc:
+        assert exc.response.status_code == 503
+    else:
+        raise AssertionError("the crowded network got a twelfth connection")
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    mine = await honest.request("snapshot", type="create", opponent="random", seat="south")
+    await honest.request("ack", type="move", match_id=mine["match_id"], ply=0, bin=1)
+    closed = []
+    for client in flood:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(client.ws.wait_closed(), 0.05 if closed else 5)
+        if client.ws.close_code is not None:
+            closed.append(client.ws.close_code)
+    assert closed == [1013]
+    await seated.request("ack", type="move", match_id=match["match_id"], ply=0, bin=1)
+    for client in (seated, honest, *flood):
+        await client.close()
+
+
+async def test_one_network_cannot_take_every_slot(serve: Serve) -> None:
+    """Connections from one /24 are capped (HTTP 429) however many of its addresses they come from."""
+    server = await serve(max_per_prefix=6)
+    held = [await Client.open(server.url, None, source=attacker(i)) for i in range(6)]
+    try:
+        await Client.open(server.url, None, source=attacker(6))
+    except InvalidStatus as exc:
+        assert exc.response.status_code == 429
+    else:
+        raise AssertionError("a seventh connection from one /24 was accepted")
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    for client in (*held, honest):
+        await client.close()
+
+
+async def test_many_identities_of_few_addresses_cannot_fill_the_lobby(serve: Serve) -> None:
+    """Open matches are capped per address (`too_many`), and the listing takes creators' addresses in turns, so an
+    honest player's new match is listed among a flood of older ones."""
+    server = await serve(open_per_address=4, max_list=6)
+    flood = [await Client.open(server.url, f"f{i}", source=attacker(i % 3)) for i in range(9)]
+    codes = []
+    for client in flood:
+        for _ in range(2):
+            await client.send(type="create")
+            reply = await client.next()
+            codes.append(reply.get("code", reply["type"]))
+    assert codes.count("snapshot") == 12 and codes.count("too_many") == 6
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    mine = (await honest.request("snapshot", type="create"))["match_id"]
+    listed = [m["match_id"] for m in (await honest.request("matches", type="list"))["matches"]]
+    assert len(listed) == 6 and mine in listed
+    for client in (*flood, honest):
+        await client.close()
+
+
+async def test_analyses_are_shared_fairly_across_addresses(serve: Serve) -> None:
+    """Addresses that keep the analysis queue full do not starve a newcomer: it takes the place of the address that
+    used the most analysis time lately (refused `too_many` with a retry hint) and is served next."""
+    server = await serve()
+    server.router.analyst.max_queued = 4
+    stop = asyncio.Event()
+    served: dict[int, int] = {}
+    refused: list[dict[str, object]] = []
+
+    async def hog(i: int) -> None:
+        """Keep one short analysis in flight from the `i`-th address, asking again at once."""
+        client = await Client.open(server.url, f"hog{i}", source=attacker(i))
+        with contextlib.suppress(ConnectionClosed):
+            while not stop.is_set():
+                reply = await ask(client)
+                if reply["type"] == "analysis":
+                    served[i] = served.get(i, 0) + 1
+                else:
+                    refused.append(reply)
+                    await asyncio.sleep(0.02)
+        await client.close()
+
+    async def ask(client: Client) -> dict[str, object]:
+        """One analysis request and its answer."""
+        await client.send(type="analyse", variant="kalah(6,4)", position=POSITION, budget_ms=150)
+        while True:
+            reply = await client.next(30)
+            if reply["type"] in ("analysis", "error"):
+                return reply
+
+    hogs = [asyncio.create_task(hog(i)) for i in range(6)]
+    try:
+        await eventually(lambda: len(served) == 6, timeout=30, what="every hog to have used some analysis time")
+        honest = await Client.open(server.url, "honest", source=HONEST)
+        answer = await ask(honest)
+        assert answer["type"] == "analysis", answer
+        await honest.close()
+    finally:
+        stop.set()
+        await asyncio.gather(*hogs)
+    assert refused and all(r["code"] == "too_many" and isinstance(r["retry_ms"], int) for r in refused)
