@@ -38,6 +38,7 @@ from server.storage import Storage, StorageError
 
 if TYPE_CHECKING:
     from server.cluster import Cluster
+from server.web import ClaimLimits
 from server.web import respond as web_page
 
 STORE_HEADER = "Kalah-Store"
@@ -213,7 +214,8 @@ class _Handler:
             response = conn.respond(status, json.dumps(body) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
-        if (page := web_page(request)) is not None:  # pages and static files: any request but a websocket's
+        claims = ClaimLimits(arena.options.grace_s, arena.options.idle_s)  # the play page offers claims by them
+        if (page := web_page(request, claims)) is not None:  # pages and static files: any request but a websocket's
             return page
         host = _host(conn)
         if arena.closing:

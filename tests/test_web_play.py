@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from server.app import RunningServer
+from tests.conftest import Serve
 from tests.test_web_browser import (
     MISSING,
     REQUIRED,
@@ -413,3 +414,34 @@ async def test_an_unknown_match_shows_only_the_message_and_a_way_back(pages: Pag
         assert await page.get_by_role("button").count() == 0 or not await page.get_by_role("button").first.is_visible()
         assert "(open seat)" not in await page.inner_text("body")
         assert "Copy the record" not in await page.inner_text("body")
+
+
+async def test_the_opponent_away_and_back_then_a_claim_the_server_accepts(serve: Serve) -> None:
+    """When the opponent closes the page the row says "away", and not once they are back; when they stay away,
+    "Claim the win" appears once the server's grace period (written into the page) has passed, and the server
+    accepts the claim at once: the game ends by abandonment in the claimer's favour."""
+    arena = await serve(grace_s=2.0)
+    async with chromium() as launched:
+        pages = Pages(launched, arena)
+        alice = await pages.open("/")
+        match_id = await start_from_lobby(alice, "", {"clock": ""})
+        bob = await pages.open(f"/play/{match_id}")
+        await bob.get_by_role("button", name="Take the open seat (North)").click()
+        await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
+        context = bob.context
+        await bob.close()
+        away = "() => document.querySelector('#player-north .away').textContent === 'away'"
+        await alice.wait_for_function(away)
+        bob = await pages.open(f"/play/{match_id}", context=context)
+        await alice.wait_for_function("() => document.querySelector('#player-north .away').textContent === ''")
+        assert await alice.locator("#claim").is_hidden()
+        await bob.close()
+        await alice.wait_for_function(away)
+        claim = alice.get_by_role("button", name="Claim the win (opponent away)")
+        await claim.wait_for(timeout=15_000)
+        await claim.click()
+        await alice.wait_for_function(OVER)
+        assert (await alice.inner_text("#end-result")).startswith("You win")
+        assert "abandonment" in await alice.inner_text("#end-result")
+        assert not [m for m in await alice.evaluate("window.__got") if m["type"] == "error"]
+        await pages.check()

@@ -1,4 +1,4 @@
-"""The spectator page over plain HTTP on the server's port: routes, content types, caching, security headers."""
+"""The web pages over plain HTTP on the server's port: routes, content types, caching, security headers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from server.app import RunningServer
 from server.web.site import CONTENT_TYPES, Site
+from tests.conftest import Serve
 from tests.wire import Client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,7 @@ def assets_named(page: bytes) -> list[str]:
 
 async def test_pages_are_html_revalidated_each_load_under_a_strict_policy(arena: RunningServer) -> None:
     """/, /watch/ID and /game/ID are HTML, `no-cache` with an ETag, under a CSP that allows only this server."""
-    for path in ("/", "/watch/m123", "/game/lad-abc-00001", "/?from=somewhere"):
+    for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere"):
         answer = await get(arena, path)
         assert answer.status == 200, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -125,3 +126,15 @@ def test_a_change_to_any_file_changes_the_version() -> None:
     one, two = Site(files), Site({**files, "a.css": b"p { color: red }"})
     assert one.version != two.version
     assert one.pages["index.html"].body == f'<link href="/static/{one.version}/a.css">'.encode()
+
+
+async def test_the_match_page_carries_the_servers_claim_limits(serve: Serve, tmp_path: Path) -> None:
+    """/play/ID and /watch/ID name the server's grace period and no-move limit (none: empty), so that the page
+    offers a claim only once the server would accept it; the page is still one cached asset per server."""
+    arena = await serve(grace_s=2.5, idle_s=None)
+    for path in ("/play/m1", "/watch/m1"):
+        page = await get(arena, path)
+        assert b'data-grace-ms="2500" data-idle-ms=""' in page.body, path
+        assert b"%" not in page.body.replace(b"100%", b"")
+    default = await serve(tmp_path / "other.sqlite3")
+    assert b'data-grace-ms="60000" data-idle-ms="900000"' in (await get(default, "/play/m1")).body

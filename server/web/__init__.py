@@ -1,5 +1,5 @@
-"""The spectator web page: `/`, `/watch/MATCH` and `/game/MATCH` over plain HTTP on the server's port."""
+"""The web pages: `/`, `/play/MATCH`, `/watch/MATCH` and `/game/MATCH` over plain HTTP on the server's port."""
 
-from server.web.site import Site, respond
+from server.web.site import ClaimLimits, Site, respond
 
-__all__ = ["Site", "respond"]
+__all__ = ["ClaimLimits", "Site", "respond"]

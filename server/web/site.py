@@ -1,6 +1,8 @@
 """The HTTP side of the web pages (lobby, play and watch, replay): routes, static files, and their headers.
 
-Pages are the package's `static/*.html` with `%STATIC%` replaced by `/static/VERSION`, VERSION a digest of
+Pages are the package's `static/*.html` with `%STATIC%` replaced by `/static/VERSION` (and `%GRACE_MS%`,
+`%IDLE_MS%` by the server's claim limits, which the play page needs to offer a claim only once the server would
+accept it), VERSION a digest of
 every static file: a page is revalidated on each load (`no-cache`, with an ETag), and the files it names are
 cached for good (`immutable`), since a change of any file changes every address. Each answer carries a strict
 Content-Security-Policy: only this server's own scripts, styles, images and websocket. A websocket handshake,
@@ -52,6 +54,27 @@ class Asset:
         return cls(body, CONTENT_TYPES[suffix], '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimLimits:
+    """When the server accepts a claim: the grace period of an absent opponent, and (untimed games) the no-move
+    limit of an opponent to move (None: none), in seconds, as `kalah serve --grace` and `--idle-limit` set them."""
+
+    grace_s: float = 60.0
+    idle_s: float | None = 900.0
+
+    def words(self) -> dict[bytes, bytes]:
+        """What the pages' `%GRACE_MS%` and `%IDLE_MS%` become (an empty `%IDLE_MS%`: no limit)."""
+        idle = b"" if self.idle_s is None else str(round(self.idle_s * 1000)).encode()
+        return {b"%GRACE_MS%": str(round(self.grace_s * 1000)).encode(), b"%IDLE_MS%": idle}
+
+
+def _fill(body: bytes, words: dict[bytes, bytes]) -> bytes:
+    """A page with each placeholder replaced."""
+    for word, value in words.items():
+        body = body.replace(word, value)
+    return body
+
+
 def policy(host: str | None) -> str:
     """The Content-Security-Policy: nothing but this server's own files and websocket."""
     sockets = f" ws://{host} wss://{host}" if host and _HOST.fullmatch(host) else ""
@@ -62,22 +85,22 @@ def policy(host: str | None) -> str:
 class Site:
     """The pages and static files of one version of the package, and the HTTP answers to requests for them."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    def __init__(self, files: dict[str, bytes], claims: ClaimLimits | None = None) -> None:
         digest = hashlib.sha256()
         for name in sorted(files):
             digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
         self.version = digest.hexdigest()[:12]
-        prefix = f"/static/{self.version}".encode()
+        words = {b"%STATIC%": f"/static/{self.version}".encode(), **(claims or ClaimLimits()).words()}
         self.assets = {name: Asset.of(name, body) for name, body in files.items() if not name.endswith(".html")}
-        self.pages = {name: Asset.of(name, body.replace(b"%STATIC%", prefix))
+        self.pages = {name: Asset.of(name, _fill(body, words))
                       for name, body in files.items() if name.endswith(".html")}
 
     @classmethod
-    def load(cls) -> Site:
+    def load(cls, claims: ClaimLimits | None = None) -> Site:
         """The site of the files in this package's `static/` folder."""
         folder = resources.files("server.web").joinpath("static")
         return cls({f.name: f.read_bytes() for f in folder.iterdir()
-                    if f.is_file() and f.name[f.name.rfind("."):] in CONTENT_TYPES})
+                    if f.is_file() and f.name[f.name.rfind("."):] in CONTENT_TYPES}, claims)
 
     def respond(self, request: Request) -> Response | None:
         """The answer to a plain HTTP request for a page or a static file; None for a websocket handshake."""
@@ -126,11 +149,11 @@ class Site:
 
 
 @cache
-def site() -> Site:
-    """The site of the installed package (its files read once)."""
-    return Site.load()
+def site(claims: ClaimLimits = ClaimLimits()) -> Site:
+    """The site of the installed package for a server's claim limits (its files read once)."""
+    return Site.load(claims)
 
 
-def respond(request: Request) -> Response | None:
+def respond(request: Request, claims: ClaimLimits = ClaimLimits()) -> Response | None:
     """The web pages' answer to a plain HTTP request; None for a websocket handshake."""
-    return site().respond(request)
+    return site(claims).respond(request)

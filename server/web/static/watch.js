@@ -19,7 +19,10 @@ const matchId = matchIdFromPath();
 const $ = (id) => document.getElementById(id);
 const MAX_SOWING_MS = 600;
 const LOW_MS = 10000;
-const GRACE_MS = 60000;  // the server's default grace period (`kalah serve --grace`): claim is offered after it
+// When the server accepts a claim (`kalah serve --grace` and `--idle-limit`, written into the page by the server)
+const body = document.body.dataset;
+const GRACE_MS = Number(body.graceMs) >= 0 ? Number(body.graceMs) : 60000;
+const IDLE_MS = body.idleMs === "" ? null : Number(body.idleMs) >= 0 ? Number(body.idleMs) : 900000;
 const ACTIONS = new Set(["move", "swap", "transfer"]);
 
 const st = {
@@ -31,6 +34,7 @@ const st = {
   names: { south: null, north: null }, ratings: new Map(), ratingRows: new Map(),
   status: null, end: null, clocks: null, clocksAt: 0, spectators: 0,
   connected: { south: true, north: true }, awaySince: { south: null, north: null }, claimAfter: 0,
+  liveSince: 0, lastActionAt: 0,  // when this page saw the match live and its last action (for claims)
   you: null,       // "south" or "north" when this identity holds a seat in the match
   pending: null,   // this page's action sent and not yet seen as an event: {ply, token, msg, drawn, acked}
   transferFrom: null,
@@ -109,6 +113,8 @@ function snapshot(snap) {
   st.you = snap.you || null;
   st.board.setViewer(st.you === "south" ? SOUTH : st.you === "north" ? NORTH : null);
   st.names = { south: snap.south, north: snap.north };
+  if (snap.status === "live" && st.status !== "live") st.liveSince = performance.now();
+  st.lastActionAt = performance.now();
   st.status = snap.status;
   st.end = snap.status === "finished" ? { result: snap.result, winner: snap.winner, reason: snap.reason } : null;
   st.spectators = snap.spectators;
@@ -163,6 +169,7 @@ async function show(event, generation) {
     st.names[event.side] = event.player;
     if (event.clocks) setClocks(event.clocks);
     st.status = st.names.south && st.names.north ? "live" : "open";
+    st.liveSince = st.lastActionAt = performance.now();
     $("title").textContent = `${st.names.south || "(open seat)"} v ${st.names.north || "(open seat)"}`;
     drawAll(st.lastMarks);
   } else if (event.kind === "action") {
@@ -170,6 +177,7 @@ async function show(event, generation) {
     const after = Position.fromFen(st.v, event.position);
     const marks = { ...event, extraTurn: event.extra_turn };
     st.position = after;
+    st.lastActionAt = performance.now();
     if (event.clocks) setClocks(event.clocks);
     const mine = st.pending && st.pending.ply === event.ply ? st.pending : null;
     if (mine) {
@@ -297,7 +305,7 @@ function refused(msg) {
   if (msg.request === "claim") {
     const wait = /claim in ([\d.]+) s/.exec(msg.message);
     st.claimAfter = performance.now() + (wait ? Number(wait[1]) * 1000 : GRACE_MS);
-    refusedLine(`not yet: ${msg.message}`);
+    refusedLine(`Not yet: ${msg.message}`);
     refreshControls();
     return;
   }
@@ -346,12 +354,19 @@ function opponentSide() {
   return st.you === "south" ? "north" : "south";
 }
 
-/** Claim is offered once the opponent has had no connection for the grace period (or as the server said). */
+/** Claim is offered once the server would accept it: the opponent has had no connection for the grace period
+ * since the match went live, or (untimed) has been to move without moving for the no-move limit. Each time is
+ * counted from when this page saw it, never earlier than the server counts it. */
 function claimOffered() {
-  if (!st.you || st.status !== "live") return false;
-  const since = st.awaySince[opponentSide()];
+  if (!st.you || st.status !== "live" || !st.position) return "";
   const now = performance.now();
-  return since !== null && now - since >= GRACE_MS && now >= st.claimAfter;
+  if (now < st.claimAfter) return "";
+  const them = opponentSide();
+  const since = st.awaySince[them];
+  if (since !== null && now - Math.max(since, st.liveSince) >= GRACE_MS) return "opponent away";
+  const idle = IDLE_MS !== null && !st.clocks && SIDE_NAMES[st.position.toMove] === them
+    && now - st.lastActionAt >= IDLE_MS;
+  return idle ? "opponent not moving" : "";
 }
 
 // --- drawing -------------------------------------------------------------------------------------------------
@@ -371,7 +386,9 @@ function refreshControls() {
   $("controls").hidden = !playing;
   $("swap").hidden = !(turn && st.position.pieOpen && !st.position.transferPending && st.position.toMove === NORTH);
   $("no-transfer").hidden = !(turn && st.position.transferPending);
-  $("claim").hidden = !claimOffered();
+  const claim = claimOffered();
+  $("claim").hidden = !claim;
+  if (claim) $("claim").textContent = `Claim the win (${claim})`;
   if (!playing) $("confirm").hidden = true;
   const seat = $("seat");
   const open = st.status === "open";
@@ -527,6 +544,6 @@ setInterval(() => {
     drawClocks();
     if (st.position && !st.pending) drawStatus(st.lastMarks);
   }
-  if (st.you && st.status === "live" && $("claim").hidden === claimOffered()) refreshControls();
+  if (st.you && st.status === "live" && $("claim").hidden === Boolean(claimOffered())) refreshControls();
 }, 100);
 net.start();
