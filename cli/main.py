@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "export": ("cli.export", "write stored games as text records or NDJSON"),
     "quarantine": ("cli.quarantine", "list the matches a server set aside because they could not be loaded"),
     "backup": ("cli.backup", "copy a SQLite store while the server plays (consistent, integrity-checked)"),
+    "admin": ("cli.admin", "the operator's moderation of a running server: ban, abort, rename, close, online"),
     "restore": ("cli.restore", "put a backup back as a SQLite store (refuses a newer schema or a live database)"),
     "ladder": ("cli.ladder", "play every pairing of bots with paired openings and print rated standings"),
     "bridge": ("cli.bridge", "enter a local KGP engine (stdin/stdout) in a remote arena, game after game"),

@@ -24,6 +24,7 @@ REASONS = {
     "resign": "resignation",
     "time": "time ran out",
     "abandonment": "abandoned",
+    "aborted": "aborted by the operator",
 }
 """Human words for the end reasons of the rules and the server."""
 

@@ -292,6 +292,12 @@ class NotEligibleError(ServerError):
     code = "not_eligible"
 
 
+class BannedError(ServerError):
+    """The operator banned this identity or network address: the connection is closed."""
+
+    code = "banned"
+
+
 class InternalError(ServerError):
     """The server failed to serve a request (a fault of the server, not of the request)."""
 

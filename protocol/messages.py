@@ -43,6 +43,8 @@ from protocol.replies import (
     HeadToHead,
     MatchList,
     MatchSummary,
+    Moderated,
+    ModerationRow,
     Presence,
     Seeking,
     Snapshot,
@@ -66,6 +68,7 @@ from protocol.requests import (
     ListMatches,
     ListStandings,
     MakeMove,
+    Moderate,
     Resign,
     SwapSides,
     SyncMatch,
@@ -92,7 +95,7 @@ from protocol.wire_base import (
 
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
-    | Standings | Analysis | ErrorMessage,
+    | Standings | Analysis | Moderated | ErrorMessage,
     Field(discriminator="type"),
 ]
 
@@ -181,6 +184,9 @@ __all__ = [
     "Message",
     "MessageError",
     "MessageTooLargeError",
+    "Moderate",
+    "Moderated",
+    "ModerationRow",
     "Name",
     "Presence",
     "Reason",

@@ -26,6 +26,8 @@ class EndReason(StrEnum):
     """The opponent had no connection past the grace period and the win was claimed."""
     FORFEIT = "forfeit"
     """An outside engine broke its protocol (an illegal move, no answer to a ping, a lost connection)."""
+    ABORTED = "aborted"
+    """The server's operator stopped the match: no one won, and it is unrated."""
 
     @property
     def on_board(self) -> bool:

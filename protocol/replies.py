@@ -22,6 +22,27 @@ from protocol.wire_base import (
 )
 
 
+class ModerationRow(Message):
+    """One row of a moderation listing: who is online (player, name, address), a ban, or an audited act."""
+
+    kind: str
+    target: str
+    name: str | None = None
+    address: str | None = None
+    reason: str | None = None
+    actor: str | None = None
+    at: float | None = None
+
+
+class Moderated(Message):
+    """The answer to a moderation act: what was done (`done`), and the rows of a listing."""
+
+    type: Literal["moderated"] = "moderated"
+    act: str
+    done: str
+    rows: list[ModerationRow] = Field(default_factory=list)
+
+
 class Welcome(Message):
     """Answer to hello: the identity, its secret token, and the matches where it holds a seat."""
 

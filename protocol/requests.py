@@ -191,12 +191,35 @@ class Analyse(Message):
     _variant = field_validator("variant")(check_variant)
 
 
+ModerationAct = Literal["ban", "unban", "abort", "rename", "close", "online", "bans", "audit"]
+
+
+class Moderate(Message):
+    """An operator's moderation act (only with the operator token): ban or unban a player (`kind: player`, by id
+    or name) or an address (`kind: address`), abort a live match, rename or close an identity; or list who is
+    online, the bans, and the audit of past acts. Every act that changes something is audited with `reason`."""
+
+    type: Literal["moderate"] = "moderate"
+    operator_token: Annotated[str, Field(min_length=1, max_length=128)]
+    act: ModerationAct
+    kind: Literal["player", "address"] = "player"
+    target: Annotated[str, Field(max_length=64)] = ""
+    """A player's id or name, a network address (`kind: address`), or a match id (`abort`)."""
+    name: Name | None = None
+    """The new name (`rename`)."""
+    reason: Annotated[str, Field(max_length=500)] = ""
+    actor: Annotated[str, Field(max_length=64)] = ""
+    """Who acts, for the audit (default: the connection's identity, if it said hello); it may come before hello."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    """How many rows a listing returns at most (`online`, `bans`, `audit`)."""
+
+
 ActionMessage = MakeMove | SwapSides | TransferSeed
 
 ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
-    | CreateExhibition | ListStandings | Analyse,
+    | CreateExhibition | ListStandings | Analyse | Moderate,
     Field(discriminator="type"),
 ]
 

@@ -30,6 +30,7 @@ from server.errors import InternalError, RateLimitedError
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
+from server.moderation import refuse_banned
 from server.peers import PeerTable, address_of
 from server.requests import Router
 from server.resume import load
@@ -128,6 +129,7 @@ class RunningServer:
         await self.arena.drain()
         self.server.close(close_connections=True)
         await self.server.wait_closed()
+        await self.router.moderation.close()
         if self.arena.cluster is not None:
             await self.arena.cluster.close()
         await self.arena.storage.close()
@@ -279,6 +281,9 @@ class _Handler:
         if is_kgp(ws):
             await serve_kgp(self.kgp, ws)
             return
+        if self.router.moderation.address_banned(_host(ws)):
+            await refuse_banned(ws)
+            return
         self.connections += 1
         peer = self.peers.acquire(_host(ws))
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
@@ -371,6 +376,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         router = Router(arena)
         handler = _Handler(router, server_opts, await storage.store_id())
         arena.metrics.watch(arena, router.analyst, lambda: handler.connections)
+        router.moderation.sessions_from = lambda address: peer.sessions if (peer := handler.peers.get(address)) else ()
+        await router.moderation.refresh()
         server = await serve(handler, host, port, process_request=handler.process_request,
                              process_response=handler.process_response,
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
@@ -379,6 +386,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise
+    router.moderation.start()
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     if arena.cluster is not None:

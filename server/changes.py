@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.actions import Action
+from protocol.outcome import EndReason
 from server.identities import bot_player_op
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.storage import Op
+from server.storage.moderation import op_unrate
 from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_forfeit, op_join
 
 
@@ -101,5 +103,6 @@ def ops_of(match: Match, change: ArenaChange) -> list[Op]:
     if isinstance(change, ActionChange):
         return _action_ops(mid, change)
     if isinstance(change, EndChange):
-        return [op_finish(mid, change.result, change.winner, change.reason), *_forfeit_ops(match, change)]
+        unrated = [op_unrate(mid)] if change.reason is EndReason.ABORTED else []  # the operator's abort
+        return [op_finish(mid, change.result, change.winner, change.reason), *_forfeit_ops(match, change), *unrated]
     return [op_cancel(mid)]

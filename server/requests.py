@@ -33,6 +33,7 @@ from protocol.messages import (
     MatchList,
     MatchSummary,
     Message,
+    Moderate,
     Resign,
     Seeking,
     SwapSides,
@@ -61,6 +62,7 @@ from server.identity import (
 )
 from server.logs import event as log_event
 from server.match import Seat
+from server.moderation import Moderator
 from server.quotas import fair_order
 from server.ratings import Rating
 from server.resume import room_or_stored
@@ -71,8 +73,9 @@ from server.storage import StoredGame
 
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
-PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings})
-"""Requests served before hello: the hello itself and the public reads."""
+PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings,
+                                                   Moderate})
+"""Requests served before hello: the hello itself, the public reads, and the operator's (with its token)."""
 
 
 def game_info(game: StoredGame) -> GameInfo | None:
@@ -106,8 +109,9 @@ class Router:
             MakeMove: self.act, SwapSides: self.act, TransferSeed: self.act,
             WatchMatch: self.follow, SyncMatch: self.follow, Resign: self.end, ClaimWin: self.end,
             LeaveMatch: self.leave, CreateMatch: self.create, CreateExhibition: self.exhibition,
-            FindOpponent: self.seek, JoinMatch: self.join,
+            FindOpponent: self.seek, JoinMatch: self.join, Moderate: self.moderate,
         }
+        self.moderation = Moderator(arena)
 
     async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""
@@ -123,6 +127,7 @@ class Router:
             raise AlreadyHelloError("this connection already said hello")
         a = self.arena
         if msg.token is not None:
+            self.moderation.check_token(s, msg.token)
             player, token = await a.identities.restore(msg.token), msg.token
         else:
             a.quotas.take_identity(s.peer.address)
@@ -135,6 +140,10 @@ class Router:
         seats = a.connect(s)
         log_event("hello", player=pid, restored=msg.token is not None, remote=s.remote)
         return [Welcome(player_id=pid, name=player.name, token=token, seats=seats)]
+
+    async def moderate(self, s: Session, msg: Moderate) -> list[Message]:
+        """An operator's moderation act (see `server.moderation`)."""
+        return [await self.moderation.act(s, msg)]
 
     @staticmethod
     def seat_of(s: Session) -> Seat:

@@ -32,10 +32,10 @@ Node = tuple[asyncio.subprocess.Process, str]
 """A `kalah serve` child process and its websocket URL."""
 
 
-async def start_node(db: str, bus: str | None, name: str) -> Node:
-    """One `kalah serve` in a child process (a cluster node when `bus` is given), with room for many clients
-    from one address; returns it and its URL."""
-    extra = [] if bus is None else ["--bus", bus, "--node-id", name]
+async def start_node(db: str, bus: str | None, name: str, *flags: str) -> Node:
+    """One `kalah serve` in a child process (a cluster node when `bus` is given; more `flags` for it), with room
+    for many clients from one address; returns it and its URL."""
+    extra = [*flags] if bus is None else ["--bus", bus, "--node-id", name, *flags]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
         "--max-per-address", "1000", "--rate", "500", "--burst", "1000",

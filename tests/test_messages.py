@@ -39,6 +39,9 @@ from protocol.messages import (
     Message,
     MessageError,
     MessageTooLargeError,
+    Moderate,
+    Moderated,
+    ModerationRow,
     Presence,
     Resign,
     Seeking,
@@ -77,6 +80,8 @@ CLIENT_MESSAGES: list[Message] = [
     ListMatches(),
     ListGames(limit=10, offset=20, status=None, player="alice", variant="kalah(6,4)"),
     FetchGame(match_id="m1"),
+    Moderate(operator_token="secret", act="ban", kind="address", target="203.0.113.7", reason="flood", actor="ops"),
+    Moderate(operator_token="secret", act="rename", target="p1", name="alicia", reason="offensive"),
 ]
 
 POSITION = "4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"
@@ -101,6 +106,8 @@ SERVER_MESSAGES: list[Message] = [
     Ack(match_id="m1", ply=2, seq=5, duplicate=True),
     Presence(match_id="m1", spectators=3, south_connected=True),
     Seeking(variant="kalah(6,4)"),
+    Moderated(act="bans", done="1 bans", rows=[ModerationRow(kind="address", target="203.0.113.7", reason="flood",
+                                                             actor="ops@127.0.0.1", at=1800000000.5)]),
     ErrorMessage(code="out_of_turn", message="not your turn", request="move", match_id="m1"),
     GameList(games=[GameInfo(match_id="m1", variant="kalah(6,4)", south="a", north="bot:greedy", status="finished",
                              record=["3", "6", "swap"], result=None, winner="a", reason=EndReason.RESIGN,
@@ -163,9 +170,9 @@ def test_every_message_type_is_covered() -> None:
     client_types = {m.type for m in CLIENT_MESSAGES}  # type: ignore[attr-defined]
     server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
     assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
-                            "transfer", "resign", "claim", "list", "games", "game"}
+                            "transfer", "resign", "claim", "list", "games", "game", "moderate"}
     assert server_types == {"welcome", "matches", "snapshot", "event", "catch_up", "ack", "presence", "seeking",
-                            "game_list", "game_record", "error"}
+                            "game_list", "game_record", "moderated", "error"}
 
 
 def test_message_actions() -> None:

@@ -33,7 +33,7 @@ def test_schema_names_both_directions_and_every_event_kind() -> None:
     assert set(defs["MatchEvent"]["discriminator"]["mapping"]) == {"joined", "action", "game_over"}
     assert "move" in defs["ClientMessage"]["discriminator"]["mapping"]
     assert set(defs["EndReason"]["enum"]) == {"empty", "majority", "repetition", "resign", "time", "abandonment",
-                                              "forfeit"}
+                                              "forfeit", "aborted"}
     assert "bad_notation" in defs["ErrorMessage"]["properties"]["code"]["enum"]
 
 

@@ -30,6 +30,7 @@ from server.storage.games import (
     results_of,
     select_games,
 )
+from server.storage.moderation import MODERATION_SQL
 from server.storage.schema import (
     FILL_NAME_KEYS,
     PLAYER_NAMES,
@@ -85,6 +86,7 @@ SQL = {
                " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
                " detail = excluded.detail, at = excluded.at",
     **{kind: numbered(sql) for kind, sql in EVENT_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 

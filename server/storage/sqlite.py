@@ -16,6 +16,7 @@ import aiosqlite
 from protocol.errors import ConflictError
 from server.storage.events import EVENT_SQL
 from server.storage.games import SQLiteReads
+from server.storage.moderation import MODERATION_SQL
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.writer import (
     MATCH,
@@ -58,6 +59,7 @@ SQL = {
     "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = ?",
     "forfeit": "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
     **EVENT_SQL,
+    **MODERATION_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 

@@ -22,7 +22,7 @@ export function matchIdFromPath() {
 
 const REASONS = {
   empty: "a row is empty", majority: "a store holds most seeds", repetition: "third repetition",
-  resign: "resignation", time: "time", abandonment: "abandonment",
+  resign: "resignation", time: "time", abandonment: "abandonment", aborted: "aborted by the operator",
 };
 
 /** "bot:greedy wins by 7: a row is empty", "Draw: third repetition" (`who` null: a draw). */

@@ -1,0 +1,192 @@
+"""Moderation through real servers: bans of addresses and players, aborted matches, renamed and closed identities,
+who is online, the audit, `kalah admin`, and a ban shared by the three nodes of a cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from websockets.exceptions import ConnectionClosed
+
+from server.storage import fetch_game
+from tests.cluster_play import start_node, stop_nodes
+from tests.conftest import Serve
+from tests.test_storage_backup import kalah
+from tests.wire import OPERATOR, Client, Json, is_game_over, live_match
+
+
+async def moderate(client: Client, **fields: object) -> Json:
+    """Send a moderation request with the operator token; the answer (`moderated` or `error`)."""
+    await client.send(type="moderate", operator_token=OPERATOR, **fields)
+    while True:
+        msg = await client.next()
+        if msg["type"] in ("moderated", "error"):
+            return msg
+
+
+async def closed_as_banned(client: Client) -> bool:
+    """Whether the server told `client` it is banned and closed its connection (1008)."""
+    try:
+        while True:
+            msg = await client.next(timeout=10)
+            if msg["type"] == "error" and msg["code"] == "banned":
+                break
+        await asyncio.wait_for(client.ws.wait_closed(), 10)
+    except ConnectionClosed:
+        pass
+    return client.ws.close_code == 1008
+
+
+async def refused_as_banned(url: str, source: str) -> bool:
+    """Whether a new connection from `source` is told `banned` and closed before it can say anything."""
+    client = await Client.open(url, None, source=source)
+    return await closed_as_banned(client)
+
+
+async def test_an_address_ban_closes_its_connections_refuses_new_ones_and_is_audited(serve: Serve) -> None:
+    """Banning 127.0.0.2 closes its connections (hello said or not) with `banned`, refuses new ones, leaves other
+    addresses alone, is listed with who and why, and once lifted lets the address in again."""
+    server = await serve()
+    operator = await Client.open(server.url, "op")
+    player = await Client.open(server.url, "mallory", source="127.0.0.2")
+    anonymous = await Client.open(server.url, None, source="127.0.0.2")
+    bystander = await Client.open(server.url, "alice", source="127.0.0.3")
+    done = await moderate(operator, act="ban", kind="address", target="127.0.0.2", reason="flooding", actor="root")
+    assert done["type"] == "moderated" and done["done"] == "banned address 127.0.0.2"
+    assert await closed_as_banned(player) and await closed_as_banned(anonymous)
+    assert await refused_as_banned(server.url, "127.0.0.2")
+    assert (await bystander.request("matches", type="list"))["type"] == "matches"
+    bans = await moderate(operator, act="bans")
+    assert [(r["kind"], r["target"], r["reason"], r["actor"]) for r in bans["rows"]] == [
+        ("address", "127.0.0.2", "flooding", "root@127.0.0.1")]
+    assert (await moderate(operator, act="unban", kind="address", target="127.0.0.2", reason="appeal"))["type"] \
+        == "moderated"
+    back = await Client.open(server.url, "mallory2", source="127.0.0.2")
+    assert back.welcome["name"] == "mallory2"
+    audit = await moderate(operator, act="audit")
+    assert [(r["kind"], r["reason"]) for r in audit["rows"]] == [("unban_address", "appeal"),
+                                                                 ("ban_address", "flooding")]
+    for client in (operator, bystander, back):
+        await client.close()
+
+
+async def test_a_player_ban_refuses_its_token_and_closes_its_connections(serve: Serve) -> None:
+    """A player banned by name has its open connections closed and its token refused with `banned`; another
+    identity from the same address still says hello."""
+    server = await serve()
+    operator = await Client.open(server.url, "op")
+    troll = await Client.open(server.url, "troll", source="127.0.0.4")
+    done = await moderate(operator, act="ban", target="troll", reason="abuse in chat")
+    assert done["done"] == f"banned player {troll.welcome['player_id']}"
+    assert await closed_as_banned(troll)
+    again = await Client.open(server.url, None, source="127.0.0.4")
+    await again.send(type="hello", name="troll", token=troll.welcome["token"])
+    assert await closed_as_banned(again)
+    other = await Client.open(server.url, "newcomer", source="127.0.0.4")
+    assert other.welcome["name"] == "newcomer"
+    for client in (operator, other):
+        await client.close()
+
+
+async def test_moderation_needs_the_operator_token_and_a_reason(serve: Serve) -> None:
+    """Without the operator token every act is refused (`not_operator`); an act that changes something without a
+    reason is refused (`bad_field`); an unknown player or a bad address too."""
+    server = await serve()
+    client = await Client.open(server.url, "someone")
+    await client.send(type="moderate", operator_token="guess", act="online")
+    assert await client.error() == "not_operator"
+    assert (await moderate(client, act="ban", target="someone"))["code"] == "bad_field"
+    assert (await moderate(client, act="ban", target="nobody", reason="x"))["code"] == "bad_field"
+    assert (await moderate(client, act="ban", kind="address", target="not-an-ip", reason="x"))["code"] == "bad_field"
+    await client.close()
+
+
+async def test_abort_ends_a_live_match_unrated_with_reason_aborted(serve: Serve, tmp_path: Path) -> None:
+    """Aborting a live rated match tells both players `game_over` (aborted, no winner), stores it finished with
+    reason `aborted` and unrated, and moves no rating."""
+    server = await serve()
+    south, north, match_id = await live_match(server.url)
+    await south.request("ack", type="move", match_id=match_id, ply=0, bin=1)
+    operator = await Client.open(server.url, "op")
+    done = await moderate(operator, act="abort", target=match_id, reason="players colluding")
+    assert done["type"] == "moderated"
+    for player in (south, north):
+        over = await player.expect("event", where=is_game_over)
+        assert (over["reason"], over["winner"]) == ("aborted", None)
+    stored = fetch_game(tmp_path / "arena.sqlite3", match_id)
+    assert stored is not None and (stored.status, stored.reason, stored.winner) == ("finished", "aborted", None)
+    with closing(sqlite3.connect(tmp_path / "arena.sqlite3")) as db:
+        assert db.execute("SELECT rated FROM matches WHERE id = ?", (match_id,)).fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM ratings").fetchone() == (0,)
+    assert (await moderate(operator, act="abort", target=match_id, reason="again"))["code"] == "game_over"
+    for client in (south, north, operator):
+        await client.close()
+
+
+async def test_rename_close_and_online(serve: Serve) -> None:
+    """`online` lists connected identities with their addresses; a rename shows in the next welcome and is refused
+    for a name another holds; a closed identity's token is refused."""
+    server = await serve()
+    operator = await Client.open(server.url, "op")
+    alice = await Client.open(server.url, "alice", source="127.0.0.6")
+    await Client.open(server.url, "bob")
+    online = await moderate(operator, act="online")
+    assert {(r["name"], r["address"]) for r in online["rows"]} >= {("alice", "127.0.0.6"), ("bob", "127.0.0.1")}
+    assert (await moderate(operator, act="rename", target="alice", name="bob", reason="x"))["code"] == "name_taken"
+    renamed = await moderate(operator, act="rename", target=alice.welcome["player_id"], name="alicia",
+                             reason="offensive name")
+    assert renamed["type"] == "moderated"
+    await alice.close()
+    back = await Client.open(server.url, "ignored", token=alice.welcome["token"])
+    assert back.welcome["name"] == "alicia"
+    assert (await moderate(operator, act="close", target="alicia", reason="asked to"))["type"] == "moderated"
+    assert await closed_as_banned(back)
+    again = await Client.open(server.url, None)
+    await again.send(type="hello", name="alicia", token=alice.welcome["token"])
+    assert await closed_as_banned(again)
+    await operator.close()
+
+
+async def test_kalah_admin_bans_lists_and_audits(tmp_path: Path) -> None:
+    """`kalah admin` against a real `kalah serve`: a ban, the online list and the audit, and one-line refusals."""
+    proc, url = await start_node(str(tmp_path / "arena.sqlite3"), None, "admin", "--operator-token", OPERATOR)
+    try:
+        guest = await Client.open(url, "guest", source="127.0.0.7")
+        token = ["--server", url, "--operator-token", OPERATOR]
+        status, out = await kalah("admin", "online", *token)
+        assert status == 0 and "guest" in out and "127.0.0.7" in out
+        status, out = await kalah("admin", "ban", "127.0.0.7", "--address", "--reason", "spam", "--as", "ops", *token)
+        assert status == 0 and "banned address 127.0.0.7" in out
+        assert await closed_as_banned(guest)
+        status, out = await kalah("admin", "audit", *token)
+        assert status == 0 and "ban_address" in out and "ops@127.0.0.1" in out and "spam" in out
+        status, out = await kalah("admin", "ban", "127.0.0.8", "--address", *token)
+        assert status == 1 and "bad_field" in out and "reason" in out and out.count("\n") == 1
+        status, out = await kalah("admin", "online", "--server", url, "--operator-token", "wrong")
+        assert status == 1 and "not_operator" in out and out.count("\n") == 1
+    finally:
+        await stop_nodes([(proc, url)])
+
+
+async def test_an_address_banned_on_one_node_is_refused_on_every_node_of_a_cluster(pg_url: str, bus_url: str) -> None:
+    """Three `kalah serve` nodes on one PostgreSQL and one Redis: an address banned through one node has its live
+    connections on every node closed and new ones refused on every node; another address plays on."""
+    nodes = [await start_node(pg_url, bus_url, f"mod{i}", "--operator-token", OPERATOR) for i in range(3)]
+    try:
+        urls = [url for _, url in nodes]
+        banned = [await Client.open(url, f"spammer{i}", source="127.0.0.9") for i, url in enumerate(urls)]
+        status, out = await kalah("admin", "ban", "127.0.0.9", "--address", "--reason", "spam", "--server", urls[0],
+                                  "--operator-token", OPERATOR)
+        assert status == 0, out
+        for client in banned:
+            assert await closed_as_banned(client)
+        for url in urls:
+            assert await refused_as_banned(url, "127.0.0.9")
+        south, north, match_id = await live_match(urls[1], names=("fair1", "fair2"))
+        assert (await south.request("ack", type="move", match_id=match_id, ply=0, bin=1))["ply"] == 0
+        for client in (south, north):
+            await client.close()
+    finally:
+        await stop_nodes(nodes)
