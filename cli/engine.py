@@ -1,8 +1,11 @@
-"""`kalah engine BOT [--server HOST:PORT]`: one of our bots plays as a KGP agent (a KGP client).
+"""`kalah engine BOT [--server HOST:PORT | ws://HOST:PORT/kgp]`: one of our bots plays as a KGP agent (a KGP client).
 
 In the Kalah Game Protocol the agent connects to the server: this command connects a hosted
 bot (`random`, `greedy`, `alphabeta:N`, `perfect`) to any KGP 1.x freeplay server, ours
-(`kalah serve --kgp-port 2671`) or go-kgp. Without `--server` it speaks KGP on its standard
+(`kalah serve --kgp-port 2671`, or its websocket at `/kgp` of the main port) or go-kgp (TCP,
+or its websocket at `/socket`). A server that sends no `kgp` greeting within
+`GREETING_S` seconds (the main port's websocket protocol, say) ends it with one line saying
+so. Without `--server` it speaks KGP on its standard
 input and output (the server's lines in, its own out; its reports go to standard error), so a
 tester (`kalah ladder --engine NAME="kalah engine BOT"`) or any program can run it over pipes.
 
@@ -25,6 +28,10 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
+from urllib.parse import urlsplit, urlunsplit
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from bots.names import BotNameError, canonical_bot
 from bots.players import make_player
@@ -35,8 +42,10 @@ from server.engines.kgp import Arg, Board, KgpSyntaxError, Line, LineSplitter, O
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah engine`."""
     parser.add_argument("bot", help="the bot to connect: random, greedy, alphabeta:N or perfect")
-    parser.add_argument("--server", metavar="HOST:PORT",
-                        help="the KGP server to play on, e.g. 127.0.0.1:2671 (default: KGP on stdin/stdout)")
+    parser.add_argument("--server", metavar="ADDRESS",
+                        help="the KGP server to play on: HOST:PORT over TCP (e.g. 127.0.0.1:2671) or a websocket "
+                             "URL (e.g. ws://127.0.0.1:8765/kgp; /kgp when no path is given) (default: KGP on "
+                             "stdin/stdout)")
     parser.add_argument("--name", help="the name to play under (info:name; default: the bot id)")
     parser.add_argument("--token", default=os.environ.get("KALAH_KGP_TOKEN"),
                         help="a secret that keeps one identity across connections (auth:token; "
@@ -48,12 +57,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="print every KGP line on standard error")
 
 
+GREETING_S = 5.0
+"""How long a server has to send its `kgp` greeting (a KGP server sends it as soon as the connection opens)."""
+
+
+class NoKgpError(Exception):
+    """The address answered, but not as a KGP server (no greeting in time, or a close without one)."""
+
+
 def server_address(text: str) -> tuple[str, int]:
     """`HOST:PORT` as (host, port); raises ValueError."""
     host, colon, port = text.rpartition(":")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{text!r} is not HOST:PORT")
+        raise ValueError(f"{text!r} is neither HOST:PORT nor a ws:// or wss:// URL")
     return host.strip("[]"), int(port)
+
+
+def websocket_url(text: str) -> str | None:
+    """A `ws://` or `wss://` address as the URL to connect to (`/kgp` when it names no path); None for any other
+    text; raises ValueError for a websocket URL without a host."""
+    if not text.startswith(("ws://", "wss://")):
+        return None
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ValueError(f"{text!r}: the port is not a number") from None
+    if not parts.hostname:
+        raise ValueError(f"{text!r} names no host")
+    return urlunsplit(parts._replace(path=parts.path if parts.path not in ("", "/") else "/kgp"))
 
 
 class Sink(Protocol):
@@ -180,6 +212,7 @@ async def session(args: argparse.Namespace, client: EngineClient, chunks: AsyncI
     """Read the server's lines and answer them until goodbye, the end, or `--games` results; the exit status."""
     name = args.name or args.bot.replace(":", "-")
     splitter = LineSplitter()
+    greeted = False
     async for data in chunks:
         for item in splitter.feed(data):
             if isinstance(item, Overlong):
@@ -192,16 +225,32 @@ async def session(args: argparse.Namespace, client: EngineClient, chunks: AsyncI
                 continue
             if line is None:
                 continue
+            greeted = greeted or line.name == "kgp"
             keep_on = client.greet(line, name, args.token) if line.name == "kgp" else client.handle(line)
             if not keep_on:
                 await drain()
-                return 0 if line.name != "kgp" else 1
+                return 0 if line.name != "kgp" and greeted else 1
         await drain()
-    return 0 if not args.games or client.results >= args.games else 1
+    return 0 if greeted and (not args.games or client.results >= args.games) else 1
+
+
+async def greeted_first(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """`chunks`, whose first must come within `GREETING_S` (a KGP server greets at once); else `NoKgpError`."""
+    try:
+        first = await asyncio.wait_for(anext(chunks), GREETING_S)
+    except StopAsyncIteration:
+        raise NoKgpError("it closed the connection without a KGP greeting") from None
+    except TimeoutError:
+        raise NoKgpError(f"it sent no KGP greeting within {GREETING_S:g} s") from None
+    if b"kgp" not in first.split(b"\n", 1)[0]:  # `kgp 1 1 0` (some servers number it: `2 kgp 1 1 0`)
+        raise NoKgpError(f"it answered {first[:120].decode('utf-8', 'replace').strip()!r}, not a KGP greeting")
+    yield first
+    async for data in chunks:
+        yield data
 
 
 async def play(args: argparse.Namespace, host: str, port: int) -> int:
-    """Connect, play until goodbye (or `--games` results), and return the exit status."""
+    """Connect over TCP, play until goodbye (or `--games` results), and return the exit status."""
     reader, writer = await asyncio.open_connection(host, port)
     client = EngineClient(args.bot, writer, args.think, args.games, args.verbose)
 
@@ -211,9 +260,72 @@ async def play(args: argparse.Namespace, host: str, port: int) -> int:
             yield data
 
     try:
-        return await session(args, client, chunks(), writer.drain)
+        return await session(args, client, greeted_first(chunks()), writer.drain)
     finally:
         writer.close()
+
+
+class WebsocketSink:
+    """A websocket as the agent's line sink: each line one text frame, sent in order by a task of its own."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self.sender = asyncio.get_running_loop().create_task(self._send())
+
+    def write(self, data: bytes) -> None:
+        """Queue one line."""
+        self.queue.put_nowait(data.decode())
+
+    async def _send(self) -> None:
+        """Send the queued lines until the connection closes."""
+        while True:
+            text = await self.queue.get()
+            try:
+                await self.ws.send(text)
+            except ConnectionClosed:
+                return
+            finally:
+                self.queue.task_done()
+
+    async def drain(self) -> None:
+        """Wait until every queued line is sent (or the connection has closed)."""
+        if not self.sender.done():
+            await self.queue.join()
+
+
+async def play_websocket(args: argparse.Namespace, url: str) -> int:
+    """KGP over a websocket (a frame per line): connect, play until goodbye (or `--games` results), the status."""
+    async with connect(url, open_timeout=GREETING_S * 2, max_size=2**16) as ws:
+        sink = WebsocketSink(ws)
+        client = EngineClient(args.bot, sink, args.think, args.games, args.verbose)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            """Each frame the server sends (one line each), as it comes."""
+            try:
+                async for message in ws:
+                    data = message.encode() if isinstance(message, str) else message
+                    yield data if data.endswith(b"\n") else data + b"\r\n"
+            except ConnectionClosed:
+                return
+
+        try:
+            return await session(args, client, greeted_first(chunks()), sink.drain)
+        finally:
+            sink.sender.cancel()
+
+
+def connect_failure(exc: BaseException) -> str:
+    """What a failed connection to the server came to, in a few words."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused: is a KGP server listening there?"
+    if isinstance(exc, InvalidStatus):
+        return f"it answered HTTP {exc.response.status_code}, not a websocket"
+    if isinstance(exc, InvalidHandshake):
+        return f"no websocket there ({exc})"
+    if isinstance(exc, TimeoutError):
+        return "no answer"
+    return str(exc) or type(exc).__name__
 
 
 async def play_stdio(args: argparse.Namespace) -> int:
@@ -247,11 +359,12 @@ def run(args: argparse.Namespace) -> int:
     """Run `kalah engine`."""
     try:
         args.bot = canonical_bot(args.bot)
-        address = None if args.server is None else server_address(args.server)
+        url = None if args.server is None else websocket_url(args.server)
+        address = None if args.server is None or url is not None else server_address(args.server)
     except (BotNameError, ValueError) as exc:
         print(f"kalah engine: {exc}", file=sys.stderr)
         return 2
-    if address is None:
+    if address is None and url is None:
         try:
             return asyncio.run(play_stdio(args))
         except KeyboardInterrupt:
@@ -260,9 +373,14 @@ def run(args: argparse.Namespace) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
     try:
-        return asyncio.run(play(args, *address))
-    except OSError as exc:
-        print(f"kalah engine: cannot play on {args.server}: {exc}", file=sys.stderr)
+        return asyncio.run(play(args, *address) if address is not None else play_websocket(args, url or ""))
+    except NoKgpError as exc:
+        hint = ("KGP is on the port of `kalah serve --kgp-port` (TCP) or at ws://HOST:PORT/kgp of the main port"
+                if address is not None else "is the path the server's KGP endpoint (ours: /kgp, go-kgp's: /socket)?")
+        print(f"kalah engine: {args.server} is not a KGP server: {exc} ({hint})", file=sys.stderr)
+        return 1
+    except (OSError, TimeoutError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
+        print(f"kalah engine: cannot play on {url or args.server}: {connect_failure(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import sys
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -12,14 +12,12 @@ from cli.engine import server_address
 from server.storage import list_games
 from tests.agents.kgp_client import port_of
 from tests.conftest import Serve
+from tests.processes import KALAH, spawned
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
-async def kalah_engine(*args: str) -> asyncio.subprocess.Process:
-    """Start `kalah engine ARGS...` as a process."""
-    return await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", "engine", *args, cwd=ROOT,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+def kalah_engine(*args: str) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
+    """`kalah engine ARGS...` as a process (killed on the way out if it has not ended)."""
+    return spawned(*KALAH, "engine", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
 async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve: Serve, tmp_path: Path) -> None:
@@ -28,11 +26,11 @@ async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve:
     db = tmp_path / "arena.sqlite3"
     running = await serve(kgp_port=0, kgp_pair_wait_s=60, kgp_variant="kalah(4,3,clock=5/move)")
     server = f"127.0.0.1:{port_of(running)}"
-    perfect = await kalah_engine("perfect", "--server", server, "--token", "perfect-token", "--games", "2",
-                                 "--think", "0.2")
-    alphabeta = await kalah_engine("alphabeta:4", "--server", server, "--token", "alphabeta-token",
-                                   "--games", "2", "--think", "0.2")
-    outputs = await asyncio.wait_for(asyncio.gather(perfect.communicate(), alphabeta.communicate()), 90)
+    async with (kalah_engine("perfect", "--server", server, "--token", "perfect-token", "--games", "2",
+                             "--think", "0.2") as perfect,
+                kalah_engine("alphabeta:4", "--server", server, "--token", "alphabeta-token",
+                             "--games", "2", "--think", "0.2") as alphabeta):
+        outputs = await asyncio.wait_for(asyncio.gather(perfect.communicate(), alphabeta.communicate()), 90)
     for proc, (out, err) in zip((perfect, alphabeta), outputs, strict=True):
         assert proc.returncode == 0, err.decode()
         assert [line.split()[0] for line in out.decode().splitlines()] == ["game", "result", "game", "result"]
@@ -46,9 +44,10 @@ async def test_perfect_and_alphabeta_play_each_other_through_kalah_engine(serve:
 
 async def test_kalah_engine_refuses_unknown_bots_and_addresses() -> None:
     """A bot id that is not canonical, or a server that is not HOST:PORT, ends with status 2 and one line."""
-    for args in (("alphabeta", "--server", "127.0.0.1:2671"), ("random", "--server", "localhost")):
-        proc = await kalah_engine(*args)
-        _, err = await proc.communicate()
+    for args in (("alphabeta", "--server", "127.0.0.1:2671"), ("random", "--server", "localhost"),
+                 ("random", "--server", "ws://:8765/kgp")):
+        async with kalah_engine(*args) as proc:
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 2, err.decode()
         assert err.decode().startswith("kalah engine: ") and err.decode().count("\n") == 1
 
@@ -61,3 +60,32 @@ def test_server_address_parses_host_and_port() -> None:
     for bad in ("localhost", ":2671", "host:0", "host:port", "host:70000"):
         with pytest.raises(ValueError):
             server_address(bad)
+
+
+async def test_kalah_engine_plays_over_the_kgp_websocket(serve: Serve, tmp_path: Path) -> None:
+    """`kalah engine --server ws://HOST:PORT/kgp` (as docs/engines.md offers it) plays a stored game on the gateway's
+    websocket; without a path it goes to /kgp as well."""
+    running = await serve(kgp_port=0, kgp_pair_wait_s=0.2, kgp_variant="kalah(3,2,clock=5/move)")
+    for url in (f"{running.url}/kgp", running.url):
+        async with kalah_engine("greedy", "--server", url, "--games", "1", "--think", "0.1") as proc:
+            out, err = await asyncio.wait_for(proc.communicate(), 90)
+        assert proc.returncode == 0, err.decode()
+        assert [line.split()[0] for line in out.decode().splitlines()] == ["game", "result"]
+    games = list_games(tmp_path / "arena.sqlite3")
+    assert len(games) == 2 and all(f"{g.south} {g.north}".startswith("engine:greedy")
+                                   or " engine:greedy" in f"{g.south} {g.north}" for g in games)
+
+
+async def test_kalah_engine_on_a_port_that_is_not_kgp_says_so_in_one_line(serve: Serve) -> None:
+    """The websocket port given as HOST:PORT (it sends no greeting), a websocket path that is not KGP, and a closed
+    port each end `kalah engine` with status 1 and one line saying what answered and where KGP is."""
+    running = await serve(kgp_port=0)
+    cases = {f"127.0.0.1:{running.port}": "sent no KGP greeting within 5 s (KGP is on the port of `kalah serve "
+                                          "--kgp-port` (TCP) or at ws://HOST:PORT/kgp",
+             f"{running.url}/elsewhere": "sent no KGP greeting within 5 s (is the path the server's KGP endpoint",
+             "127.0.0.1:1": "cannot play on 127.0.0.1:1: connection refused"}
+    for server, why in cases.items():
+        async with kalah_engine("random", "--server", server) as proc:
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 1 and err.decode().count("\n") == 1, err.decode()
+        assert err.decode().startswith("kalah engine: ") and why in err.decode()
