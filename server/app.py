@@ -282,6 +282,7 @@ class _Handler:
             await serve_kgp(self.kgp, ws)
             return
         if self.router.moderation.address_banned(_host(ws)):
+            self.router.arena.metrics.refused("banned")
             await refuse_banned(ws)
             return
         self.connections += 1

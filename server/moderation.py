@@ -98,8 +98,8 @@ class Moderator:
         self.addresses: set[str] = set()
         self.sessions_from: Callable[[str], Iterable[Session]] = lambda address: ()
         """The open connections from an address, hello said or not (set by the server)."""
-        self._seen = 0
-        """The number of the last audited act this node has taken into account."""
+        self._seen: int | None = None
+        """The number of the last audited act this node has taken into account (None: not read yet)."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -125,13 +125,13 @@ class Moderator:
     async def refresh(self) -> None:
         """Take up the stored bans and the acts made on other nodes: close what is newly banned."""
         storage = self.arena.storage
-        if not self._seen:
+        if self._seen is None:
             self._seen = await last_audit(storage)
         else:
             for entry in await read_audit_since(storage, self._seen):
                 self._seen = entry.number
                 if entry.action in ("rename", "close"):
-                    self.arena.identities.players.pop(entry.target, None)  # read back from the database
+                    self._forget(entry.target)
         bans = await read_bans(storage)
         self.players = {b.target for b in bans if b.kind == "player"}
         self.addresses = {b.target for b in bans if b.kind == "address"}
@@ -139,6 +139,13 @@ class Moderator:
             self._close_player(pid)
         for address in self.addresses:
             self._close_address(address)
+
+    def _forget(self, player_id: str) -> None:
+        """Drop what this node holds of a player changed elsewhere: it is read back from the database when asked."""
+        ids = self.arena.identities
+        ids.players.pop(player_id, None)
+        for key in [key for key, pid in ids.names.items() if pid == player_id]:
+            del ids.names[key]
 
     # --- enforcement ----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from websockets.exceptions import ConnectionClosed
 from server.storage import fetch_game
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
+from tests.test_server_metrics import scrape
 from tests.test_storage_backup import kalah
 from tests.wire import OPERATOR, Client, Json, is_game_over, live_match
 
@@ -47,7 +48,8 @@ async def refused_as_banned(url: str, source: str) -> bool:
 
 async def test_an_address_ban_closes_its_connections_refuses_new_ones_and_is_audited(serve: Serve) -> None:
     """Banning 127.0.0.2 closes its connections (hello said or not) with `banned`, refuses new ones, leaves other
-    addresses alone, is listed with who and why, and once lifted lets the address in again."""
+    addresses alone, is counted as a refusal in /metrics, is listed with who and why, and once lifted lets the
+    address in again."""
     server = await serve()
     operator = await Client.open(server.url, "op")
     player = await Client.open(server.url, "mallory", source="127.0.0.2")
@@ -57,6 +59,7 @@ async def test_an_address_ban_closes_its_connections_refuses_new_ones_and_is_aud
     assert done["type"] == "moderated" and done["done"] == "banned address 127.0.0.2"
     assert await closed_as_banned(player) and await closed_as_banned(anonymous)
     assert await refused_as_banned(server.url, "127.0.0.2")
+    assert (await scrape(server))[("kalah_refusals_total", (("code", "banned"),))] == 1
     assert (await bystander.request("matches", type="list"))["type"] == "matches"
     bans = await moderate(operator, act="bans")
     assert [(r["kind"], r["target"], r["reason"], r["actor"]) for r in bans["rows"]] == [
