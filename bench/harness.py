@@ -160,14 +160,16 @@ class LeanConnection(asyncio.Protocol):
         return data
 
 
-def loopback(n: int, per_address: int = 50) -> str:
-    """The source address of the `n`-th client of a benchmark: 127.1.x.y, `per_address` clients on each.
+def loopback(n: int, per_address: int = 20) -> str:
+    """The source address of the `n`-th client of a benchmark: 127.x.y.1, `per_address` clients on each, each
+    address in a /24 of its own.
 
-    The server caps connections per address, so a benchmark of many clients spreads them over
-    loopback addresses (all of 127.0.0.0/8 reaches a server on 127.0.0.1 on Linux).
+    The server caps connections per address and per /24, and open matches per address (20), so a
+    benchmark of many clients spreads them over loopback addresses (all of 127.0.0.0/8 reaches a
+    server on 127.0.0.1 on Linux); 20 clients to an address open at most 10 matches at once.
     """
     k = n // per_address
-    return f"127.1.{k // 250}.{k % 250 + 1}"
+    return f"127.{1 + k // 250}.{k % 250}.1"
 
 
 async def spawn_server(db: Path, *flags: str, python_flags: Sequence[str] = (),

@@ -6,7 +6,8 @@ acks come back (a new match as soon as one ends) for a fixed time. Prints durabl
 per second, the latency from sending an action to the opponent receiving its event (p50,
 p99), the server's CPU and memory, and errors. Then it kills the server with SIGKILL and
 checks that every acknowledged action is in the database. Clients connect from loopback
-addresses 127.1.x.y, 50 to an address, under the server's per-address connection cap.
+addresses 127.x.y.1, 20 to an address and each in a /24 of its own, under the server's per-address and
+per-network caps.
 
     python bench/load.py --matches 200 --spectators 200 --seconds 20
 """
