@@ -48,8 +48,8 @@ async def start_from_lobby(page: Any, opponent: str = "greedy", variant: dict[st
     await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
     await page.select_option("#opponent", opponent)
     for field, value in (variant or {}).items():
-        if field == "pie":
-            await page.set_checked("#pie", value == "on")
+        if field in ("pie", "transfer"):
+            await page.set_checked(f"#{field}", value == "on")
         elif field == "capture":
             await page.select_option("#capture", value)
         else:
@@ -139,6 +139,90 @@ async def test_a_game_against_greedy_played_by_keys(arena: RunningServer, pages:
     assert len(record) >= moves
     assert await page.inner_text("#end-result")
     assert await page.get_by_role("link", name="Replay this game with the solver's values").count() == 1
+    await page.get_by_role("button", name="Rematch (seats swapped)").click()  # a bot's rematch starts at once
+    await page.wait_for_function("(old) => !location.pathname.endsWith(old)", arg=match_id)
+    await page.wait_for_function("() => document.querySelector('#player-north .name').textContent.endsWith('(you)')")
+    assert "bot:greedy" in await page.inner_text("#player-south")
+    await host.close()
+
+
+async def test_keyboard_alone_starts_and_plays(arena: RunningServer, pages: Pages) -> None:
+    """Keyboard only: Tab reaches the lobby's Play button and Enter starts the game; Tab reaches only the houses
+    that may be sown (the others are disabled), and Enter sows the focused one. Every control of both pages has
+    an accessible name."""
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    assert await unnamed_controls(page) == []
+    for _ in range(40):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("document.activeElement.id") == "play":
+            break
+    await page.keyboard.press("Enter")
+    await page.wait_for_url("**/play/*")
+    bins = await my_turn(page)
+    assert await unnamed_controls(page) == []
+    focused = []
+    for _ in range(30):
+        await page.keyboard.press("Tab")
+        active = await page.evaluate("document.activeElement.dataset.bin || null")
+        if active is not None:
+            focused.append(int(active))
+        elif focused:
+            break
+    assert focused == bins  # the legal houses, in bin order, and no other
+    await page.keyboard.press("Shift+Tab")
+    await page.keyboard.press("Enter")
+    await page.wait_for_function("() => window.__got.some(m => m.type === 'ack')")
+    assert (await page.evaluate("window.__sent.filter(m => m.type === 'move')"))[0]["bin"] == bins[-1]
+
+
+async def unnamed_controls(page: Any) -> list[str]:
+    """The visible buttons, links, fields and menus of a page without an accessible name."""
+    return list(await page.evaluate("""() => [...document.querySelectorAll('button, a, input, select, textarea')]
+        .filter((n) => n.offsetParent !== null)
+        .filter((n) => !((n.getAttribute('aria-label') || '').trim() || (n.labels && [...n.labels].some(
+            (l) => l.textContent.trim())) || (n.textContent || '').trim()))
+        .map((n) => n.outerHTML.slice(0, 80))"""))
+
+
+async def test_two_seekers_are_paired(arena: RunningServer, pages: Pages) -> None:
+    """Two people seek the same variant from the lobby: both go to the same new match, the first seeker South."""
+    first = await pages.open("/")
+    await first.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await first.select_option("#opponent", "")
+    await first.fill("#clock", "")
+    await first.get_by_role("button", name="Seek an opponent").click()
+    await first.get_by_text("Seeking an opponent for kalah(6,4)").wait_for()
+    second = await pages.open("/")
+    await second.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await second.select_option("#opponent", "")
+    await second.fill("#clock", "")
+    await second.get_by_role("button", name="Seek an opponent").click()
+    for page in (first, second):
+        await page.wait_for_url("**/play/*")
+        await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
+    assert first.url == second.url
+    assert "(you)" in await first.inner_text("#player-south") and "(you)" in await second.inner_text("#player-north")
+    assert await my_turn(first)
+
+
+async def test_the_opening_transfer(arena: RunningServer, pages: Pages) -> None:
+    """With the opening transfer, North's first action moves one seed: a click on the house to take it from, a
+    second click takes the choice back, then from and to; the server's record has the transfer."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"transfer": "on", "clock": ""}, seat="north")
+    bins = await my_turn(page)
+    assert len(bins) == 12 and await page.get_by_role("button", name="No transfer").is_visible()
+    await page.locator("#board .pit[data-bin='2']").click()
+    assert "take 1" in await page.inner_text("#board .pit[data-bin='2']")
+    await page.locator("#board .pit[data-bin='2']").click()  # taken back
+    assert "take 1" not in await page.inner_text("#board .pit[data-bin='2']")
+    await page.locator("#board .pit[data-bin='9']").click()
+    await page.locator("#board .pit[data-bin='3']").click()
+    await page.wait_for_function("() => window.__got.some(m => m.type === 'ack')")
+    host = await Client.open(arena.url, "host")
+    record, _ = await fens_of(host, match_id)
+    assert record[0] == "t9-3"
     await host.close()
 
 
@@ -265,7 +349,7 @@ async def test_a_flag_falls_on_a_short_clock(arena: RunningServer, pages: Pages)
 
 async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> None:
     """Reloading the page mid-game comes back to the same seat (the same guest, from local storage) at the
-    position the server holds, and the game goes on to its end."""
+    position the server holds; a dropped connection resumes from the last event; the game goes on to its end."""
     page = await pages.open("/")
     match_id = await start_from_lobby(page, "greedy", {"clock": "300+5"})
     for _ in range(3):
@@ -277,7 +361,15 @@ async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> 
     again = (await page.evaluate("window.__sent"))[0]
     assert again["token"] and again["name"] == hello["name"] and match_id in page.url
     assert "token" not in page.url and again["token"] not in page.url
+    bins = await my_turn(page)
+    await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
+    guests = [s for peer in arena.handler.peers.values() for s in peer.sessions if s.name == hello["name"]]
+    assert len(guests) == 1 and guests[0].ws.transport is not None
+    guests[0].ws.transport.abort()  # the network drops: the page reconnects, syncs from its last event
+    await page.wait_for_function("() => window.__sent.filter(m => m.type === 'hello').length === 2")
     await play_out([page])
+    sent = await page.evaluate("window.__sent")
+    assert [m["type"] for m in sent if m["type"] in ("watch", "sync")][:2] == ["watch", "sync"]
     host = await Client.open(arena.url, "host")
     await assert_shown_is_record(page, host, match_id)
     await host.close()

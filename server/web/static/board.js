@@ -48,7 +48,9 @@ export class BoardView {
     const label = el("span", "bin", cls.startsWith("store") ? (bin === this.v.houses + 1 ? "S store" : "N store")
       : String(bin));
     node.append(mark, count, label);
-    this.pits.set(bin, { node, count, mark });
+    const choice = el("span", "choice", "");  // the house chosen to take a seed from (the opening transfer)
+    node.append(choice);
+    this.pits.set(bin, { node, count, mark, choice });
     return node;
   }
 
@@ -93,6 +95,9 @@ export class BoardView {
       pit.node.disabled = !on;
       pit.node.classList.toggle("playable", on);
       pit.node.classList.toggle("chosen", bin === chosen);
+      pit.choice.textContent = bin === chosen ? "take 1" : "";
+      if (bin === chosen) pit.node.setAttribute("aria-pressed", "true");
+      else pit.node.removeAttribute("aria-pressed");
     }
   }
 

@@ -124,6 +124,7 @@ function variantText() {
   const parts = [$("houses").value || "6", $("seeds").value || "4"];
   if ($("capture").value !== "standard") parts.push(`capture=${$("capture").value}`);
   if ($("pie").checked) parts.push("pie=on");
+  if ($("transfer").checked) parts.push("transfer=on");
   const clock = $("clock").value.trim();
   if (clock) parts.push(`clock=${clock}`);
   return `kalah(${parts.join(",")})`;
