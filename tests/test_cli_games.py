@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import subprocess
-import sys
+import shlex
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from protocol.outcome import EndReason
 from server.storage import Storage
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
 from tests.conftest import Serve
+from tests.processes import KALAH, run
 
 
 async def store_random_games(path: Path, variants: list[Variant], seed: int = 1) -> list[Game]:
@@ -134,10 +134,9 @@ async def test_export_all_reads_back_with_record(tmp_path: Path) -> None:
     """`kalah export --all | kalah record` replays every game to its stored result."""
     db = tmp_path / "arena.sqlite3"
     games = await store_random_games(db, VARIANTS)
-    exported = subprocess.run([sys.executable, "-m", "cli.main", "export", "--all", "--db", str(db)],
-                              capture_output=True, text=True, check=True).stdout
-    done = subprocess.run([sys.executable, "-m", "cli.main", "record", "--json"], input=exported,
-                          capture_output=True, text=True)
+    export = run([*KALAH, "export", "--all", "--db", str(db)])
+    assert export.returncode == 0, export.stderr
+    done = run([*KALAH, "record", "--json"], input=export.stdout)
     assert done.returncode == 0 and done.stderr == ""
     replays = {r["match_id"]: r for r in map(json.loads, done.stdout.splitlines())}
     assert {mid: (r["over"], r["result"]) for mid, r in replays.items()} == {
@@ -186,6 +185,6 @@ async def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     db = tmp_path / "arena.sqlite3"
     await store_random_games(db, VARIANTS * 40)
     for command in ("games --limit 500", "export --all"):
-        done = subprocess.run(f"{sys.executable} -m cli.main {command} --db {db} | head -1", shell=True,
-                              capture_output=True, text=True, check=True)
+        done = run(["sh", "-c", f"{shlex.join(KALAH)} {command} --db {db} | head -1"])
+        assert done.returncode == 0, done.stderr
         assert done.stdout.count("\n") == 1 and done.stderr == ""

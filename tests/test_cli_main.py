@@ -7,15 +7,13 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from cli.main import SUBCOMMANDS, DefaultsHelpFormatter, build_parser, main, version
-
-KALAH = [sys.executable, "-m", "cli.main"]
+from tests.processes import KALAH, run, started
 
 
 def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -30,7 +28,8 @@ def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 def test_version() -> None:
     """`kalah --version` prints the installed version and exits 0."""
-    done = subprocess.run([*KALAH, "--version"], capture_output=True, text=True, check=True)
+    done = run([*KALAH, "--version"])
+    assert done.returncode == 0, done.stderr
     assert done.stdout == f"kalah {version()}\n" and version() != "unknown"
 
 
@@ -53,7 +52,8 @@ def test_every_option_has_help_that_shows_its_default() -> None:
 
 def test_help_renders_defaults() -> None:
     """The rendered help of `kalah serve` names the port's default."""
-    done = subprocess.run([*KALAH, "serve", "--help"], capture_output=True, text=True, check=True)
+    done = run([*KALAH, "serve", "--help"])
+    assert done.returncode == 0, done.stderr
     assert "(default: 8765)" in done.stdout
 
 
@@ -88,8 +88,8 @@ def test_unexpected_failure_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys:
 
 def test_ctrl_c_while_waiting_for_input_is_one_line() -> None:
     """SIGINT while `kalah record` waits on standard input: status 130, one line, no traceback."""
-    with subprocess.Popen([*KALAH, "record"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as proc:
+    with started([*KALAH, "record"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=True) as proc:
         time.sleep(3)  # started and reading, even on a busy machine
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from cli.main import main
+from tests.processes import KALAH, run
 
 
 def test_record_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,6 +55,6 @@ def test_bad_variant_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_console_script_reads_stdin() -> None:
     """The installed module runs as a program and reads the record from stdin."""
-    proc = subprocess.run([sys.executable, "-m", "cli.main", "record", "--json", "-"],
-                          input="# a header line\n3 6\n", capture_output=True, text=True, check=True)
+    proc = run([*KALAH, "record", "--json", "-"], input="# a header line\n3 6\n")
+    assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["to_move"] == "north"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
-SERVE = [sys.executable, "-m", "cli.main", "serve", "--log-level", "error"]
+from tests.processes import KALAH, first_line, run, started
+
+SERVE = [*KALAH, "serve", "--log-level", "error"]
 
 
 def test_busy_port_exits_1_at_once_with_one_line(tmp_path: Path) -> None:
@@ -17,8 +18,7 @@ def test_busy_port_exits_1_at_once_with_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([*SERVE, "--port", str(port), "--db", str(tmp_path / "a.sqlite3")],
-                              capture_output=True, text=True, timeout=30)
+        done = run([*SERVE, "--port", str(port), "--db", str(tmp_path / "a.sqlite3")], timeout=30)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == (f"kalah serve: cannot listen on 127.0.0.1:{port}: address already in use "
                            "(another server there? --port 0 takes any free port)\n")
@@ -27,8 +27,7 @@ def test_busy_port_exits_1_at_once_with_one_line(tmp_path: Path) -> None:
 def test_ports_are_validated(tmp_path: Path) -> None:
     """--port 99999 (or -1, or a word) is refused with status 2 in one line, before anything is bound."""
     for bad in ("99999", "-1", "http"):
-        done = subprocess.run([*SERVE, "--port", bad, "--db", str(tmp_path / "a.sqlite3")],
-                              capture_output=True, text=True, timeout=30)
+        done = run([*SERVE, "--port", bad, "--db", str(tmp_path / "a.sqlite3")], timeout=30)
         assert done.returncode == 2 and done.stderr.count("\n") == 1
         assert f"argument --port: {bad!r} is not a port number 0..65535" in done.stderr
     assert not (tmp_path / "a.sqlite3").exists()
@@ -36,10 +35,9 @@ def test_ports_are_validated(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
     """SIGINT after start-up: a graceful shutdown, status 0, no traceback."""
-    with subprocess.Popen([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        assert "listening on ws://127.0.0.1:" in proc.stdout.readline()
+    with started([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert "listening on ws://127.0.0.1:" in first_line(proc)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from cli.client_args import default_name
 from cli.main import build_parser, main
+from tests.processes import run
 
 
 def test_client_subcommands_are_registered() -> None:
@@ -51,7 +51,9 @@ def test_help_loads_no_server_or_network_library(argv: list[str]) -> None:
     code = (f"import sys\nfrom cli.main import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
             "heavy = ('server', 'websockets', 'aiosqlite', 'textual')\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    done = run([sys.executable, "-c", code])
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.processes import run
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ["protocol", "server", "bots", "client", "cli", "tests", "bench"]
@@ -12,12 +13,11 @@ CODE = ["protocol", "server", "bots", "client", "cli", "tests", "bench"]
 
 def test_ruff_clean() -> None:
     """`ruff check` finds nothing."""
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", *CODE], cwd=ROOT, capture_output=True, text=True)
+    proc = run([sys.executable, "-m", "ruff", "check", *CODE], timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_mypy_strict_clean() -> None:
     """`mypy --strict` finds nothing."""
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", *CODE], cwd=ROOT, capture_output=True,
-                          text=True)
+    proc = run([sys.executable, "-m", "mypy", "--strict", *CODE], timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr

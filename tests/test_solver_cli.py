@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cli.main import main
 from protocol import Game, Position, Side, Sow, Variant
+from tests.processes import KALAH, run
 from tests.test_pie import opener_minimax
 
 
@@ -82,8 +81,8 @@ def test_time_limit_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_installed_command() -> None:
     """The `kalah solve` entry point runs as a process."""
-    done = subprocess.run([sys.executable, "-m", "cli.main", "solve", "-H", "1", "-s", "3", "--json"],
-                          capture_output=True, text=True, check=True)
+    done = run([*KALAH, "solve", "-H", "1", "-s", "3", "--json"])
+    assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["value"] == 6
 
 
