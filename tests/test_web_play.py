@@ -537,3 +537,28 @@ async def test_the_opponent_away_and_back_then_a_claim_the_server_accepts(serve:
         assert "abandonment" in await alice.inner_text("#end-result")
         assert not [m for m in await alice.evaluate("window.__got") if m["type"] == "error"]
         await pages.check()
+
+
+async def test_a_claim_against_an_opponent_who_does_not_move(serve: Serve) -> None:
+    """In an untimed game, "Claim the win (opponent not moving)" appears once the opponent, connected, has been to
+    move for the server's no-move limit, and the server accepts the claim."""
+    arena = await serve(idle_s=2.0)
+    async with chromium() as launched:
+        pages = Pages(launched, arena)
+        alice = await pages.open("/")
+        match_id = await start_from_lobby(alice, "", {"clock": ""})
+        bob = await pages.open(f"/play/{match_id}")
+        await bob.get_by_role("button", name="Take the open seat (North)").click()
+        bins = await my_turn(alice)
+        last = max(b for b in bins if b != 3)  # not bin 3: 4 seeds from it end in the store (an extra turn)
+        await alice.locator(f"#board .pit[data-bin='{last}']").click()
+        await my_turn(bob)
+        claim = alice.get_by_role("button", name="Claim the win (opponent not moving)")
+        await claim.wait_for(timeout=15_000)
+        assert await bob.locator("#claim").is_hidden()  # the side to move has nothing to claim
+        await claim.click()
+        for page in (alice, bob):
+            await page.wait_for_function(OVER)
+        assert (await alice.inner_text("#end-result")).startswith("You win")
+        assert "abandonment" in await bob.inner_text("#end-result")
+        await pages.check()

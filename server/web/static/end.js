@@ -6,6 +6,7 @@
 import { outcomeText } from "./ui.js";
 
 const POLL_MS = 2000;
+const POLL_FOR_MS = 10 * 60 * 1000;  // an offer is looked for during ten minutes after the end
 
 export class EndPanel {
   /** `state` is the match page's state (names, you, v, ratingRows); `go(id)` opens another match's page. */
@@ -18,6 +19,7 @@ export class EndPanel {
     this.offer = null;        // the id of the opponent's rematch offer seen in the list
     this.asking = false;
     this.timer = null;
+    this.pollUntil = 0;
     $("rematch").addEventListener("click", () => this.rematch());
     $("accept").addEventListener("click", () => this.accept());
   }
@@ -113,6 +115,8 @@ export class EndPanel {
   /** Look for the opponent's rematch offer in the match list every few seconds. */
   poll() {
     clearTimeout(this.timer);
+    this.pollUntil = this.pollUntil || performance.now() + POLL_FOR_MS;
+    if (performance.now() > this.pollUntil) return;
     if (this.net.ready && !document.hidden) this.net.send({ type: "list" });
     this.timer = setTimeout(() => this.poll(), POLL_MS);
   }
