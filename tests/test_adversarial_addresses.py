@@ -60,7 +60,7 @@ async def test_a_full_server_sheds_the_crowded_network_for_a_newcomer(serve: Ser
     honest = await Client.open(server.url, "honest", source=HONEST)
     mine = await honest.request("snapshot", type="create", opponent="random", seat="south")
     await honest.request("ack", type="move", match_id=mine["match_id"], ply=0, bin=1)
-    closed = []
+    closed: list[int] = []
     for client in flood:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(client.ws.wait_closed(), 0.05 if closed else 5)
