@@ -281,6 +281,18 @@ async def test_two_people_create_share_join_and_play_a_game_by_clicks(arena: Run
     await host.close()
 
 
+async def north_nearest(page: Any) -> bool:
+    """Whether the board is turned for North's player: North's houses below South's, bin h+2 leftmost of them,
+    North's row of names below the board, North's store on the right."""
+    boxes = await page.evaluate("""() => Object.fromEntries(['#board .pit[data-bin="1"]', '#board .pit[data-bin="8"]',
+        '#board .pit[data-bin="13"]', '.store.north', '.store.south', '#player-north', '#board']
+        .map((q) => [q, document.querySelector(q).getBoundingClientRect().toJSON()]))""")
+    bin1, bin8, bin13 = (boxes[f'#board .pit[data-bin="{b}"]'] for b in (1, 8, 13))
+    turned = bin8["y"] > bin1["y"] and bin8["x"] < bin13["x"] and boxes["#player-north"]["y"] > boxes["#board"]["y"]
+    assert turned == (boxes[".store.north"]["x"] > boxes[".store.south"]["x"])
+    return bool(turned)
+
+
 async def test_the_pie_swap(arena: RunningServer, pages: Pages) -> None:
     """With the pie rule and North's seat, the page offers "swap" on North's first turn only; after the swap the
     player is South, the bot moves as North, and the player's houses react again."""
@@ -288,11 +300,13 @@ async def test_the_pie_swap(arena: RunningServer, pages: Pages) -> None:
     match_id = await start_from_lobby(page, "greedy", {"pie": "on", "clock": ""}, seat="north")
     swap = page.get_by_role("button", name="Swap sides (pie rule)")
     await swap.wait_for()
+    assert await north_nearest(page)  # North's player sees the board turned: its own houses at the bottom
     assert "swap sides" in (await page.inner_text("#status")).lower()
     await swap.click()
     await page.wait_for_function("() => document.querySelector('#player-south .name').textContent.endsWith('(you)')")
     bins = await my_turn(page)
     assert bins and all(1 <= b <= 6 for b in bins) and await swap.is_hidden()
+    assert not await north_nearest(page)  # now South: the board as usual
     assert await page.get_attribute("#board .pit[data-bin='1']", "aria-label") == "house 1, " + \
         (await page.inner_text("#board .pit[data-bin='1'] .count")) + " seeds"
     host = await Client.open(arena.url, "host")

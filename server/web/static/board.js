@@ -77,6 +77,7 @@ export class BoardView {
   setViewer(side) {
     this.viewer = side;
     this.root.classList.toggle("seated", side !== null);
+    this.root.classList.toggle("flipped", side === NORTH);  // North's player sees its own houses nearest
     for (const [bin, pit] of this.pits) {
       const [house, owner] = this.houseOf(bin);
       if (pit.node.tagName === "BUTTON") {

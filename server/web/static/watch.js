@@ -111,7 +111,7 @@ function snapshot(snap) {
     st.board = new BoardView($("board"), st.v, choose);
   }
   st.you = snap.you || null;
-  st.board.setViewer(st.you === "south" ? SOUTH : st.you === "north" ? NORTH : null);
+  setViewer();
   st.names = { south: snap.south, north: snap.north };
   if (snap.status === "live" && st.status !== "live") st.liveSince = performance.now();
   st.lastActionAt = performance.now();
@@ -146,6 +146,12 @@ function snapshot(snap) {
   if (st.status === "finished") end.finished(st.end, false);
   drawAll(last);
   scrollMoves();
+}
+
+/** The board as the seated player sees it (North's player: turned half a turn), or as a spectator does. */
+function setViewer() {
+  st.board.setViewer(st.you === "south" ? SOUTH : st.you === "north" ? NORTH : null);
+  $("game").classList.toggle("flipped", st.you === "north");
 }
 
 async function pump() {
@@ -202,7 +208,7 @@ async function show(event, generation) {
       st.names = { south: st.names.north, north: st.names.south };
       if (st.you) {
         st.you = st.you === "south" ? "north" : "south";
-        st.board.setViewer(st.you === "south" ? SOUTH : NORTH);
+        setViewer();
       }
     }
     $("moves").append(moveItem(marks, event.position));
