@@ -173,11 +173,12 @@ def loopback(n: int, per_address: int = 20) -> str:
 
 
 async def spawn_server(db: Path, *flags: str, python_flags: Sequence[str] = (),
-                       stderr: IO[Any] | None = None) -> tuple[asyncio.subprocess.Process, str]:
-    """Start `kalah serve --port 0 --db DB FLAGS` in a child process; the process and the URL it listens on."""
+                       stderr: IO[Any] | None = None, root: Path = ROOT) -> tuple[asyncio.subprocess.Process, str]:
+    """Start `kalah serve --port 0 --db DB FLAGS` in a child process, from the source tree `root` (another
+    revision's, to compare); the process and the URL it listens on."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, *python_flags, "-m", "cli.main", "serve", "--port", "0", "--db", str(db), *flags,
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=stderr)
+        cwd=root, stdout=asyncio.subprocess.PIPE, stderr=stderr)
     assert proc.stdout is not None
     line = (await proc.stdout.readline()).decode()
     found = re.search(r"ws://\S+", line)

@@ -21,17 +21,20 @@ import gc
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
+from harness import ROOT, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Swap, Variant, parse_action
@@ -174,13 +177,14 @@ def spectate(conn: LeanConnection, stats: Stats) -> None:
     conn.handler = count
 
 
-async def run(args: argparse.Namespace) -> int:
-    """Start the server, drive the load, print the figures, then kill -9 and check durability."""
+async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> Figures:
+    """Start the server (from the source tree `root`), drive the load, print the figures, then kill -9 and check
+    durability; the figures."""
     tmp = Path(tempfile.mkdtemp(prefix="kalah-load-"))
     db = tmp / "arena.sqlite3"
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     proc, url = await spawn_server(db, "--log-level", "warning", "--synchronous", args.synchronous,
-                                   "--rate", "1000", "--burst", "1000", python_flags=profile)
+                                   "--rate", "1000", "--burst", "1000", python_flags=profile, root=root)
     stats = Stats()
     gate = asyncio.Semaphore(50)
     stop = asyncio.Event()
@@ -230,7 +234,7 @@ async def run(args: argparse.Namespace) -> int:
         """The latency at quantile `p`, in milliseconds."""
         return 1000 * quantile(lat, p)
 
-    print(f"server load: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
+    print(f"server load{label}: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
           f"{args.variant}, think {args.think_ms:.0f} ms, synchronous={args.synchronous}, "
           f"{args.seconds:.0f} s measured after {setup_s:.1f} s setup")
     print(f"{'durable actions/s':<32}{acked / elapsed:>12.0f}   (goal >= 2000)")
@@ -244,13 +248,61 @@ async def run(args: argparse.Namespace) -> int:
     print(f"{'games finished':<32}{stats.games:>12}   ({stats.tables} of {args.matches} tables playing)")
     print(f"{'events to spectators':<32}{stats.events_seen_by_spectators:>12}")
     print(f"{'server CPU (% of one core)':<32}{100 * (cpu1 - cpu0) / elapsed:>12.0f}")
+    print(f"{'server CPU per action (ms)':<32}{1000 * (cpu1 - cpu0) / max(1, acked):>12.3f}")
     print(f"{'server peak memory (MiB)':<32}{peak / 2**20:>12.1f}")
     print(f"{'client CPU (% of one core)':<32}{100 * own / elapsed:>12.0f}")
     print(f"{'errors':<32}{len(stats.errors):>12}")
     print(f"{'acked actions lost after kill -9':<32}{len(lost):>12}   (of {len(stats.durable)})")
     for err in stats.errors[:5]:
         print("  error:", err)
-    return 0 if not lost and not stats.errors else 1
+    return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked),
+                   ok=not lost and not stats.errors)
+
+
+@dataclass
+class Figures:
+    """One run's figures, to compare a baseline revision with this tree."""
+
+    actions_per_s: float
+    p50_ms: float
+    p99_ms: float
+    cpu_per_action_s: float
+    ok: bool
+
+
+@contextlib.contextmanager
+def baseline_tree(rev: str) -> Iterator[Path]:
+    """A temporary worktree of git revision `rev`, with this tree's built C extension copied in (refused if the
+    C sources differ); removed after."""
+    changed = subprocess.run(["git", "diff", "--quiet", rev, "--", "*.c", "*.h", "setup.py"], cwd=ROOT)
+    if changed.returncode != 0:
+        raise SystemExit(f"the C sources differ from {rev}: build that revision and compare by hand")
+    where = Path(tempfile.mkdtemp(prefix="kalah-baseline-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(where), rev], cwd=ROOT, check=True)
+    try:
+        for built in ROOT.glob("bots/*.so"):
+            shutil.copy2(built, where / built.relative_to(ROOT))
+        yield where
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, check=False)
+
+
+async def compare(args: argparse.Namespace) -> int:
+    """Run the baseline revision's server and this tree's in turn, `--rounds` times each; print both."""
+    runs: dict[str, list[Figures]] = {"before": [], "after": []}
+    with baseline_tree(args.baseline) as before:
+        for round_no in range(args.rounds):
+            for name, root in (("before", before), ("after", ROOT)):
+                print()
+                runs[name].append(await run(args, root, f" [{name}: {args.baseline if root != ROOT else 'this tree'}"
+                                                         f", round {round_no + 1}]"))
+    print(f"\n{'median of ' + str(args.rounds) + ' rounds':<32}{'before':>12}{'after':>12}")
+    rows = [("durable actions/s", "actions_per_s", 1.0, ".0f"), ("latency p50 (ms)", "p50_ms", 1.0, ".1f"),
+            ("latency p99 (ms)", "p99_ms", 1.0, ".1f"), ("server CPU per action (ms)", "cpu_per_action_s", 1000, ".3f")]
+    for title, name, scale, fmt in rows:
+        before_value, after_value = (scale * statistics.median(getattr(f, name) for f in runs[k]) for k in runs)
+        print(f"{title:<32}{before_value:>12{fmt}}{after_value:>12{fmt}}")
+    return 0 if all(f.ok for fs in runs.values() for f in fs) else 1
 
 
 def main() -> None:
@@ -264,8 +316,15 @@ def main() -> None:
                         help="mean pause before each action (0: move as soon as the turn comes)")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stopped by SIGTERM)")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also run the server of git revision REV (a temporary worktree), alternating with this "
+                             "tree's, and print both (before/after in one run)")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each server with --baseline")
+    args = parser.parse_args()
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        sys.exit(runner.run(run(parser.parse_args())))
+        if args.baseline:
+            sys.exit(runner.run(compare(args)))
+        sys.exit(0 if runner.run(run(args)).ok else 1)
 
 
 if __name__ == "__main__":
