@@ -266,9 +266,9 @@ class Arena(Connections, BotTurns):
         first = None
         if actor is not None and isinstance(change, ActionChange):
             first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
-        room.send_all(events, first)
+        room.send_texts(m.texts(events), first)  # each event encoded once, when the match logged it
         if isinstance(change, ActionChange):
-            self.metrics.follower_seconds.labels("local").observe(max(0.0, self.now() - change.at))
+            self.metrics.local_follower_seconds.observe(self.now() - change.at)
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)
         if cluster is not None:

@@ -208,6 +208,10 @@ class Match:
             return self.snapshot(you, spectators)
         return CatchUp(match_id=self.match_id, seq=self.seq, events=[decode_event(text) for text in missed])
 
+    def texts(self, events: list[AnyMatchEvent]) -> list[bytes]:
+        """The wire text of events this match logged (encoded once, when logged), to send as they are."""
+        return [self._log[event.seq - 1].encode() for event in events]
+
     @property
     def events(self) -> list[AnyMatchEvent]:
         """Every event so far, in order (decoded from the log)."""
@@ -382,9 +386,11 @@ class Match:
         self.clocks.apply(change.clocks_ms, nxt, change.at)
         self.last_action_at = change.at
         cap = None if mv.capture is None else Captured(bin=mv.capture[0] + 1, seeds=mv.capture[1])
-        event = ActionEvent(match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
-                            action=change.action.token(), path=list(mv.path), capture=cap,
-                            extra_turn=mv.extra_turn, position=pos.fen(), clocks=self.wire_clocks(change.at))
+        # built from values the rules made, not from input: not validated again (the hot path of every action)
+        event = ActionEvent.model_construct(
+            match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
+            action=change.action.token(), path=list(mv.path), capture=cap, extra_turn=mv.extra_turn,
+            position=pos.fen(), clocks=self.wire_clocks(change.at))
         self._log_event(event)
         self._action_seq[change.ply] = event.seq
         events: list[AnyMatchEvent] = [event]

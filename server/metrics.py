@@ -2,22 +2,25 @@
 
 Each server has its own `CollectorRegistry` (never the process-wide default one), so several
 servers in one process keep apart. What changes on every event is observed as it happens
-(commit latency, event-to-follower latency, bot move time, refusals by code); what is state
+(commit latency, event-to-follower latency, bot move time: lock-free `Timings` on the event
+loop's thread; refusals by code); what is state
 (connections, matches, analyses, the cluster's matches) is read from the arena when scraped,
 so a scrape costs nothing between scrapes.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client import Counter as CounterMetric
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -33,23 +36,85 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 BOT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+class Timings:
+    """A histogram observed on the event loop's thread alone, so without a lock: one bisect and two additions an
+    observation (prometheus_client's `Histogram` takes a lock and walks every bucket), exported when scraped."""
+
+    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.bounds = buckets
+        self.counts = [0] * (len(buckets) + 1)
+        """Observations per bucket (not cumulative); the last is above every bound."""
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        """Count one observation."""
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def family(self) -> HistogramMetricFamily:
+        """This histogram as a metric family."""
+        return _families(self.name, self.documentation, {"": self})
+
+    def cumulative(self) -> list[tuple[str, float]]:
+        """The buckets as Prometheus gives them: (upper bound, observations at or below it), `+Inf` last."""
+        out, running = [], 0
+        for bound, count in zip((*map(floatToGoString, self.bounds), "+Inf"), self.counts, strict=True):
+            running += count
+            out.append((bound, float(running)))
+        return out
+
+
+class LabelledTimings:
+    """`Timings` by the value of one label (a path, a bot), each made at its first observation."""
+
+    def __init__(self, name: str, documentation: str, label: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.label = label
+        self.buckets = buckets
+        self.by_value: dict[str, Timings] = {}
+
+    def labels(self, value: str) -> Timings:
+        """The histogram of one label value."""
+        found = self.by_value.get(value)
+        if found is None:
+            found = self.by_value[value] = Timings(self.name, self.documentation, self.buckets)
+        return found
+
+    def family(self) -> HistogramMetricFamily:
+        """Every label value's histogram as one metric family."""
+        return _families(self.name, self.documentation, self.by_value, self.label)
+
+
+def _families(name: str, documentation: str, by_value: dict[str, Timings], label: str = "") -> HistogramMetricFamily:
+    """Histograms as one Prometheus family: unlabelled (`label` empty), or one per value of `label`."""
+    family = HistogramMetricFamily(name, documentation, labels=[label] if label else None)
+    for value, timings in sorted(by_value.items()):
+        family.add_metric([value] if label else [], timings.cumulative(), timings.total)
+    return family
+
+
 class Metrics:
     """One server's registry and the figures observed as they happen."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.commit_seconds = Histogram(
+        self.commit_seconds = Timings(
             "kalah_commit_seconds", "Time to commit one group of writes (durable before acknowledged).",
-            buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.follower_seconds = Histogram(
+            LATENCY_BUCKETS)
+        self.follower_seconds = LabelledTimings(
             "kalah_event_follower_seconds",
             "From an action's arrival at its owner to its event being handed to this node's followers "
             "(path=local where the action was made, path=bus on a node that keeps a copy and applied the bus's "
             "notice: the bus lag included; a copy that re-reads the database instead is not timed).",
-            ["path"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.bot_move_seconds = Histogram(
-            "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", ["bot"],
-            buckets=BOT_BUCKETS, registry=self.registry)
+            "path", LATENCY_BUCKETS)
+        self.local_follower_seconds = self.follower_seconds.labels("local")
+        self.bus_follower_seconds = self.follower_seconds.labels("bus")
+        self.bot_move_seconds = LabelledTimings(
+            "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", "bot",
+            BOT_BUCKETS)
         self.refusals = CounterMetric(
             "kalah_refusals", "Requests and connections refused, by error code (rate_limited, too_many, ...; "
             "http_429 and http_503 at the handshake; hello_timeout; banned).", ["code"], registry=self.registry)
@@ -61,6 +126,10 @@ class Metrics:
     def watch(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
         """Read the arena's state at every scrape (called once the server is built)."""
         self.registry.register(_ArenaCollector(arena, analyst, connections))
+
+    def timings(self) -> list[HistogramMetricFamily]:
+        """The histograms, as metric families."""
+        return [self.commit_seconds.family(), self.follower_seconds.family(), self.bot_move_seconds.family()]
 
     def render(self) -> bytes:
         """The whole registry in the Prometheus text format."""
@@ -82,6 +151,7 @@ class _ArenaCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         """The families of one scrape."""
         arena = self.arena
+        yield from arena.metrics.timings()
         yield GaugeMetricFamily("kalah_connections", "Open websocket connections.", value=self.connections())
         yield GaugeMetricFamily("kalah_identities_online", "Identities with at least one connection to this node.",
                                 value=len(arena.sessions_of))

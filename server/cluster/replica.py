@@ -82,7 +82,7 @@ def _committed(arena: Arena, room: Room, events: list[AnyMatchEvent]) -> None:
     arena.index_seats(room)
     if room.match.status != "open":
         arena.quotas.release(room.match.match_id)
-    room.send_all(events)
+    room.send_texts(room.match.texts(events))
     arena.after_change(room)
     if any(isinstance(event, JoinedEvent) for event in events):
         arena.announce(room)  # who is connected, now that both seats are known
@@ -136,5 +136,5 @@ def apply_described(arena: Arena, room: Room, payload: str) -> bool:
         return False
     _committed(arena, room, events)
     if "a" in data:
-        arena.metrics.follower_seconds.labels("bus").observe(max(0.0, time.time() - unix))
+        arena.metrics.bus_follower_seconds.observe(max(0.0, time.time() - unix))
     return True
