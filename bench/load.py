@@ -10,6 +10,8 @@ addresses 127.x.y.1, 20 to an address and each in a /24 of its own, under the se
 per-network caps.
 
     python bench/load.py --matches 200 --spectators 200 --seconds 20
+    python bench/load.py --backup          # also a kalah backup halfway, restored and checked after
+    python bench/load.py --baseline main   # also main's server, in turn with this tree's: before/after
 """
 
 from __future__ import annotations
@@ -211,7 +213,12 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     h0 = await asyncio.to_thread(health, url)
     acked0, cpu0, t0 = stats.acked, proc_usage(proc.pid)[0], time.perf_counter()
     own0 = time.process_time()
-    await asyncio.sleep(args.seconds)
+    if args.backup:
+        await asyncio.sleep(args.seconds / 2)
+        backup = await backup_mid_load(db, tmp / "backup.sqlite3", stats)
+        await asyncio.sleep(max(0.0, t0 + args.seconds - time.perf_counter()))
+    else:
+        await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
@@ -255,8 +262,52 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     print(f"{'acked actions lost after kill -9':<32}{len(lost):>12}   (of {len(stats.durable)})")
     for err in stats.errors[:5]:
         print("  error:", err)
+    backup_ok = not args.backup or await check_backup(backup, tmp / "restored.sqlite3", set(stats.durable))
     return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked),
-                   ok=not lost and not stats.errors)
+                   ok=not lost and not stats.errors and backup_ok)
+
+
+@dataclass
+class Backup:
+    """A backup taken mid-load: its file, the actions acknowledged before it began, and how long it took."""
+
+    path: Path
+    acked_before: list[tuple[str, int]]
+    seconds: float
+    output: str
+
+
+async def kalah(*args: str) -> tuple[int, str]:
+    """Run this tree's `kalah ARGS...`; its exit status and output."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", *args, cwd=ROOT,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode().strip()
+
+
+async def backup_mid_load(db: Path, dest: Path, stats: Stats) -> Backup:
+    """`kalah backup` of the live database while the clients go on playing."""
+    acked_before = list(stats.durable)
+    started = time.perf_counter()
+    status, out = await kalah("backup", "--db", str(db), str(dest))
+    if status:
+        raise SystemExit(f"kalah backup failed: {out}")
+    return Backup(dest, acked_before, time.perf_counter() - started, out)
+
+
+async def check_backup(backup: Backup, restored: Path, acked: set[tuple[str, int]]) -> bool:
+    """Restore the backup with `kalah restore` and print whether it holds every action acknowledged before it began
+    and only acknowledged ones; whether it does."""
+    status, out = await kalah("restore", str(backup.path), "--db", str(restored))
+    if status:
+        raise SystemExit(f"kalah restore failed: {out}")
+    with contextlib.closing(sqlite3.connect(restored)) as database:
+        copied = set(database.execute("SELECT match_id, ply FROM actions").fetchall())
+    missing = [a for a in backup.acked_before if a not in copied]
+    print(f"{'backup mid-load (s)':<32}{backup.seconds:>12.2f}   ({backup.output.split(': ', 1)[-1]})")
+    print(f"{'acked before it, missing':<32}{len(missing):>12}   (of {len(backup.acked_before)}; "
+          f"{len(copied)} actions restored, {len(copied - acked)} never acknowledged)")
+    return not missing and not copied - acked
 
 
 @dataclass
@@ -320,6 +371,9 @@ def main() -> None:
                         help="also run the server of git revision REV (a temporary worktree), alternating with this "
                              "tree's, and print both (before/after in one run)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each server with --baseline")
+    parser.add_argument("--backup", action="store_true",
+                        help="take a kalah backup halfway through, restore it after, and check it holds every "
+                             "action acknowledged before it began")
     args = parser.parse_args()
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         if args.baseline:
