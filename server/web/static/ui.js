@@ -117,3 +117,8 @@ export async function copyField(field, status) {
     status.textContent = "selected: copy it with Ctrl+C";
   }
 }
+
+/** Set a node's text only when it changes (a live region is announced again on every write). */
+export function say(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}

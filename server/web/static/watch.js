@@ -11,8 +11,8 @@ import { EndPanel } from "./end.js";
 import { NORTH, Position, SIDE_NAMES, SOUTH, parseVariant, replay } from "./kalah.js";
 import { Link } from "./net.js";
 import {
-  clockText, copyField, link, matchIdFromPath, moveItem, moveWords, nameWithRating, ratingsOf, resultText, showIdentity,
-  showLinkState,
+  clockText, copyField, link, matchIdFromPath, moveItem, moveWords, nameWithRating, ratingsOf, resultText, say,
+  showIdentity, showLinkState,
 } from "./ui.js";
 
 const matchId = matchIdFromPath();
@@ -469,32 +469,33 @@ function drawMeta() {
 
 function drawStatus(event) {
   drawMeta();
-  const status = $("status");
-  $("note").textContent = event ? moveWords(event) : "";
+  let text = $("status").textContent;
+  say($("note"), event ? moveWords(event) : "");
   if (st.status === "finished" && st.end) {
-    status.textContent = `Game over. ${resultText(st.end, st.names)}.`;
+    text = `Game over. ${resultText(st.end, st.names)}.`;
     $("replay").replaceChildren(link(`/game/${encodeURIComponent(matchId)}`, "Replay this game with the solver's values"));
   } else if (st.status === "open") {
-    status.textContent = "Waiting for a second player.";
+    text = "Waiting for a second player.";
   } else if (st.position && st.pending) {
-    status.textContent = `Your move ${st.pending.token} is sent…`;
+    text = `Your move ${st.pending.token} is sent…`;
   } else if (st.position) {
     const side = SIDE_NAMES[st.position.toMove];
     const again = event && event.extraTurn && event.side === side;
     const flagged = st.clocks && st.clocks.running === side && st.clocks[`${side}_ms`] - (performance.now() - st.clocksAt) <= 0;
-    if (flagged) status.textContent = `${who(side)}: the flag fell (time is up).`;
+    if (flagged) text = `${who(side)}: the flag fell (time is up).`;
     else if (st.you === side) {
       if (st.position.transferPending) {
-        status.textContent = st.transferFrom === null ? "Your turn: the opening transfer. Choose a house to take one seed from, or no transfer."
+        text = st.transferFrom === null ? "Your turn: the opening transfer. Choose a house to take one seed from, or no transfer."
           : `Your turn: move one seed from bin ${st.transferFrom} to which house?`;
       } else if (st.position.pieOpen && side === "north") {
-        status.textContent = "Your turn: choose a house, or swap sides (pie rule).";
-      } else status.textContent = again ? "Your turn again (extra turn): choose a house." : "Your turn: choose a house.";
+        text = "Your turn: choose a house, or swap sides (pie rule).";
+      } else text = again ? "Your turn again (extra turn): choose a house." : "Your turn: choose a house.";
     } else {
-      status.textContent = `${who(side)} ${st.you ? "is" : ""}${st.you ? " to move: wait for the move." : "to move."}`
+      text = `${who(side)} ${st.you ? "is" : ""}${st.you ? " to move: wait for the move." : "to move."}`
         + (again ? " (extra turn)" : "");
     }
   }
+  say($("status"), text);
 }
 
 function scrollMoves() {
