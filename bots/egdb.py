@@ -8,9 +8,15 @@ have none either (see `applies`).
 
 Files live in `$KALAH_EGDB_DIR`, or else in the user cache directory
 (`platformdirs.user_cache_path("kalah-arena") / "egdb"`). A level is built in memory,
-written to a temporary file and renamed into place, so an interrupted build leaves no
-partial file: the next run resumes from the first missing level. Loaded with mmap (large
-levels are read once into huge-page anonymous mappings).
+written to a temporary file and renamed into place (read-only), so an interrupted build leaves
+no partial file: the next run resumes from the first missing level.
+
+Opening a level maps its file read-only: nothing is read until the search probes it, and every
+process on the machine shares the same pages (the kernel's page cache), so a solve or a server
+starts in milliseconds and ten processes do not hold ten copies. A file of the wrong size or
+with impossible values at its ends raises `LevelFileError` (when building, it is rebuilt).
+`KALAH_EGDB_READ=1` reads levels of 2 MiB and more into private huge-page memory instead (the
+former loader: each process its own copy, fewer TLB misses in very long solves).
 
 Databases are built by `kalah egdb build` (and `kalah solve`) only: hosted bots load with
 `build=False` and use the levels already on disk, so no request can start a build.
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
 
 ENV_DIR = "KALAH_EGDB_DIR"
 FORMAT = "v1"
+READ_ENV = "KALAH_EGDB_READ"
 CHUNKS = 64
 HUGE_PAGE = 2 << 20
 UNKNOWN = 0x80  # -128 as a byte: not yet computed
@@ -81,34 +88,65 @@ def print_progress(level: int, done: int, size: int) -> None:
     sys.stderr.flush()
 
 
-def _map(path: Path, size: int) -> mmap.mmap | None:
-    """Map a complete level file, or None if it is missing or the wrong size.
+class LevelFileError(ValueError):
+    """A database level file that is not a complete level (truncated, overwritten or unreadable)."""
 
-    Small levels are mapped read-only from the file. Levels of 2 MiB and more are read once
-    into anonymous memory advised to use huge pages: the search probes them at random, and
-    4 KiB pages would cost a TLB miss on nearly every probe.
+    def __init__(self, path: Path, k: int, why: str) -> None:
+        super().__init__(f"endgame database {path} ({why}): delete it and run `kalah egdb build` to rebuild it")
+        self.path = path
+        self.k = k
+
+
+def read_mode() -> bool:
+    """Whether levels are read into private memory (`KALAH_EGDB_READ=1`) instead of mapped."""
+    return os.environ.get(READ_ENV, "") not in ("", "0")
+
+
+def _bad_bytes(k: int) -> bytes:
+    """The byte values no entry of level k can hold (a value lies in -k..k)."""
+    return bytes(b for b in range(256) if not -k <= (b - 256 if b > 127 else b) <= k)
+
+
+def _check(data: mmap.mmap, k: int, path: Path) -> None:
+    """Refuse a level whose first or last page holds a value out of -k..k (cheap: two pages)."""
+    head, tail = data[:4096], data[-4096:]
+    bad = _bad_bytes(k)
+    if len(head.translate(None, bad)) != len(head) or len(tail.translate(None, bad)) != len(tail):
+        raise LevelFileError(path, k, f"values out of range for {k} seeds")
+
+
+def _open_level(path: Path, k: int, size: int, copy: bool) -> mmap.mmap | None:
+    """Map a complete level file read-only; None if there is no file, `LevelFileError` if it is not a level.
+
+    With `copy`, a level of 2 MiB and more is read once into anonymous memory advised to use
+    huge pages instead (each process its own copy; the search probes at random and 4 KiB pages
+    cost a TLB miss on nearly every probe).
     """
     try:
-        with path.open("rb") as fh:
-            if os.fstat(fh.fileno()).st_size != size:
-                return None
-            if size < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):
-                return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-            mem = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-            mem.madvise(mmap.MADV_HUGEPAGE)
-            view = memoryview(mem)
-            try:
-                done = 0
-                while done < size:
-                    got = fh.readinto(view[done:])
-                    if not got:
-                        return None
-                    done += got
-            finally:
-                view.release()
-            return mem
-    except OSError:  # missing or unreadable: not there
+        fh = path.open("rb")
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise LevelFileError(path, k, exc.strerror or "unreadable") from None
+    with fh:
+        got = os.fstat(fh.fileno()).st_size
+        if got != size:
+            raise LevelFileError(path, k, f"{got:,} bytes where level {k} has {size:,}")
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        _check(mapped, k, path)
+        if not copy or size < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):
+            return mapped
+        mapped.close()
+        mem = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        mem.madvise(mmap.MADV_HUGEPAGE)
+        with memoryview(mem) as view:
+            done = 0
+            while done < size:
+                got = fh.readinto(view[done:])
+                if not got:
+                    raise LevelFileError(path, k, "shorter than it was a moment ago")
+                done += got
+        return mem
 
 
 def _scratch(size: int) -> mmap.mmap | bytearray:
@@ -120,14 +158,35 @@ def _scratch(size: int) -> mmap.mmap | bytearray:
     return mem
 
 
+def _alive(pid: int) -> bool:
+    """Whether a process of this id exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(path: Path) -> None:
+    """Delete the temporary files of `path` left by builds that were killed (their process is gone)."""
+    for tmp in path.parent.glob(f"{path.name}.tmp*"):
+        pid = tmp.name.rpartition(".tmp")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
 def _write_atomic(path: Path, data: mmap.mmap | bytearray) -> None:
     """Write `data` to a temporary file beside `path`, fsync it and rename it into place."""
+    _remove_stale(path)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
     try:
         with tmp.open("wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        tmp.chmod(0o444)  # mapped by every process that uses it: replaced by a rename only, never rewritten
         _rename(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -214,7 +273,8 @@ def load(
     """Levels 0..seeds (level 0 is empty) for a variant, building missing ones on first need.
 
     With `build=False` nothing is built or created: the levels already on disk are used, up
-    to the first missing one (the search needs every level below the largest it uses).
+    to the first missing one (the search needs every level below the largest it uses), and a
+    file that is not a complete level raises `LevelFileError` (with `build`, it is rebuilt).
     `have` gives levels 0..m already loaded: they are kept and loading goes on from m + 1.
     """
     if seeds <= 0 or not applies(variant):
@@ -228,16 +288,23 @@ def load(
     rules = impl.Rules(compile_variant(variant))
     h = variant.houses
     levels: list[Any] = list(have) if have else [b""]
+    copy = read_mode()
     for k in range(len(levels), seeds + 1):
         size = impl.level_size(h, k)
         path = level_path(directory, variant, k)
-        mapped = _map(path, size)
+        try:
+            mapped = _open_level(path, k, size, copy)
+        except LevelFileError:
+            if not build:
+                raise
+            mapped = None  # rebuilt below and renamed over the bad file
         if mapped is not None:
             levels.append(mapped)
         elif build:
             out = _build(impl, rules, k, size, levels, progress)
             _write_atomic(path, out)
-            levels.append(out)
+            levels.append(_open_level(path, k, size, copy) or out)  # the file's pages, not a private copy
+            del out
         else:
             break
     return levels if len(levels) > 1 else []

@@ -7,15 +7,18 @@ what the last search learnt) and dropped least recently used first once the esti
 of all of them passes `max_bytes`: full transposition tables plus the endgame database levels,
 which engines of one rule set share and which are counted once.
 
-Databases are only loaded, never built (`egdb.load(build=False)`): a bot plays without the
-levels that are missing on disk. Large ones are read in a background thread (`preload` starts
-it ahead), so no move waits seconds for them: engines lent meanwhile search without them and
-take them up once read. Books (`bots.book`) are read once per rule set and shared.
+Databases are only opened, never built (`egdb.load(build=False)`: files mapped read-only, shared
+with every process on the machine): a bot plays without the levels that are missing on disk,
+and without a damaged level and those above it (logged as a warning). Large sets are opened in
+a background thread (`preload` starts it ahead): mapping takes milliseconds, but reading them
+(`KALAH_EGDB_READ=1`) takes seconds, and no move waits for that: engines lent meanwhile search
+without them and take them up once open. Books (`bots.book`) are read once per rule set and shared.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -31,6 +34,8 @@ from bots.core import implementation
 from bots.pysearch import level_size
 from bots.solver import Engine
 from protocol.variant import Variant
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 3 << 30
 """Default bound: both Kalah(6,4) rule sets' 24-seed databases (1.2 GiB each) and a few dozen tables."""
@@ -79,6 +84,7 @@ class Engines:
         self._idle: OrderedDict[int, tuple[EngineKey, Engine]] = OrderedDict()  # least recently used first
         self._busy: dict[int, Engine] = {}
         self._levels: dict[tuple[str, int], tuple[list[Any], int]] = {}  # (rules, seeds) -> (levels, engines)
+        self._variants: dict[tuple[str, int], Variant] = {}  # (rules, seeds) -> a variant of those rules
         self.made = 0
 
     def nbytes(self) -> int:
@@ -158,6 +164,7 @@ class Engines:
         if lk is None:
             return []
         with self._lock:
+            self._variants[lk] = key.variant
             held = self._levels.get(lk)
             if held is not None:
                 self._levels[lk] = (held[0], held[1] + 1)
@@ -181,7 +188,13 @@ class Engines:
     def _load(self, key: EngineKey, lk: tuple[str, int], have: list[Any] | None = None) -> list[Any]:
         """Read the levels on disk for `key` (never building one), after those in `have`."""
         core = implementation("py" if key.variant.relay else self.impl)
-        return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False, have=have)
+        try:
+            return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False, have=have)
+        except egdb.LevelFileError as exc:
+            log.warning("%s; the bots use the levels below it", exc)
+            if exc.k <= 1:
+                return []
+            return egdb.load(key.variant, exc.k - 1, core, self.egdb_dir, build=False, have=have)
 
     def _load_later(self, key: EngineKey, lk: tuple[str, int]) -> None:
         """Start reading large levels in a background thread; they are shared as they come.
@@ -262,6 +275,18 @@ class Engines:
             if not engine.levels:
                 self._levels[lk] = (held[0], held[1] + 1)
         engine.use_levels(held[0])
+
+    def reopen(self) -> None:
+        """Open again the levels on disk of the rule sets in use (after a build added some): engines lent
+        from now on search with them."""
+        with self._lock:
+            held = [(lk, variant) for lk, variant in self._variants.items() if lk not in self._loading]
+        for lk, variant in held:
+            levels = self._load(EngineKey("", variant, 4, lk[1]), lk)
+            with self._lock:
+                before = self._levels.get(lk)
+                if before is not None and len(levels) > len(before[0]):
+                    self._levels[lk] = (levels, before[1])
 
     def book(self, variant: Variant) -> Book | None:
         """The book of a variant's rule set (read once; None if there is none)."""

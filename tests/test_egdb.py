@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import random
+import subprocess
+import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -198,3 +201,123 @@ def test_present_seeds_counts_the_levels_on_disk_without_a_gap(tmp_path: Path) -
     assert egdb.present_seeds(SMALL, tmp_path, limit=3) == 3
     egdb.level_path(tmp_path, SMALL, 4).write_bytes(b"\x00")
     assert egdb.present_seeds(SMALL, tmp_path) == 3
+
+
+MAPPED = Variant(houses=6, seeds=3)
+"""Levels 1..14 of Kalah(6,n): 9.6 MB, levels 13 and 14 over 2 MiB each."""
+MAPPED_SEEDS = 14
+
+
+@pytest.fixture(scope="module")
+def mapped_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Kalah(6,n) levels up to 14 seeds, built once for the mapping tests."""
+    directory = tmp_path_factory.mktemp("egdb-mapped")
+    egdb.load(MAPPED, MAPPED_SEEDS, csearch, directory)
+    return directory
+
+
+def _read_chars() -> int:
+    """Bytes this process has read through system calls so far (/proc/self/io)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_opening_levels_reads_none_of_them(mapped_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening 9.6 MB of levels maps them: almost nothing is read; KALAH_EGDB_READ=1 reads them all."""
+    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    before = _read_chars()
+    levels = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
+    assert _read_chars() - before < 64 << 10
+    assert len(levels) == MAPPED_SEEDS + 1 and sum(len(x) for x in levels) == size
+    monkeypatch.setenv(egdb.READ_ENV, "1")
+    before = _read_chars()
+    read = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
+    assert _read_chars() - before >= size // 2  # the levels of 2 MiB and more are read
+    assert [bytes(x) for x in read] == [bytes(x) for x in levels]
+
+
+CHILD = """
+import sys
+from pathlib import Path
+import bots._search as core
+from bots import egdb
+from protocol import Variant
+levels = egdb.load(Variant(houses=6, seeds=3), 14, core, Path(sys.argv[1]), build=False)
+searcher = core.Searcher(core.Rules(__import__("protocol").compile_variant(Variant(houses=6, seeds=3))), 16, levels)
+print(sum(sum(memoryview(x)[::4096]) for x in levels[1:]), flush=True)  # every page touched
+sys.stdin.read()
+"""
+
+
+def _file_pages(pid: int, directory: Path) -> tuple[int, int]:
+    """(resident, shared) kB of a process's mappings of files in `directory` (/proc/PID/smaps)."""
+    resident = shared = 0
+    inside = False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+            inside = len(fields) >= 6 and fields[5].startswith(str(directory))
+        elif inside and fields[0] == "Rss:":
+            resident += int(fields[1])
+        elif inside and fields[0] in ("Shared_Clean:", "Shared_Dirty:"):
+            shared += int(fields[1])
+    return resident, shared
+
+
+def test_two_processes_share_the_pages(mapped_dir: Path) -> None:
+    """Two processes that open the levels and touch every page hold them as shared file pages, not copies."""
+    size_kib = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir)) // 1024
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-c", CHILD, str(mapped_dir)], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True))
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip().isdigit()
+        for proc in procs:
+            resident, shared = _file_pages(proc.pid, mapped_dir)
+            assert resident >= size_kib * 9 // 10
+            assert shared >= resident * 9 // 10
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
+
+
+def test_truncated_or_overwritten_level_is_a_typed_error(tmp_path: Path) -> None:
+    """A level file of the wrong size or with impossible values: `LevelFileError` naming it when only opening,
+    a rebuild when building; the values are those of a fresh build."""
+    good = [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)]
+    path = egdb.level_path(tmp_path, SMALL, 5)
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data[:-3])  # truncated
+    with pytest.raises(egdb.LevelFileError, match=f"{path.name}.*bytes where level 5 has.*kalah egdb build") as info:
+        egdb.load(SMALL, 6, csearch, tmp_path, build=False)
+    assert info.value.k == 5 and info.value.path == path
+    path.write_bytes(b"\x7f" * len(data))  # the right size, values no level of 5 seeds holds
+    with pytest.raises(egdb.LevelFileError, match="values out of range for 5 seeds"):
+        egdb.load(SMALL, 6, csearch, tmp_path, build=False)
+    assert [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)] == good
+    assert path.read_bytes() == data and path.stat().st_mode & 0o222 == 0  # rebuilt, read-only
+
+
+def test_bots_play_below_a_damaged_level(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server's bots open the levels below a damaged one, say so in the log, and still play proved moves."""
+    from bots.engines import Engines
+    from bots.players import PerfectPlayer
+
+    v = Variant(houses=3, seeds=3)
+    egdb.load(v, 8, csearch, tmp_path)
+    path = egdb.level_path(tmp_path, v, 6)
+    path.unlink()
+    path.write_bytes(b"\x00" * 10)
+    engines = Engines(egdb_dir=tmp_path)
+    with caplog.at_level(logging.WARNING, logger="bots.engines"):
+        decision = PerfectPlayer(egdb_seeds=8, engines=engines).explain(Position.initial(v), 2.0)
+    assert decision.exact
+    assert any(path.name in r.getMessage() for r in caplog.records)
+    with engines.borrow("x", v, 10, 8) as engine:
+        assert len(engine.levels) == 6  # levels 0..5
