@@ -88,6 +88,12 @@ _Static_assert(MAXLEVEL <= 127 && MAXLEVEL + MAXP <= BINOM_N, "database levels m
 
 static uint64_t binom[BINOM_N][MAXP];
 
+/* Set by `interrupt()` (from any thread, e.g. on SIGINT): every search and database build of the process
+   stops at its next check and raises KeyboardInterrupt. */
+static int g_interrupt;
+
+static inline int interrupted(void) { return __atomic_load_n(&g_interrupt, __ATOMIC_RELAXED); }
+
 static void init_binom(void) {
     for (int a = 0; a < BINOM_N; a++) {
         for (int b = 0; b < MAXP; b++) {

@@ -52,3 +52,6 @@ def level_size(houses: int, k: int, /) -> int:
 
 def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int, /) -> None:
     """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""
+
+def interrupt(on: bool = True, /) -> None:
+    """Stop every search and database build of the process at once (KeyboardInterrupt); False: let them run."""

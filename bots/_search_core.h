@@ -170,7 +170,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     S->nodes++;
     if ((++S->checks & 0xFFF) == 0 &&
         ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop) ||
-         (S->race && __atomic_load_n(&S->race->stop, __ATOMIC_RELAXED))))
+         (S->race && __atomic_load_n(&S->race->stop, __ATOMIC_RELAXED)) || interrupted()))
         S->aborted = 1;
     if (S->aborted) return 0;
     if (k <= S->egdb_max) { S->st_egdb++; return S->levels[k][rank_board(R, b)]; }
@@ -382,6 +382,7 @@ static void build_range(Builder *B, uint64_t start, uint64_t stop) {
     if (start >= stop) return;
     unrank_bars(m, start, k, bars);
     for (uint64_t r = start; r < stop; r++) {
+        if ((r & 0xFFF) == 0 && interrupted()) return;
         bars_to_board(B->R, bars, k, b);
         build_value(B, b, r);
         int j = 0;

@@ -200,7 +200,8 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     self->busy = 0;
     self->last_exact = self->horizon == h0;
     if (self->aborted) {
-        PyErr_SetString(PyExc_TimeoutError, "search time or node limit reached");
+        if (interrupted()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        else PyErr_SetString(PyExc_TimeoutError, "search time or node limit reached");
         return NULL;
     }
     return PyLong_FromLong(v);
@@ -350,6 +351,14 @@ static PyObject *mod_build_level(PyObject *m, PyObject *args) {
     for (int j = 1; j <= got; j++) PyBuffer_Release(&views[j]);
     PyBuffer_Release(&out);
     if (!ok) return NULL;
+    if (interrupted()) { PyErr_SetNone(PyExc_KeyboardInterrupt); return NULL; }
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_interrupt(PyObject *m, PyObject *args) {
+    int on = 1;
+    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+    __atomic_store_n(&g_interrupt, on, __ATOMIC_RELAXED);
     Py_RETURN_NONE;
 }
 
@@ -360,6 +369,9 @@ static PyMethodDef module_methods[] = {
     {"level_size", mod_level_size, METH_VARARGS, "Number of house contents of k seeds on 2*houses houses."},
     {"build_level", mod_build_level, METH_VARARGS,
      "Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."},
+    {"interrupt", mod_interrupt, METH_VARARGS,
+     "Stop every search and database build of the process at once (KeyboardInterrupt); interrupt(False) "
+     "lets them run again."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -129,6 +129,10 @@ class SearchCore(Protocol[RulesT]):
         """Fill ranks start..stop of database level k."""
         ...
 
+    def interrupt(self, on: bool = True, /) -> None:
+        """Stop every search and database build of the process at once (KeyboardInterrupt); False: run again."""
+        ...
+
 
 def implementation(name: str = "c") -> SearchCore[Any]:
     """The search core: `c` (bots._search) or `py` (bots.pysearch)."""

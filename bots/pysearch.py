@@ -22,6 +22,7 @@ INF = 30000
 _CHECK_EVERY = 4096
 MAX_PLY = 2000  # lines longer than this are cut like a depth horizon (as in the C core)
 MAX_THREADS = 64
+_interrupted = [False]
 """The most threads an exact search may ask for (as in the C core)."""
 
 
@@ -168,6 +169,8 @@ class Searcher:
         v = self._ab(b, sum(houses), d, alpha, beta)
         self._exact = self._horizon == h0
         if self._aborted:
+            if _interrupted[0]:
+                raise KeyboardInterrupt
             raise TimeoutError("search time or node limit reached")
         return v
 
@@ -220,7 +223,7 @@ class Searcher:
         self._nodes += 1
         if self._nodes % _CHECK_EVERY == 0 and (
                 (self._deadline and time.monotonic() > self._deadline)
-                or (self._node_stop and self._nodes >= self._node_stop)):
+                or (self._node_stop and self._nodes >= self._node_stop) or _interrupted[0]):
             self._aborted = True
         if self._aborted:
             return 0
@@ -361,4 +364,11 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
         return best
 
     for houses in _compositions(2 * rules.h, k, start, stop):
+        if _interrupted[0]:
+            raise KeyboardInterrupt
         value(_board_of(rules, houses))
+
+
+def interrupt(on: bool = True, /) -> None:
+    """Stop every search and database build of the process at once (KeyboardInterrupt); False: let them run."""
+    _interrupted[0] = on

@@ -2,7 +2,8 @@
 
 `kalah book build` proves, once, the positions of a game whose proof takes longer than a
 bot's move (every position the perfect bot can face within `--depth` turns of the start, and
-the game it plays against itself), saving as it goes so that it resumes when run again. It
+the game it plays against itself), saving as it goes (and at once on Ctrl-C or SIGTERM, which
+stop it within a second) so that it resumes when run again. It
 uses the endgame databases up to `--egdb-seeds` (building missing ones first, as `kalah
 solve` does). `kalah book show` prints a position's entry; `kalah book verify` proves
 entries again and exits 1 on any difference.
@@ -21,7 +22,8 @@ from bots import egdb
 from bots.book import Book, house_key
 from bots.book_builder import Builder, BuildStats, Plan
 from bots.solver import Engine, relative_board
-from cli.egdb import Reporter, describe
+from cli.egdb import Reporter, describe, duration
+from cli.interrupts import run_stoppable
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Game, KalahError, Position, Variant
 
@@ -59,12 +61,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     verify.add_argument("--seed", type=int, default=0, help="seed of the sample")
 
 
-def _duration(seconds: float) -> str:
-    """`42 s` or `3 min 20 s` or `2 h 5 min`."""
-    s = round(seconds)
-    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60} min"
-
-
 class BuildReport:
     """Progress lines of a book build on stderr, at most one every two seconds."""
 
@@ -77,7 +73,7 @@ class BuildReport:
             return
         self.last = time.monotonic()
         sys.stderr.write(f"\rbook: {stats.entries:,} positions (+{stats.added:,}), {stats.easy:,} left to the board, "
-                         f"{stats.queued:,} queued, turn {stats.depth}, {_duration(stats.seconds)}   ")
+                         f"{stats.queued:,} queued, turn {stats.depth}, {duration(stats.seconds)}   ")
         sys.stderr.flush()
 
 
@@ -111,11 +107,16 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
     if note not in book.notes:
         book.notes.append(note)
     print(f"book {path}: {len(book):,} positions; adding those of {note}", flush=True)
-    builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
-    stats = builder.run(Position.initial(variant))
+
+    def work() -> BuildStats:
+        """Build the book (saving as it goes, and what is proved when interrupted)."""
+        builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
+        return builder.run(Position.initial(variant))
+
+    stats = run_stoppable(work, "kalah book build")
     sys.stderr.write("\n")
     print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board) "
-          f"in {_duration(stats.seconds)}, {stats.nodes:,} nodes; written to {path}")
+          f"in {duration(stats.seconds)}, {stats.nodes:,} nodes; written to {path}")
     return 0
 
 

@@ -3,8 +3,9 @@
 Only the operator builds databases: hosted bots use the levels already on disk and never
 start a build. The command first prints what it will build (levels, positions, disk and
 memory, a time estimate), then builds the missing levels on every core with progress. Each
-level is written to a temporary file and renamed, so an interrupted build loses at most the
-level in progress; running the command again resumes from there.
+level is written to a temporary file and renamed, so an interrupted build (Ctrl-C or SIGTERM
+stop it within a second, `cli.interrupts`) loses at most the level in progress; running the
+command again resumes from there.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from bots import egdb
+from cli.interrupts import run_stoppable
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Capture, KalahError, Leftover, Variant
 
@@ -41,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--dry-run", action="store_true", help="print the plan and build nothing")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """`0.4 s`, `42 s`, `3 min 20 s` or `2 h 5 min`."""
     if seconds < 10:
         return f"{seconds:.1f} s"
@@ -82,9 +84,9 @@ def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str
     lines += [
         f"present: {len(levels) - len(missing)} levels; "
         f"to build: {len(missing)} (levels {missing[0].k}..{missing[-1].k})",
-        f"to build: {todo:,} positions, {_bytes(todo)} on disk (all levels: {_bytes(total)}, "
-        f"about as much memory while building)",
-        f"estimated time: about {_duration(egdb.build_seconds(todo))} on this machine's cores",
+        f"to build: {todo:,} positions, {_bytes(todo)} on disk (all levels: {_bytes(total)}; "
+        f"memory while building: the largest level, {_bytes(max(lv.size for lv in missing))})",
+        f"estimated time: about {duration(egdb.build_seconds(todo))} on this machine's cores",
     ]
     return "\n".join(lines)
 
@@ -123,10 +125,10 @@ class Reporter:
             return
         so_far = self.finished + done
         level, whole = 100 * done // max(size, 1), 100 * so_far // max(self.total, 1)
-        line = f"level {k}: {level:3d}%   all: {whole:3d}%   about {_duration(self.left(so_far))} left"
+        line = f"level {k}: {level:3d}%   all: {whole:3d}%   about {duration(self.left(so_far))} left"
         if done == size:
             now = time.monotonic()
-            line = f"level {k}: {size:,} positions in {_duration(now - self.level_t0)}   all: {whole:3d}%"
+            line = f"level {k}: {size:,} positions in {duration(now - self.level_t0)}   all: {whole:3d}%"
             self.finished += size
             self.level_t0 = now
         sys.stderr.write(f"\r{line:<64}" + ("\n" if done == size else ""))
@@ -159,6 +161,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     core = importlib.import_module("bots._search")
     t0 = time.monotonic()
-    egdb.load(variant, args.egdb_seeds, core, directory, Reporter(levels))
-    print(f"built {todo:,} positions in {_duration(time.monotonic() - t0)}")
+    run_stoppable(lambda: egdb.load(variant, args.egdb_seeds, core, directory, Reporter(levels)), "kalah egdb build")
+    print(f"built {todo:,} positions in {duration(time.monotonic() - t0)}")
     return 0

@@ -1,0 +1,85 @@
+"""Ctrl-C and SIGTERM stop `kalah solve`, `kalah egdb build` and `kalah book build` at once, leaving whole files.
+
+Each test runs the real command in a child process (`tests.kalah_process`), which it kills on
+every path. The child restores SIGINT's default handler itself, so the tests hold when the
+test run was started with SIGINT ignored (a background job, `nohup`); one test starts it with
+SIGINT ignored on purpose: it then keeps running on SIGINT, as POSIX asks, and SIGTERM still
+stops it.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import bots._search as core
+from bots import book as book_mod
+from bots import egdb
+from bots.book import Book
+from protocol import Variant
+from tests.kalah_process import HANG_GUARD_S, kalah
+
+LONG_SOLVE = ["solve", "-H", "6", "-s", "6", "--egdb-seeds", "0", "--tt-bits", "16", "--per-move", "--no-book"]
+"""A search of minutes, with no database to build first."""
+
+
+def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:
+    """SIGINT while the C search runs on every thread: status 130 and one line, no traceback."""
+    with kalah(LONG_SOLVE, tmp_path) as solve:
+        time.sleep(2)  # well into the search (it takes minutes)
+        assert solve.proc.poll() is None
+        assert solve.stop(signal.SIGINT) == 130
+        assert solve.text() == "kalah solve: interrupted\n"
+
+
+def test_sigterm_stops_a_search_even_with_sigint_ignored(tmp_path: Path) -> None:
+    """Started with SIGINT ignored (a background job), the search goes on after SIGINT; SIGTERM stops it."""
+    with kalah(LONG_SOLVE, tmp_path, sigint="ignore") as solve:
+        time.sleep(2)
+        solve.proc.send_signal(signal.SIGINT)
+        time.sleep(1)
+        assert solve.proc.poll() is None  # ignored, as its parent asked
+        assert solve.stop(signal.SIGTERM) == 130
+        assert solve.text() == "kalah solve: interrupted\n"
+
+
+def test_egdb_build_stops_mid_level_and_resumes(tmp_path: Path) -> None:
+    """SIGINT while a level is built: status 130, whole levels only (no temporary file), and the next
+    build resumes at the level that was interrupted."""
+    variant = Variant(houses=6, seeds=4)
+    directory = tmp_path / "egdb"
+    build = ["egdb", "build", "-H", "6", "--seeds", "17", "--dir", str(directory)]
+    with kalah(build, tmp_path) as first:
+        first.wait_for("level 15:")  # then level 16, of 13 million positions
+        assert first.stop(signal.SIGINT) == 130
+        assert first.text().endswith("kalah egdb: interrupted\n")
+    names = sorted(p.name for p in directory.iterdir())
+    done = [lv.k for lv in egdb.plan(variant, 17, directory) if lv.present]
+    assert done == list(range(1, len(done) + 1)) and 15 <= len(done) < 17
+    assert names == sorted(egdb.level_path(directory, variant, k).name for k in done)  # no temporary file
+    assert len(egdb.load(variant, len(done), core, directory, build=False)) == len(done) + 1
+    with kalah([*build[:5], str(len(done) + 1), *build[6:]], tmp_path) as again:
+        assert again.proc.wait(HANG_GUARD_S) == 0
+        assert f"present: {len(done)} levels; to build: 1 (levels {len(done) + 1}..{len(done) + 1})" in again.text()
+
+
+def test_book_build_saves_what_it_proved_and_resumes(tmp_path: Path) -> None:
+    """SIGINT during a book build: status 130 and the positions proved so far in a whole book file; run again,
+    it starts from them; SIGTERM stops it the same way."""
+    variant = Variant(houses=6, seeds=3)
+    path = tmp_path / "books" / book_mod.file_name(variant)
+    build = ["book", "build", "-H", "6", "-s", "3", "--egdb-seeds", "0", "--node-limit", "200", "--from-scratch"]
+    with kalah(build, tmp_path) as first:
+        first.wait_for("(+")  # a progress line: some positions proved
+        assert first.stop(signal.SIGINT) == 130
+        assert first.text().endswith("kalah book: interrupted\n")
+    saved = Book.loads(path.read_text())
+    assert len(saved) >= 1 and sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    with_shipped = book_mod.load(variant, [book_mod.PACKAGE_DIR, path.parent])
+    assert with_shipped is not None
+    with kalah(build[:-1], tmp_path) as again:  # without --from-scratch: the positions proved are kept
+        again.wait_for(f"book {path}: {len(with_shipped):,} positions")
+        assert again.stop(signal.SIGTERM) == 130
+    resumed = Book.loads(path.read_text())
+    assert resumed.entries.items() >= saved.entries.items()
