@@ -5,7 +5,9 @@ already in the stores. Exact for counter-clockwise sowing without relay; clockwi
 relay sowing can repeat positions, so those variants get a depth-limited search, marked
 `"exact": false`. Endgame databases are cached in `$KALAH_EGDB_DIR` (default: the user
 cache directory, see `bots.egdb`); missing ones are built first, after saying what and
-about how long (`kalah egdb build` builds them ahead). A position held by a book (`bots.book`,
+about how long, and, when that is more than a few seconds, only with `--yes` or the user's
+yes in a terminal (`kalah egdb build` builds them ahead). Ctrl-C or SIGTERM stop a solve
+within a second (`cli.interrupts`). A position held by a book (`bots.book`,
 `kalah book build`) is answered from it at once (`"source": "book"`), unless `--no-book`.
 """
 
@@ -13,23 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 from bots import book, egdb, pie
 from bots.core import pit_to_bin, relative_board, south_value
 from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
-from cli.egdb import Reporter, build_command, describe
-from cli.main import SIGINT_STATUS
+from cli.egdb import Reporter, build_command, describe, duration
+from cli.interrupts import run_stoppable
 from cli.server_args import CommandError
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Game, IllegalRecordError, KalahError, Position, Variant
-
-Answer = TypeVar("Answer")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="transposition table of 2^B entries of 24 bytes (default: sized to the board)")
     parser.add_argument("--depth", type=int, default=12, help="search depth in sowings where exact play is impossible")
     parser.add_argument("--impl", choices=["c", "py"], default="c", help="search core (py: the pure-Python twin)")
+    parser.add_argument("--yes", action="store_true",
+                        help=f"build the databases the solve wants even when that takes more than {CONFIRM_S:g} s "
+                             "(in a terminal, you are asked)")
     parser.add_argument("--no-book", action="store_true",
                         help="search even when a book holds the position (`kalah book`: proved once, then instant)")
 
@@ -75,46 +74,35 @@ def _text(position: Position, sol: Solution, exact_possible: bool) -> str:
     return "\n".join(lines)
 
 
-def _interruptible(work: Callable[[], Answer]) -> Answer:
-    """Run the search in a thread so that Ctrl-C is noticed at once (the C search holds the main thread
-    otherwise); on Ctrl-C the process ends right away: the search threads cannot be stopped and would be
-    waited for, and nothing is left to write (databases are built before the search starts)."""
-    box: list[Answer | BaseException] = []
-
-    def target() -> None:
-        """The search, its answer or its exception kept for the main thread."""
-        try:
-            box.append(work())
-        except BaseException as exc:
-            box.append(exc)
-
-    thread = threading.Thread(target=target, name="solve", daemon=True)
-    thread.start()
-    try:
-        thread.join()
-    except KeyboardInterrupt:
-        print("kalah solve: interrupted", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-        os._exit(SIGINT_STATUS)
-    found = box[0]
-    if isinstance(found, BaseException):
-        raise found
-    return found
+CONFIRM_S = 5.0
+"""A database build estimated longer than this is asked for first (in a terminal) or needs `--yes`."""
 
 
 def _databases(args: argparse.Namespace, variant: Variant, seeds: int) -> bool:
-    """Print the plan of the databases missing; whether to build them (not when the time limit is shorter)."""
+    """Print the plan of the databases missing; whether to build them: not past the time limit, and past
+    `CONFIRM_S` only with `--yes` or the user's yes in a terminal (elsewhere a refusal naming `--yes`)."""
     levels = egdb.plan(variant, seeds)
     missing = sum(lv.size for lv in levels if not lv.present)
     if not missing:
         return True
     print(describe(variant, levels, egdb.cache_dir()), file=sys.stderr)
     hint = build_command(variant, seeds)
-    if args.time_limit and egdb.build_seconds(missing) > args.time_limit:
-        present = next((lv.k - 1 for lv in levels if not lv.present), len(levels))
+    present = next((lv.k - 1 for lv in levels if not lv.present), len(levels))
+    seconds = egdb.build_seconds(missing)
+    if args.time_limit and seconds > args.time_limit:
         print(f"not building them: that takes longer than --time-limit {args.time_limit:g} s; solving with the "
               f"{present} levels on disk (`{hint}` builds them ahead)", file=sys.stderr, flush=True)
         return False
+    if seconds > CONFIRM_S and not args.yes:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            raise CommandError(f"building these databases takes about {duration(seconds)}: add --yes to build them "
+                               f"first, or --egdb-seeds {present} to solve with the levels on disk (`{hint}` "
+                               f"builds them ahead)")
+        print(f"build them now (about {duration(seconds)})? [y/N] ", end="", file=sys.stderr, flush=True)
+        if input().strip().lower() not in ("y", "yes"):
+            print(f"not building them: solving with the {present} levels on disk (`{hint}` builds them ahead)",
+                  file=sys.stderr, flush=True)
+            return False
     print(f"building them first, counted in the time limit (`{hint}` builds them ahead)", file=sys.stderr,
           flush=True)
     return True
@@ -201,25 +189,34 @@ def run(args: argparse.Namespace) -> int:
         on_disk = min(egdb.present_seeds(variant), variant.total_seeds - 2 * variant.houses)
         seeds = max(auto_egdb_seeds(variant), on_disk)
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
-    engine: Engine | None = None
+    engines: list[Engine] = []
+    build = True
     if found is None or any(args.no_book or from_book(board, False) is None
                             for board in pie.first_turn_boards(position)):
-        build = _databases(args, variant, seeds)
-        engine = Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
-                        progress=Reporter(egdb.plan(variant, seeds)) if build else None, workers=args.threads)
+        build = _databases(args, variant, seeds)  # asked here, in the main thread, before any work starts
     deadline = started + args.time_limit if args.time_limit else 0.0
+
+    def engine() -> Engine:
+        """The search engine, made on first need (building the databases it lacks first, as decided)."""
+        if not engines:
+            engines.append(Engine(variant, impl=args.impl, tt_log2=tt_bits, egdb_seeds=seeds, build_egdb=build,
+                                  progress=Reporter(egdb.plan(variant, seeds)) if build else None,
+                                  workers=args.threads))
+        return engines[0]
 
     def solve(target: Position, per_move: bool) -> Solution:
         """`target` from the book, else by the engine in the time left (TimeoutError when there is none)."""
         known = None if args.no_book else from_book(target, per_move)
         if known is not None:
             return known
+        if target.over:
+            return Solution(int(target.margin), [], {}, 0, 0.0, True)
+        searcher = engine()
         left = deadline - time.monotonic() if deadline else 0.0
         if deadline and left <= 0:
             raise TimeoutError
-        assert engine is not None, "an engine is made whenever a book lacks a position to solve"
-        return engine.solve(target, per_move=per_move, time_limit=left,
-                            depth=-1 if engine.exact_possible else args.depth)
+        return searcher.solve(target, per_move=per_move, time_limit=left,
+                              depth=-1 if searcher.exact_possible else args.depth)
 
     def work() -> tuple[Solution, pie.PieChoice | None]:
         """The position's solution, and the opener's pie choice when North may swap after this turn."""
@@ -228,12 +225,14 @@ def run(args: argparse.Namespace) -> int:
         return sol, choice
 
     try:
-        sol, choice = _interruptible(work)
+        sol, choice = run_stoppable(work, "kalah solve")
     except TimeoutError:
         raise CommandError(f"time limit of {args.time_limit:g} s reached", status=3) from None
+    except egdb.LevelFileError as exc:
+        raise CommandError(str(exc)) from None
     if args.json:
         print(json.dumps(sol.as_json() | ({"pie": _pie_json(choice)} if choice else {})))
     else:
-        exact_possible = engine.exact_possible if engine is not None else True
+        exact_possible = engines[0].exact_possible if engines else True
         print(_text(position, sol, exact_possible) + (_pie_text(choice, args.per_move) if choice else ""))
     return 0

@@ -305,7 +305,12 @@ class Position:
         if self.end is not None and any(houses):
             raise ImpossiblePositionError(f"the game is over ({self.end}) but seeds are left in houses")
         if self.end is None and (end := end_reason(t, list(pits))) is not None:
-            raise ImpossiblePositionError(f"the game would be over here ({end}); mark the position ended")
+            ended = list(pits)
+            sweep(t, ended)
+            fixed = Position(v, tuple(ended), self.to_move, self.ply, self.pie_open, self.transfer_pending,
+                             self.swapped, end).fen()
+            raise ImpossiblePositionError(f"the game would be over here ({end}); mark the position ended: the seeds "
+                                          f"left in houses in the stores and the end as the last field, {fixed!r}")
         if ((self.pie_open or self.swapped) and not v.pie) or (self.transfer_pending and not v.opening_transfer):
             raise ImpossiblePositionError(f"the flags {self.fen().split()[3]} name a rule {name} does not have")
         if self.transfer_pending and (self.ply or self.to_move != Side.NORTH or any(pits[i] for i in t.stores)):

@@ -1,10 +1,16 @@
-"""`kalah solve` as a user meets it: the database plan, the time limit that counts building, Ctrl-C."""
+"""`kalah solve` as a user meets it: the database plan, the time limit that counts building, asking before long builds.
+
+(Ctrl-C and SIGTERM: tests/test_interrupts.py.)
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import signal
-import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +21,6 @@ from bots import egdb
 from cli import solve
 from cli.main import main
 from protocol import Variant
-from tests.processes import KALAH, started
 
 
 def test_time_limit_shorter_than_the_build_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -79,16 +84,89 @@ def main_value(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
     return value
 
 
-def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:
-    """SIGINT while the C search runs: status 130 within seconds and one line, no traceback. (The search is killed
-    with its process group if anything here fails, and gets SIGINT's default handling even in a suite run with
-    SIGINT ignored.)"""
-    with started([*KALAH, "solve", "-H", "6", "-s", "6", "--egdb-seeds", "0", "--tt-bits", "16", "--per-move"],
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        time.sleep(2)  # well into the search (it takes minutes)
-        assert proc.poll() is None
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    assert time.monotonic() - sent < 10
-    assert proc.returncode == 130 and out == "" and err == "kalah solve: interrupted\n"
+def test_a_long_build_needs_yes_outside_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Kalah(12,200) wants 398 MiB of databases: the plan says what they cost, and without a terminal to ask
+    in the solve is refused in one line naming --yes and --egdb-seeds; nothing is built."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    assert main(["solve", "-H", "12", "-s", "200", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "397.9 MiB on disk" in err and "estimated time: about" in err
+    last = err.splitlines()[-1]
+    assert last.startswith("kalah solve: building these databases takes about ")
+    assert "add --yes" in last and "--egdb-seeds 0" in last and "`kalah egdb build --seeds 11 -H 12`" in last
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_yes_builds_what_a_solve_wants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """With --yes a build estimated past a few seconds is made first (here: every build looks long)."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    monkeypatch.setattr(egdb, "BUILD_RATE", 1)
+    argv = ["solve", "-H", "2", "-s", "2", "--egdb-seeds", "5", "--json"]
+    assert main(argv) == 2 and "add --yes" in capsys.readouterr().err
+    assert main([*argv, "--yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["exact"] is True
+    assert len(list(tmp_path.iterdir())) == 5
+
+
+def test_in_a_terminal_a_long_build_is_asked_for(tmp_path: Path) -> None:
+    """In a terminal `kalah solve` asks before a long build; no solves with the levels on disk (none here),
+    and the search that follows stops on Ctrl-C. The child is killed on every path."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: `kalah solve` in the terminal, SIGINT as a user's shell leaves it
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.environ["KALAH_EGDB_DIR"] = str(tmp_path)
+            os.execv(sys.executable, [sys.executable, "-m", "cli.main", "solve", "-H", "6", "-s", "4", "--no-book",
+                                      "--egdb-seeds", "24"])
+        finally:
+            os._exit(127)
+    seen = b""
+    try:
+        seen = _read_until(fd, b"[y/N] ")
+        assert b"1.2 GiB on disk" in seen and b"build them now (about" in seen
+        os.write(fd, b"n\n")
+        seen += _read_until(fd, b"levels on disk")
+        assert b"not building them: solving with the 0 levels on disk" in seen
+        time.sleep(1)  # into the search (without databases it takes minutes)
+        os.kill(pid, signal.SIGINT)
+        seen += _read_until(fd, b"interrupted")
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 130
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+
+
+def _read_until(fd: int, needle: bytes, timeout: float = 120.0) -> bytes:
+    """What a terminal shows until `needle` (fails past `timeout`, a guard against a hang)."""
+    seen = b""
+    end = time.monotonic() + timeout
+    while needle not in seen:
+        left = end - time.monotonic()
+        assert left > 0, f"no {needle!r} in {seen!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child ended
+                chunk = b""
+            assert chunk, f"ended before {needle!r}: {seen!r}"
+            seen += chunk
+    return seen
+
+
+def test_a_position_past_its_end_says_how_to_mark_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """A position whose row is empty but not marked ended: one line giving the notation that marks it
+    (leftovers in the stores, the end as the last field), which then solves."""
+    assert main(["solve", "-H", "2", "-s", "2", "--position", "0,0,4,2,2,0 S 5 -"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the end as the last field, '0,0,4,0,0,4 S 5 - empty'" in err
+    assert main(["solve", "-H", "2", "-s", "2", "--position", "0,0,4,0,0,4 S 5 - empty", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 0
