@@ -282,6 +282,15 @@ class PerfectPlayer(StrongPlayer):
         if pie.in_first_turn(position):
             with self._borrow(position) as engine:
                 return self._pie_opening(position, deadline, engine)
+        return self.best_sowing(position, deadline)
+
+    def best_sowing(self, position: Position, deadline: float) -> Decision:
+        """The best sowing of a position where the mover sows: the book, else a proof within most of the
+        time left, else the deepest search finished (a swap offer or the pie rule's first turn are not
+        weighed: this is the board's own value, as an analysis shows it)."""
+        book = self.engines.book(position.variant)
+        board = relative_board(position)
+        entry = book.get(board) if book is not None else None
         if entry is not None:
             self.engines.preload(position.variant, self.egdb_seeds, timeout=0)  # read them while the book plays
             return Decision(Sow(pit_to_bin(position, entry.pit)), south_value(position, entry.value), True, "book")

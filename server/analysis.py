@@ -1,4 +1,10 @@
-"""Position analysis for clients (the replay screen's solver values), off the event loop."""
+"""Position analysis for clients (the replay screen's solver values), off the event loop.
+
+An analysis is what the `perfect` bot knows of the position (`PerfectPlayer.best_sowing`): the
+books of proved positions, else a proof with the endgame databases on disk (mapped, so the
+bots' and the analyst's engines share their pages), else the deepest search finished within
+the budget. It is `exact` whenever a book or a proof gave the value, and its `depth` is then -1.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,15 @@ import asyncio
 import itertools
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from protocol.actions import Sow
 from protocol.errors import NotationError, TooManyError
 from protocol.messages import Analyse, Analysis
-from protocol.position import Position, Side
+from protocol.position import Position
 from protocol.variant import Variant
 from server.hosted import lower_priority
 from server.session import Peer
@@ -64,21 +70,30 @@ class Analyst:
         self._waiting: list[_Ticket] = []
         self._running = False
         self._order = itertools.count()
-        self._engines: OrderedDict[Variant, Any] = OrderedDict()
+        self._player: Any = None
         self._guard = threading.Lock()
         # one core at most, below the event loop and the bots of games with a person
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis", initializer=lower_priority)
 
-    def _engine(self, variant: Variant) -> Any:
-        """The engine of a variant, made on first use (least recently used ones are dropped)."""
-        from bots.solver import Engine  # the bots are optional for everything else the server does
+    def _analyst(self) -> Any:
+        """The perfect bot that analyses, made on first use with engines of its own (at most `MAX_ENGINES` tables)."""
+        from bots.core import table_bytes  # the bots are optional for everything else the server does
+        from bots.engines import Engines
+        from bots.players import MAX_BOT_TT_LOG2, PerfectPlayer
 
         with self._guard:
-            engine = self._engines.pop(variant, None) or Engine(variant, tt_log2=20, workers=1)
-            self._engines[variant] = engine
-            while len(self._engines) > MAX_ENGINES:
-                self._engines.popitem(last=False)
-            return engine
+            if self._player is None:
+                tables = MAX_ENGINES * table_bytes("c", MAX_BOT_TT_LOG2["c"])
+                self._player = PerfectPlayer(engines=Engines(max_table_bytes=tables))
+            return self._player
+
+    def _decide(self, position: Position, budget_s: float) -> tuple[list[int], int, bool, int]:
+        """(best bins, South's value, exact, depth) of a sowing position within `budget_s`."""
+        decision = self._analyst().best_sowing(position, time.monotonic() + budget_s)
+        action = decision.action
+        best = [action.bin] if isinstance(action, Sow) else []
+        value = int(position.margin) if decision.value is None else decision.value
+        return best, value, decision.exact, -1 if decision.exact else decision.depth
 
     def analyse(self, msg: Analyse) -> Analysis:
         """South's store minus North's at the end under the best play found, and the best move."""
@@ -88,12 +103,9 @@ class Analyst:
             return Analysis(position=msg.position, value=int(position.margin), best=[], exact=True, depth=0)
         if position.transfer_pending or not position.legal_bins():
             raise NotationError("only positions where a side sows can be analysed")
-        engine = self._engine(variant)
         budget_ms = msg.budget_ms if self.pending <= 1 else min(msg.budget_ms, CROWDED_BUDGET_MS)
-        best, mover_value, exact, depth = engine.best_by_deepening(position, budget_ms / 1000)
-        sign = 1 if position.to_move == Side.SOUTH else -1
-        return Analysis(position=msg.position, value=int(position.margin) + sign * int(mover_value),
-                        best=[best], exact=bool(exact), depth=int(depth))
+        best, value, exact, depth = self._decide(position, budget_ms / 1000)
+        return Analysis(position=msg.position, value=value, best=best, exact=exact, depth=max(-1, depth))
 
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
                        gone: Callable[[], Awaitable[object]] | None = None) -> Analysis | None:

@@ -54,15 +54,12 @@ def test_an_analysis_thinks_less_while_others_wait(monkeypatch: pytest.MonkeyPat
     analyst = Analyst()
     budgets: list[float] = []
 
-    class Recording:
-        """An engine that notes the budget it was given."""
+    def recording(position: Position, budget_s: float) -> tuple[list[int], int, bool, int]:
+        """Note the budget; answer the first legal bin with value 0."""
+        budgets.append(budget_s)
+        return position.legal_bins()[:1], 0, False, 1
 
-        def best_by_deepening(self, position: Position, budget_s: float) -> tuple[int, int, bool, int]:
-            """Note the budget; answer the first legal bin with value 0."""
-            budgets.append(budget_s)
-            return position.legal_bins()[0], 0, False, 1
-
-    monkeypatch.setattr(analyst, "_engine", lambda variant: Recording())
+    monkeypatch.setattr(analyst, "_decide", recording)
     msg = Analyse(variant="kalah(6,4)", position=Game(Variant()).position.fen(), budget_ms=5000)
     try:
         analyst.pending = 1
@@ -72,3 +69,16 @@ def test_an_analysis_thinks_less_while_others_wait(monkeypatch: pytest.MonkeyPat
         assert budgets == [5.0, CROWDED_BUDGET_MS / 1000]
     finally:
         analyst.close()
+
+
+@pytest.mark.parametrize(("capture", "value", "best"), [("standard", 8, 3), ("empty", 10, 3)])
+async def test_kalah_6_4_start_is_exact_from_the_book(capture: str, value: int, best: int,
+                                                      arena: RunningServer) -> None:
+    """The wire's analysis of the Kalah(6,4) start says what `kalah solve` says: the book's proved value, exact."""
+    c = await Client.open(arena.url, "student")
+    variant = f"kalah(6,4,capture={capture})"
+    start = Game(Variant.parse(variant)).position.fen()
+    await c.send(type="analyse", variant=variant, position=start, budget_ms=200)
+    answer = await c.expect("analysis", timeout=10)
+    assert (answer["value"], answer["exact"], answer["depth"], answer["best"]) == (value, True, -1, [best])
+    await c.close()
