@@ -3,8 +3,13 @@
 Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--workers W] [--games 6,3:standard,...]`
 (Kalah(6,4) as the issue measures it: `--egdb-seeds 26 --games 6,4:standard,6,4:empty --no-twins`;
 Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 27 --no-twins --no-baseline`), or
-`python bench/solver.py --perfect [--budget S]` for the perfect bot's games in Kalah(6,4) (both
-rule sets) against itself and other bots: results, and how each of its moves was found.
+`python bench/solver.py --perfect [--budget S] [--egdb-seeds 0 --judge]` for the perfect bot's games in
+Kalah(6,4) (both rule sets) against itself and other bots: results, how each of its moves was found and
+(`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
+databases, from the books alone, judged with the databases on disk), or
+`python bench/solver.py --cold-start [--runs N]`: the time to open the databases on disk, and wall
+time and memory (peak, private, file pages) of whole `kalah solve` processes, with the databases
+mapped (now) and read into each process (before), in the same run.
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
@@ -14,10 +19,17 @@ thread as the baseline; per-move values one move per thread.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import random
 import resource
+import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 from bots import egdb
 from bots.engines import Engines
@@ -121,12 +133,15 @@ def full_solve(variant: Variant, seeds: int, tt_bits: int, workers: int | None =
           f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
 
 
-def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[str], games: int) -> None:
-    """The perfect bot against itself and other bots at `budget` a move: results and how its moves were found."""
+def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[str], games: int,
+                  judge: Engine | None = None) -> None:
+    """The perfect bot against itself and other bots at `budget` a move: results, how its moves were found and,
+    with a `judge`, how many of the moves it did not prove lost value (each checked by the judge's solve)."""
     engines = Engines()
     t0 = time.perf_counter()
     engines.preload(variant, seeds, timeout=600)
-    print(f"{variant.text()}: databases up to {seeds} seeds read in {time.perf_counter() - t0:.1f} s")
+    print(f"{variant.text()}: databases up to {seeds} seeds ({egdb.present_seeds(variant)} on disk in "
+          f"{egdb.cache_dir()}) opened in {time.perf_counter() - t0:.1f} s")
     bot = PerfectPlayer(egdb_seeds=seeds, engines=engines)
     t0 = time.perf_counter()
     entry = bot.explain(Position.initial(variant), budget)
@@ -136,6 +151,7 @@ def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[s
         sources: Counter[str] = Counter()
         proofs: list[float] = []
         margins = []
+        lost = 0
         for game in range(1 if opponent == "perfect" else games):
             seat = game % 2
             other: SearchPlayer = bot if opponent == "perfect" else make_player(opponent, engines)
@@ -150,13 +166,100 @@ def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[s
                 sources[d.source if d.exact else "not proved"] += 1
                 if d.source == "proof":
                     proofs.append(d.seconds)
-                pos = pos.apply(d.action)
+                after = pos.apply(d.action)
+                if judge is not None and not d.exact and isinstance(d.action, Sow):
+                    keeps = (after.margin if after.over else judge.solve(after).value) == judge.solve(pos).value
+                    lost += not keeps
+                pos = after
             margins.append(int(pos.margin))
         proofs.sort()
         median = proofs[len(proofs) // 2] if proofs else 0.0
+        verdict = "" if judge is None else f"  unproved moves that lost value: {lost}"
         print(f"  vs {opponent:<12} margins {' '.join(f'{m:+d}' for m in margins)}  moves: "
               + ", ".join(f"{k} {n}" for k, n in sorted(sources.items()))
-              + f"  proofs median {median * 1000:.0f} ms, max {(proofs[-1] if proofs else 0) * 1000:.0f} ms")
+              + f"  proofs median {median * 1000:.0f} ms, max {(proofs[-1] if proofs else 0) * 1000:.0f} ms"
+              + verdict, flush=True)
+
+
+COLD_START = ["solve", "-H", "6", "-s", "4", "--no-book", "--json"]
+"""The cold start measured: Kalah(6,4)'s value by search, with every database level on disk."""
+@dataclass
+class ColdStart:
+    """One `kalah` process: wall time, peak resident memory, and the most private and file-backed memory (MiB)."""
+
+    wall: float
+    peak: float
+    anon: float
+    file: float
+    out: str
+
+
+def _memory(pid: int) -> tuple[int, int, int]:
+    """(peak resident, private anonymous, file-backed) kB of a running process (/proc/PID/status)."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    peak, anon, file = (int(fields.get(k, "0 kB").split()[0]) for k in ("VmHWM", "RssAnon", "RssFile"))
+    return peak, anon, file
+
+
+def cold_start(argv: list[str], read: bool) -> ColdStart:
+    """One `kalah ARGV` process with the levels mapped or (`read`) read into it, its memory sampled as it runs."""
+    env = dict(os.environ, **{egdb.READ_ENV: "1" if read else "0"})
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    most = [0, 0, 0]
+    try:
+        while proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                most = [max(a, b) for a, b in zip(most, _memory(proc.pid), strict=True)]
+            time.sleep(0.02)
+        out = proc.stdout.read() if proc.stdout is not None else ""
+    finally:
+        proc.kill()
+        proc.wait()
+    if proc.returncode != 0:
+        raise SystemExit(f"kalah {' '.join(argv)} failed with status {proc.returncode}")
+    peak, anon, file = (x / 1024 for x in most)
+    return ColdStart(time.perf_counter() - t0, peak, anon, file, out.strip())
+
+
+def open_seconds(variant: Variant, read: bool) -> float:
+    """Seconds to open a rule set's levels on disk in this process, mapped or (`read`) read in."""
+    os.environ[egdb.READ_ENV] = "1" if read else "0"
+    try:
+        t0 = time.perf_counter()
+        levels = egdb.load(variant, egdb.present_seeds(variant), implementation("c"), build=False)
+        seconds = time.perf_counter() - t0
+        del levels
+        return seconds
+    finally:
+        del os.environ[egdb.READ_ENV]
+
+
+def cold_starts(runs: int, argv: list[str]) -> None:
+    """Medians of `kalah ARGV` with the levels read into each process (before) and mapped (now), runs
+    alternated so that a loaded machine weighs on both alike; and what ten such processes would hold."""
+    variant = Variant()
+    seeds = egdb.present_seeds(variant)
+    size = sum(lv.size for lv in egdb.plan(variant, seeds)) / 2**20
+    print(f"`kalah {' '.join(argv)}`, {seeds} database levels ({size:,.0f} MiB) on disk in {egdb.cache_dir()}, "
+          f"median of {runs} runs each:")
+    found: dict[bool, list[ColdStart]] = {True: [], False: []}
+    opened: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(runs):
+        for read in (True, False):
+            found[read].append(cold_start(argv, read))
+            opened[read].append(open_seconds(variant, read))
+    for read in (True, False):
+        runs_of = found[read]
+        wall, peak = statistics.median(r.wall for r in runs_of), statistics.median(r.peak for r in runs_of)
+        anon, file = statistics.median(r.anon for r in runs_of), statistics.median(r.file for r in runs_of)
+        ten = 10 * anon + (file if not read else 0)
+        how = "read into each process (before)" if read else "mapped, shared (now)           "
+        print(f"  {how}: opened in {statistics.median(opened[read]) * 1000:7,.1f} ms, whole process {wall:6.2f} s, "
+              f"peak RSS {peak:6,.0f} MiB, of it private {anon:6,.0f} and file pages {file:6,.0f}; "
+              f"ten such processes hold about {ten:7,.0f} MiB")
+    print(f"  answer: {found[False][0].out}")
 
 
 def main() -> None:
@@ -175,11 +278,25 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1.0, help="seconds a move for --perfect")
     parser.add_argument("--opponents", default="random,greedy,alphabeta:8,strong", help="bots for --perfect")
     parser.add_argument("--rounds", type=int, default=4, help="games against each opponent for --perfect")
+    parser.add_argument("--captures", default="standard,empty", help="the rule sets of --perfect")
+    parser.add_argument("--judge", action="store_true",
+                        help="for --perfect: check each move the bot did not prove with a solve (databases on disk)")
+    parser.add_argument("--cold-start", action="store_true",
+                        help="instead: whole `kalah solve` processes with the databases mapped and read in")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each loader for --cold-start")
+    parser.add_argument("--per-move", action="store_true", help="for --cold-start: solve every first move too")
     args = parser.parse_args()
+    if args.cold_start:
+        cold_starts(args.runs, COLD_START + (["--per-move"] if args.per_move else []))
+        return
     if args.perfect:
-        for capture in ("standard", "empty"):
-            perfect_games(Variant(capture=Capture(capture)), args.egdb_seeds, args.budget,
-                          args.opponents.split(","), args.rounds)
+        for capture in args.captures.split(","):
+            variant = Variant(capture=Capture(capture))
+            judge = None
+            if args.judge:
+                judge = Engine(variant, tt_log2=24, egdb_seeds=egdb.present_seeds(variant), build_egdb=False,
+                               workers=1)
+            perfect_games(variant, args.egdb_seeds, args.budget, args.opponents.split(","), args.rounds, judge)
         return
     if not args.no_twins:
         compare_twins(args.depth)

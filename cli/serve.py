@@ -1,4 +1,9 @@
-"""`kalah serve`: run the game server until SIGTERM or Ctrl-C, then shut down gracefully."""
+"""`kalah serve`: run the game server until SIGTERM or Ctrl-C, then shut down gracefully.
+
+At start it prints where it listens and what its bots have (`bots.inventory`: books, endgame
+databases, what `perfect` is with them); started in a terminal, it builds the databases that
+take seconds in the background.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import socket
 import sys
 from collections.abc import Callable
 
+from bots.inventory import announce
 from cli.server_args import CommandError
 from server.app import serve_forever, start_server
 from server.gc_tuning import keep_heap_frozen
@@ -120,6 +126,7 @@ async def _main(args: argparse.Namespace, logs: EventFormatter) -> None:
     print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
+    announce(getattr(running.arena.bots, "engines", None), sys.stdout.isatty(), lambda line: print(line, flush=True))
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
     if tuner is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
 from pathlib import Path
 
+from tests.kalah_process import kalah
 from tests.processes import KALAH, first_line, run, started
 
 SERVE = [*KALAH, "serve", "--log-level", "error"]
@@ -41,3 +43,23 @@ def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) -> None:
+    """`kalah serve` with no database built: per rule set the book and no databases, what that means for
+    `perfect`, and the commands that build the small databases in seconds. The server is killed on every path."""
+    with kalah(["serve", "--log-level", "error", "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
+               tmp_path) as server:
+        server.wait_for("h6-empty-extra-owner's small databases in seconds (a server started in a terminal "
+                        "builds them itself)\n")
+        assert server.stop(signal.SIGINT) == 0
+        text = server.text()
+    assert f"bots: endgame databases in {tmp_path / 'egdb'}" in text
+    for rules in ("h6-standard-extra-owner", "h6-empty-extra-owner"):
+        assert re.search(f"{rules}: a book of [0-9,]+ proved positions, databases up to 0 seeds", text)
+    assert "perfect: not perfect in Kalah(6,4) without databases" in text
+    assert "`kalah egdb build --seeds 24`" in text
+    assert "builds h6-standard-extra-owner's small databases in seconds" in text
+    assert "--capture empty` builds h6-empty-extra-owner's small databases" in text
+    assert "Traceback" not in text
+    assert not (tmp_path / "egdb").exists()  # nothing built when not started in a terminal
