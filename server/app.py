@@ -405,6 +405,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     if kgp_opts.kgp_port is not None:
         try:
             running.kgp = handler.kgp = await Gateway.start(arena, kgp_opts, host)
+            running.kgp.banned = router.moderation.address_banned
         except BaseException:
             await running.close()
             raise

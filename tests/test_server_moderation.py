@@ -193,3 +193,19 @@ async def test_an_address_banned_on_one_node_is_refused_on_every_node_of_a_clust
             await client.close()
     finally:
         await stop_nodes(nodes)
+
+
+async def test_a_banned_address_is_refused_by_the_kgp_gateway_too(serve: Serve) -> None:
+    """An outside engine connecting to the KGP port from a banned address is told so in KGP and let go."""
+    server = await serve(kgp_port=0)
+    assert server.kgp is not None
+    operator = await Client.open(server.url, "op")
+    assert (await moderate(operator, act="ban", kind="address", target="127.0.0.12", reason="cheating engine"))[
+        "type"] == "moderated"
+    reader, writer = await asyncio.open_connection(server.host, server.kgp.port, local_addr=("127.0.0.12", 0))
+    try:
+        said = (await asyncio.wait_for(reader.read(), 10)).decode()
+    finally:
+        writer.close()
+    assert said == 'error "your address is banned by the server\'s operator"\r\ngoodbye\r\n'
+    await operator.close()

@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from server.engines.links import Link, TcpLink
 from server.identity import ENGINE_PREFIX, hash_token, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
+from server.peers import address_of
 from server.storage import StoredPlayer
 
 if TYPE_CHECKING:
@@ -102,6 +104,8 @@ class Gateway:
         self.closing = False
         self.server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.banned: Callable[[str], bool] = lambda address: False
+        """Whether the operator banned an address (set by the server: its moderation's bans)."""
 
     @classmethod
     async def start(cls, arena: Arena, options: GatewayOptions, host: str) -> Gateway:
@@ -150,6 +154,11 @@ class Gateway:
         """Serve one agent connection (TCP or websocket), within the connection limits."""
         host = link.host
         opts = self.options
+        if self.banned(address_of(host)):
+            log_event("kgp_connection_refused", remote=host, reason="banned")
+            link.write(b'error "your address is banned by the server\'s operator"\r\ngoodbye\r\n')
+            link.close()
+            return
         if (self.closing or len(self.agents) >= opts.kgp_max_connections
                 or self.per_host.get(host, 0) >= opts.kgp_max_per_address):
             log_event("kgp_connection_refused", remote=host)
