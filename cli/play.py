@@ -8,6 +8,7 @@ no flag at all the client asks whether to resume the unfinished game or start a 
 from __future__ import annotations
 
 import argparse
+import os
 
 from cli.client_args import add_client_args, default_name
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, db_path, refuse_url_argument
@@ -31,6 +32,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lobby", action="store_true", help="open the lobby instead of starting a bot game")
     parser.add_argument("--resume", action="store_true",
                         help="reopen your newest unfinished game instead of starting one (takes no game flags)")
+    parser.add_argument("--token", default=os.environ.get("KALAH_TOKEN") or None,
+                        help="play as the identity of this key, e.g. the web page's 'Show my key' (default: "
+                             "$KALAH_TOKEN, else the key remembered for --name)")
     add_client_args(parser)
     add_variant_args(parser)
 
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         url=url, name=args.name or default_name(), db_path=db_path(args.db),
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
         bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat or "south", animate=not args.no_animation,
-        light=args.light, identity_file=default_identity_file(),
+        light=args.light, identity_file=default_identity_file(), token=args.token,
         resume=True if args.resume else False if chooses else None,
     )
     app = KalahApp(launch)

@@ -131,3 +131,18 @@ def test_my_name_works_on_a_server_over_my_own_database(sessions: list[Seen], tm
         assert main(["play", "--server", url, "--name", "root", "--resume"]) == 0  # the guest took nothing of root's
         assert (sessions[-1].match_id, sessions[-1].you, sessions[-1].player) == (
             embedded.match_id, Side.SOUTH, embedded.player)
+
+
+def test_a_key_from_the_web_page_plays_in_the_terminal(sessions: list[Seen], server: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key a browser shows (the token of its hello) given to `kalah play --token`, or in $KALAH_TOKEN, plays
+    as that identity, whatever --name says."""
+    with connect(server) as ws:  # the web page's guest
+        ws.send(encode(Hello(name="webby")))
+        welcome = decode_server(ws.recv(timeout=10))
+    assert welcome.type == "welcome"
+    assert main(["play", "--server", server, "--name", "ann", "--token", welcome.token, "--lobby"]) == 0
+    assert (sessions[-1].screen, sessions[-1].player) == ("lobby", f"webby {welcome.player_id}")
+    monkeypatch.setenv("KALAH_TOKEN", welcome.token)
+    assert main(["play", "--server", server, "--lobby"]) == 0
+    assert sessions[-1].player == f"webby {welcome.player_id}"

@@ -176,6 +176,7 @@ function drawIdentity() {
   $("my-name").textContent = net.guest.name;
   $("name-form").hidden = !net.guest.name.startsWith("guest-");
   $("key").value = net.guest.token;
+  $("ws-url").textContent = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`;
 }
 
 $("name-form").addEventListener("submit", (e) => {
