@@ -13,7 +13,6 @@ import contextlib
 import json
 import random
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from protocol.actions import parse_action
 from protocol.game import Game
 from protocol.variant import Variant
+from tests.processes import KALAH, spawn
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,10 +36,10 @@ async def start_node(db: str, bus: str | None, name: str, *flags: str) -> Node:
     """One `kalah serve` in a child process (a cluster node when `bus` is given; more `flags` for it), with room
     for many clients from one address; returns it and its URL."""
     extra = [*flags] if bus is None else ["--bus", bus, "--node-id", name, *flags]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
+    proc = await spawn(  # killed after the test if it is left running
+        *KALAH, "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
         "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert proc.stdout is not None
     line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
     found = re.search(r"ws://\S+", line)
@@ -48,11 +48,15 @@ async def start_node(db: str, bus: str | None, name: str, *flags: str) -> Node:
 
 
 async def stop_nodes(nodes: list[Node]) -> None:
-    """Stop the nodes still running (SIGTERM: each drains) and wait for them."""
+    """Stop the nodes still running (SIGTERM: each drains) and wait for them (30 s, then SIGKILL)."""
     for proc, _ in nodes:
         if proc.returncode is None:
             proc.terminate()
-            await proc.wait()
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
 
 
 def loopback(index: int, per: int = 20) -> str:

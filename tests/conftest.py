@@ -1,8 +1,9 @@
-"""Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock."""
+"""Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock, and no
+process left running after a test."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
@@ -11,10 +12,20 @@ import pytest
 
 from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
+from tests.processes import reap
 from tests.wire import OPERATOR, FakeClock
 
 # PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
 pytest_plugins = ["tests.pg", "tests.redis_server"]
+
+
+@pytest.fixture(autouse=True)
+def no_process_left() -> Iterator[None]:
+    """After every test, kill what `tests.processes.spawn` started that the test left running (any failure path)."""
+    try:
+        yield
+    finally:
+        reap()
 
 
 def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str = "-") -> Position:

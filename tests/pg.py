@@ -106,7 +106,8 @@ class PostgresServer:
     def stop(self) -> None:
         """Stop the server and remove its files."""
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -145,8 +146,8 @@ def postgres() -> Iterator[PostgresServer]:
         _unavailable("PostgreSQL server binaries (initdb, pg_ctl, postgres) not found: apt-get install postgresql")
     assert bindir is not None
     server = PostgresServer(bindir)
-    server.start()
     try:
+        server.start()  # a start that timed out may have left a postmaster to stop
         yield server
     finally:
         server.stop()

@@ -59,6 +59,25 @@ def run(argv: Sequence[str], timeout: float = 120, **popen: Any) -> subprocess.C
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
+_SPAWNED: set[int] = set()
+"""Process groups `spawn` started in this test (killed after it by `reap`)."""
+
+
+async def spawn(*argv: str, **kw: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(*argv)` in a group of its own, which `reap` kills after the test (an autouse
+    fixture of conftest) if the test left it running on any path: for processes that a test starts and stops by
+    steps of its own (a node killed with SIGKILL, restarted, stopped with SIGTERM)."""
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=kw.pop("cwd", ROOT), start_new_session=True, **kw)
+    _SPAWNED.add(proc.pid)
+    return proc
+
+
+def reap() -> None:
+    """Kill the group of every process `spawn` started (those already ended are gone: no harm)."""
+    while _SPAWNED:
+        _kill_group(_SPAWNED.pop())
+
+
 @contextlib.asynccontextmanager
 async def spawned(*argv: str, **kw: Any) -> AsyncIterator[asyncio.subprocess.Process]:
     """`asyncio.create_subprocess_exec(*argv)` in a group of its own; on the way out its group is killed."""

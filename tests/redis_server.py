@@ -81,8 +81,8 @@ def redis_server() -> Iterator[RedisServer]:
         _unavailable("redis-server not found: apt-get install redis-server")
     assert binary is not None
     server = RedisServer(binary)
-    server.start()
     try:
+        server.start()  # a start that fails still has a process to stop
         yield server
     finally:
         server.close()

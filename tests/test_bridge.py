@@ -20,6 +20,7 @@ from protocol import Position, Variant
 from server.app import RunningServer
 from server.storage import StoredGame, list_games
 from tests.conftest import Serve
+from tests.processes import KALAH, spawn
 from tests.wire import Client, FirstLegal, eventually
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,10 +63,9 @@ async def test_two_bridge_commands_seek_and_meet(serve: Serve, tmp_path: Path) -
     running = await serve()
 
     async def command(name: str) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "cli.main", "bridge", "--server", running.url, "--engine", engine(),
-            "--name", name, "--seek", "--games", "1", cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        return await spawn(*KALAH, "bridge", "--server", running.url, "--engine", engine(),
+                           "--name", name, "--seek", "--games", "1",
+                           stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
     procs = [await command("left"), await command("right")]
     outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), 60)

@@ -10,6 +10,7 @@ import pytest
 
 from cli.main import main
 from server.storage import list_games
+from tests.processes import spawn
 
 KALAH_ENGINE = [sys.executable, "-m", "cli.main", "engine"]
 
@@ -17,9 +18,8 @@ KALAH_ENGINE = [sys.executable, "-m", "cli.main", "engine"]
 async def test_kalah_engine_speaks_kgp_on_its_standard_streams() -> None:
     """Greeted on stdin, it names itself and asks for freeplay on stdout; it answers a state with a legal move
     and yield, a ping with pong, and leaves at goodbye with status 0; its reports go to stderr only."""
-    proc = await asyncio.create_subprocess_exec(*KALAH_ENGINE, "greedy", "--think", "0.1",
-                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
+    proc = await spawn(*KALAH_ENGINE, "greedy", "--think", "0.1", stdin=asyncio.subprocess.PIPE,
+                       stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
 
     async def expect(name: str) -> list[str]:

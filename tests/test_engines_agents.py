@@ -11,6 +11,7 @@ from protocol import Position, Variant
 from server.engines.gateway import Gateway
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
+from tests import processes
 from tests.agents.kgp_client import gateway, port_of
 from tests.conftest import Serve
 from tests.wire import Client, action_msg, eventually, live_match
@@ -20,8 +21,8 @@ AGENTS = Path(__file__).resolve().parent / "agents"
 
 async def spawn(script: str, *args: str) -> asyncio.subprocess.Process:
     """Start an agent script (it imports nothing of the project) with this Python."""
-    return await asyncio.create_subprocess_exec(sys.executable, str(AGENTS / script), *args,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    return await processes.spawn(sys.executable, str(AGENTS / script), *args,  # killed after the test if left
+                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
 def game_of(db: Path, name: str) -> StoredGame | None:

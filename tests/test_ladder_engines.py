@@ -15,7 +15,7 @@ from cli.main import main
 from cli.stored_games import get_game
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
-from tests.processes import KALAH, run
+from tests.processes import KALAH, run, spawn
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 ENGINE = f"{sys.executable} {AGENTS / 'pipe_engine.py'}"
@@ -179,8 +179,7 @@ async def test_a_ladder_killed_mid_game_takes_up_the_engine_game_where_it_stood(
     os.mkfifo(fifo)
     args = ladder(tmp_path, "--bots", "random", f"--engine=good={ENGINE} notify {fifo}", "--games", "4",
                   "--concurrency", "1", "--clock", "5/move")
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", *args,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await spawn(*KALAH, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     assert await asyncio.to_thread(first_line, fifo) == "moved\n"  # the first game's engine made its third move
     proc.kill()
     await proc.wait()

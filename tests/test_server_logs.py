@@ -6,14 +6,13 @@ import asyncio
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from server.logs import LOGGER_NAME, JsonFormatter, TextFormatter, event
-from tests.cluster_play import ROOT
 from tests.conftest import Serve
+from tests.processes import KALAH, spawn
 from tests.wire import Client, FirstLegal, Json, is_game_over, live_match
 
 
@@ -77,9 +76,8 @@ async def serve_and_play(tmp_path: Path, *flags: str) -> tuple[list[str], Json, 
     creator's welcome and the match id."""
     log_path = tmp_path / "server.log"
     with log_path.open("w") as log:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "cli.main", "serve", "--port", "0", "--db", str(tmp_path / "arena.sqlite3"),
-            "--log-level", "info", *flags, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=log)
+        proc = await spawn(*KALAH, "serve", "--port", "0", "--db", str(tmp_path / "arena.sqlite3"),
+                           "--log-level", "info", *flags, stdout=asyncio.subprocess.PIPE, stderr=log)
     try:
         assert proc.stdout is not None
         url = re.findall(r"ws://\S+", (await asyncio.wait_for(proc.stdout.readline(), 60)).decode())[0]

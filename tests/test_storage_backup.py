@@ -6,7 +6,6 @@ import asyncio
 import json
 import random
 import sqlite3
-import sys
 import urllib.request
 from contextlib import closing
 from pathlib import Path
@@ -14,7 +13,8 @@ from pathlib import Path
 from protocol import Game, Variant
 from server.storage import fetch_game
 from server.storage.schema import SCHEMA, SQLITE_MIGRATIONS
-from tests.cluster_play import ROOT, loopback, start_node
+from tests.cluster_play import loopback, start_node
+from tests.processes import KALAH, spawn
 from tests.wire import Client, action_msg, eventually, live_match
 
 VARIANT = "kalah(6,4)"
@@ -23,8 +23,7 @@ PAIRS = 6
 
 async def kalah(*args: str) -> tuple[int, str]:
     """Run `kalah ARGS...` in a child process; its exit status and its output and errors together."""
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", *args, cwd=ROOT,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    proc = await spawn(*KALAH, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
     finally:
