@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +97,7 @@ class Agent:
         self._asks: dict[int, _Ask] = {}
         self._pong: asyncio.Future[None] | None = None
         self._limiter = RateLimiter(limits.rate, limits.burst)
+        self.opened = time.monotonic()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- sending ---------------------------------------------------------------------------

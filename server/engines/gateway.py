@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from server.engines.links import Link, TcpLink
 from server.identity import ENGINE_PREFIX, hash_token, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
-from server.peers import address_of
+from server.peers import address_of, prefix_of
 from server.storage import StoredPlayer
 
 if TYPE_CHECKING:
@@ -159,8 +160,9 @@ class Gateway:
             link.write(b'error "your address is banned by the server\'s operator"\r\ngoodbye\r\n')
             link.close()
             return
-        if (self.closing or len(self.agents) >= opts.kgp_max_connections
-                or self.per_host.get(host, 0) >= opts.kgp_max_per_address):
+        if (self.closing or self.per_host.get(host, 0) >= opts.kgp_max_per_address
+                or (len(self.agents) >= opts.kgp_max_connections and self.open_agents() >= opts.kgp_max_connections
+                    and not self.make_room(host))):
             log_event("kgp_connection_refused", remote=host)
             link.write(b'error "too many connections: try again later"\r\ngoodbye\r\n')
             link.close()
@@ -175,6 +177,26 @@ class Gateway:
             self.per_host[host] -= 1
             if not self.per_host[host]:
                 del self.per_host[host]
+
+    def open_agents(self) -> int:
+        """Agents connected and not being closed."""
+        return sum(not agent.closed.is_set() for agent in self.agents)
+
+    def make_room(self, host: str) -> bool:
+        """At the connection limit: say goodbye to the oldest agent that asked for no game yet (no `mode`) of the
+        network holding the most connections, unless that is `host`'s own; whether one is leaving."""
+        counts = Counter(prefix_of(agent.host) for agent in self.agents if not agent.closed.is_set())
+        prefix, most = counts.most_common(1)[0] if counts else ("", 0)
+        if most <= counts.get(prefix_of(host), 0) + 1:
+            return False
+        idle = [agent for agent in self.agents
+                if agent.mode is None and not agent.closed.is_set() and prefix_of(agent.host) == prefix]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda agent: agent.opened)
+        log_event("kgp_connection_shed", remote=victim.remote, prefix=prefix, held=most)
+        victim.kill("too many connections, and you asked for no game yet: try again later")
+        return True
 
     def gone(self, agent: Agent) -> None:
         """An agent's connection closed: out of the queue; its match (if any) hears of it."""
