@@ -32,6 +32,15 @@ def _named(node: Any, inline: Any, ref: dict[str, str]) -> Any:
     return node
 
 
+def _tags_required(model: dict[str, Any]) -> None:
+    """Mark a message's `type` and `kind` tags required, as the decoders read them (a model gives them defaults,
+    which makes them optional in the generated schema)."""
+    props = model.get("properties", {})
+    tags = [tag for tag in ("type", "kind") if "const" in props.get(tag, {})]
+    if tags:
+        model["required"] = [*tags, *(field for field in model.get("required", []) if field not in tags)]
+
+
 def wire_schema() -> dict[str, Any]:
     """The JSON Schema of every message of both directions, with shared definitions."""
     unions: list[tuple[str, TypeAdapter[Any]]] = [
@@ -43,6 +52,8 @@ def wire_schema() -> dict[str, Any]:
     defs: dict[str, Any] = dict(shared.get("$defs", {}))
     for name, _ in unions:
         defs[name] = refs[(name, "validation")]
+    for value in defs.values():
+        _tags_required(value)
     event = {"$ref": "#/$defs/MatchEvent"}
     defs = {name: value if name == "MatchEvent" else _named(value, defs["MatchEvent"], event)
             for name, value in defs.items()}
