@@ -65,4 +65,6 @@ def run(args: argparse.Namespace) -> int:
     )
     app = KalahApp(launch)
     app.run()
+    if app.farewell:
+        print(app.farewell)
     return app.return_code or 0  # 1 when the client gave up (no server, refused name)

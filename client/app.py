@@ -112,6 +112,8 @@ class KalahApp(App[None]):
         self._watched: set[str] = set()
         """Matches asked for with `watch` (shown as a spectator when `launch.spectate`)."""
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.farewell: str | None = None
+        """What the command prints once the screen is restored (set when `q` leaves an unfinished game)."""
         self.lobby = LobbyScreen(launch.name, launch.library, offline=launch.offline,
                                  private=launch.url is None and not launch.offline)
 
@@ -370,6 +372,20 @@ class KalahApp(App[None]):
         return answer
 
     # --- app-wide actions -------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        """Quit; when a game of the player's is unfinished, say that it is kept and how to take it up again."""
+        unfinished = [s.match_id for s in self.screen_stack
+                      if isinstance(s, GameScreen) and not s.spectating and not s.state.over]
+        if unfinished:
+            launch = self.launch
+            name = self.connection.name if self.connection is not None else launch.name
+            where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
+                                                                         else "")
+            self.farewell = (f"Your game {unfinished[-1]} is kept on the server: `kalah play{where} --name {name} "
+                             "--resume` takes it up again (against a person, who may claim the win once you "
+                             "have been away for the server's grace period).")
+        self.exit()
 
     def action_toggle_theme(self) -> None:
         """Switch between the dark and the light theme."""

@@ -55,10 +55,11 @@ def rules_text(v: Variant) -> str:
                   "house to any other (choose two houses), or none (key n)."]
     if v.time_control is not None:
         lines += ["", f"[b]Clock:[/b] {v.time_control.text()} seconds; running out of time loses."]
+    keys = [*(["s: swap"] if v.pie else []), *(["n: no transfer"] if v.opening_transfer else []),
+            "r: resign", "?: this help", "Esc: back", "q: quit (an unfinished game is kept: kalah play --resume)"]
     lines += [
         "",
         "[b]Keys.[/b] 1-9, 0, -, = choose your houses left to right; ←/→ and Enter; or click a house. "
-        "s: swap · r: resign · ?: this help · Esc: back · q: quit. "
-        "In a replay: ←/→ step, Home/End jump.",
+        + " · ".join(keys) + ". In a replay: ←/→ step, Home/End jump.",
     ]
     return "\n".join(lines)

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 from websockets.sync.client import connect
 
 from cli.main import main
 from client.app import KalahApp
+from client.screens.dialogs import HelpScreen
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen
 from protocol import Side
 from protocol.messages import Hello, decode_server, encode
+from tests.client_hosts import until
 from tests.processes import kalah_serve
 
 
@@ -146,3 +150,41 @@ def test_a_key_from_the_web_page_plays_in_the_terminal(sessions: list[Seen], ser
     monkeypatch.setenv("KALAH_TOKEN", welcome.token)
     assert main(["play", "--server", server, "--lobby"]) == 0
     assert sessions[-1].player == f"webby {welcome.player_id}"
+
+
+def test_q_mid_game_says_the_game_is_kept_and_how_to_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`q` in an unfinished game quits with a line saying the game is kept and the command that takes it up again,
+    which does; `?` lists the swap key only in a variant with the pie rule."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    seen: list[tuple[str | None, str]] = []
+
+    def headless(app: KalahApp) -> None:
+        async def session() -> None:
+            async with app.run_test(size=(100, 32)) as pilot:
+                await until(pilot, lambda: isinstance(app.screen, GameScreen) and app.screen.state.variant is not None)
+                screen = app.screen
+                assert isinstance(screen, GameScreen)
+                await pilot.press("question_mark")
+                await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+                seen.append((screen.match_id, str(app.screen.query_one("#rules", Static).render())))
+                await pilot.press("escape")
+                await until(pilot, lambda: app.screen is screen)
+                await pilot.press("q")
+
+        asyncio.run(session())
+
+    monkeypatch.setattr(KalahApp, "run", headless)
+    db = tmp_path / "arena.sqlite3"
+    assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2"]) == 0
+    match_id, rules = seen[-1]
+    out = capsys.readouterr().out
+    assert f"Your game {match_id} is kept" in out and out.count("\n") == 1
+    assert "s: swap" not in rules and "q: quit (an unfinished game is kept" in rules
+    resume = shlex.split(out.split("`")[1])
+    assert resume == ["kalah", "play", "--db", str(db), "--name", "ann", "--resume"]
+    assert main(resume[1:]) == 0
+    assert seen[-1][0] == match_id  # taken up again, and quit again with the same note
+    assert f"Your game {match_id} is kept" in capsys.readouterr().out
+    assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2", "--pie"]) == 0
+    assert "s: swap" in seen[-1][1]
