@@ -238,6 +238,16 @@ def retry_after_ms(seconds: float) -> int:
     return max(1, min(MAX_RETRY_MS, int(seconds * 1000) + 1))
 
 
+class UnavailableError(ServerError):
+    """The database cannot store changes now (its disk is full, or it cannot be reached): nothing was stored."""
+
+    code = "unavailable"
+
+    def __init__(self, message: str, retry_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_ms = None if retry_s is None else retry_after_ms(retry_s)
+
+
 class NameTakenError(ServerError):
     """A new identity under a name another identity holds (names compare case- and Unicode-folded)."""
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from protocol.errors import KalahError, UnavailableError
 from protocol.outcome import EndReason
 from server.identity import name_key
+from server.logs import event as log_event
 from server.storage.games import GameReads
 
 Op = tuple[str, tuple[Any, ...]]
@@ -28,6 +30,15 @@ Op = tuple[str, tuple[Any, ...]]
 
 
 MAX_BATCH = 2000
+RETRY_S = 1.0
+"""The retry hint of a change the database could not store."""
+
+
+def unavailable(error: BaseException) -> UnavailableError:
+    """The typed refusal of a change the database failed to store (disk full, connection lost, ...)."""
+    reason = "its disk is full" if "full" in str(error).lower() else type(error).__name__
+    return UnavailableError(f"the database could not store this change ({reason}): nothing was stored; "
+                            "try again shortly", RETRY_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +152,16 @@ class Storage(GameReads):
             self.on_commit(elapsed)
             self.commits += 1
             self.items += len(batch)
+            if any(error is not None and not isinstance(error, KalahError) for error in results):
+                log_event("storage_unavailable", level=40,
+                          error=next(repr(e) for e in results if e is not None and not isinstance(e, KalahError)))
             for (_, fut), error in zip(batch, results, strict=True):
                 if fut.done():
                     continue
                 if error is None:
                     fut.set_result(None)
                 else:
-                    fut.set_exception(error)
+                    fut.set_exception(error if isinstance(error, KalahError) else unavailable(error))
             if closing:
                 return
 
