@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     common = {"name": args.name or default_name(), "animate": not args.no_animation, "light": args.light}
     if url:
         launch = Launch(url=url, start="replay" if match_id else "lobby", match_id=match_id,
-                        identity_file=default_identity_file(), resume=False, **common)
+                        identity_file=default_identity_file(), resume=False, guest=True, **common)
     else:
         from cli.games import with_detail
         from cli.stored_games import SourceError, get_game, query_games

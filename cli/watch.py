@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("which server? give --server ws://host:port (or set $KALAH_SERVER)")
     launch = Launch(url=url, name=args.name or default_name(), start="watch" if args.match else "lobby",
                     match_id=args.match, animate=not args.no_animation, light=args.light,
-                    identity_file=default_identity_file(), resume=False, spectate=True)
+                    identity_file=default_identity_file(), resume=False, spectate=True, guest=True)
     app = KalahApp(launch)
     app.run()
     return app.return_code or 0  # 1 when the client gave up (no server, refused name)

@@ -84,6 +84,8 @@ class Launch:
     False never (flags chose what to start), None when nothing was said (then the app asks: resume or new)."""
     spectate: bool = False
     """`kalah watch`: a match asked for with `watch` is shown as a spectator even to an identity seated in it."""
+    guest: bool = False
+    """`kalah watch` and `kalah replay`: a name the server refuses is replaced by a guest's (they need no name)."""
 
     def server_keys(self, url: str | None, store: str | None) -> list[str]:
         """Where the identity is filed: the server's database when it is on this machine, its URL when named."""
@@ -145,7 +147,7 @@ class KalahApp(App[None]):
             url, self.launch.name, token=self.launch.token,
             on_message=lambda m: self.post_message(received(m)),
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
-            retry_delays=self.launch.retry_delays, find_token=self._remembered, guest=self.launch.spectate,
+            retry_delays=self.launch.retry_delays, find_token=self._remembered, guest=self.launch.guest,
         )
         failure = await self.connection.run()
         if failure is not None:
@@ -262,8 +264,8 @@ class KalahApp(App[None]):
         connection = self.connection
         if connection is not None and connection.guest_instead is not None:
             if not self._started:
-                self.notify(f"The name {connection.guest_instead!r} is not yours on this server: watching as "
-                            f"{name}.", title="Watching as a guest")
+                self.notify(f"The name {connection.guest_instead!r} is not yours on this server: you are the "
+                            f"guest {name} here.", title="Here as a guest")
             return
         if self.launch.identity_file is None:
             return

@@ -116,7 +116,8 @@ def test_watch_under_a_players_identity_is_spectating(sessions: list[Seen], serv
 
 def test_my_name_works_on_a_server_over_my_own_database(sessions: list[Seen], tmp_path: Path) -> None:
     """`kalah play` (embedded), then `kalah serve` on the same file and `kalah play --server`: the same identity, not
-    "name taken"; `kalah watch` under a name another identity holds (or a bot's) watches as a guest."""
+    "name taken"; `kalah watch` (and `kalah replay`) under a name another identity holds (or a bot's) come in as a
+    guest."""
     db = tmp_path / "mine.sqlite3"
     assert main(["play", "--db", str(db), "--name", "root", "--bot", "1", "-H", "3", "-s", "2"]) == 0
     embedded = sessions[-1]
@@ -132,6 +133,8 @@ def test_my_name_works_on_a_server_over_my_own_database(sessions: list[Seen], tm
             watched = sessions[-1]
             assert (watched.screen, watched.match_id, watched.you) == ("game", embedded.match_id, None)
             assert watched.player is not None and watched.player.startswith("guest-")
+        assert main(["replay", embedded.match_id or "", "--server", url, "--name", "bob"]) == 0
+        assert sessions[-1].screen == "ReplayScreen" and (sessions[-1].player or "").startswith("guest-")
         assert main(["play", "--server", url, "--name", "root", "--resume"]) == 0  # the guest took nothing of root's
         assert (sessions[-1].match_id, sessions[-1].you, sessions[-1].player) == (
             embedded.match_id, Side.SOUTH, embedded.player)
