@@ -120,9 +120,10 @@ async def _main(args: argparse.Namespace, logs: EventFormatter) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    if running.arena.cluster is not None:
-        logs.node = running.arena.cluster.node_id
-    node = "" if running.arena.cluster is None else f", node {running.arena.cluster.node_id} on bus {args.bus}"
+    node_id = running.arena.replication.node_id
+    if node_id is not None:
+        logs.node = node_id
+    node = "" if node_id is None else f", node {node_id} on bus {args.bus}"
     print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -22,7 +23,7 @@ from websockets.http11 import Request, Response
 from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES
 from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
-from server.arena import Arena
+from server.arena import Arena, Deployment, single_node
 from server.arena_options import ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
@@ -36,9 +37,6 @@ from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
 from server.storage import Storage, StorageError
-
-if TYPE_CHECKING:
-    from server.cluster import Cluster
 from server.web import ClaimLimits
 from server.web import respond as web_page
 
@@ -130,8 +128,7 @@ class RunningServer:
         self.server.close(close_connections=True)
         await self.server.wait_closed()
         await self.router.moderation.close()
-        if self.arena.cluster is not None:
-            await self.arena.cluster.close()
+        await self.arena.replication.close()
         await self.arena.storage.close()
         self.arena.bots.close()
         self.router.analyst.close()
@@ -210,9 +207,7 @@ class _Handler:
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
                     "commit_seconds": round(arena.storage.commit_seconds, 3),
-                    "role": "single" if arena.cluster is None else "cluster-node"}
-            if arena.cluster is not None:
-                body["cluster"] = arena.cluster.health()
+                    "role": arena.replication.role, **arena.replication.health()}
             response = conn.respond(status, json.dumps(body) + "\n")
             response.headers["Content-Type"] = "application/json"
             return response
@@ -345,19 +340,27 @@ class _Handler:
             return [_error(InternalError("the server failed to serve this request"), request, match_id)]
 
 
-def _cluster(arena: Arena, bus: str, node_id: str | None) -> Cluster:
-    """This server's part in a cluster (redis-py is imported only by a server that has one)."""
+def _deployment(bus: str | None, node_id: str | None) -> Callable[[Arena], Deployment]:
+    """How the arena is deployed: on its own, or as one node of a cluster on the bus `bus` (redis-py is
+    imported only by a server that has one)."""
+    if bus is None:
+        return single_node
     try:
-        from server.cluster import Cluster, ClusterOptions
+        from server.cluster import ClusterOptions, cluster_node
     except ImportError:
         raise StorageError("several nodes need redis-py: pip install 'kalah-arena[cluster]'") from None
     from server.cluster.bus import describe_bus
 
     options = ClusterOptions(bus) if node_id is None else ClusterOptions(bus, node_id)
-    try:
-        return Cluster(arena, options)
-    except ValueError as exc:  # a URL redis-py cannot read
-        raise StorageError(f"bus {describe_bus(bus)}: {exc}") from None
+
+    def deploy(arena: Arena) -> Deployment:
+        """This server's part in the cluster."""
+        try:
+            return cluster_node(arena, options)
+        except ValueError as exc:  # a URL redis-py cannot read
+            raise StorageError(f"bus {describe_bus(bus)}: {exc}") from None
+
+    return deploy
 
 
 async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 0,
@@ -369,10 +372,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
                      max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
                      table_bytes=server_opts.table_bytes)
-    arena = Arena(storage, bots, arena_opts)
     try:
-        if server_opts.bus is not None:
-            arena.cluster = _cluster(arena, server_opts.bus, server_opts.node_id)
+        arena = Arena(storage, bots, arena_opts, _deployment(server_opts.bus, server_opts.node_id))
         await load(arena)
         router = Router(arena)
         handler = _Handler(router, server_opts, await storage.store_id())
@@ -390,15 +391,13 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     router.moderation.start()
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
-    if arena.cluster is not None:
-        arena.cluster.nodes.address = f"{bound_host}:{bound_port}"
-        try:
-            await arena.cluster.start()
-        except BaseException:
-            server.close()
-            await arena.cluster.close()
-            await storage.close()
-            raise
+    try:
+        await arena.replication.start(f"{bound_host}:{bound_port}")
+    except BaseException:
+        server.close()
+        await arena.replication.close()
+        await storage.close()
+        raise
     log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)

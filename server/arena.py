@@ -1,8 +1,13 @@
-"""The arena: every room, identity and seek, and the durable path of each change.
+"""The arena: every room and seek, and the durable path of each change.
 
 Each change to a match follows one path under the room's lock: the sans-I/O `Match`
-prepares it (or refuses it with a typed error), storage commits it, the match commits it,
-then the actor gets its ack and every follower the new events (durable before visible).
+prepares it (or refuses it with a typed error), `store` commits it to storage and then to the
+match, and `publish` updates the indexes, tells the actor and every follower (durable before
+visible) and runs the after-change hooks. A change another node made reaches `publish` too.
+
+The arena's collaborators are chosen once, at start-up: `identities` (the one writer of
+players), `presence` (who is connected), `replication` (a server alone, or one node of a
+cluster: `server.replication`) and `bot_turns`. The arena never asks which deployment runs.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ import hmac
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from protocol.actions import Action
 from protocol.messages import Ack, AnyMatchEvent
@@ -22,7 +28,6 @@ from protocol.variant import Variant
 from server.arena_options import ArenaOptions
 from server.bot_turns import BotTurns
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
-from server.connections import Connections
 from server.errors import (
     FuturePlyError,
     MatchExistsError,
@@ -37,25 +42,34 @@ from server.identity import new_id
 from server.logs import event as log_event
 from server.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
 from server.metrics import Metrics
+from server.presence import Presence
 from server.quotas import QuotaLimits, Quotas
 from server.ratings import Rating, update_pair
+from server.replication import Replication, SingleNode
 from server.rooms import Room
 from server.session import Session
 from server.storage import ConflictError, Op, Storage, StoredPlayer
 from server.storage.writer import op_rating
 
-if TYPE_CHECKING:
-    from server.cluster import Cluster
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """How this server runs beside others (chosen once, at start-up): its replication and its presence."""
+
+    replication: Replication
+    presence: Presence
 
 
-RETRIES = 3
-"""Times a change is prepared again after another node stored one first (in a cluster)."""
+def single_node(arena: Arena) -> Deployment:
+    """A server on its own."""
+    return Deployment(SingleNode(arena), arena.local_presence())
 
 
-class Arena(Connections, BotTurns):
+class Arena:
     """All live state of the server, and the one path by which matches change."""
 
-    def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions) -> None:
+    def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions,
+                 deploy: Callable[[Arena], Deployment] = single_node) -> None:
         self.storage = storage
         self.bots = bots
         self.options = options
@@ -64,18 +78,12 @@ class Arena(Connections, BotTurns):
         self.identities = Identities(storage, self.write)
         """Every known player, and the one writer of new ones."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
-        self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
-        """Player id -> its open connections: the one record of who is connected."""
-        self.away_since: dict[str, float] = {}
-        """Player id -> when its last connection closed (or the server started), while it has none."""
         self.seeks: dict[str, Session] = {}
         self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)
         """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
         self.creating: set[str] = set()
         """Ids of the matches whose creation is being stored."""
         self.quotas = Quotas(QuotaLimits.of(options))
-        self.paces: dict[str, float] = {}
-        """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
         self.quarantined = 0
         """Matches set aside at load because they could not be read back."""
         self.started = self.now()
@@ -85,8 +93,15 @@ class Arena(Connections, BotTurns):
         self.metrics = Metrics()
         storage.on_commit = self.metrics.commit_seconds.observe
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.cluster: Cluster | None = None
-        """This node's part in a cluster (`kalah serve --bus`), or None for a server on its own."""
+        self.bot_turns = BotTurns(self.loop, bots, self.now, self.owns, lambda: self.closing, self.spawn, self.act,
+                                  self.metrics)
+        deployment = deploy(self)
+        self.replication = deployment.replication
+        self.presence = deployment.presence
+
+    def local_presence(self) -> Presence:
+        """The connection record of this server alone (a cluster's presence extends it)."""
+        return Presence(self.loop, self.now, self.options.presence_delay_s, self.rooms_of)
 
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""
@@ -99,7 +114,7 @@ class Arena(Connections, BotTurns):
 
     def owns(self, room: Room) -> bool:
         """Whether this server runs the match's clocks, hosted bots and expiry (a lone server runs all)."""
-        return self.cluster is None or self.cluster.owns(room.match.match_id)
+        return self.replication.owns(room.match.match_id)
 
     async def player(self, player_id: str) -> StoredPlayer | None:
         """A known player, or one read from the database (in a cluster, another node may have made it)."""
@@ -107,9 +122,7 @@ class Arena(Connections, BotTurns):
 
     async def find_room(self, match_id: str) -> Room:
         """The room of an open, live or recently finished match (in a cluster, loaded from the database)."""
-        room = self.rooms.get(match_id)
-        if room is None and self.cluster is not None:
-            room = await self.cluster.find(match_id)
+        room = self.rooms.get(match_id) or await self.replication.find(match_id)
         return room if room is not None else self.room(match_id)
 
     def call_at(self, when: float, callback: Callable[[], object]) -> asyncio.TimerHandle:
@@ -136,8 +149,7 @@ class Arena(Connections, BotTurns):
         """Register a room and index its seats by player."""
         self.rooms[room.match.match_id] = room
         self.index_seats(room)
-        if self.cluster is not None:
-            self.cluster.watch(room.match.match_id)
+        self.replication.watch(room.match.match_id)
 
     def index_seats(self, room: Room) -> None:
         """Note who holds a seat in `room` (after a join)."""
@@ -148,9 +160,8 @@ class Arena(Connections, BotTurns):
     def drop_room(self, match_id: str) -> Room | None:
         """Forget a room and its seat index entries."""
         room = self.rooms.pop(match_id, None)
-        self.paces.pop(match_id, None)
-        if self.cluster is not None:
-            self.cluster.unwatch(match_id)
+        self.bot_turns.paces.pop(match_id, None)
+        self.replication.unwatch(match_id)
         if room is not None:
             for seat in room.match.seats:
                 if seat is not None:
@@ -212,30 +223,44 @@ class Arena(Connections, BotTurns):
 
     async def apply(self, room: Room, change: ArenaChange, actor: Session | None = None,
                     follow: Session | None = None) -> list[AnyMatchEvent]:
-        """The one path of every change (the caller holds the room's lock, a new room's is free).
+        """The one path of every change made here (the caller holds the room's lock, a new room's is free):
+        `store`; the other servers are told (a new match is this one's from then on); then `publish` (the
+        actor's ack first; `follow` added as a follower after the events, its caller sending it the snapshot
+        that holds them)."""
+        events, updates = await self.store(room, change)
+        self.replication.stored(room, change)
+        self.publish(room, change, events, updates, actor, follow)
+        if isinstance(change, ActionChange):  # its followers here had it then (another node's: bus_follower_seconds)
+            self.metrics.local_follower_seconds.observe(self.now() - change.at)
+        return events
 
-        Refuse while closing; store the change (with the ratings an end brings) as one durable
-        write; commit it to the match; update the indexes and ratings; publish its events (the
-        actor's ack first; `follow` added as a follower after them, its caller sending it the snapshot that
-        holds them); then the after-change hooks.
-        """
+    async def store(self, room: Room, change: ArenaChange) -> tuple[list[AnyMatchEvent], list[tuple[str, Rating, int]]]:
+        """Refuse while closing; store the change (with the ratings an end brings, and what the deployment adds)
+        as one durable write; commit it to the match. Its events, and the rating updates stored."""
         m = room.match
         end = end_of(change)
-        cluster = self.cluster
-        if end is not None and cluster is not None and m.rated:
-            await cluster.fresh_ratings([s.player_id for s in m.seats if s is not None])
+        if end is not None and m.rated:
+            self.ratings.update(await self.replication.fresh_ratings([s.player_id for s in m.seats if s]))
         updates = [] if end is None else self.rating_updates(room, end)
         ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
-        if cluster is None:
-            await self.write(ops)
-        else:
-            try:
-                await self.write(cluster.ops(room, change, updates) + ops)
-            except ConflictError:
-                if not isinstance(change, CreateChange):
-                    await cluster.conflict(room)
-                raise
+        try:
+            await self.write(self.replication.guards(room, change, updates) + ops)
+        except ConflictError:
+            if not isinstance(change, CreateChange):
+                await self.replication.conflict(room)
+            raise
         events = [] if isinstance(change, CreateChange | CancelChange) else m.commit(change)
+        if isinstance(change, ActionChange):
+            self.actions += 1  # counted where it was stored (each node's copy publishes it too)
+        return events, updates
+
+    def publish(self, room: Room, change: ArenaChange, events: list[AnyMatchEvent],
+                updates: Sequence[tuple[str, Rating, int]] = (), actor: Session | None = None,
+                follow: Session | None = None) -> None:
+        """After a change was stored and committed to the match (here, or by another node): the indexes, quotas,
+        ratings and logs; the events to every follower; then clocks, bots and expiry."""
+        m = room.match
+        end = end_of(change)
         if isinstance(change, CreateChange):
             self.add_room(room)
             for step in change.steps:
@@ -246,20 +271,17 @@ class Arena(Connections, BotTurns):
         elif isinstance(change, JoinChange):
             self.index_seats(room)
             self.quotas.release(m.match_id)
+            self.presence.announce(room)  # who is connected, now that both seats are known
         elif isinstance(change, CancelChange):
             self.drop_room(m.match_id)
             self.quotas.release(m.match_id)
             room.cancel_timer()
             log_event("match_cancelled", match=m.match_id)
-            if cluster is not None:
-                cluster.stored(room, change)
-            return events
+            return
         if end is not None:
             self.quotas.release(m.match_id)
         for pid, rating, games in updates:
             self.ratings[pid] = (rating, games)
-        if isinstance(change, ActionChange):
-            self.actions += 1
         if end is not None:
             log_event("match_finished", match=m.match_id, reason=end.reason, result=end.result,
                       winner_seat=end.winner, ply=m.ply)
@@ -267,20 +289,16 @@ class Arena(Connections, BotTurns):
         if actor is not None and isinstance(change, ActionChange):
             first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
         room.send_texts(m.texts(events), first)  # each event encoded once, when the match logged it
-        if isinstance(change, ActionChange):
-            self.metrics.local_follower_seconds.observe(self.now() - change.at)
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)
-        if cluster is not None:
-            cluster.stored(room, change)
         self.after_change(room)
-        return events
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
         """Validate, store, apply and publish one action; the actor gets its ack first."""
         m = room.match
         async with room.lock:
-            for attempt in range(RETRIES):
+            retries = self.replication.retries
+            for attempt in range(retries):
                 self.refuse_if_closing()
                 try:
                     flag = m.prepare_flag()
@@ -295,17 +313,18 @@ class Arena(Connections, BotTurns):
                     await self.apply(room, change, actor)
                     return
                 except ConflictError:  # another node stored a change first: prepare again on what it stored
-                    if self.cluster is None or attempt == RETRIES - 1:
+                    if attempt == retries - 1:
                         raise
                 except FuturePlyError:  # the player saw a ply this copy has not heard of yet: read it
-                    if self.cluster is None or attempt == RETRIES - 1:
+                    if attempt == retries - 1:
                         raise
-                    await self.cluster.conflict(room)
+                    await self.replication.conflict(room)
 
     async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], follow: Session | None = None) -> None:
         """Prepare and apply a change (the caller holds the room's lock); in a cluster, one that another node
         beat is prepared again on the match as that node left it (which may refuse it with a typed error)."""
-        for attempt in range(RETRIES):
+        retries = self.replication.retries
+        for attempt in range(retries):
             change = prepare()
             if change is None:
                 return
@@ -313,7 +332,7 @@ class Arena(Connections, BotTurns):
                 await self.apply(room, change, follow=follow)
                 return
             except ConflictError:
-                if self.cluster is None or attempt == RETRIES - 1:
+                if attempt == retries - 1:
                     raise
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
@@ -337,7 +356,7 @@ class Arena(Connections, BotTurns):
         finally:
             self.creating.discard(match_id)
         if pace_s > 0:  # before the first bot turn, which apply only scheduled, looks it up
-            self.paces[match_id] = pace_s
+            self.bot_turns.paces[match_id] = pace_s
         return room
 
     def id_taken(self, match_id: str) -> bool:
@@ -363,7 +382,7 @@ class Arena(Connections, BotTurns):
         deadline = m.deadline()
         if deadline is not None:
             room.timer = self.call_at(deadline + 0.002, lambda: self.spawn(self.check_flag(room)))
-        self.maybe_bot(room)
+        self.bot_turns.maybe(room)
 
     async def expire(self, room: Room) -> None:
         """Cancel an open match that waited too long for an opponent."""
@@ -400,14 +419,45 @@ class Arena(Connections, BotTurns):
         self.closing = True
         for room in self.rooms.values():
             room.cancel_timer()
-        if self.cluster is not None:
-            await self.cluster.handover()
+        await self.replication.handover()
         deadline = self.now() + timeout
         while self.busy and self.now() < deadline:
             await asyncio.sleep(0.01)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # --- connections and seeks -------------------------------------------------------------------
+
+    def connect(self, session: Session) -> list[str]:
+        """A session said hello: its connection is noted; the ids of the unfinished matches where it holds a seat."""
+        return self.presence.connect(session)
+
+    def disconnect(self, session: Session) -> None:
+        """A connection closed: drop its seeks and follows; its seats' grace periods start."""
+        for variant, waiting in list(self.seeks.items()):
+            if waiting is session:
+                del self.seeks[variant]
+                self.replication.unseek(variant, session)
+        for match_id in list(session.following):
+            room = self.rooms.get(match_id)
+            if room is not None and room.unfollow(session):
+                self.presence.announce(room)
+        self.presence.disconnect(session)
+
+    def paired_elsewhere(self, player_id: str, match_id: str) -> None:
+        """Another node gave a player waiting here a seat in `match_id`: it stops waiting, follows the match
+        and gets its snapshot."""
+        for variant, waiting in list(self.seeks.items()):
+            if waiting.player_id == player_id:
+                del self.seeks[variant]
+                self.spawn(self._seated(waiting, match_id))
+
+    async def _seated(self, session: Session, match_id: str) -> None:
+        """Send a player paired by another node its new match (its first message of the match)."""
+        room = await self.find_room(match_id)
+        room.follow(session)
+        session.send(room.match.snapshot(room.match.seat_of(session.player_id or ""), room.spectators))
 
     def pick_seat(self, choice: str) -> int:
         """Seat 0 (South) or 1 (North) for a creator's choice."""

@@ -1,7 +1,7 @@
 """Hosted bots' turns: a bot to move thinks off the event loop, within its clock, paced if asked.
 
-A mixin of `Arena`, which provides the rooms, the clock, the bot runner and the change path
-(`act`); only the node that owns a match runs its bots.
+Only the server that owns a match runs its bots; the action goes through the arena's change
+path like a player's.
 """
 
 from __future__ import annotations
@@ -17,34 +17,39 @@ from server.metrics import Metrics
 from server.rooms import Room
 from server.session import Session
 
+Act = Callable[[Room, int, Action, int, Session | None], Awaitable[None]]
+"""The arena's change path for one action (room, seat, action, ply, actor)."""
+
 
 class BotTurns:
-    """The hosted bots' side of the arena (mixed into `Arena`)."""
+    """Starts and runs the hosted bots' turns of the matches this server owns."""
 
-    loop: asyncio.AbstractEventLoop
-    bots: BotRunner
-    closing: bool
-    paces: dict[str, float]
-    metrics: Metrics
-    """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
-    now: Callable[[], float]
-    owns: Callable[[Room], bool]
-    spawn: Callable[[Coroutine[Any, Any, Any]], None]
-    act: Callable[[Room, int, Action, int, Session | None], Awaitable[None]]
-    """The arena's change path for one action."""
+    def __init__(self, loop: asyncio.AbstractEventLoop, bots: BotRunner, now: Callable[[], float],
+                 owns: Callable[[Room], bool], closing: Callable[[], bool],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None], act: Act, metrics: Metrics) -> None:
+        self.loop = loop
+        self.bots = bots
+        self.now = now
+        self.owns = owns
+        self.closing = closing
+        self.spawn = spawn
+        self.act = act
+        self.metrics = metrics
+        self.paces: dict[str, float] = {}
+        """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
 
-    def maybe_bot(self, room: Room) -> None:
+    def maybe(self, room: Room) -> None:
         """If a hosted bot is to move, let it think (once at a time)."""
         seat = room.match.seat_to_move()
-        if seat is None or room.bot_busy or self.closing or not self.owns(room):
+        if seat is None or room.bot_busy or self.closing() or not self.owns(room):
             return
         who = room.match.seats[seat]
         if who is None or who.bot is None:
             return
         room.bot_busy = True
-        self.spawn(self.bot_turn(room, seat, who.bot))
+        self.spawn(self.turn(room, seat, who.bot))
 
-    async def bot_turn(self, room: Room, seat: int, bot: str) -> None:
+    async def turn(self, room: Room, seat: int, bot: str) -> None:
         """One hosted-bot action, chosen off the event loop within the bot's clock."""
         m = room.match
         ply = m.ply
@@ -62,7 +67,7 @@ class BotTurns:
         finally:
             room.bot_busy = False
         if m.status == "live" and m.ply != ply:
-            self.maybe_bot(room)
+            self.maybe(room)
 
     async def pace(self, room: Room, seat: int, began: float) -> None:
         """Hold a paced match's bot move until its minimum time per move has passed (at most half its clock)."""

@@ -154,7 +154,7 @@ class _ArenaCollector(Collector):
         yield from arena.metrics.timings()
         yield GaugeMetricFamily("kalah_connections", "Open websocket connections.", value=self.connections())
         yield GaugeMetricFamily("kalah_identities_online", "Identities with at least one connection to this node.",
-                                value=len(arena.sessions_of))
+                                value=len(arena.presence.sessions_of))
         matches = GaugeMetricFamily("kalah_matches", "Matches held in memory, by status and variant.",
                                     labels=["state", "variant"])
         by_kind = Counter((room.match.status, room.match.variant.text()) for room in arena.rooms.values())
@@ -171,9 +171,8 @@ class _ArenaCollector(Collector):
                                 "read back (see kalah quarantine).", value=arena.quarantined)
         yield CounterMetricFamily("kalah_bot_fallbacks", "Hosted-bot moves that were a random legal one (late, "
                                   "failed or shed).", value=arena.bots.fallbacks)
-        cluster = arena.cluster
-        if cluster is not None:
-            figures = cluster.health()
+        figures = arena.replication.health().get("cluster")  # a cluster node's own figures
+        if figures is not None:
             yield GaugeMetricFamily("kalah_cluster_owned_matches", "Unfinished matches this node owns.",
                                     value=figures["owned"])
             yield GaugeMetricFamily("kalah_cluster_copies", "Matches this node keeps a copy of for its followers.",

@@ -163,7 +163,7 @@ class Moderator:
 
     def _close_player(self, player_id: str) -> None:
         """Close every connection of a banned player on this node."""
-        for session in list(self.arena.sessions_of.get(player_id, ())):
+        for session in list(self.arena.presence.sessions_of.get(player_id, ())):
             refuse(session, "this identity is banned by the server's operator")
 
     def _close_address(self, address: str) -> None:
@@ -279,14 +279,14 @@ class Moderator:
         if ids.names.get(old) == player.player_id:
             del ids.names[old]
         ids.names[key] = player.player_id
-        for session in self.arena.sessions_of.get(player.player_id, ()):
+        for session in self.arena.presence.sessions_of.get(player.player_id, ()):
             session.name = name
         return f"renamed {player.name} to {name} ({player.player_id})"
 
     def online(self, limit: int) -> list[ModerationRow]:
         """Who is connected to this node, with their addresses (hello said)."""
         rows = []
-        for pid, sessions in list(self.arena.sessions_of.items())[:limit]:
+        for pid, sessions in list(self.arena.presence.sessions_of.items())[:limit]:
             player = self.arena.identities.players.get(pid)
             addresses = sorted({s.remote_host for s in sessions})
             rows.append(ModerationRow(kind="player", target=pid, name=None if player is None else player.name,

@@ -31,7 +31,6 @@ from protocol.messages import (
     ListStandings,
     MakeMove,
     MatchList,
-    MatchSummary,
     Message,
     Moderate,
     Resign,
@@ -63,8 +62,6 @@ from server.identity import (
 from server.logs import event as log_event
 from server.match import Seat
 from server.moderation import Moderator
-from server.quotas import fair_order
-from server.ratings import Rating
 from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
@@ -134,9 +131,7 @@ class Router:
             player, token = await a.identities.new_human(msg.name, msg.engine)
         pid = player.player_id
         s.player_id, s.name = pid, player.name
-        if a.cluster is not None:  # seats held in matches this node has not loaded yet
-            for match_id in await a.storage.seated(pid):
-                await a.find_room(match_id)
+        await a.replication.seated(pid)  # in a cluster, seats held in matches this node has not loaded yet
         seats = a.connect(s)
         log_event("hello", player=pid, restored=msg.token is not None, remote=s.remote)
         return [Welcome(player_id=pid, name=player.name, token=token, seats=seats)]
@@ -164,34 +159,8 @@ class Router:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
         node's, as stored, with this node's spectator counts)."""
         a = self.arena
-        if a.cluster is not None:
-            return [MatchList(matches=await self.cluster_listing(s))]
-        rooms = [r for r in reversed(a.rooms.values())  # newest first
-                 if r.match.status == "live" or (r.match.status == "open" and any(a.connected(r)))]
-        rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
-        creators = a.quotas.creators  # open ones in turns by creator address, so that many identities of a few
-        opened = sum(r.match.status == "open" for r in rooms)  # addresses cannot fill the list
-        rooms[:opened] = fair_order(rooms[:opened], lambda r: creators.get(r.match.match_id, r.match.match_id))
-        shown = rooms[: a.options.max_list]
-        self.charge_rows(s, len(shown))
-        return [MatchList(matches=[r.match.summary(r.spectators) for r in shown])]
-
-    async def cluster_listing(self, s: Session) -> list[MatchSummary]:
-        """The open and live matches of every node, newest first within each status (open ones first)."""
-        a = self.arena
-        limit = a.options.max_list
-        self.charge_rows(s, 2 * limit)
-        found: list[MatchSummary] = []
-        for status in ("open", "live"):
-            for game in await a.storage.list_games(limit, 0, status):
-                room = a.rooms.get(game.match_id)
-                if room is not None and room.match.status == status:
-                    found.append(room.match.summary(room.spectators))
-                else:
-                    found.append(MatchSummary(match_id=game.match_id, variant=game.variant, south=game.south,
-                                              north=game.north, status=status, ply=game.ply))
-        found.sort(key=lambda m: (m.status != "open", -m.spectators))
-        return found[:limit]
+        return [MatchList(matches=await a.replication.listing(a.options.max_list,
+                                                              lambda rows: self.charge_rows(s, rows)))]
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
         """Stored games for replay, read from the database."""
@@ -210,10 +179,7 @@ class Router:
         """The rating table of rated games."""
         self.charge_rows(s, msg.limit)
         a = self.arena
-        ratings = a.ratings
-        if a.cluster is not None:  # other nodes rate games too: the stored ratings are the ones of record
-            ratings = {pid: (Rating(r, rd, v), g) for pid, (r, rd, v, g) in (await a.storage.ratings()).items()}
-        return [await standings_table(a.storage, ratings, msg.limit)]
+        return [await standings_table(a.storage, await a.replication.ratings(), msg.limit)]
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""
@@ -272,19 +238,17 @@ class Router:
         other = a.seeks.get(msg.variant)
         if other is None or other.player_id == s.player_id or other.ws.state.name != "OPEN":
             a.refuse_if_closing()
-            if a.cluster is not None and (remote := await a.cluster.take_seek(msg.variant, s.player_id or "")):
+            if remote := await a.replication.take_seek(msg.variant, s.player_id or ""):
                 node, waiting = remote
                 room = await a.create(Variant.parse(msg.variant), True, 0, [(0, waiting), (1, self.seat_of(s))],
                                       follow=s)
-                a.cluster.bus.paired(node, waiting.player_id, room.match.match_id)
+                a.replication.paired(node, waiting.player_id, room.match.match_id)
                 return [room.match.snapshot(1, room.spectators)]
             a.seeks[msg.variant] = s
-            if a.cluster is not None:
-                a.cluster.seek(msg.variant, s)
+            a.replication.seek(msg.variant, s)
             return [Seeking(variant=msg.variant)]
         del a.seeks[msg.variant]
-        if a.cluster is not None:
-            a.cluster.unseek(msg.variant, other)
+        a.replication.unseek(msg.variant, other)
         seats = [(0, self.seat_of(other)), (1, self.seat_of(s))]
         room = await a.create(Variant.parse(msg.variant), True, 0, seats, follow=other)
         room.follow(s)
@@ -301,7 +265,6 @@ class Router:
             joined = room.match.seat_of(seat.player_id)
             assert joined is not None
             s.send(room.match.snapshot(joined, room.spectators))
-        a.announce(room)
         return []
 
     # --- playing -----------------------------------------------------------------------------
@@ -321,7 +284,7 @@ class Router:
             return await self.leave(s, LeaveMatch(match_id=msg.match_id))
         m = room.match
         opponent = m.seats[1 - seat]
-        away = a.away_of(opponent) if a.cluster is None else await a.cluster.away_since(opponent)
+        away = await a.presence.away(opponent)
         async with room.lock:
             a.refuse_if_closing()
             if isinstance(msg, Resign):
@@ -338,19 +301,18 @@ class Router:
         was = msg.match_id in s.following
         if not was:
             self.check_follow(s)  # before anything is loaded
-        if msg.match_id not in a.rooms and a.cluster is None:
+        if msg.match_id not in a.rooms:
             self.charge_rows(s, 1)
         room = await room_or_stored(a, msg.match_id)
-        if msg.match_id not in a.rooms and a.cluster is None:  # a finished game read back: answered, not kept
+        if a.rooms.get(msg.match_id) is not room:  # a finished game read back: answered, not kept
             s.peer.reads.charge(room.match.ply)  # its replay's work, like that many rows
             s.send_text(room.match.catch_up_text(msg.since, room.match.seat_of(s.player_id or ""), 0))
             return []
-        if a.cluster is not None:
-            await a.cluster.catch_up(room)
+        await a.replication.catch_up(room)
         room.follow(s)
         s.send_text(room.match.catch_up_text(msg.since, room.followers[s], room.spectators))
         if not was:
-            a.announce(room)
+            a.presence.announce(room)
         return []
 
     def check_follow(self, s: Session) -> None:
@@ -369,7 +331,7 @@ class Router:
         if s.player_id is not None and m.seat_of(s.player_id) is not None and m.status == "open":
             await self.cancel(room)
         if room.unfollow(s):
-            a.announce(room)
+            a.presence.announce(room)
         return []
 
     async def cancel(self, room: Room) -> None:

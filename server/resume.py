@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 
 
 async def load(arena: Arena) -> None:
-    """Load identities and ratings, and rebuild every unfinished match from its stored actions."""
+    """Load identities and ratings, then the matches the deployment runs from the start (a server on its own:
+    every unfinished one; a cluster node: those it comes to own or hold, later)."""
     await arena.identities.load()
     for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
         arena.ratings[pid] = (Rating(rating, rd, vol), games)
     arena.quarantined = await arena.storage.quarantined()
-    if arena.cluster is not None:
-        return  # a cluster node loads the matches it comes to own or hold, not every unfinished one
+    await arena.replication.resume()
+
+
+async def resume_all(arena: Arena) -> None:
+    """Rebuild every unfinished match from its stored actions (one that cannot be read is quarantined)."""
     for stored in await arena.storage.unfinished():
         try:
             room = Room(rebuild(arena, stored))
@@ -75,11 +79,9 @@ def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
 async def room_or_stored(arena: Arena, match_id: str) -> Room:
     """The room of a match in memory, or a finished one read back from storage (not kept: a finished match
     has no more events to follow, and keeping every one asked for would let requests fill the memory)."""
-    room = arena.rooms.get(match_id)
+    room = arena.rooms.get(match_id) or await arena.replication.find(match_id)  # a cluster loads any as a copy
     if room is not None:
         return room
-    if arena.cluster is not None:  # any stored match, loaded as a copy the bus keeps up to date
-        return await arena.find_room(match_id)
     stored = await arena.storage.stored_match(match_id)
     if stored is None or stored.status != "finished" or match_id in arena.rooms:
         return arena.room(match_id)

@@ -137,11 +137,10 @@ async def test_a_drained_node_hands_its_bot_match_to_another_node(serve: Serve, 
     alice = await Client.open(a.url, "alice")
     snap = await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south", opponent="random")
     mid = snap["match_id"]
-    assert a.arena.cluster is not None and a.arena.cluster.owns(mid)
+    assert a.arena.replication.owns(mid)
     await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)
     await a.close()
-    assert b.arena.cluster is not None
-    await eventually(lambda: b.arena.cluster is not None and b.arena.cluster.owns(mid), what="the takeover")
+    await eventually(lambda: b.arena.replication.owns(mid), what="the takeover")
     alice = await Client.open(b.url, "alice", token=alice.welcome["token"])
     assert mid in alice.welcome["seats"]
     state = await alice.request("snapshot", type="sync", match_id=mid)
@@ -231,10 +230,9 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(serve: Ser
     mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south",
                                opponent="random"))["match_id"]
     first.arena.closing = True  # stop as a crash would: no handover, the node's row stays
-    assert first.arena.cluster is not None
-    await first.arena.cluster.close()
+    await first.arena.replication.close()
     again = await serve(pg_url, bus=bus_url, node_id="steady")
-    assert again.arena.cluster is not None and again.arena.cluster.owns(mid)
+    assert again.arena.replication.owns(mid)
     alice = await Client.open(again.url, "alice", token=alice.welcome["token"])
     await alice.request("snapshot", type="sync", match_id=mid)
     await alice.request("ack", type="move", match_id=mid, ply=0, bin=1)

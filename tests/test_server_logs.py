@@ -51,7 +51,7 @@ async def test_a_failing_bot_turn_is_logged_with_its_traceback(serve: Serve, cap
                                opponent="first"))["match_id"]
     room = server.arena.rooms[mid]
     with caplog.at_level(logging.INFO, logger=LOGGER_NAME):
-        await server.arena.bot_turn(room, 1, "first")
+        await server.arena.bot_turns.turn(room, 1, "first")
     [record] = [r for r in caplog.records if r.getMessage() == "bot_failed"]
     data = json.loads(JsonFormatter().format(record))
     assert data["level"] == "warning" and data["error"].startswith("OutOfTurnError")

@@ -55,10 +55,10 @@ async def test_a_finished_paced_match_leaves_no_pace_behind(serve: Serve) -> Non
     c = await Client.open(running.url, "host")
     await c.send(type="exhibition", variant="kalah(2,1)", south="greedy", north="greedy", pace_ms=50, match_id="p2")
     await c.expect("snapshot")
-    assert running.arena.paces == {"p2": 0.05}
+    assert running.arena.bot_turns.paces == {"p2": 0.05}
     await c.expect("event", timeout=10, where=is_game_over)
     await eventually(lambda: "p2" not in running.arena.rooms, what="the finished match forgotten")
-    assert running.arena.paces == {}
+    assert running.arena.bot_turns.paces == {}
     await c.close()
 
 

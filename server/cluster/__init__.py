@@ -7,9 +7,29 @@ store exactly one change and the other is told to retry. Each live match has one
 open-match expiry. After each change the node that stored it publishes `<version> <change>` on
 the match's own Redis channel; every node holding a copy applies it, or reads what it lacks from
 the database, so a dropped message costs a read, never a gap. See docs/cluster.md.
+
+`cluster_node` is the arena's deployment as one node: `Cluster` is its `Replication`,
+`ClusterPresence` its presence.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from server.cluster.node import Cluster
 from server.cluster.options import ClusterOptions
+from server.cluster.presence import ClusterPresence
 
-__all__ = ["Cluster", "ClusterOptions"]
+if TYPE_CHECKING:
+    from server.arena import Arena, Deployment
+
+
+def cluster_node(arena: Arena, options: ClusterOptions) -> Deployment:
+    """The arena's deployment as one node of a cluster (raises ValueError for a bus URL redis-py cannot read)."""
+    from server.arena import Deployment
+
+    cluster = Cluster(arena, options)
+    return Deployment(cluster, cluster.presence)
+
+
+__all__ = ["Cluster", "ClusterOptions", "ClusterPresence", "cluster_node"]

@@ -1,25 +1,33 @@
-"""One node of a cluster: what the arena asks of it (guards, ownership, notices, presence) and its heartbeat."""
+"""One node of a cluster: the arena's `Replication` (guards, ownership, notices, copies, the seek queue) and its
+heartbeat; `ClusterPresence` is its presence."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from protocol.messages import MatchSummary
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
 from server.cluster.bus import Bus, describe_bus
 from server.cluster.nodes import Nodes
 from server.cluster.options import ClusterOptions
+from server.cluster.presence import ClusterPresence
 from server.logs import event as log_event
 from server.match import Seat
 from server.ratings import Rating
+from server.replication import Ratings
 from server.rooms import Room
 from server.session import Session
 from server.storage import Op, StorageError
 from server.storage.writer import op_disown, op_guard, op_own
+
+RETRIES = 3
+"""Times a change is prepared again after another node stored one first."""
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -27,6 +35,9 @@ if TYPE_CHECKING:
 
 class Cluster:
     """This node's part in a cluster: it owns some matches, holds copies of others, and beats."""
+
+    role = "cluster-node"
+    retries = RETRIES
 
     def __init__(self, arena: Arena, options: ClusterOptions) -> None:
         pool = getattr(arena.storage, "pool", None)
@@ -37,10 +48,9 @@ class Cluster:
         self.node_id = options.node_id
         self.pool = pool
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
+        self.presence = ClusterPresence(arena, self)
         self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired,
-                       self.on_presence, self.on_watching)
-        self.elsewhere: dict[str, set[str]] = {}
-        """Player id -> the other nodes where it has a connection, as their notices told (for display)."""
+                       self.presence.on_presence, self.on_watching)
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
@@ -55,8 +65,10 @@ class Cluster:
         self.database = "ok"
         self._ticker: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        """Connect to Redis, register this node, take the matches nobody owns, and start beating."""
+    async def start(self, address: str) -> None:
+        """Connect to Redis, register this node (listening at `address`), take the matches nobody owns, and
+        start beating."""
+        self.nodes.address = address
         try:
             await self.bus.start()
         except (RedisError, OSError) as exc:
@@ -111,7 +123,7 @@ class Cluster:
             if room is None or match_id in arena.rooms:
                 return
             arena.add_room(room)
-            await self.learn_presence(room)
+            await self.presence.learn(room)
         else:
             async with room.lock:
                 await replica.refresh(arena, room)
@@ -151,7 +163,7 @@ class Cluster:
             return existing
         self.arena.add_room(room)
         self.arena.after_change(room)
-        await self.learn_presence(room)
+        await self.presence.learn(room)
         return room
 
     def on_change(self, match_id: str, version: int, payload: str | None = None) -> None:
@@ -214,7 +226,7 @@ class Cluster:
 
     # --- what each change adds ----------------------------------------------------------------------
 
-    def ops(self, room: Room, change: ArenaChange, ratings: list[tuple[str, Rating, int]]) -> list[Op]:
+    def guards(self, room: Room, change: ArenaChange, ratings: list[tuple[str, Rating, int]]) -> list[Op]:
         """The guards and owner rows a change adds: one claim per match version and per rating update."""
         mid = room.match.match_id
         if isinstance(change, CreateChange):
@@ -239,62 +251,40 @@ class Cluster:
         payload = None if before is None else replica.describe(self.arena, change, before)
         self.bus.changed(mid, replica.version(room.match), payload)
 
-    async def fresh_ratings(self, player_ids: list[str]) -> None:
-        """Read the players' ratings again (another node may have rated one of their games since)."""
+    async def fresh_ratings(self, player_ids: list[str]) -> Ratings:
+        """The players' ratings as stored (another node may have rated one of their games since)."""
         rows = await self.pool.fetch("SELECT player_id, rating, rd, volatility, games FROM ratings"
                                      " WHERE player_id = ANY($1::text[])", player_ids)
-        for r in rows:
-            self.arena.ratings[r[0]] = (Rating(r[1], r[2], r[3]), r[4])
+        return {r[0]: (Rating(r[1], r[2], r[3]), r[4]) for r in rows}
 
-    # --- presence -------------------------------------------------------------------------------
+    async def resume(self) -> None:
+        """Nothing at start-up: a node loads the matches it comes to own (`start`) or hold, as they come."""
 
-    def online(self, player_id: str) -> None:
-        """`player_id`'s first connection on this node opened."""
-        self.bus.online(player_id, self.node_id)
+    async def seated(self, player_id: str) -> None:
+        """Load the matches where a player who said hello here holds a seat (stored by any node)."""
+        for match_id in await self.arena.storage.seated(player_id):
+            await self.arena.find_room(match_id)
 
-    def offline(self, player_id: str) -> None:
-        """`player_id`'s last connection on this node closed."""
-        self.bus.offline(player_id, self.node_id)
+    async def listing(self, limit: int, charge: Callable[[int], None]) -> list[MatchSummary]:
+        """The open and live matches of every node, as stored, newest first within each status (open ones first),
+        with this node's spectator counts."""
+        a = self.arena
+        charge(2 * limit)
+        found: list[MatchSummary] = []
+        for status in ("open", "live"):
+            for game in await a.storage.list_games(limit, 0, status):
+                room = a.rooms.get(game.match_id)
+                if room is not None and room.match.status == status:
+                    found.append(room.match.summary(room.spectators))
+                else:
+                    found.append(MatchSummary(match_id=game.match_id, variant=game.variant, south=game.south,
+                                              north=game.north, status=status, ply=game.ply))
+        found.sort(key=lambda m: (m.status != "open", -m.spectators))
+        return found[:limit]
 
-    def on_presence(self, online: bool, node_id: str, player_id: str) -> None:
-        """Another node's notice that a player connected there or left: tell the followers of its matches here."""
-        if node_id == self.node_id:
-            return
-        if online:  # a node that speaks is alive, even if this one has not seen its heartbeat yet
-            self.live_nodes.setdefault(node_id, 0.0)
-        nodes = self.elsewhere.setdefault(player_id, set())
-        (nodes.add if online else nodes.discard)(node_id)
-        if not nodes:
-            del self.elsewhere[player_id]
-        for room in self.arena.rooms_of(player_id):
-            self.arena.announce(room)
-
-    def online_elsewhere(self, player_id: str) -> bool:
-        """Whether a player has a connection on another live node (as far as this node was told)."""
-        return any(node in self.live_nodes for node in self.elsewhere.get(player_id, ()))
-
-    async def learn_presence(self, room: Room) -> None:
-        """Ask Redis where the players of a match just loaded here are connected."""
-        for seat in room.match.seats:
-            if seat is not None and seat.bot is None:
-                nodes, _ = await self.bus.presence(seat.player_id)
-                nodes.discard(self.node_id)
-                if nodes:
-                    self.elsewhere[seat.player_id] = nodes
-
-    async def away_since(self, seat: Seat | None) -> float | None:
-        """Since when (arena time) the player in `seat` has had no connection on any live node; None: connected."""
-        arena = self.arena
-        local = arena.away_of(seat)
-        if local is None or seat is None:
-            return local
-        nodes, away = await self.bus.presence(seat.player_id)
-        nodes.discard(self.node_id)
-        if nodes - self.live_nodes.keys():  # a node this one has not heard beat yet: ask the database
-            self.live_nodes = await self.nodes.live()
-        if any(node in self.live_nodes for node in nodes):
-            return None
-        return local if away is None else max(local, arena.local_time(away))
+    async def ratings(self) -> Ratings:
+        """The stored ratings (other nodes rate games too: they are the ones of record)."""
+        return {pid: (Rating(r, rd, v), g) for pid, (r, rd, v, g) in (await self.arena.storage.ratings()).items()}
 
     # --- players waiting for an opponent --------------------------------------------------------------
 
@@ -321,21 +311,14 @@ class Cluster:
                 return node, Seat(pid, name)
         return None
 
+    def paired(self, node: str, player_id: str, match_id: str) -> None:
+        """Tell `node` that its waiting player has a seat in `match_id`."""
+        self.bus.paired(node, player_id, match_id)
+
     def on_paired(self, node_id: str, player_id: str, match_id: str) -> None:
         """Another node gave a player waiting here a seat: it follows the match and gets its snapshot."""
-        if node_id != self.node_id:
-            return
-        for variant, waiting in list(self.arena.seeks.items()):
-            if waiting.player_id == player_id:
-                del self.arena.seeks[variant]
-                self.arena.spawn(self._seated(waiting, match_id))
-
-    async def _seated(self, session: Session, match_id: str) -> None:
-        """Send a paired player its new match."""
-        room = await self.arena.find_room(match_id)
-        room.follow(session)
-        seat = room.match.seat_of(session.player_id or "")
-        session.send(room.match.snapshot(seat, room.spectators))
+        if node_id == self.node_id:
+            self.arena.paired_elsewhere(player_id, match_id)
 
     # --- leaving --------------------------------------------------------------------------------
 
@@ -360,7 +343,11 @@ class Cluster:
         await self.bus.close()
 
     def health(self) -> dict[str, Any]:
-        """This node's part for `/health`: its id, role, owned matches, bus and database status."""
+        """This node's part for `/health` (as `cluster`): its id, role, owned matches, bus and database status."""
+        return {"cluster": self.status()}
+
+    def status(self) -> dict[str, Any]:
+        """This node's id, role, owned matches, bus and database status."""
         live = sum(1 for mid in self.owned if (room := self.arena.rooms.get(mid)) and room.match.status != "finished")
         return {"node": self.node_id, "role": "cluster-node", "owned": live,
                 "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()),

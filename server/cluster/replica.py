@@ -14,8 +14,9 @@ import time
 from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
-from protocol.events import AnyMatchEvent, JoinedEvent
+from protocol.events import AnyMatchEvent
 from protocol.outcome import EndReason
+from server.changes import CancelChange
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.resume import rebuild
 from server.rooms import Room
@@ -48,44 +49,42 @@ async def load(arena: Arena, match_id: str) -> Room | None:
 
 
 async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
-    """Commit to `room`'s match what is stored beyond it (the caller holds its lock); send and return the events.
+    """Commit to `room`'s match what is stored beyond it (the caller holds its lock), each change published
+    like one made here; return the events.
 
-    A match cancelled or set aside meanwhile is dropped from the arena.
+    A match cancelled or set aside meanwhile leaves the arena (published as a cancel).
     """
     m = room.match
     stored = await arena.storage.stored_match(m.match_id)
     if stored is None:
         return []
     if stored.status not in ("open", "live", "finished"):
-        arena.drop_room(m.match_id)
-        room.cancel_timer()
+        if m.match_id in arena.rooms:
+            arena.publish(room, CancelChange(), [])
         return []
-    events: list[AnyMatchEvent] = []
+    changes: list[JoinChange | ActionChange | EndChange] = []
     for seat in (stored.creator_seat, 1 - stored.creator_seat):
         holder = stored.seats[seat]
         if m.seats[seat] is None and holder is not None:
-            events += m.commit(JoinChange(seat, await seat_of(arena, holder)))
+            changes.append(JoinChange(seat, await seat_of(arena, holder)))
     if len(stored.actions) > m.ply:
         at = arena.now() if stored.last_at is None else arena.local_time(stored.last_at)
         for ply, seat, token, ms0, ms1 in stored.actions[m.ply:]:
-            events += m.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), at))
+            changes.append(ActionChange(seat, parse_action(token), ply, (ms0, ms1), at))
     if stored.end is not None and m.end is None:
         result, winner, reason = stored.end
-        events += m.commit(EndChange(reason, winner, result))
-    if events:
-        _committed(arena, room, events)
+        changes.append(EndChange(reason, winner, result))
+    events: list[AnyMatchEvent] = []
+    for change in changes:
+        events += commit(arena, room, change)
     return events
 
 
-def _committed(arena: Arena, room: Room, events: list[AnyMatchEvent]) -> None:
-    """After changes made elsewhere were committed to a copy: the indexes, its followers, its clocks and bots."""
-    arena.index_seats(room)
-    if room.match.status != "open":
-        arena.quotas.release(room.match.match_id)
-    room.send_texts(room.match.texts(events))
-    arena.after_change(room)
-    if any(isinstance(event, JoinedEvent) for event in events):
-        arena.announce(room)  # who is connected, now that both seats are known
+def commit(arena: Arena, room: Room, change: JoinChange | ActionChange | EndChange) -> list[AnyMatchEvent]:
+    """Commit a change another node stored to this node's copy, and publish it as the arena publishes its own."""
+    events = room.match.commit(change)
+    arena.publish(room, change, events)
+    return events
 
 
 def _end(end: EndChange | None) -> list[object] | None:
@@ -118,23 +117,24 @@ def apply_described(arena: Arena, room: Room, payload: str) -> bool:
         data = json.loads(payload)
         if data["b"] != version(m):
             return False
-        events: list[AnyMatchEvent] = []
+        change: JoinChange | ActionChange | EndChange
         if "j" in data:
             seat, pid, name, bot = data["j"]
-            events += m.commit(JoinChange(seat, Seat(pid, name, bot)))
+            change = JoinChange(seat, Seat(pid, name, bot))
         elif "a" in data:
             ply, seat, token, ms0, ms1, unix = data["a"]
             end = data.get("e")
-            events += m.commit(ActionChange(seat, parse_action(token), ply, (ms0, ms1), arena.local_time(unix),
-                                            None if end is None else EndChange(EndReason(end[2]), end[1], end[0])))
+            change = ActionChange(seat, parse_action(token), ply, (ms0, ms1), arena.local_time(unix),
+                                  None if end is None else EndChange(EndReason(end[2]), end[1], end[0]))
         elif data.get("e") is not None:
             result, winner, reason = data["e"]
-            events += m.commit(EndChange(EndReason(reason), winner, result))
+            change = EndChange(EndReason(reason), winner, result)
         else:
             return False
+        events = m.commit(change)
     except (ValueError, KeyError, TypeError):
         return False
-    _committed(arena, room, events)
-    if "a" in data:
+    arena.publish(room, change, events)
+    if isinstance(change, ActionChange):
         arena.metrics.bus_follower_seconds.observe(max(0.0, time.time() - unix))
     return True
