@@ -44,6 +44,7 @@ from server.storage.moderation import (
     op_close_player,
     op_rename,
     op_unban,
+    player_id_named,
     read_audit_recent,
     read_audit_since,
     read_bans,
@@ -225,9 +226,7 @@ class Moderator:
         if player is None:
             owner = ids.owner(target) if target else None
             if owner is None and target:
-                rows = await self.arena.storage.fetch_rows("SELECT id FROM players WHERE name_key = ?",
-                                                           name_key(target))
-                owner = str(rows[0][0]) if rows else None
+                owner = await player_id_named(self.arena.storage, target)
             player = None if owner is None else await ids.get(owner)
         if player is None:
             raise BadFieldError(f"moderate.target: no player has the id or name {target!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,3 +53,21 @@ def test_client_does_not_import_server_or_bots() -> None:
 def test_server_does_not_import_client() -> None:
     """server/ never imports the terminal client or Textual."""
     assert offenders("server", ("client", "textual")) == []
+
+
+SQL = re.compile(r"\b(SELECT\s[^\"']*\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM"
+                 r"|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX))\b")
+"""What a statement of SQL starts with."""
+
+
+def test_sql_lives_in_storage() -> None:
+    """No module outside server/storage/ holds SQL or imports a database driver: storage is the one SQL layer."""
+    bad = []
+    for package in ("protocol", "server", "bots", "client", "cli"):
+        for path in (ROOT / package).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
+            if not rel.startswith("server/storage/") and SQL.search(path.read_text()):
+                bad.append(f"{rel}: SQL")
+        drivers = offenders(package, ("sqlite3", "aiosqlite", "asyncpg"))
+        bad += [o for o in drivers if not o.startswith("server/storage/")]
+    assert bad == []

@@ -1,9 +1,11 @@
 """The Redis side of a cluster: change notices between nodes, node notices, and who is connected where.
 
 Redis pub/sub delivers at most once: a notice can be lost while a node is slow or reconnecting.
-Notices therefore carry only a match's id and version, and a node that sees a newer version
-reads what it lacks from the database; after its subscription was lost it re-reads every match
-it holds. Commands (notices and presence) go out in order through one queue, in pipelines.
+Notices therefore carry a match's version (and the change, which a copy at the version before
+applies at once), and a node that sees a newer version reads what it lacks from the database;
+after its subscription was lost it re-reads every match it holds. Commands (notices and
+presence) go out in order through one queue, in pipelines. What is sent and heard are the typed
+messages of `server.cluster.messages`.
 """
 
 from __future__ import annotations
@@ -17,15 +19,23 @@ from typing import Any
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
+from server.cluster.messages import (
+    BusMessageError,
+    MatchNotice,
+    NodeNotice,
+    Online,
+    Waiting,
+    parse_match_notice,
+    parse_node_notice,
+)
 from server.logs import event as log_event
 
 MATCH_CHANNEL = "kalah:m:"
-"""The channel of one match (`kalah:m:<match id>`): `<version> [<change as JSON>]` notices, one per stored
-change, heard only by the nodes that hold the match."""
+"""The channel of one match (`kalah:m:<match id>`): a `MatchNotice` per stored change, heard only by the nodes
+that hold the match."""
 NODES = "kalah:nodes"
-"""The channel of node notices: `left <node>` (a draining node's matches are free to take),
-`paired <node> <player> <match>` (a player waiting on that node was given a seat by another),
-and `on|off <node> <player>` (a player's first connection on a node opened, or its last closed)."""
+"""The channel of node notices (`NodeNotice`): a draining node left, a player waiting on a node was given a
+seat by another, a player's first connection on a node opened or its last closed."""
 MAX_QUEUED = 100_000
 """Commands kept while Redis is unreachable; beyond, the oldest are dropped (readers re-read on reconnect)."""
 
@@ -57,16 +67,15 @@ def away_key(player_id: str) -> str:
 class Bus:
     """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
 
-    def __init__(self, url: str, on_change: Callable[[str, int, str | None], None], on_gap: Callable[[], None],
-                 on_node_left: Callable[[str], None], on_paired: Callable[[str, str, str], None],
-                 on_presence: Callable[[bool, str, str], None], on_watching: Callable[[str], None]) -> None:
+    def __init__(self, url: str, on_match: Callable[[str, MatchNotice | None], None],
+                 on_node: Callable[[NodeNotice], None], on_gap: Callable[[], None],
+                 on_watching: Callable[[str], None]) -> None:
         self.url = url
         self.redis: redis.Redis = redis.from_url(url, decode_responses=True, health_check_interval=10)
-        self.on_change = on_change
+        self.on_match = on_match
+        """Called with each notice of a held match (None: one this node could not read)."""
+        self.on_node = on_node
         self.on_gap = on_gap
-        self.on_node_left = on_node_left
-        self.on_paired = on_paired
-        self.on_presence = on_presence
         self.on_watching = on_watching
         self.matches: set[str] = set()
         """The matches whose channels this node listens to (those it holds)."""
@@ -99,9 +108,13 @@ class Bus:
             self.queue.task_done()
         self.queue.put_nowait(command)
 
-    def changed(self, match_id: str, version: int, payload: str | None) -> None:
-        """Tell the nodes holding `match_id` that it is now at `version` (and, if given, by what change)."""
-        self.send("PUBLISH", MATCH_CHANNEL + match_id, str(version) if payload is None else f"{version} {payload}")
+    def notify(self, match_id: str, notice: MatchNotice) -> None:
+        """Tell the nodes holding `match_id` what changed."""
+        self.send("PUBLISH", MATCH_CHANNEL + match_id, notice.text())
+
+    def announce(self, notice: NodeNotice) -> None:
+        """Tell every node."""
+        self.send("PUBLISH", NODES, notice.text())
 
     def watch(self, match_id: str) -> None:
         """Listen to a match's channel (this node now holds it); `on_watching` follows once Redis confirms."""
@@ -115,37 +128,34 @@ class Bus:
             self.matches.discard(match_id)
             self.channel_changes.put_nowait((False, match_id))
 
-    def node_left(self, node_id: str) -> None:
-        """Tell every node that `node_id` has let its matches go."""
-        self.send("PUBLISH", NODES, f"left {node_id}")
+    def seek(self, variant: str, entry: Waiting) -> None:
+        """Queue a player waiting for an opponent in `variant`."""
+        self.send("RPUSH", seeks_key(variant), entry.text())
 
-    def seek(self, variant: str, entry: str) -> None:
-        """Queue a player waiting for an opponent in `variant` (`<node> <player id> <name>`)."""
-        self.send("RPUSH", seeks_key(variant), entry)
-
-    def unseek(self, variant: str, entry: str) -> None:
+    def unseek(self, variant: str, entry: Waiting) -> None:
         """Take a waiting player off the queue (paired on its own node, or gone)."""
-        self.send("LREM", seeks_key(variant), 0, entry)
+        self.send("LREM", seeks_key(variant), 0, entry.text())
 
-    async def take_seek(self, variant: str) -> str | None:
-        """The longest-waiting player of `variant`, taken off the queue (None: nobody waits)."""
-        entry = await self.redis.lpop(seeks_key(variant))
-        return entry if isinstance(entry, str) else None
-
-    def paired(self, node_id: str, player_id: str, match_id: str) -> None:
-        """Tell `node_id` that its waiting player now has a seat in `match_id`."""
-        self.send("PUBLISH", NODES, f"paired {node_id} {player_id} {match_id}")
+    async def take_seek(self, variant: str) -> Waiting | None:
+        """The longest-waiting player of `variant`, taken off the queue (None: nobody waits; an entry this node
+        cannot read is dropped)."""
+        while isinstance(entry := await self.redis.lpop(seeks_key(variant)), str):
+            try:
+                return Waiting.parse(entry)
+            except BusMessageError as exc:
+                log_event("bus_unreadable", error=str(exc), level=30)
+        return None
 
     def online(self, player_id: str, node_id: str) -> None:
         """`player_id` has a connection on `node_id`."""
         self.send("SADD", online_key(player_id), node_id)
-        self.send("PUBLISH", NODES, f"on {node_id} {player_id}")
+        self.announce(Online(True, node_id, player_id))
 
     def offline(self, player_id: str, node_id: str) -> None:
         """`player_id`'s last connection on `node_id` closed."""
         self.send("SREM", online_key(player_id), node_id)
         self.send("SET", away_key(player_id), repr(time.time()), "EX", 7 * 86400)
-        self.send("PUBLISH", NODES, f"off {node_id} {player_id}")
+        self.announce(Online(False, node_id, player_id))
 
     async def presence(self, player_id: str) -> tuple[set[str], float | None]:
         """The nodes where `player_id` is connected, and since when it has been away (UNIX seconds)."""
@@ -245,19 +255,19 @@ class Bus:
         self.received += 1
         data = str(message.get("data", ""))
         if channel.startswith(MATCH_CHANNEL):
-            version, _, payload = data.partition(" ")
-            if version.isdigit():
-                self.on_change(channel[len(MATCH_CHANNEL):], int(version), payload or None)
-        elif data.startswith("left "):
-            self.on_node_left(data[5:])
-        elif data.startswith(("on ", "off ")):
-            parts = data.split()
-            if len(parts) == 3:
-                self.on_presence(parts[0] == "on", parts[1], parts[2])
-        elif data.startswith("paired "):
-            parts = data.split()
-            if len(parts) == 4:
-                self.on_paired(parts[1], parts[2], parts[3])
+            notice: MatchNotice | None = None
+            try:
+                notice = parse_match_notice(data)
+            except BusMessageError as exc:  # the match is read from the database instead
+                log_event("bus_unreadable", error=str(exc), level=30)
+            self.on_match(channel[len(MATCH_CHANNEL):], notice)
+            return
+        try:
+            node_notice = parse_node_notice(data)
+        except BusMessageError as exc:
+            log_event("bus_unreadable", error=str(exc), level=30)
+            return
+        self.on_node(node_notice)
 
     async def close(self) -> None:
         """Send what is queued (briefly), stop listening, close the connection."""

@@ -14,7 +14,7 @@ from protocol.messages import MatchSummary
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
 from server.cluster.bus import Bus, describe_bus
-from server.cluster.nodes import Nodes
+from server.cluster.messages import Cancelled, Changed, MatchNotice, NodeLeft, NodeNotice, Paired, Waiting
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
 from server.logs import event as log_event
@@ -24,6 +24,7 @@ from server.replication import Ratings
 from server.rooms import Room
 from server.session import Session
 from server.storage import Op, StorageError
+from server.storage.nodes import Nodes
 from server.storage.writer import op_disown, op_guard, op_own
 
 RETRIES = 3
@@ -49,8 +50,7 @@ class Cluster:
         self.pool = pool
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
         self.presence = ClusterPresence(arena, self)
-        self.bus = Bus(options.bus_url, self.on_change, self.on_gap, self.on_node_left, self.on_paired,
-                       self.presence.on_presence, self.on_watching)
+        self.bus = Bus(options.bus_url, self.on_match, self.on_node, self.on_gap, self.on_watching)
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
@@ -166,16 +166,34 @@ class Cluster:
         await self.presence.learn(room)
         return room
 
-    def on_change(self, match_id: str, version: int, payload: str | None = None) -> None:
-        """A notice from the bus: bring the copy of `match_id` up to `version` (once at a time); a change it
-        carries is applied at once when the copy is at the version it was made from and nothing else runs."""
+    def on_match(self, match_id: str, notice: MatchNotice | None) -> None:
+        """A notice from the bus: bring the copy of `match_id` up to the version it names (a change it carries is
+        applied at once when the copy is at the version it was made from and nothing else runs); a cancel, or
+        a notice this node could not read, has the copy read again."""
         room = self.arena.rooms.get(match_id)
-        if room is None or replica.version(room.match) >= version:
+        if room is None:
             return
-        quiet = match_id not in self.wanted and not room.lock.locked()
-        if payload is not None and quiet and replica.apply_described(self.arena, room, payload):
-            self.applied += 1
-            return
+        if isinstance(notice, Changed):
+            if replica.version(room.match) >= notice.version:
+                return
+            quiet = match_id not in self.wanted and not room.lock.locked()
+            if notice.change is not None and quiet and replica.apply_carried(self.arena, room, notice):
+                self.applied += 1
+                return
+        self.reread(room)
+
+    def on_node(self, notice: NodeNotice) -> None:
+        """A notice from another node: one that drained, a player of this node paired there, a presence change."""
+        if isinstance(notice, NodeLeft):
+            self.on_node_left(notice.node)
+        elif isinstance(notice, Paired):
+            self.on_paired(notice.node, notice.player_id, notice.match_id)
+        else:
+            self.presence.on_presence(notice)
+
+    def reread(self, room: Room) -> None:
+        """Read the match again from the database soon (once at a time; again if asked while it is read)."""
+        match_id = room.match.match_id
         if match_id in self.wanted:
             self.wanted[match_id] += 1  # the refresh under way may have read before this was stored: again
             return
@@ -186,7 +204,7 @@ class Cluster:
         """Redis confirmed this node listens to a match: read what was stored before (and was not heard)."""
         room = self.arena.rooms.get(match_id)
         if room is not None:
-            self.on_change(match_id, replica.version(room.match) + 1)
+            self.reread(room)
 
     def watch(self, match_id: str) -> None:
         """A match is now held here (owned or a copy): hear its changes."""
@@ -200,7 +218,7 @@ class Cluster:
     def on_gap(self) -> None:
         """The bus was lost for a while: notices may be missing, so re-read every match held."""
         for room in list(self.arena.rooms.values()):
-            self.on_change(room.match.match_id, replica.version(room.match) + 1)
+            self.reread(room)
 
     async def _refresh(self, room: Room) -> None:
         """Refresh a copy from the database, again as long as notices keep coming during a refresh (one that
@@ -246,16 +264,15 @@ class Cluster:
         if isinstance(change, CreateChange):
             self.owned.add(mid)
         if isinstance(change, CancelChange):
-            self.bus.changed(mid, 1 << 30, None)
+            self.bus.notify(mid, Cancelled())
             return
-        payload = None if before is None else replica.describe(self.arena, change, before)
-        self.bus.changed(mid, replica.version(room.match), payload)
+        carried = None if before is None else replica.carried(self.arena, change)
+        self.bus.notify(mid, Changed(replica.version(room.match), before if carried else None, carried))
 
     async def fresh_ratings(self, player_ids: list[str]) -> Ratings:
         """The players' ratings as stored (another node may have rated one of their games since)."""
-        rows = await self.pool.fetch("SELECT player_id, rating, rd, volatility, games FROM ratings"
-                                     " WHERE player_id = ANY($1::text[])", player_ids)
-        return {r[0]: (Rating(r[1], r[2], r[3]), r[4]) for r in rows}
+        rows = await self.nodes.ratings_of(player_ids)
+        return {pid: (Rating(r, rd, v), g) for pid, (r, rd, v, g) in rows.items()}
 
     async def resume(self) -> None:
         """Nothing at start-up: a node loads the matches it comes to own (`start`) or hold, as they come."""
@@ -288,9 +305,9 @@ class Cluster:
 
     # --- players waiting for an opponent --------------------------------------------------------------
 
-    def seek_entry(self, session: Session) -> str:
+    def seek_entry(self, session: Session) -> Waiting:
         """How a waiting player is queued across nodes."""
-        return f"{self.node_id} {session.player_id} {session.name}"
+        return Waiting(self.node_id, session.player_id or "", session.name or "")
 
     def seek(self, variant: str, session: Session) -> None:
         """Queue a player of this node as waiting in `variant` (it also waits in the arena's own seeks)."""
@@ -306,14 +323,13 @@ class Cluster:
             entry = await self.bus.take_seek(variant)
             if entry is None:
                 return None
-            node, pid, name = [*entry.split(" ", 2), "", ""][:3]
-            if node != self.node_id and pid != player_id and node in self.live_nodes and pid and name:
-                return node, Seat(pid, name)
+            if entry.node != self.node_id and entry.player_id != player_id and entry.node in self.live_nodes:
+                return entry.node, Seat(entry.player_id, entry.name)
         return None
 
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
-        self.bus.paired(node, player_id, match_id)
+        self.bus.announce(Paired(node, player_id, match_id))
 
     def on_paired(self, node_id: str, player_id: str, match_id: str) -> None:
         """Another node gave a player waiting here a seat: it follows the match and gets its snapshot."""
@@ -330,7 +346,7 @@ class Cluster:
             self.release(match_id)
         try:
             await self.nodes.leave()
-            self.bus.node_left(self.node_id)
+            self.bus.announce(NodeLeft(self.node_id))
         except Exception as exc:
             log_event("handover_failed", node=self.node_id, error=repr(exc), level=40)
         log_event("node_left", node=self.node_id)

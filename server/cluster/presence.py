@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from server.cluster.messages import Online
 from server.match import Seat
 from server.presence import Presence
 from server.rooms import Room
@@ -40,17 +41,17 @@ class ClusterPresence(Presence):
         """Whether a player has a connection on another live node (as far as this node was told)."""
         return any(node in self.cluster.live_nodes for node in self.others.get(player_id, ()))
 
-    def on_presence(self, online: bool, node_id: str, player_id: str) -> None:
+    def on_presence(self, notice: Online) -> None:
         """Another node's notice that a player connected there or left: tell the followers of its matches here."""
-        if node_id == self.cluster.node_id:
+        if notice.node == self.cluster.node_id:
             return
-        if online:  # a node that speaks is alive, even if this one has not seen its heartbeat yet
-            self.cluster.live_nodes.setdefault(node_id, 0.0)
-        nodes = self.others.setdefault(player_id, set())
-        (nodes.add if online else nodes.discard)(node_id)
+        if notice.online:  # a node that speaks is alive, even if this one has not seen its heartbeat yet
+            self.cluster.live_nodes.setdefault(notice.node, 0.0)
+        nodes = self.others.setdefault(notice.player_id, set())
+        (nodes.add if notice.online else nodes.discard)(notice.node)
         if not nodes:
-            del self.others[player_id]
-        for room in self.rooms_of(player_id):
+            del self.others[notice.player_id]
+        for room in self.rooms_of(notice.player_id):
             self.announce(room)
 
     async def learn(self, room: Room) -> None:

@@ -9,14 +9,13 @@ with the numbers the storing node gave them.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
 from protocol.events import AnyMatchEvent
-from protocol.outcome import EndReason
 from server.changes import CancelChange
+from server.cluster.messages import Acted, Carried, Changed, Ended, Joined
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.resume import rebuild
 from server.rooms import Room
@@ -87,54 +86,48 @@ def commit(arena: Arena, room: Room, change: JoinChange | ActionChange | EndChan
     return events
 
 
-def _end(end: EndChange | None) -> list[object] | None:
-    """An end as JSON."""
-    return None if end is None else [end.result, end.winner, str(end.reason)]
+def _ended(end: EndChange | None) -> Ended | None:
+    """An end as a notice carries it."""
+    return None if end is None else Ended(end.result, end.winner, end.reason)
 
 
-def describe(arena: Arena, change: ArenaChange, before: int) -> str | None:
-    """A stored join, action or end as the JSON a notice carries (None for other kinds): with the version
-    it was made from, so that only a copy at exactly that version applies it."""
-    out: dict[str, object] = {"b": before}
+def _end(end: Ended | None) -> EndChange | None:
+    """An end a notice carried."""
+    return None if end is None else EndChange(end.reason, end.winner, end.result)
+
+
+def carried(arena: Arena, change: ArenaChange) -> Carried | None:
+    """A stored join, action or end as a notice carries it (None for other kinds)."""
     if isinstance(change, JoinChange):
-        out["j"] = [change.seat, change.player.player_id, change.player.name, change.player.bot]
-    elif isinstance(change, ActionChange):
+        p = change.player
+        return Joined(change.seat, p.player_id, p.name, p.bot)
+    if isinstance(change, ActionChange):
         unix = time.time() - (arena.now() - change.at)
-        out["a"] = [change.ply, change.seat, change.action.token(), *change.clocks_ms, unix]
-        out["e"] = _end(change.end)
-    elif isinstance(change, EndChange):
-        out["e"] = _end(change)
-    else:
-        return None
-    return json.dumps(out, separators=(",", ":"))
+        return Acted(change.ply, change.seat, change.action.token(), change.clocks_ms, unix, _ended(change.end))
+    if isinstance(change, EndChange):
+        return _ended(change)
+    return None
 
 
-def apply_described(arena: Arena, room: Room, payload: str) -> bool:
-    """Commit a change a notice carried to a copy at the version it was made from; False if it does not apply
-    (another version, or a payload this node cannot read), so that the caller reads the database instead."""
+def apply_carried(arena: Arena, room: Room, notice: Changed) -> bool:
+    """Commit the change a notice carried to a copy at the version it was made from, and publish it; False if it
+    does not apply (another version, or a change the match refuses), so that the caller reads the database."""
     m = room.match
+    c = notice.change
+    if c is None or notice.before != version(m):
+        return False
+    change: JoinChange | ActionChange | EndChange
+    if isinstance(c, Joined):
+        change = JoinChange(c.seat, Seat(c.player_id, c.name, c.bot))
+    elif isinstance(c, Acted):
+        change = ActionChange(c.seat, parse_action(c.action), c.ply, c.clocks_ms, arena.local_time(c.at), _end(c.end))
+    else:
+        change = EndChange(c.reason, c.winner, c.result)
     try:
-        data = json.loads(payload)
-        if data["b"] != version(m):
-            return False
-        change: JoinChange | ActionChange | EndChange
-        if "j" in data:
-            seat, pid, name, bot = data["j"]
-            change = JoinChange(seat, Seat(pid, name, bot))
-        elif "a" in data:
-            ply, seat, token, ms0, ms1, unix = data["a"]
-            end = data.get("e")
-            change = ActionChange(seat, parse_action(token), ply, (ms0, ms1), arena.local_time(unix),
-                                  None if end is None else EndChange(EndReason(end[2]), end[1], end[0]))
-        elif data.get("e") is not None:
-            result, winner, reason = data["e"]
-            change = EndChange(EndReason(reason), winner, result)
-        else:
-            return False
         events = m.commit(change)
     except (ValueError, KeyError, TypeError):
         return False
     arena.publish(room, change, events)
-    if isinstance(change, ActionChange):
-        arena.metrics.bus_follower_seconds.observe(max(0.0, time.time() - unix))
+    if isinstance(c, Acted):
+        arena.metrics.bus_follower_seconds.observe(max(0.0, time.time() - c.at))
     return True

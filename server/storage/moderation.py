@@ -29,6 +29,8 @@ MODERATION_SQL = {
 }
 """The statement of each moderation `Op` kind."""
 
+PLAYER_NAMED = "SELECT id FROM players WHERE name_key = ?"
+"""The player holding a name in canonical form (UNIQUE: one at most)."""
 BANS = "SELECT kind, target, reason, actor, at FROM bans ORDER BY at, kind, target"
 AUDIT_SINCE = "SELECT id, at, actor, action, target, reason FROM audit WHERE id > ? ORDER BY id"
 AUDIT_RECENT = "SELECT id, at, actor, action, target, reason FROM audit ORDER BY id DESC LIMIT ?"
@@ -106,6 +108,12 @@ async def read_audit_since(storage: Storage, number: int) -> list[AuditEntry]:
 async def read_audit_recent(storage: Storage, limit: int) -> list[AuditEntry]:
     """The latest `limit` acts, newest first."""
     return [_audit(r) for r in await storage.fetch_rows(AUDIT_RECENT, limit)]
+
+
+async def player_id_named(storage: Storage, name: str) -> str | None:
+    """The id of the stored player holding `name` (compared in canonical form), if any."""
+    rows = await storage.fetch_rows(PLAYER_NAMED, name_key(name))
+    return str(rows[0][0]) if rows else None
 
 
 async def last_audit(storage: Storage) -> int:

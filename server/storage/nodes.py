@@ -1,4 +1,5 @@
-"""The nodes of a cluster in PostgreSQL: heartbeats, who owns which match, and taking over a dead node's.
+"""The cluster's tables in PostgreSQL: node heartbeats, who owns which match, taking over a dead node's, and
+the fresh ratings a node reads before it rates a game.
 
 Times are the database's own clock (`clock_timestamp()`), so the nodes' clocks never need to
 agree for a lease to expire. A node that misses `lease_s` of heartbeats is deleted by whichever
@@ -59,6 +60,12 @@ class Nodes:
         rows = await self.pool.fetch(f"SELECT id, {NOW} - beat_at FROM nodes WHERE beat_at >= {NOW} - $1",
                                      self.lease_s)
         return {r[0]: float(r[1]) for r in rows}
+
+    async def ratings_of(self, player_ids: list[str]) -> dict[str, tuple[float, float, float, int]]:
+        """The stored ratings of some players: player id -> (rating, rd, volatility, games)."""
+        rows = await self.pool.fetch("SELECT player_id, rating, rd, volatility, games FROM ratings"
+                                     " WHERE player_id = ANY($1::text[])", player_ids)
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
     async def leave(self) -> None:
         """Unregister this node: its matches are at once free for the others to take."""

@@ -1,0 +1,69 @@
+"""Messages between cluster nodes: each prints and parses back to an equal value; unreadable text is a typed error."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.outcome import EndReason
+from server.cluster.messages import (
+    Acted,
+    BusMessageError,
+    Cancelled,
+    Changed,
+    Ended,
+    Joined,
+    NodeLeft,
+    Online,
+    Paired,
+    Waiting,
+    parse_match_notice,
+    parse_node_notice,
+)
+
+MATCH_NOTICES = [
+    Changed(7),
+    Changed(3, 2, Joined(1, "p-bob", "bob", None)),
+    Changed(4, 3, Joined(0, "bot-first", "bot:first", "first")),
+    Changed(9, 8, Acted(5, 1, "3", (59_000, 58_250), 1_795_000_000.25)),
+    Changed(12, 10, Acted(9, 0, "S", (1, 2), 1.5, Ended(-4, 1, EndReason.EMPTY))),
+    Changed(11, 10, Ended(None, None, EndReason.REPETITION)),
+    Changed(6, 5, Ended(None, 0, EndReason.RESIGN)),
+    Cancelled(),
+]
+NODE_NOTICES = [NodeLeft("n1"), Paired("n2", "p-ann", "m123"), Online(True, "n3", "p-ann"), Online(False, "n3", "p")]
+
+
+@pytest.mark.parametrize("notice", MATCH_NOTICES, ids=lambda n: n.text()[:30])
+def test_match_notices_round_trip(notice: Changed | Cancelled) -> None:
+    """A match channel's notice parses back from its text to an equal value."""
+    assert parse_match_notice(notice.text()) == notice
+
+
+@pytest.mark.parametrize("notice", NODE_NOTICES, ids=lambda n: n.text())
+def test_node_notices_round_trip(notice: NodeLeft | Paired | Online) -> None:
+    """A nodes' channel notice parses back from its text to an equal value."""
+    assert parse_node_notice(notice.text()) == notice
+
+
+def test_a_waiting_player_round_trips_with_spaces_in_its_name() -> None:
+    """A seek-queue entry keeps a name with spaces (it comes last)."""
+    entry = Waiting("n1", "p-ann", "Ann of Green Gables")
+    assert Waiting.parse(entry.text()) == entry
+
+
+@pytest.mark.parametrize("text", ["", "x", "7 {", "7 {\"b\": 6}", "7 {\"b\": 6, \"j\": [1]}", "-1",
+                                  "7 {\"b\": 6, \"e\": [0, 1, \"no-such-reason\"]}"])
+def test_unreadable_match_notices_are_typed_errors(text: str) -> None:
+    """A change notice that does not parse raises BusMessageError (the listener skips it and reads the database)."""
+    with pytest.raises(BusMessageError):
+        parse_match_notice(text)
+
+
+@pytest.mark.parametrize("text", ["", "left", "paired n1 p1", "on n1", "hello n1 p1", "off n1 p1 extra"])
+def test_unreadable_node_notices_and_entries_are_typed_errors(text: str) -> None:
+    """A node notice or seek entry that does not parse raises BusMessageError."""
+    with pytest.raises(BusMessageError):
+        parse_node_notice(text)
+    if text.count(" ") < 2:
+        with pytest.raises(BusMessageError):
+            Waiting.parse(text)
