@@ -32,14 +32,15 @@ Node = tuple[asyncio.subprocess.Process, str]
 """A `kalah serve` child process and its websocket URL."""
 
 
-async def start_node(db: str, bus: str | None, name: str, *flags: str) -> Node:
+async def start_node(db: str, bus: str | None, name: str, *flags: str, root: Path = ROOT) -> Node:
     """One `kalah serve` in a child process (a cluster node when `bus` is given; more `flags` for it), with room
-    for many clients from one address; returns it and its URL."""
+    for many clients from one address, running the code of the source tree `root` (this one by default);
+    returns it and its URL."""
     extra = [*flags] if bus is None else ["--bus", bus, "--node-id", name, *flags]
     proc = await spawn(  # killed after the test if it is left running
         *KALAH, "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
         "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert proc.stdout is not None
     line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
     found = re.search(r"ws://\S+", line)
