@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from protocol.errors import ERROR_CODES
+from server.engines.kgp import Line
 from tests.agents.kgp_client import KgpClient, gateway, port_of
 from tests.conftest import Serve
 from tests.wire import Client
@@ -91,6 +93,11 @@ def frames(rng: random.Random, count: int, match_ids: list[str]) -> list[str | b
     return out
 
 
+def _answers(probe: int, line: Line) -> bool:
+    """Whether a KGP line answers the request numbered `probe`."""
+    return line.ref == probe
+
+
 def faults(caplog: pytest.LogCaptureFixture) -> list[str]:
     """Log records of the server's internal errors and of unhandled exceptions in its tasks."""
     return [r.getMessage() for r in caplog.records
@@ -156,7 +163,7 @@ async def test_mutated_kgp_lines_get_errors_not_faults(serve: Serve, caplog: pyt
             probe = 100_001 + 2 * batch
             client.writer.write(f"{probe} ping\r\n".encode())
             await client.writer.drain()
-            await client.expect("pong", timeout=30, where=lambda line, probe=probe: line.ref == probe)
+            await client.expect("pong", timeout=30, where=functools.partial(_answers, probe))
         except (AssertionError, ConnectionError) as exc:
             assert "connection closed" in str(exc) or isinstance(exc, ConnectionError), exc
             reopened += 1
