@@ -61,10 +61,11 @@ async def stop_nodes(nodes: list[Node]) -> None:
 
 
 def loopback(index: int, per: int = 20) -> str:
-    """The loopback source address of the `index`-th connection, 127.1.x.y, `per` connections to one
-    (each address has its own message budget on a node)."""
+    """The loopback source address of the `index`-th connection, 127.1.x.y, `per` connections to one, each
+    address in a /24 network of its own (each address has its own message budget on a node, and each network
+    its own connection budget: the clients of a node killed in a test reconnect to the others)."""
     n = index // per
-    return f"127.1.{n // 250}.{n % 250 + 1}"
+    return f"127.1.{n % 250}.{n // 250 + 1}"
 
 
 @dataclass
