@@ -91,6 +91,14 @@ class ServerOptions:
     PostgreSQL database (see docs/cluster.md); None: a server on its own."""
     node_id: str | None = None
     """This node's name in the cluster (default: a new one at each start)."""
+    overload_lag_s: float = 0.2
+    """Event-loop lag that, three samples (50 ms apart) in a row, marks the server overloaded: then connections
+    without a seat in an unfinished match (lobby reads, spectators, analyses, exhibitions, unauthenticated ones)
+    are slowed to `overload_rate`."""
+    overload_hold_s: float = 1.0
+    """How long the server stays marked overloaded after the loop last fell behind."""
+    overload_rate: float = 2.0
+    """Messages a second (bursts of 10) a connection without a seat may send while the server is overloaded."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -120,6 +128,8 @@ class RunningServer:
         if self._closed:
             return
         self._closed = True
+        if self.handler.lag_task is not None:
+            self.handler.lag_task.cancel()
         log_event("shutdown_started", matches=len(self.arena.rooms))
         self.server.server.close()  # stop accepting; connections stay open while writes finish
         if self.kgp is not None:
@@ -192,6 +202,9 @@ class _Handler:
         self.connections = 0
         self.peers = PeerTable(self.new_peer)
         self.evicting = 0
+        self.busy_until = 0.0
+        """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+        self.lag_task: asyncio.Task[None] | None = None
         """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.kgp: Gateway | None = None
         """The KGP gateway, which also serves agents at `/kgp` (set once started)."""
@@ -314,9 +327,32 @@ class _Handler:
             self.peers.release(peer)
             await self.router.disconnect(session)
 
-    @staticmethod
-    def over_rate(session: Session) -> RateLimitedError | None:
-        """None if the connection's and its address's message budgets allow one more message, else the refusal."""
+    async def watch_lag(self, step: float = 0.05) -> None:
+        """Mark the server overloaded while its event loop runs callbacks late by more than `overload_lag_s`."""
+        loop = asyncio.get_running_loop()
+        late = 0
+        while True:
+            start = loop.time()
+            await asyncio.sleep(step)
+            now = loop.time()
+            late = late + 1 if now - start - step > self.opts.overload_lag_s else 0
+            if late >= 3:
+                if now >= self.busy_until:
+                    log_event("overloaded", lag_ms=round(1000 * (now - start - step)), connections=self.connections)
+                self.busy_until = now + self.opts.overload_hold_s
+
+    def over_rate(self, session: Session) -> RateLimitedError | None:
+        """None if the connection's and its address's message budgets allow one more message (and, while the
+        server is overloaded, its slow lane unless it holds a seat in an unfinished match), else the refusal."""
+        if self.busy_until and asyncio.get_running_loop().time() < self.busy_until \
+                and not _seated(self.router.arena, session):
+            lane = session.lane
+            if lane is None:
+                lane = session.lane = RateLimiter(self.opts.overload_rate, 10)
+            if not lane.allow():
+                session.limiter.refused += 1
+                return RateLimitedError("the server is overloaded: players in a game are served first; ask again "
+                                        "shortly", max(self.opts.overload_hold_s, lane.wait_s()))
         if not session.limiter.allow():
             return RateLimitedError("too many messages on this connection: slow down",
                                     session.limiter.wait_s())
@@ -400,6 +436,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         raise
     log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
+    handler.lag_task = asyncio.create_task(handler.watch_lag(), name="loop-lag")
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
     if kgp_opts.kgp_port is not None:
         try:

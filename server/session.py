@@ -114,6 +114,8 @@ class Session:
         self.name: str | None = None
         self.following: set[str] = set()
         self.opened = time.monotonic()
+        self.lane: RateLimiter | None = None
+        """The connection's slow lane while the server is overloaded (made on first need)."""
         self.evicted = False
         """Being closed to make room for a newcomer at the connection limit."""
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.conftest import Serve
-from tests.wire import Client, eventually
+from tests.wire import Client, eventually, live_match
 
 HONEST = "127.0.0.2"
 POSITION = "4,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -"
@@ -148,3 +149,23 @@ async def test_analyses_are_shared_fairly_across_addresses(serve: Serve) -> None
         stop.set()
         await asyncio.gather(*hogs)
     assert refused and all(r["code"] == "too_many" and isinstance(r["retry_ms"], int) for r in refused)
+
+
+async def test_an_overloaded_server_serves_seated_players_first(serve: Serve) -> None:
+    """While the event loop falls behind, a connection without a seat gets a slow lane (past 10 messages
+    `rate_limited` with a retry hint) and a seated player's moves are still acknowledged at once."""
+    server = await serve(overload_hold_s=60, overload_rate=0.001)
+    alice, bob, match_id = await live_match(server.url)
+    lobby = await Client.open(server.url, "lobby", source=HONEST)
+    loop = asyncio.get_running_loop()
+    while not server.handler.busy_until:  # the loop falls behind, again and again, as under a flood
+        loop.call_soon(time.sleep, 0.3)
+        await asyncio.sleep(0.01)
+    for _ in range(13):
+        await lobby.send(type="list")
+    replies = [await lobby.next() for _ in range(13)]
+    assert [r["type"] for r in replies[:10]] == ["matches"] * 10
+    assert all(r["code"] == "rate_limited" and r["retry_ms"] >= 1000 for r in replies[10:]), replies[10:]
+    await alice.request("ack", type="move", match_id=match_id, ply=0, bin=1)
+    for client in (alice, bob, lobby):
+        await client.close()
