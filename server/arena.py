@@ -48,7 +48,7 @@ from server.ratings import Rating, update_pair
 from server.replication import Replication, SingleNode
 from server.rooms import Room
 from server.session import Session
-from server.storage import ConflictError, Op, Storage, StoredPlayer
+from server.storage import ConflictError, Op, Storage
 from server.storage.writer import op_rating
 
 
@@ -115,10 +115,6 @@ class Arena:
     def owns(self, room: Room) -> bool:
         """Whether this server runs the match's clocks, hosted bots and expiry (a lone server runs all)."""
         return self.replication.owns(room.match.match_id)
-
-    async def player(self, player_id: str) -> StoredPlayer | None:
-        """A known player, or one read from the database (in a cluster, another node may have made it)."""
-        return await self.identities.get(player_id)
 
     async def find_room(self, match_id: str) -> Room:
         """The room of an open, live or recently finished match (in a cluster, loaded from the database)."""

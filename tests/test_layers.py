@@ -71,3 +71,14 @@ def test_sql_lives_in_storage() -> None:
         drivers = offenders(package, ("sqlite3", "aiosqlite", "asyncpg"))
         bad += [o for o in drivers if not o.startswith("server/storage/")]
     assert bad == []
+
+
+def test_the_arena_never_asks_which_deployment_runs() -> None:
+    """No server module tests `cluster is None`, and the arena mixes in nothing: its deployment's collaborators
+    (replication, presence, bot turns, identities) are chosen at start-up."""
+    from server.arena import Arena
+
+    tests = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
+             if re.search(r"cluster is (not )?None", path.read_text())]
+    assert tests == []
+    assert Arena.__bases__ == (object,)

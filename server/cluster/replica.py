@@ -32,7 +32,7 @@ def version(match: Match) -> int:
 
 async def seat_of(arena: Arena, player_id: str) -> Seat:
     """The seat value of a stored player (read from the database if this node has not seen it)."""
-    player = await arena.player(player_id)
+    player = await arena.identities.get(player_id)
     return Seat(player_id, player_id if player is None else player.name, None if player is None else player.bot)
 
 
@@ -43,7 +43,7 @@ async def load(arena: Arena, match_id: str) -> Room | None:
         return None
     for player_id in stored.seats:
         if player_id is not None:
-            await arena.player(player_id)
+            await arena.identities.get(player_id)
     return Room(rebuild(arena, stored, charge=True))
 
 
