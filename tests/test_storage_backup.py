@@ -13,7 +13,7 @@ from pathlib import Path
 from protocol import Game, Variant
 from server.storage import fetch_game
 from server.storage.schema import SCHEMA, SQLITE_MIGRATIONS
-from tests.cluster_play import loopback, start_node
+from tests.cluster_play import loopback, start_node, stop_nodes
 from tests.processes import KALAH, spawn
 from tests.wire import Client, action_msg, eventually, live_match
 
@@ -166,3 +166,23 @@ async def test_backup_of_postgres_points_at_pg_dump() -> None:
     """A PostgreSQL URL is refused in one line naming pg_dump."""
     status, out = await kalah("backup", "--db", "postgresql://kalah@localhost/kalah", "/tmp/never")
     assert status == 2 and "pg_dump" in out and out.count("\n") == 1
+
+
+async def test_backup_into_a_directory_and_a_damaged_backup_refused(tmp_path: Path) -> None:
+    """A directory as DEST gets a new timestamped file; a file that is not a database is refused by restore in one
+    line, and nothing is written."""
+    db, shelf = tmp_path / "arena.sqlite3", tmp_path / "backups"
+    shelf.mkdir()
+    proc, url = await start_node(str(db), None, "shelf")
+    try:
+        status, out = await kalah("backup", "--db", str(db), str(shelf))
+        assert status == 0, out
+    finally:
+        await stop_nodes([(proc, url)])
+    [made] = list(shelf.iterdir())
+    assert made.name.startswith("arena-") and made.suffix == ".sqlite3"
+    damaged = tmp_path / "damaged.sqlite3"
+    damaged.write_bytes(b"not a database at all" * 100)
+    status, out = await kalah("restore", str(damaged), "--db", str(tmp_path / "target.sqlite3"))
+    assert status == 1 and "damaged or not a SQLite database" in out and out.count("\n") == 1
+    assert not (tmp_path / "target.sqlite3").exists()
