@@ -175,7 +175,8 @@ async def test_kalah_admin_bans_lists_and_audits(tmp_path: Path) -> None:
 
 async def test_an_address_banned_on_one_node_is_refused_on_every_node_of_a_cluster(pg_url: str, bus_url: str) -> None:
     """Three `kalah serve` nodes on one PostgreSQL and one Redis: an address banned through one node has its live
-    connections on every node closed and new ones refused on every node; another address plays on."""
+    connections on every node closed and new ones refused on every node; another address plays on, and its match
+    is aborted through a third node."""
     nodes = [await start_node(pg_url, bus_url, f"mod{i}", "--operator-token", OPERATOR) for i in range(3)]
     try:
         urls = [url for _, url in nodes]
@@ -189,7 +190,12 @@ async def test_an_address_banned_on_one_node_is_refused_on_every_node_of_a_clust
             assert await refused_as_banned(url, "127.0.0.9")
         south, north, match_id = await live_match(urls[1], names=("fair1", "fair2"))
         assert (await south.request("ack", type="move", match_id=match_id, ply=0, bin=1))["ply"] == 0
+        status, out = await kalah("admin", "abort", match_id, "--reason", "test", "--server", urls[2],
+                                  "--operator-token", OPERATOR)
+        assert status == 0, out
         for client in (south, north):
+            over = await client.expect("event", where=is_game_over, timeout=10)
+            assert (over["reason"], over["winner"]) == ("aborted", None)
             await client.close()
     finally:
         await stop_nodes(nodes)
