@@ -16,7 +16,7 @@ process on the machine shares the same pages (the kernel's page cache), so a sol
 starts in milliseconds and ten processes do not hold ten copies. A file of the wrong size or
 with impossible values at its ends raises `LevelFileError` (when building, it is rebuilt).
 `KALAH_EGDB_READ=1` reads levels of 2 MiB and more into private huge-page memory instead (the
-former loader: each process its own copy, fewer TLB misses in very long solves).
+former loader, kept for comparison: each process its own copy; huge pages may save TLB misses).
 
 Databases are built by `kalah egdb build` (and `kalah solve`) only: hosted bots load with
 `build=False` and use the levels already on disk, so no request can start a build.
