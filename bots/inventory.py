@@ -108,7 +108,7 @@ def start_small_builds(directory: Path | None = None, done: Callable[[], Any] | 
         try:
             for variant, seeds in plans:
                 egdb.load(variant, seeds, core, directory)
-        except (OSError, egdb.LevelFileError) as exc:
+        except (OSError, RuntimeError, egdb.LevelFileError) as exc:  # RuntimeError: the server is shutting down
             say(f"the small endgame databases were not built: {exc}")
             return
         say("small endgame databases built: " + ", ".join(

@@ -99,7 +99,11 @@ def _databases(args: argparse.Namespace, variant: Variant, seeds: int) -> bool:
                                f"first, or --egdb-seeds {present} to solve with the levels on disk (`{hint}` "
                                f"builds them ahead)")
         print(f"build them now (about {duration(seconds)})? [y/N] ", end="", file=sys.stderr, flush=True)
-        if input().strip().lower() not in ("y", "yes"):
+        try:
+            answer = input()
+        except EOFError:  # Ctrl-D: no
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
             print(f"not building them: solving with the {present} levels on disk (`{hint}` builds them ahead)",
                   file=sys.stderr, flush=True)
             return False
@@ -191,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
     tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
     engines: list[Engine] = []
     build = True
-    if found is None or any(args.no_book or from_book(board, False) is None
-                            for board in pie.first_turn_boards(position)):
+    if not position.over and (found is None or any(args.no_book or from_book(board, False) is None
+                                                   for board in pie.first_turn_boards(position))):
         build = _databases(args, variant, seeds)  # asked here, in the main thread, before any work starts
     deadline = started + args.time_limit if args.time_limit else 0.0
 

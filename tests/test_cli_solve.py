@@ -162,11 +162,15 @@ def _read_until(fd: int, needle: bytes, timeout: float = 120.0) -> bytes:
     return seen
 
 
-def test_a_position_past_its_end_says_how_to_mark_it(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_position_past_its_end_says_how_to_mark_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A position whose row is empty but not marked ended: one line giving the notation that marks it
-    (leftovers in the stores, the end as the last field), which then solves."""
+    (leftovers in the stores, the end as the last field), which then solves at once: no database plan, no build."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
     assert main(["solve", "-H", "2", "-s", "2", "--position", "0,0,4,2,2,0 S 5 -"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the end as the last field, '0,0,4,0,0,4 S 5 - empty'" in err
     assert main(["solve", "-H", "2", "-s", "2", "--position", "0,0,4,0,0,4 S 5 - empty", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["value"] == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["value"] == 0 and out.err == ""
+    assert list(tmp_path.iterdir()) == []
