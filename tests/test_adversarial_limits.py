@@ -116,11 +116,11 @@ async def test_analyses_are_bounded_per_address_and_dropped_with_the_connection(
     once while the running one ends within its budget; then another address is served."""
     server = await serve()
     analyst = server.router.analyst
-    position = "4,4,4,4,4,4,0,4,4,4,4,4,4,0 S 0 -"
+    position = "6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -"  # no book holds it and no proof fits: it thinks its budget
     running, same = await Client.open(server.url, "a0"), await Client.open(server.url, "a1")
     queued = await Client.open(server.url, "a2", source="127.0.0.3")
     for client in (running, same, queued):
-        await client.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=2000)
+        await client.send(type="analyse", variant="kalah(6,6)", position=position, budget_ms=2000)
     assert await same.error() == "too_many"
     await eventually(lambda: analyst.pending == 2, what="one analysis running and one queued")
     await queued.ws.close()
@@ -128,7 +128,7 @@ async def test_analyses_are_bounded_per_address_and_dropped_with_the_connection(
     await running.ws.close()
     await eventually(lambda: analyst.pending == 0, timeout=10, what="the running analysis to end")
     honest = await Client.open(server.url, "honest", source=HONEST)
-    await honest.send(type="analyse", variant="kalah(6,4)", position=position, budget_ms=50)
+    await honest.send(type="analyse", variant="kalah(6,6)", position=position, budget_ms=50)
     assert (await honest.expect("analysis"))["position"] == position
     await honest.close()
     await same.close()
