@@ -12,6 +12,7 @@ per-network caps.
     python bench/load.py --matches 200 --spectators 200 --seconds 20
     python bench/load.py --backup          # also a kalah backup halfway, restored and checked after
     python bench/load.py --baseline main   # also main's server, in turn with this tree's: before/after
+    python bench/load.py --matches 200 --rate 2000   # the latency at about 2,000 actions/s
 """
 
 from __future__ import annotations
@@ -323,16 +324,19 @@ class Figures:
 
 @contextlib.contextmanager
 def baseline_tree(rev: str) -> Iterator[Path]:
-    """A temporary worktree of git revision `rev`, with this tree's built C extension copied in (refused if the
-    C sources differ); removed after."""
+    """A temporary worktree of git revision `rev` with its C extension: this tree's copied in if the C sources are
+    the same, else built there; removed after."""
     changed = subprocess.run(["git", "diff", "--quiet", rev, "--", "*.c", "*.h", "setup.py"], cwd=ROOT)
-    if changed.returncode != 0:
-        raise SystemExit(f"the C sources differ from {rev}: build that revision and compare by hand")
     where = Path(tempfile.mkdtemp(prefix="kalah-baseline-")) / "tree"
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(where), rev], cwd=ROOT, check=True)
     try:
-        for built in ROOT.glob("bots/*.so"):
-            shutil.copy2(built, where / built.relative_to(ROOT))
+        if changed.returncode == 0:
+            for built in ROOT.glob("bots/*.so"):
+                shutil.copy2(built, where / built.relative_to(ROOT))
+        else:
+            print(f"building {rev}'s C extension (its C sources differ from this tree's)", flush=True)
+            subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where, check=True,
+                           stdout=subprocess.DEVNULL)
         yield where
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, check=False)
@@ -374,7 +378,12 @@ def main() -> None:
     parser.add_argument("--backup", action="store_true",
                         help="take a kalah backup halfway through, restore it after, and check it holds every "
                              "action acknowledged before it began")
+    parser.add_argument("--rate", type=float, default=None, metavar="ACTIONS_PER_S",
+                        help="pace the players to about this many actions a second in all (sets --think-ms to "
+                             "matches / rate; what was reached is printed), to read the latency at a given load")
     args = parser.parse_args()
+    if args.rate:
+        args.think_ms = 1000 * args.matches / args.rate
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         if args.baseline:
             sys.exit(runner.run(compare(args)))
