@@ -6,7 +6,7 @@ the game it plays against itself), saving as it goes (and at once on Ctrl-C or S
 stop it within a second) so that it resumes when run again. It
 uses the endgame databases up to `--egdb-seeds` (building missing ones first, as `kalah
 solve` does). `kalah book show` prints a position's entry; `kalah book verify` proves
-entries again and exits 1 on any difference.
+entries again and exits 1 on any difference (Ctrl-C stops it within a second too).
 """
 
 from __future__ import annotations
@@ -141,15 +141,21 @@ def verify(args: argparse.Namespace, variant: Variant) -> int:
     keys = [key for key in found.entries if sum(key) <= variant.total_seeds]
     if args.sample:
         keys = random.Random(args.seed).sample(keys, min(args.sample, len(keys)))
-    engine = _engine(args, variant)
     h = variant.houses
-    wrong = 0
-    for key in keys:
-        entry = found.entries[key]
-        pit, value = engine.prove((*key[:h], 0, *key[h:], 0))
-        if (pit, value) != (entry.pit, entry.value):
-            wrong += 1
-            print(f"wrong: {entry.line(key)} (proved {value:+d}, best house {pit + 1})")
+
+    def work() -> int:
+        """Prove every chosen entry again; the number of wrong ones."""
+        engine = _engine(args, variant)
+        wrong = 0
+        for key in keys:
+            entry = found.entries[key]
+            pit, value = engine.prove((*key[:h], 0, *key[h:], 0))
+            if (pit, value) != (entry.pit, entry.value):
+                wrong += 1
+                print(f"wrong: {entry.line(key)} (proved {value:+d}, best house {pit + 1})", flush=True)
+        return wrong
+
+    wrong = run_stoppable(work, "kalah book verify")
     print(f"{len(keys) - wrong:,} of {len(keys):,} entries proved again")
     return 1 if wrong else 0
 

@@ -174,3 +174,25 @@ def test_a_position_past_its_end_says_how_to_mark_it(tmp_path: Path, monkeypatch
     out = capsys.readouterr()
     assert json.loads(out.out)["value"] == 0 and out.err == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_level_is_one_line_naming_the_fix_or_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A level file cut short: a solve that may not build (here: past --time-limit) stops with one line naming the
+    file and the fix; one that may build rebuilds it and solves."""
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
+    argv = ["solve", "-H", "2", "-s", "2", "--egdb-seeds", "5", "--json"]
+    assert main(argv) == 0
+    value = json.loads(capsys.readouterr().out)["value"]
+    path = egdb.level_path(tmp_path, Variant(houses=2, seeds=2), 3)
+    whole = path.read_bytes()
+    path.unlink()
+    path.write_bytes(whole[:-1])
+    monkeypatch.setattr(egdb, "BUILD_RATE", 1)  # the rebuild now looks far longer than the limit
+    assert main([*argv, "--time-limit", "1"]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (f"kalah solve: endgame database {path} ({len(whole) - 1} bytes where level 3 has {len(whole)}): "
+                    "delete it and run `kalah egdb build` to rebuild it")
+    monkeypatch.setattr(egdb, "BUILD_RATE", 10**9)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == value and path.read_bytes() == whole

@@ -83,3 +83,12 @@ def test_book_build_saves_what_it_proved_and_resumes(tmp_path: Path) -> None:
         assert again.stop(signal.SIGTERM) == 130
     resumed = Book.loads(path.read_text())
     assert resumed.entries.items() >= saved.entries.items()
+
+
+def test_book_verify_stops_at_once(tmp_path: Path) -> None:
+    """SIGINT while `kalah book verify` proves entries without databases (minutes): status 130, one line."""
+    with kalah(["book", "verify", "--egdb-seeds", "0", "--tt-bits", "16"], tmp_path) as verify:
+        time.sleep(2)  # into the first proofs
+        assert verify.proc.poll() is None
+        assert verify.stop(signal.SIGINT) == 130
+        assert verify.text().endswith("kalah book: interrupted\n")
