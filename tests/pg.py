@@ -92,16 +92,24 @@ class PostgresServer:
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--no-sync")
         for _attempt in range(3):  # the free port may be taken between the probe and the start
             self.port = _free_port()
-            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
-                       " -c full_page_writes=off -c max_connections=200")
             try:
-                self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w", "-t", "60",
-                          "-o", options, "start")
+                self.resume()
                 return
             except RuntimeError:
                 continue
         log = (self.root / "server.log").read_text(errors="replace")[-2000:]
         raise RuntimeError(f"postgres did not start: {log}")
+
+    def resume(self) -> None:
+        """Start the (initialised, stopped) server on its port."""
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+                   " -c full_page_writes=off -c max_connections=200")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w", "-t", "60",
+                  "-o", options, "start")
+
+    def halt(self) -> None:
+        """Stop the server and keep its files (an outage that `resume` ends)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         """Stop the server and remove its files."""
