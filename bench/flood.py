@@ -13,10 +13,15 @@ seconds the honest clients play the same games.
 Prints, per phase, the bot's move latency (from the ack of the player's move, or the bot's
 previous action in an extra-turn chain, to the bot's action event), the server's peak RSS
 and CPU, the honest clients' errors and lobby round trips; then what the flooders were
-refused and dropped with, and the goals: flood within 2x of quiet (p50, p90, mean), peak RSS
+refused and dropped with, and the goals: flood within 2x of quiet (p50, p90, p99, mean), peak RSS
 under 400 MiB, no honest errors.
 
+`--many-addresses` spreads the flood over 200 addresses in 50 /24 networks (127.2.x.y), each with
+one of every role plus openers (open matches) and newcomers (new identities in a loop): the
+attack of many addresses the per-address limits alone do not stop.
+
     python bench/flood.py [--games 4] [--bot alphabeta:16] [--flood-addresses 4] [--stalled 12]
+    python bench/flood.py --many-addresses [--flood-addresses 200 --flood-networks 50]
 """
 
 from __future__ import annotations
@@ -201,11 +206,19 @@ def server_log(path: Path, until: float) -> Counter[str]:
     return counts
 
 
+def flood_addresses(count: int, networks: int) -> list[str]:
+    """The flood's source addresses: 127.0.0.1 and 127.0.0.3 on (one /24, the honest clients' too), or with
+    `networks` > 0 spread in turns over that many /24 networks 127.2.0.0/24, 127.2.1.0/24, ... (a botnet)."""
+    if networks <= 0:
+        return ["127.0.0.1", *(f"127.0.0.{3 + i}" for i in range(count - 1))]
+    return [f"127.{2 + (i % networks) // 250}.{(i % networks) % 250}.{1 + i // networks}" for i in range(count)]
+
+
 def flood_flags(args: argparse.Namespace) -> list[str]:
     """The options of `bench/flooders.py` from this benchmark's own."""
-    addresses = ["127.0.0.1", *(f"127.0.0.{3 + i}" for i in range(args.flood_addresses - 1))]
+    addresses = flood_addresses(args.flood_addresses, args.flood_networks)
     names = ["exhibitors", "exhibit_every", "exhibitions", "analysts", "listers", "lister_rate", "stalled",
-             "stalled_rate", "idlers"]
+             "stalled_rate", "idlers", "newcomers", "openers", "open_every"]
     flags = ["--addresses", ",".join(addresses), "--variant", args.variant]
     for name in names:
         flags += ["--" + name.replace("_", "-"), str(getattr(args, name))]
@@ -280,19 +293,25 @@ def counts(tally: dict[str, int]) -> str:
 def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     """Print the table and the goals; whether every goal holds."""
     print(f"flood benchmark: {args.games} games of {args.variant} (untimed) against {args.bot}, player thinks "
-          f"~{args.think_ms:.0f} ms; flood from {args.flood_addresses} addresses, each {args.exhibitors} exhibitors, "
-          f"{args.analysts} analysts, {args.listers} listers, {args.stalled} stalled readers, {args.idlers} idlers")
-    head = (f"{'phase':<8}{'bot moves':>10}{'p50 ms':>9}{'p90 ms':>9}{'mean ms':>9}{'max ms':>9}{'RSS MiB':>9}"
+          f"~{args.think_ms:.0f} ms; flood from {args.flood_addresses} addresses"
+          f"{f' over {args.flood_networks} /24 networks' if args.flood_networks else ''}, each {args.exhibitors} "
+          f"exhibitors, {args.analysts} analysts, {args.listers} listers, {args.stalled} stalled readers, "
+          f"{args.idlers} idlers, {args.newcomers} newcomers, {args.openers} openers")
+    head = (f"{'phase':<8}{'bot moves':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'mean ms':>9}{'max ms':>9}"
+            f"{'RSS MiB':>9}"
             f"{'CPU %':>7}{'errors':>8}{'lobby p50/max ms':>18}  replay analyses")
     print(head)
     for p in (quiet, flood):
         lobby = sorted(p.lobby)
-        print(f"{p.name:<8}{len(p.latencies):>10}{p.ms(0.5):>9.1f}{p.ms(0.9):>9.1f}{p.mean_ms():>9.1f}"
+        print(f"{p.name:<8}{len(p.latencies):>10}{p.ms(0.5):>9.1f}{p.ms(0.9):>9.1f}{p.ms(0.99):>9.1f}"
+              f"{p.mean_ms():>9.1f}"
               f"{p.ms(1.0):>9.1f}{p.rss_peak / 2**20:>9.0f}{100 * p.cpu_share:>7.0f}{len(p.errors):>8}"
               f"{1000 * quantile(lobby, 0.5):>10.0f}/{1000 * quantile(lobby, 1.0):<7.0f}  {counts(p.analyses)}")
     ratios = {"p50": flood.ms(0.5) / quiet.ms(0.5), "p90": flood.ms(0.9) / quiet.ms(0.9),
+              "p99": flood.ms(0.99) / quiet.ms(0.99),
               "mean": flood.mean_ms() / quiet.mean_ms()}
-    print(f"{'ratio':<8}{'':>10}{ratios['p50']:>8.2f}x{ratios['p90']:>8.2f}x{ratios['mean']:>8.2f}x")
+    print(f"{'ratio':<8}{'':>10}{ratios['p50']:>8.2f}x{ratios['p90']:>8.2f}x{ratios['p99']:>8.2f}x"
+          f"{ratios['mean']:>8.2f}x")
     same = sum(a == b for a, b in zip(quiet.records, flood.records, strict=False))
     print(f"same games in both phases: {same} of {len(quiet.records)}; spectator events {quiet.spectator_events} "
           f"(quiet), {flood.spectator_events} (flood); machine load average {quiet.load[0]:.1f}-{quiet.load[1]:.1f} "
@@ -311,7 +330,7 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     print(f"  server log: {counts(flood.server_log)}")
     for err in (quiet.errors + flood.errors)[:5]:
         print("  honest error:", err)
-    goals = [(f"bot move latency under flood within {LATENCY_GOAL:.0f}x of quiet (p50, p90, mean)",
+    goals = [(f"bot move latency under flood within {LATENCY_GOAL:.0f}x of quiet (p50, p90, p99, mean)",
               all(r <= LATENCY_GOAL for r in ratios.values())),
              (f"server peak RSS under {RSS_GOAL >> 20} MiB", max(quiet.rss_peak, flood.rss_peak) < RSS_GOAL),
              ("no errors for the honest clients", not quiet.errors and not flood.errors)]
@@ -343,11 +362,20 @@ def main() -> None:
                         help="seconds of flood before the honest clients start")
     parser.add_argument("--flood-addresses", type=int, default=4,
                         help="loopback addresses the flood comes from (127.0.0.1, then 127.0.0.3 on)")
+    parser.add_argument("--flood-networks", type=int, default=0, metavar="N",
+                        help="spread the flood addresses over N /24 networks of 127.2.0.0/16 and up (0: one /24)")
+    parser.add_argument("--many-addresses", action="store_true",
+                        help="the many-address attack: 200 addresses over 50 networks, each with 1 exhibitor, "
+                             "analyst, lister, stalled reader, newcomer and opener and 4 idlers")
     parser.add_argument("--egdb-dir", default=None, metavar="DIR",
                         help="endgame databases the server's perfect bots may load (default: none, an empty "
                              "directory, so the figures show what clients cost, not the operator's databases)")
     add_flood_options(parser)
     args = parser.parse_args()
+    if args.many_addresses:
+        args.flood_addresses, args.flood_networks = 200, 50
+        args.exhibitors = args.analysts = args.listers = args.stalled = args.newcomers = args.openers = 1
+        args.idlers = 4
     with tempfile.TemporaryDirectory(prefix="kalah-flood-egdb-") as empty:
         os.environ["KALAH_EGDB_DIR"] = args.egdb_dir or empty  # the server child inherits it
         with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:

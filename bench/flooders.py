@@ -10,7 +10,9 @@ From each of `--addresses` (loopback source addresses), at once:
 - stalled readers: spectators that stop reading their socket (a small receive buffer) and keep
   asking to `watch` live exhibitions from their first event and for 200 stored games, the
   replies and the followed matches' events piling up unread;
-- idlers: connections that never say hello, opened past the per-address cap.
+- idlers: connections that never say hello, opened past the per-address cap;
+- newcomers: connect, say hello under a new name, close, again at once (new identities);
+- openers: identities creating open matches as fast as the quotas allow.
 
 Every one reconnects after the server drops it. Runs until its standard input closes, then
 prints one JSON line: replies by type, refusals by error code, handshakes refused, connections
@@ -232,6 +234,30 @@ class Flood:
 
         await self.repeat(conn, 1 / self.args.stalled_rate, ask)
 
+    async def newcomer(self, address: str) -> None:
+        """Make new identities from `address` one after another: connect, hello with a new name, close."""
+        while not self.stop.is_set():
+            conn = await self.connect(address)
+            if conn is None:
+                return
+            conn.send(json.dumps({"type": "hello", "name": f"flood-new-{next(self.names)}"}))
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                self.count_json(await asyncio.wait_for(conn.recv(), 30))
+            conn.abort()
+            await self.pause(0.01)
+
+    def count_json(self, msg: dict[str, Any]) -> None:
+        """`count` for a message already decoded."""
+        if msg["type"] == "error":
+            self.tally.refusals[msg["code"]] += 1
+        else:
+            self.tally.replies[msg["type"]] += 1
+
+    async def opener(self, conn: LeanConnection) -> None:
+        """Create open matches as fast as the quotas allow (each waits for an opponent who never comes)."""
+        conn.handler = self.count
+        await self.repeat(conn, self.args.open_every, lambda: {"type": "create", "variant": self.variant})
+
     async def idler(self, conn: LeanConnection) -> None:
         """Hold a connection without saying hello until the server closes it."""
         conn.handler = self.count
@@ -249,6 +275,10 @@ class Flood:
                     tasks.append(asyncio.create_task(self.session(role, address, body, **kw)))
 
         start(a.exhibitors, "exhibitor", self.exhibitor)
+        start(a.openers, "opener", self.opener)
+        for address in a.addresses.split(","):
+            for _ in range(a.newcomers):
+                tasks.append(asyncio.create_task(self.newcomer(address)))
         start(a.analysts, "analyst", self.analyst)
         start(a.listers, "lister", self.lister)
         await self.pause(2.0)  # exhibitions are live by now: the stalled readers have matches to watch
@@ -278,6 +308,11 @@ def add_flood_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stalled-rate", type=float, default=20.0,
                         help="requests a second of one (a watch and 200 games in turn)")
     parser.add_argument("--idlers", type=int, default=48, help="connections that never say hello, per address")
+    parser.add_argument("--newcomers", type=int, default=0,
+                        help="loops making new identities (connect, hello, close), per address")
+    parser.add_argument("--openers", type=int, default=0, help="identities creating open matches, per address")
+    parser.add_argument("--open-every", type=float, default=0.2, metavar="S",
+                        help="seconds between one opener's requests")
 
 
 async def run(args: argparse.Namespace) -> None:
