@@ -55,17 +55,19 @@ def _bytes(n: int) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
 
 
-def report(directory: Path | None = None, book_dirs: list[Path] | None = None) -> list[str]:
-    """The lines saying what the bots have, per rule set, and what `perfect` is with it."""
+def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
+           books: Callable[[Variant], Any] | None = None) -> list[str]:
+    """The lines saying what the bots have, per rule set, and what `perfect` is with it (`books`: the bots' own
+    reader of books, `Engines.book`, so that they are read once)."""
     directory = directory or egdb.cache_dir()
     lines = [f"bots: endgame databases in {directory}"]
     least = PERFECT_SEEDS
     for variant in RULE_SETS:
-        book = book_mod.load(variant, book_dirs)
+        book = books(variant) if books is not None else book_mod.load(variant, book_dirs)
         seeds = egdb.present_seeds(variant, directory)
         least = min(least, seeds)
-        books = f"a book of {len(book):,} proved positions" if book is not None else "no book"
-        lines.append(f"  {egdb.rule_key(variant)}: {books}, databases up to {seeds} seeds")
+        held = f"a book of {len(book):,} proved positions" if book is not None else "no book"
+        lines.append(f"  {egdb.rule_key(variant)}: {held}, databases up to {seeds} seeds")
     need = sum(level_size(6, k) for k in range(1, PERFECT_SEEDS + 1))
     build = (f"`kalah egdb build --seeds {PERFECT_SEEDS}` and `... --capture empty` ({_bytes(need)} and an "
              f"estimated {egdb.build_seconds(need) / 60:.0f} min each) make every move proved")
@@ -125,7 +127,7 @@ def announce(engines: Any, build: bool, say: Callable[[str], Any]) -> threading.
     """Say what a server's bots have (`report`); then start the small builds (`build`: a server in a terminal),
     or name the command that makes them. `engines` is the bots' `Engines` pool (None: bots of their own)."""
     directory = getattr(engines, "egdb_dir", None) or egdb.cache_dir()
-    for line in report(directory, getattr(engines, "book_dirs", None)):
+    for line in report(directory, getattr(engines, "book_dirs", None), getattr(engines, "book", None)):
         say(line)
     if build:
         return start_small_builds(directory, getattr(engines, "reopen", None), say)
