@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import subprocess
 import sys
@@ -321,3 +322,18 @@ def test_bots_play_below_a_damaged_level(tmp_path: Path, caplog: pytest.LogCaptu
     assert any(path.name in r.getMessage() for r in caplog.records)
     with engines.borrow("x", v, 10, 8) as engine:
         assert len(engine.levels) == 6  # levels 0..5
+
+
+def test_a_killed_builds_temporary_file_is_removed_by_the_next_build(tmp_path: Path) -> None:
+    """A temporary level file whose builder is gone (killed: no rename, no cleanup) is deleted when the level is
+    built again; one of a builder still running is left to it."""
+    path = egdb.level_path(tmp_path, SMALL, 3)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    tmp_path.mkdir(exist_ok=True)
+    left = path.with_name(f"{path.name}.tmp{dead}")
+    running = path.with_name(f"{path.name}.tmp{os.getppid()}")
+    left.write_bytes(b"\x00" * 7)
+    running.write_bytes(b"\x00" * 7)
+    egdb.load(SMALL, 3, csearch, tmp_path)
+    assert not left.exists() and running.exists() and path.exists()
