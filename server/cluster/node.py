@@ -216,9 +216,15 @@ class Cluster:
         self.owned.discard(match_id)
 
     def on_gap(self) -> None:
-        """The bus was lost for a while: notices may be missing, so re-read every match held."""
+        """The bus was lost for a while: notices may be missing, so re-read every match held; and Redis may have
+        restarted empty, so queue this node's waiting players again and say again who is connected here."""
         for room in list(self.arena.rooms.values()):
             self.reread(room)
+        for variant, session in list(self.arena.seeks.items()):
+            self.unseek(variant, session)  # never twice in the queue, if Redis kept it
+            self.seek(variant, session)
+        for player_id in list(self.presence.sessions_of):
+            self.bus.online(player_id, self.node_id)
 
     async def _refresh(self, room: Room) -> None:
         """Refresh a copy from the database, again as long as notices keep coming during a refresh (one that

@@ -1,0 +1,73 @@
+"""Redis restarts under three nodes while games are played across them: no client misses an event or sees one
+twice (a node that lost the bus re-reads its copies from the database), and a seek made before the restart
+is still paired after it."""
+
+from __future__ import annotations
+
+import random
+
+from protocol import Game, Variant
+from tests.conftest import Serve
+from tests.pg import query
+from tests.redis_server import RedisServer
+from tests.wire import Client, action_msg, assert_continuous, is_game_over
+
+VARIANT = "kalah(4,3)"
+
+
+async def test_a_redis_restart_under_three_nodes_loses_and_repeats_no_event(serve: Serve, pg_url: str,
+                                                                             bus_url: str,
+                                                                             redis_server: RedisServer) -> None:
+    """Three matches, South on node A, North on node B and a spectator on node C; Redis is killed after two moves
+    of each and started again two moves later; every game is played to its end and every client's events of
+    it run one by one from its first answer to the game's end. A seek waiting on node A across the restart
+    is paired with a seek made on node C after it."""
+    a, b, c = [await serve(pg_url, bus=bus_url) for _ in range(3)]
+    seeker = await Client.open(a.url, "seeker")
+    await seeker.request("seeking", type="seek", variant=VARIANT)
+    games: list[tuple[Client, Client, Client, str, Game]] = []
+    for i in range(3):
+        south = await Client.open(a.url, f"south{i}")
+        match_id = (await south.request("snapshot", type="create", variant=VARIANT, seat="south"))["match_id"]
+        north = await Client.open(b.url, f"north{i}")
+        await north.request("snapshot", type="join", match_id=match_id)
+        watcher = await Client.open(c.url, f"watcher{i}")
+        await watcher.request("snapshot", type="watch", match_id=match_id)
+        games.append((south, north, watcher, match_id, Game(Variant.parse(VARIANT))))
+    rng = random.Random(5)
+
+    async def moves(count: int) -> None:
+        """Up to `count` random legal actions in each unfinished game, each acknowledged."""
+        for south, north, _, match_id, game in games:
+            for _ in range(count):
+                if game.over:
+                    break
+                action = rng.choice(game.position.legal_actions())
+                mover = south if game.position.to_move.name == "SOUTH" else north
+                ack = await mover.request("ack", timeout=30, **action_msg(action, match_id, game.ply))
+                assert ack["ply"] == game.ply
+                game.play(action)
+
+    await moves(2)
+    redis_server.stop()
+    try:
+        await moves(2)
+    finally:
+        redis_server.start()
+    await moves(200)
+    for south, north, watcher, match_id, game in games:
+        assert game.over
+        for client in (south, north, watcher):
+            end = await client.expect("event", timeout=30, where=lambda m, mid=match_id: m.get("match_id") == mid
+                                      and is_game_over(m))
+            assert assert_continuous(client, match_id)[-1] == end["seq"]
+        stored = await query(pg_url, "SELECT count(*) FROM actions WHERE match_id = $1", match_id)
+        assert stored[0][0] == game.ply
+    late = await Client.open(c.url, "late")
+    paired = await late.request("snapshot", type="seek", variant=VARIANT, timeout=30)
+    assert (await seeker.expect("snapshot", timeout=30))["match_id"] == paired["match_id"]
+    for south, north, watcher, _, _ in games:
+        for client in (south, north, watcher):
+            await client.close()
+    await seeker.close()
+    await late.close()
