@@ -32,6 +32,8 @@ class ArenaOptions:
     """New identities the whole server may make in an hour (bursts of a tenth)."""
     exhibitions_per_player: int = 4
     """Unfinished exhibitions one identity may have started."""
+    exhibitions_in_all: int = 64
+    """Unfinished exhibitions clients may have started, all together (the operator's rated ones aside)."""
     exhibitions_per_address: int = 8
     """Unfinished exhibitions the identities of one network address may have started."""
     presence_delay_s: float = 0.2

@@ -36,12 +36,15 @@ class QuotaLimits:
     """New identities one network address may make at once; its budget refills over an hour."""
     identities_per_hour: int = 36_000
     """New identities the whole server makes in an hour at most (bursts of a tenth of it)."""
+    exhibitions_in_all: int = 64
+    """Unfinished exhibitions clients may have started, all together (the operator's rated ones aside)."""
 
     @classmethod
     def of(cls, options: ArenaOptions) -> QuotaLimits:
         """The limits an arena's options set."""
         return cls(options.open_per_player, options.exhibitions_per_player, options.exhibitions_per_address,
-                   options.open_per_address, options.identities_per_address, options.identities_per_hour)
+                   options.open_per_address, options.identities_per_address, options.identities_per_hour,
+                   options.exhibitions_in_all)
 
 
 class Buckets:
@@ -114,8 +117,12 @@ class Quotas:
             raise TooManyError(f"your address has {self.limits.open_per_address} open matches already: "
                                "wait for an opponent or leave one")
 
-    def check_exhibition(self, player_id: str, address: str) -> None:
-        """Refuse a new exhibition past the identity's or the address's limit."""
+    def check_exhibition(self, player_id: str, address: str, operator: bool = False) -> None:
+        """Refuse a new exhibition past the identity's, the address's or (but for the operator's) the server's
+        limit."""
+        if not operator and len(self.exhibitions.get("all", ())) >= self.limits.exhibitions_in_all:
+            raise TooManyError(f"the server runs {self.limits.exhibitions_in_all} exhibitions already: try again "
+                               "when one has ended", 10.0)
         if len(self.exhibitions.get("p:" + player_id, ())) >= self.limits.exhibitions_per_player:
             raise TooManyError(f"you have {self.limits.exhibitions_per_player} exhibitions running already")
         if len(self.exhibitions.get("a:" + address, ())) >= self.limits.exhibitions_per_address:
@@ -133,6 +140,7 @@ class Quotas:
         """Count an exhibition against its requester and address until it ends."""
         self._hold(match_id, self.exhibitions, "p:" + player_id)
         self._hold(match_id, self.exhibitions, "a:" + address)
+        self._hold(match_id, self.exhibitions, "all")
 
     def _hold(self, match_id: str, table: defaultdict[str, set[str]], key: str) -> None:
         """Note that `key` holds `match_id` in `table`."""

@@ -219,7 +219,7 @@ class Router:
             raise NotOperatorError("only the operator's ladder starts rated exhibitions: ask for an unrated one")
         seats = [(0, a.bot_seat(msg.south)), (1, a.bot_seat(msg.north))]
         assert s.player_id is not None
-        a.quotas.check_exhibition(s.player_id, s.peer.address)
+        a.quotas.check_exhibition(s.player_id, s.peer.address, operator=msg.rated)
         match_id = msg.match_id or new_id("m")
         if a.id_taken(match_id):
             raise MatchExistsError(f"match {match_id!r} already exists")
