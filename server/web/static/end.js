@@ -84,7 +84,8 @@ export class EndPanel {
     } else if (row) {
       node.textContent = `Your rating: ${Math.round(row.rating)} ± ${Math.round(1.96 * row.rd)}.`;
     } else {
-      node.textContent = "No rating change (an unrated game).";
+      // no rating after the end was seen: an unrated game (a game loaded already finished says nothing)
+      node.textContent = before === undefined ? "" : "No rating change (an unrated game).";
     }
   }
 
