@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import sqlite3
+import subprocess
 import urllib.request
 from contextlib import closing
 from pathlib import Path
@@ -14,6 +15,7 @@ from protocol import Game, Variant
 from server.storage import fetch_game
 from server.storage.schema import SCHEMA, SQLITE_MIGRATIONS
 from tests.cluster_play import loopback, start_node, stop_nodes
+from tests.pg import PostgresServer, query
 from tests.processes import KALAH, spawn
 from tests.wire import Client, action_msg, eventually, live_match
 
@@ -186,3 +188,33 @@ async def test_backup_into_a_directory_and_a_damaged_backup_refused(tmp_path: Pa
     status, out = await kalah("restore", str(damaged), "--db", str(tmp_path / "target.sqlite3"))
     assert status == 1 and "damaged or not a SQLite database" in out and out.count("\n") == 1
     assert not (tmp_path / "target.sqlite3").exists()
+
+
+async def test_the_documented_pg_dump_and_pg_restore_recipe_keeps_every_acknowledged_action(
+        postgres: PostgresServer, pg_url: str, tmp_path: Path) -> None:
+    """docs/operations.md's PostgreSQL recipe: pg_dump beside a running server, pg_restore into a new database, and a
+    server on it resumes the match with every acknowledged action."""
+    dump = tmp_path / "kalah.dump"
+    proc, url = await start_node(pg_url, None, "pg")
+    try:
+        south, north, match_id = await live_match(url)
+        for ply, (mover, bin_) in enumerate([(south, 1), (north, 9), (south, 2)]):
+            assert (await mover.request("ack", type="move", match_id=match_id, ply=ply, bin=bin_))["ply"] == ply
+        done = await asyncio.to_thread(subprocess.run, ["pg_dump", "--format=custom", f"--file={dump}", pg_url],
+                                       capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    finally:
+        await stop_nodes([(proc, url)])
+    restored = postgres.new_database()
+    done = await asyncio.to_thread(subprocess.run, ["pg_restore", "--no-owner", f"--dbname={restored}", str(dump)],
+                                   capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = await query(restored, "SELECT ply, action FROM actions WHERE match_id = $1 ORDER BY ply", match_id)
+    assert [(r["ply"], r["action"]) for r in rows] == [(0, "1"), (1, "9"), (2, "2")]
+    proc, url = await start_node(restored, None, "pg-restored")
+    try:
+        back = await Client.open(url, "alice", token=south.welcome["token"])
+        assert back.welcome["seats"] == [match_id]
+        await back.close()
+    finally:
+        await stop_nodes([(proc, url)])
