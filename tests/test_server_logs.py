@@ -71,12 +71,12 @@ def test_json_and_text_lines_carry_the_node_and_the_keyed_fields() -> None:
     assert line.split(" ", 3)[1:] == ["warning", "match_expired", 'match=m1 why="idle too long"']
 
 
-async def serve_and_play(tmp_path: Path, *flags: str) -> tuple[list[str], Json, str]:
-    """Run `kalah serve FLAGS` in a child process, play a match to a resignation, stop it; its log lines, the
-    creator's welcome and the match id."""
+async def serve_and_play(tmp_path: Path, *flags: str, db: str | None = None) -> tuple[list[str], Json, str]:
+    """Run `kalah serve FLAGS` (on `db`, else a new SQLite file) in a child process, play a match to a
+    resignation, stop it; its log lines, the creator's welcome and the match id."""
     log_path = tmp_path / "server.log"
     with log_path.open("w") as log:
-        proc = await spawn(*KALAH, "serve", "--port", "0", "--db", str(tmp_path / "arena.sqlite3"),
+        proc = await spawn(*KALAH, "serve", "--port", "0", "--db", db or str(tmp_path / "arena.sqlite3"),
                            "--log-level", "info", *flags, stdout=asyncio.subprocess.PIPE, stderr=log)
     try:
         assert proc.stdout is not None
@@ -110,3 +110,12 @@ async def test_text_stays_the_default_log_format(tmp_path: Path) -> None:
     lines, _, match_id = await serve_and_play(tmp_path)
     assert any(line.split()[2:4] == ["match_finished", f"match={match_id}"] for line in lines)
     assert not any(line.startswith("{") for line in lines)
+
+
+async def test_a_cluster_node_names_itself_on_every_json_line(tmp_path: Path, pg_url: str, bus_url: str) -> None:
+    """A node started with `--node-id n7 --log-format json` writes `"node": "n7"` on every line, from the first."""
+    lines, _, match_id = await serve_and_play(tmp_path, "--log-format", "json", "--bus", bus_url, "--node-id", "n7",
+                                              db=pg_url)
+    entries = [json.loads(line) for line in lines]
+    assert entries and all(e["node"] == "n7" for e in entries)
+    assert ("match_finished", match_id) in {(e["event"], e["match"]) for e in entries}
