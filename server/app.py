@@ -36,7 +36,7 @@ from server.moderation import refuse_banned
 from server.peers import PeerTable, address_of
 from server.requests import Router
 from server.resume import load
-from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session
+from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session, SharedLimiter
 from server.storage import Storage, StorageError
 from server.storage.writer import unavailable
 from server.web import ClaimLimits
@@ -85,6 +85,8 @@ class ServerOptions:
     read_rows_rate: float = 2000.0
     """Rows of public reads (listings, stored games, standings) an address may fetch a second."""
     read_rows_burst: int = 4000
+    all_read_rows_rate: float = 20_000.0
+    """Rows of public reads all addresses together may fetch a second (bursts of twice that)."""
     address_rate: float = 200.0
     """Messages a second the connections of one address may send in all."""
     address_burst: int = 400
@@ -208,6 +210,8 @@ class _Handler:
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
         self.connections = 0
         self.peers = PeerTable(self.new_peer)
+        self.all_reads = RateLimiter(opts.all_read_rows_rate, int(2 * opts.all_read_rows_rate))
+        """Rows of public reads the whole server serves (each address's bucket also draws on it)."""
         self.evicting = 0
         self.busy_until = 0.0
         """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
@@ -279,7 +283,7 @@ class _Handler:
 
     def new_peer(self, host: str) -> Peer:
         """The state of an address seen for the first time (or again after its budgets refilled)."""
-        reads = RateLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst)
+        reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, self.all_reads)
         messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
         return Peer(host, reads, messages)
 

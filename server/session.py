@@ -79,6 +79,31 @@ class RateLimiter:
         return self.stamp + max(0.0, self.burst - self.tokens) / self.rate if self.rate > 0 else float("inf")
 
 
+class SharedLimiter(RateLimiter):
+    """An address's bucket that also draws on one bucket of the whole server: a request passes only if both
+    have the tokens (many addresses together cannot take more than the server's share)."""
+
+    __slots__ = ("shared",)
+
+    def __init__(self, rate: float, burst: int, shared: RateLimiter) -> None:
+        super().__init__(rate, burst, shared.now)
+        self.shared = shared
+
+    def allow(self, cost: float = 1.0) -> bool:
+        """Take `cost` from this bucket and the shared one, or from neither."""
+        if not super().allow(cost):
+            return False
+        if self.shared.allow(cost):
+            return True
+        self.tokens += cost  # refused by the server's bucket: this one keeps its tokens
+        self.refused += 1
+        return False
+
+    def wait_s(self, cost: float = 1.0) -> float:
+        """Seconds until both buckets will have `cost` tokens."""
+        return max(super().wait_s(cost), self.shared.wait_s(cost))
+
+
 @dataclass
 class Peer:
     """What the connections from one network address share: their count and their quotas."""

@@ -187,3 +187,15 @@ async def test_exhibitions_are_capped_for_the_whole_server(serve: Serve) -> None
     await operator.request("snapshot", **{**ask, "rated": True, "operator_token": OPERATOR})
     for client in (*clients, operator):
         await client.close()
+
+
+async def test_public_reads_of_many_addresses_share_one_budget(serve: Serve) -> None:
+    """Each address's read budget also draws on the server's: once many addresses have taken it, another
+    address's read is `rate_limited` with a retry hint though its own budget is full."""
+    server = await serve(all_read_rows_rate=100)
+    readers = [await Client.open(server.url, None, source=attacker(i)) for i in range(2)]
+    assert (await readers[0].request("game_list", type="games", limit=200))["type"] == "game_list"
+    refusal = await readers[1].request("error", type="games", limit=200)
+    assert refusal["code"] == "rate_limited" and refusal["retry_ms"] >= 1000
+    for reader in readers:
+        await reader.close()
