@@ -29,10 +29,12 @@ KALAH = (sys.executable, "-c",
 """The `kalah` command (`python -m cli.main`), with SIGINT's default handling whatever this process ignores."""
 
 
-def _kill_group(pid: int) -> None:
-    """SIGKILL a process group (the child and whatever it started); gone already is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+def _kill_group(proc: subprocess.Popen[Any] | asyncio.subprocess.Process) -> None:
+    """SIGKILL a child's process group (the child and whatever it started) unless the child was reaped already
+    (its id may then belong to another group by now); a child that has exited but is not reaped keeps its id."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @contextlib.contextmanager
@@ -43,7 +45,7 @@ def started(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[Any]
     try:
         yield proc
     finally:
-        _kill_group(proc.pid)  # also what it started and left behind
+        _kill_group(proc)  # also what it started and left behind
         proc.wait()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
@@ -59,7 +61,7 @@ def run(argv: Sequence[str], timeout: float = 120, **popen: Any) -> subprocess.C
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
-_SPAWNED: set[int] = set()
+_SPAWNED: list[asyncio.subprocess.Process] = []
 """Process groups `spawn` started in this test (killed after it by `reap`)."""
 
 
@@ -68,12 +70,12 @@ async def spawn(*argv: str, **kw: Any) -> asyncio.subprocess.Process:
     fixture of conftest) if the test left it running on any path: for processes that a test starts and stops by
     steps of its own (a node killed with SIGKILL, restarted, stopped with SIGTERM)."""
     proc = await asyncio.create_subprocess_exec(*argv, cwd=kw.pop("cwd", ROOT), start_new_session=True, **kw)
-    _SPAWNED.add(proc.pid)
+    _SPAWNED.append(proc)
     return proc
 
 
 def reap() -> None:
-    """Kill the group of every process `spawn` started (those already ended are gone: no harm)."""
+    """Kill the group of every process `spawn` started that is still running."""
     while _SPAWNED:
         _kill_group(_SPAWNED.pop())
 
@@ -85,7 +87,7 @@ async def spawned(*argv: str, **kw: Any) -> AsyncIterator[asyncio.subprocess.Pro
     try:
         yield proc
     finally:
-        _kill_group(proc.pid)
+        _kill_group(proc)
         await proc.wait()
 
 
