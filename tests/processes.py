@@ -2,7 +2,10 @@
 
 A test that starts a process must not leave it running when an assert fails, a timeout
 fires or the run is stopped: `started` (blocking) and `spawned` (asyncio) kill the process's
-whole group on the way out unless it has ended, then reap it. A suite run in the background
+whole group on the way out unless it has ended, then reap it; what `spawn` starts for a test
+that stops it by steps of its own is killed after the test by conftest's autouse fixture
+`no_process_left`. Every process runs in a group of its own, so a Ctrl-C at the terminal goes
+to pytest, which then kills them. A suite run in the background
 (`nohup`, `cmd &` in a script) ignores SIGINT, and children inherit that, so a Python child
 would never see the SIGINT a test sends; `KALAH` starts the `kalah` command with SIGINT
 restored, as a terminal would give it.
