@@ -57,7 +57,8 @@ class ServerOptions:
     burst: int = 60
     """Messages a connection may send at once."""
     max_refused: int = 200
-    """Messages refused for rate before the connection is closed (1008)."""
+    """Messages refused for rate or a full quota (`rate_limited`, `too_many`) before the connection is closed
+    (1008)."""
     ping_interval: float | None = 20.0
     ping_timeout: float | None = 20.0
     synchronous: str = "FULL"
@@ -328,6 +329,11 @@ class _Handler:
                     continue
                 for reply in await self.serve_one(session, data):
                     session.send(reply)
+                    if isinstance(reply, ErrorMessage) and reply.code == "too_many":
+                        session.limiter.refused += 1  # asking again at once, past its retry hint, is flooding too
+                if session.limiter.refused >= self.opts.max_refused:
+                    log_event("rate_limit_close", remote=session.remote, player=session.player_id)
+                    closing = asyncio.create_task(ws.close(1008, "too many refused requests"))
         except ConnectionClosed:
             pass
         finally:

@@ -6,6 +6,9 @@ import time
 from functools import partial
 from pathlib import Path
 
+import pytest
+from websockets.exceptions import ConnectionClosed
+
 from protocol import Variant
 from server.app import RunningServer
 from server.match import Seat
@@ -122,3 +125,14 @@ async def test_an_over_long_time_control_is_refused_as_the_limits_table_says(ser
         await client.send(type="create", variant=f"kalah(6,4,clock={clock})")
         assert await client.error() == documented
     await client.close()
+
+
+async def test_a_client_that_asks_again_and_again_past_a_full_quota_is_closed(serve: Serve) -> None:
+    """`too_many` refusals count like rate refusals: a connection that keeps asking past them is closed (1008)."""
+    server = await serve(max_refused=10)
+    client = await Client.open(server.url, "insistent")
+    with pytest.raises(ConnectionClosed):
+        for _ in range(40):  # an open match each, past the quota of 5 open matches
+            await client.send(type="create")
+            await client.next(timeout=10)
+    assert client.ws.close_code == 1008
