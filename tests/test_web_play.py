@@ -23,7 +23,7 @@ from tests.test_web_browser import (
     still_screenshot,
     wait_fen,
 )
-from tests.wire import Client
+from tests.wire import OPERATOR, Client
 
 pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
 
@@ -576,3 +576,21 @@ async def test_a_claim_against_an_opponent_who_does_not_move(serve: Serve) -> No
         assert (await alice.inner_text("#end-result")).startswith("You win")
         assert "abandonment" in await bob.inner_text("#end-result")
         await pages.check()
+
+
+async def test_a_match_the_operator_aborts_ends_with_no_result(arena: RunningServer, pages: Pages) -> None:
+    """When the server's operator aborts a live match, the player's page ends it saying there is no result (not
+    a draw) and no rating change, and offers nothing more to play in it."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"clock": ""})
+    await my_turn(page)
+    operator = await Client.open(arena.url, "op")
+    await operator.send(type="moderate", operator_token=OPERATOR, act="abort", target=match_id, reason="test")
+    assert (await operator.expect("moderated"))["type"] == "moderated"
+    await page.wait_for_function(OVER)
+    assert await page.inner_text("#end-result") == "No result: aborted by the operator."
+    assert "draw" not in (await page.inner_text("#status")).lower()
+    assert await playable(page) == [] and await page.locator("#controls").is_hidden()
+    await page.wait_for_function("() => document.getElementById('rating').textContent !== ''")
+    assert "rating" in (await page.inner_text("#rating")).lower()
+    await operator.close()

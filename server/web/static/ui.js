@@ -23,10 +23,12 @@ export function matchIdFromPath() {
 const REASONS = {
   empty: "a row is empty", majority: "a store holds most seeds", repetition: "third repetition",
   resign: "resignation", time: "time", abandonment: "abandonment", aborted: "aborted by the operator",
+  forfeit: "forfeit (the engine broke the protocol)",
 };
 
 /** "bot:greedy wins by 7: a row is empty", "Draw: third repetition" (`who` null: a draw). */
 export function outcomeText(who, result, reason) {
+  if (reason === "aborted") return "No result: aborted by the operator";  // not a draw: unrated, no winner
   const why = REASONS[reason] || reason || "";
   const by = who && result !== null && result !== undefined ? ` by ${Math.abs(result)}` : "";
   return `${who ? `${who} wins${by}` : "Draw"}${why ? `: ${why}` : ""}`;
