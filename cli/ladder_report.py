@@ -85,8 +85,8 @@ def verdict_text(tally: Tally, sprt: Sprt) -> str:
 def render(games: Iterable[Game], players: Sequence[str], sprt: Sprt | None) -> str:
     """The report as text: one line per pairing, then one per player."""
     by_pair, by_player = tallies(games, players)
-    lines = ["pairing (first player's view)         games   W-D-L        Elo (95 %)"
-             + ("           SPRT" if sprt else "")]
+    head = "pairing (first player's view)"
+    lines = [f"{head:<38} {'games':>5}   {'W-D-L':<12} {'Elo (95 %)':<18}" + (" SPRT" if sprt else "")]
     for (a, b), t in sorted(by_pair.items(), key=lambda kv: (players.index(kv[0][0]), players.index(kv[0][1]))):
         elo = t.elo()
         line = (f"{a + ' v ' + b:<38} {t.games:>5}   {t.wins}-{t.draws}-{t.losses:<8} "
@@ -95,7 +95,7 @@ def render(games: Iterable[Game], players: Sequence[str], sprt: Sprt | None) -> 
             line += f" {verdict_text(t, sprt)}"
         lines.append(line.rstrip())
     lines.append("")
-    lines.append("player (against the field)            games   W-D-L        Elo (95 %)")
+    lines.append(f"{'player (against the field)':<38} {'games':>5}   {'W-D-L':<12} Elo (95 %)")
     for p in players:
         t = by_player[p]
         elo = t.elo()

@@ -69,13 +69,18 @@ class EloEstimate:
         return (self.high - self.low) / 2
 
     def text(self) -> str:
-        """`+35.2 ± 20.1` (finite), `>= -292` or `<= +292` after a sweep (no estimate, a bound), or the interval
-        when one end is infinite."""
+        """`+35.2 ± 20.1` (finite); `>= -291` or `<= +291` after a sweep (no estimate, a bound); the estimate and
+        its one finite bound when the interval is open on one side (`+190.8 (>= -68)`), or none yet."""
         if math.isinf(self.elo):
             return f">= {self.low:+.0f}" if self.elo > 0 else f"<= {self.high:+.0f}"
-        if math.isinf(self.low) or math.isinf(self.high):
-            return f"{self.elo + 0.0:+.1f} [{self.low:+.0f}, {self.high:+.0f}]"
-        return f"{self.elo + 0.0:+.1f} ± {self.margin:.1f}"
+        estimate = f"{self.elo + 0.0:+.1f}"
+        if math.isinf(self.low) and math.isinf(self.high):
+            return f"{estimate} (no bound yet)"
+        if math.isinf(self.high):
+            return f"{estimate} (>= {self.low:+.0f})"
+        if math.isinf(self.low):
+            return f"{estimate} (<= {self.high:+.0f})"
+        return f"{estimate} ± {self.margin:.1f}"
 
 
 def elo_estimate(wins: int, draws: int, losses: int) -> EloEstimate | None:

@@ -73,3 +73,6 @@ def test_a_sweep_has_a_bound_not_an_estimate() -> None:
     assert two is not None and twenty is not None and lost is not None
     assert two.text() == ">= -291" and twenty.text() == ">= +277" and lost.text() == "<= +72"
     assert score_of(two.low) == pytest.approx(0.025 ** 0.5)
+    open_above, none = elo_estimate(1, 1, 0), elo_estimate(1, 0, 1)
+    assert open_above is not None and none is not None
+    assert open_above.text() == "+190.8 (>= -68)" and none.text() == "+0.0 (no bound yet)"
