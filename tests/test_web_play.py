@@ -319,14 +319,15 @@ async def test_the_pie_swap(arena: RunningServer, pages: Pages) -> None:
 
 
 async def test_a_move_refused_when_another_tab_played_first(arena: RunningServer, pages: Pages) -> None:
-    """Two tabs of one identity on one match: the first tab's move is played; the second tab, not yet told,
-    sends another move for the same ply; the server refuses it (stale ply) and that tab undoes its move, says
-    why in one line, and shows the server's position."""
+    """Two tabs of one identity on one match (the second opened as /watch/ID turns into the play page): the
+    first tab's move is played; the second tab, not yet told, sends another move for the same ply; the server
+    refuses it (stale ply) and that tab undoes its move, says why in one line, and shows the server's position."""
     first = await pages.open("/")
     match_id = await start_from_lobby(first, "greedy", {"clock": ""})
-    second = await pages.open(f"/play/{match_id}", context=first.context)
+    second = await pages.open(f"/watch/{match_id}", context=first.context)  # the watch page turns into play
     for tab in (first, second):
         await my_turn(tab)
+    assert second.url.endswith(f"/play/{match_id}")
     await second.evaluate("window.__hold = true")
     bins = await playable(first)
     await first.locator(f"#board .pit[data-bin='{bins[0]}']").click()
