@@ -350,12 +350,19 @@ async def test_a_move_refused_when_another_tab_played_first(arena: RunningServer
 
 
 async def test_a_flag_falls_on_a_short_clock(arena: RunningServer, pages: Pages) -> None:
-    """A 2-second clock that the player lets run out: the clock warns of low time, then shows the flag, and the
+    """A 5-second clock that the player lets run out: the clock warns of low time, then shows the flag, and the
     game ends on time in the bot's favour."""
     page = await pages.open("/")
-    await start_from_lobby(page, "greedy", {"clock": "2+0"}, seat="north")
-    await page.wait_for_function("() => document.querySelector('#player-north .clock.low.running') !== null")
-    await page.wait_for_function(OVER, timeout=15_000)
+    await start_from_lobby(page, "greedy", {"clock": "5+0"}, seat="north")
+    await page.evaluate("""() => {
+        const clock = document.querySelector('#player-north .clock');
+        window.__clock = [clock.textContent];
+        new MutationObserver(() => window.__clock.push(clock.textContent))
+          .observe(clock, { childList: true, characterData: true, subtree: true });
+    }""")
+    await page.wait_for_function(OVER, timeout=20_000)
+    shown = await page.evaluate("window.__clock")
+    assert any(text.endswith(" low") for text in shown), shown  # the warning while it ran
     assert "time" in (await page.inner_text("#status")).lower()
     assert (await page.inner_text("#end-result")).startswith("bot:greedy wins")
     assert "flag" in await page.inner_text("#player-north .clock")
