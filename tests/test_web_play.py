@@ -370,13 +370,18 @@ async def test_a_flag_falls_on_a_short_clock(arena: RunningServer, pages: Pages)
 
 
 async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> None:
-    """Reloading the page mid-game comes back to the same seat (the same guest, from local storage) at the
-    position the server holds; a dropped connection resumes from the last event; the game goes on to its end."""
+    """The lobby links back to an unfinished game; reloading the page mid-game comes back to the same seat (the
+    same guest, from local storage) at the position the server holds; a dropped connection resumes from the last
+    event; the game goes on to its end."""
     page = await pages.open("/")
     match_id = await start_from_lobby(page, "greedy", {"clock": "300+5"})
     for _ in range(3):
         bins = await my_turn(page)
         await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
+    await page.goto(pages.base + "/")  # away to the lobby, and back by its link to the unfinished game
+    await page.get_by_role("link", name=f"back to game {match_id}").click()
+    await page.wait_for_url(f"**/play/{match_id}")
+    await my_turn(page)
     hello = (await page.evaluate("window.__sent"))[0]
     await page.reload()
     await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")

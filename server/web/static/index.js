@@ -175,6 +175,10 @@ function drawIdentity() {
   showIdentity(net.guest);
   $("my-name").textContent = net.guest.name;
   $("name-form").hidden = !net.guest.name.startsWith("guest-");
+  const seats = net.seats || [];
+  $("my-games").hidden = seats.length === 0;
+  $("my-games-links").replaceChildren(...seats.flatMap((id, i) => [
+    ...(i ? [", "] : []), link(`/play/${encodeURIComponent(id)}`, `back to game ${id}`)]));
   $("key").value = net.guest.token;
   $("ws-url").textContent = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`;
 }

@@ -123,6 +123,7 @@ export class Link {
     }
     if (msg.type === "welcome") {
       this.change = null;
+      this.seats = msg.seats || [];  // the unfinished matches where this identity holds a seat
       this.guest = { name: msg.name, token: msg.token };
       storeGuest(this.guest);
       Object.assign(this, { ready: true, failures: 0, helloTries: 0 });
