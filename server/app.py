@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from http import HTTPStatus
@@ -37,7 +36,7 @@ from server.peers import PeerTable, address_of
 from server.requests import Router
 from server.resume import load
 from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session, SharedLimiter
-from server.storage import Storage, StorageError
+from server.storage import Storage, StorageError, is_database_failure
 from server.storage.writer import unavailable
 from server.web import ClaimLimits
 from server.web import respond as web_page
@@ -171,11 +170,6 @@ def _host(conn: ServerConnection) -> str:
     """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
     addr = conn.remote_address
     return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
-
-
-def _database_failure(exc: BaseException) -> bool:
-    """Whether an exception is the database's failing (SQLite's, PostgreSQL's driver's, the connection to it)."""
-    return isinstance(exc, (OSError, sqlite3.Error)) or type(exc).__module__.startswith("asyncpg")
 
 
 def _seated(arena: Arena, session: Session) -> bool:
@@ -389,7 +383,7 @@ class _Handler:
             self.router.arena.metrics.refused(exc.code)
             return [_error(exc, request, match_id)]
         except Exception as exc:
-            if _database_failure(exc):  # a read the database could not answer (down, unreachable, disk)
+            if is_database_failure(exc):  # a read the database could not answer (down, unreachable, disk)
                 log_event("storage_unavailable", request=request, error=repr(exc), level=40)
                 return [_error(unavailable(exc), request, match_id)]
             log_event("internal_error", request=request, error=repr(exc), level=40, exc_info=True)

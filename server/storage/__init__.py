@@ -10,9 +10,18 @@ from server.storage.games import (
     list_quarantined,
 )
 from server.storage.schema import SchemaError, default_db_path
-from server.storage.sources import StorageError, describe, is_postgres, open_storage, read_offline, sqlite_path
+from server.storage.sources import (
+    StorageError,
+    describe,
+    is_database_failure,
+    is_postgres,
+    open_storage,
+    read_offline,
+    sqlite_path,
+)
 from server.storage.writer import Op, Storage, StoredMatch, StoredPlayer
 
 __all__ = ["ConflictError", "GameReads", "Op", "Quarantined", "SchemaError", "Storage", "StorageError",
-           "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game", "is_postgres",
-           "list_games", "list_quarantined", "open_storage", "read_offline", "sqlite_path"]
+           "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game",
+           "is_database_failure", "is_postgres", "list_games", "list_quarantined", "open_storage", "read_offline",
+           "sqlite_path"]

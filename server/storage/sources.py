@@ -27,6 +27,11 @@ class StorageError(Exception):
     """The database could not be opened or read (unreachable, refused, not an arena database)."""
 
 
+def is_database_failure(exc: BaseException) -> bool:
+    """Whether an exception is the database's failing (SQLite's, PostgreSQL's driver's, the connection to it)."""
+    return isinstance(exc, (OSError, sqlite3.Error)) or type(exc).__module__.startswith("asyncpg")
+
+
 def is_postgres(source: str | Path) -> bool:
     """Whether `source` is a PostgreSQL URL (`postgresql://` or `postgres://`)."""
     return isinstance(source, str) and source.startswith(POSTGRES_SCHEMES)
