@@ -22,6 +22,15 @@ from protocol.errors import (
     MessageTooLargeError,
     UnknownTypeError,
 )
+from protocol.event_messages import (
+    CreateEvent,
+    EventList,
+    EventState,
+    FetchEvent,
+    JoinEvent,
+    LeaveEvent,
+    ListEvents,
+)
 from protocol.events import (
     ActionEvent,
     AnyMatchEvent,
@@ -95,7 +104,7 @@ from protocol.wire_base import (
 
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
-    | Standings | Analysis | Moderated | ErrorMessage,
+    | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState,
     Field(discriminator="type"),
 ]
 
@@ -155,11 +164,15 @@ __all__ = [
     "ClaimWin",
     "ClientMessage",
     "Clocks",
+    "CreateEvent",
     "CreateExhibition",
     "CreateMatch",
     "ErrorCode",
     "ErrorMessage",
+    "EventList",
+    "EventState",
     "Fen",
+    "FetchEvent",
     "FetchGame",
     "FindOpponent",
     "GameInfo",
@@ -170,9 +183,12 @@ __all__ = [
     "Hello",
     "Int32",
     "InvalidJsonError",
+    "JoinEvent",
     "JoinMatch",
     "JoinedEvent",
+    "LeaveEvent",
     "LeaveMatch",
+    "ListEvents",
     "ListGames",
     "ListMatches",
     "ListStandings",

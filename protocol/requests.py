@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from protocol.actions import Action, Sow, Swap, Transfer
+from protocol.event_messages import CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
 from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
 
 
@@ -219,7 +220,8 @@ ActionMessage = MakeMove | SwapSides | TransferSeed
 ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
-    | CreateExhibition | ListStandings | Analyse | Moderate,
+    | CreateExhibition | ListStandings | Analyse | Moderate | ListEvents | FetchEvent | CreateEvent | JoinEvent
+    | LeaveEvent,
     Field(discriminator="type"),
 ]
 

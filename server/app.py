@@ -28,6 +28,7 @@ from server.arena_options import ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError, RateLimitedError
+from server.events.driver import EventDriver
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
@@ -426,6 +427,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         arena = Arena(storage, bots, arena_opts, _deployment(server_opts.bus, server_opts.node_id))
         await load(arena)
         router = Router(arena)
+        events = EventDriver(arena)
+        router.handlers.update(events.handlers())
+        await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
         arena.metrics.watch(arena, router.analyst, lambda: handler.connections)
         router.moderation.sessions_from = lambda address: peer.sessions if (peer := handler.peers.get(address)) else ()

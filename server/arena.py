@@ -98,6 +98,8 @@ class Arena:
         deployment = deploy(self)
         self.replication = deployment.replication
         self.presence = deployment.presence
+        self.match_end_hooks: list[Callable[[Room, EndChange], None]] = []
+        """Called once a match's end is published, here or from another node (events record their results)."""
 
     def local_presence(self) -> Presence:
         """The connection record of this server alone (a cluster's presence extends it)."""
@@ -288,6 +290,9 @@ class Arena:
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)
         self.after_change(room)
+        if end is not None:
+            for hook in self.match_end_hooks:
+                hook(room, end)
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
         """Validate, store, apply and publish one action; the actor gets its ack first."""

@@ -11,6 +11,7 @@ from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
 from protocol.errors import NotationError
+from protocol.event_messages import FetchEvent, ListEvents
 from protocol.game import Game
 from protocol.messages import (
     Analyse,
@@ -71,8 +72,9 @@ from server.storage import StoredGame
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
 PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings,
-                                                   Moderate})
-"""Requests served before hello: the hello itself, the public reads, and the operator's (with its token)."""
+                                                   Moderate, ListEvents, FetchEvent})
+"""Requests served before hello: the hello itself, the public reads (events and one event included), and the
+operator's (with its token)."""
 
 
 def game_info(game: StoredGame) -> GameInfo | None:

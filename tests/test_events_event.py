@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from protocol.errors import EventFullError, EventStartedError, NotEligibleError
+from protocol.event_settings import EventSettings
 from server.events.event import Entrant, EntrantKind, Event, EventStatus
 from server.events.records import Pairing
-from server.events.settings import EventSettings
 
 PERSON, BOT, ENGINE = EntrantKind.PERSON, EntrantKind.BOT, EntrantKind.ENGINE
 
@@ -97,7 +97,7 @@ def test_arena_pairs_finishers_until_time_is_up_then_ends_with_the_last_game() -
     assert {frozenset(p.players()) for p in again} == {frozenset("ad"), frozenset("bc")}
     assert _restored(ev).pool is not None
     assert ev.result(again[0].match_id or "", 1.0, 161.0) == []
-    assert ev.status is EventStatus.RUNNING
+    assert ev.join("e", BOT) == [] and ev.status is EventStatus.RUNNING  # past the end: entered, not paired
     ev.result(again[1].match_id or "", 0.5, 162.0)
     assert _status(ev) is EventStatus.FINISHED
     assert ev.pool is not None and ev.pool.ranking()[0].name in "ad"

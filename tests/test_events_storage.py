@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from protocol.errors import ConflictError
+from protocol.event_settings import EventSettings
 from server.events.event import EntrantKind, Event, EventStatus
-from server.events.settings import EventSettings
 from server.storage import Storage
 from server.storage.events import (
     load_event,

@@ -1,1 +1,1 @@
-"""Tournaments with no I/O: event settings, Swiss, arena and round-robin pairing, standings and records."""
+"""Tournaments with no I/O: Swiss, arena and round-robin pairing, the event state machine, standings and records."""

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from protocol.errors import EventFullError, EventStartedError, NotEligibleError
+from protocol.event_settings import Entry, EventKind, EventSettings
 from server.events.arena import ArenaPool
 from server.events.records import Pairing
 from server.events.round_robin import round_robin_rounds
-from server.events.settings import Entry, EventKind, EventSettings
 from server.events.standings import Standing, standings
 from server.events.swiss import NoPairingError, swiss_round
 
@@ -63,6 +63,8 @@ class Event:
         self.pairings: list[Pairing] = []
         self.round = 0
         self.pool = ArenaPool(settings.streak) if settings.kind is EventKind.ARENA else None
+        self.pairing_stopped = False
+        """An arena past its end: no new game (it finishes when the last one ends)."""
         self._schedule: list[list[tuple[str, str | None]]] = []
 
     # --- entry ---------------------------------------------------------------------------------
@@ -76,7 +78,7 @@ class Event:
         if self.status is EventStatus.RUNNING and s.kind is not EventKind.ARENA:
             raise EventStartedError(f"event {self.event_id} has started: a {s.kind.value} takes no new entrants")
         if name in self.entrants and not rejoin:
-            raise EventStartedError(f"{name} is already entered in event {self.event_id}")
+            raise NotEligibleError(f"{name} is already entered in event {self.event_id}")
         if not rejoin and len(self.entrants) >= s.max_entrants:
             raise EventFullError(f"event {self.event_id} is full ({s.max_entrants} entrants): try another event")
         if s.entry is Entry.PEOPLE and kind is not EntrantKind.PERSON:
@@ -178,6 +180,7 @@ class Event:
             return []
         ends = self.ends_at
         if ends is not None and now >= ends:
+            self.pairing_stopped = True
             if not self.live():
                 self.status = EventStatus.FINISHED
             return []
@@ -186,6 +189,8 @@ class Event:
     def _arena_wave(self) -> list[Pairing]:
         """Pair the arena's waiting entrants as one new round of pairings."""
         assert self.pool is not None
+        if self.pairing_stopped:
+            return []
         games = self.pool.pair()
         return self._add_round(games) if games else []
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from server.events.records import Pairing
 
@@ -114,7 +115,20 @@ def head_to_head(entrants: Sequence[str], pairings: Sequence[Pairing]) -> dict[s
     return grid
 
 
-def crosstable_text(rows: Sequence[CrossRow]) -> str:
+class CrossLine(Protocol):
+    """What `crosstable_text` reads of a crosstable line (a `CrossRow`, or its wire form)."""
+
+    @property
+    def rank(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def cells(self) -> list[str]: ...
+
+
+def crosstable_text(rows: Sequence[CrossLine]) -> str:
     """The crosstable as aligned text: rank, name, score, then the rounds."""
     if not rows:
         return ""

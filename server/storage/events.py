@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import KalahError
+from protocol.event_settings import EventSettings
 from server.events.event import Entrant, EntrantKind, Event, EventStatus
 from server.events.records import Pairing
-from server.events.settings import EventSettings
 from server.storage.writer import Op, Storage
 
 EVENT_SQL = {
