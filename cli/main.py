@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "ladder": ("cli.ladder", "play every pairing of bots with paired openings and print rated standings"),
     "bridge": ("cli.bridge", "enter a local KGP engine (stdin/stdout) in a remote arena, game after game"),
     "engine": ("cli.engine", "connect a bot to a KGP server as an outside engine (kalah serve --kgp-port)"),
+    "event": ("cli.event", "events (arenas, Swiss, round-robins) on a server: create, list, show, results"),
 }
 
 SIGINT_STATUS = 130

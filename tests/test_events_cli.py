@@ -1,0 +1,115 @@
+"""`kalah event create|list|show|results` against a real server: the events it lists, the standings and
+crosstable it prints, JSON that matches the wire, records that `kalah record` reads back, one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from tests.conftest import Serve
+from tests.wire import Client, FirstLegal
+
+
+@pytest.fixture(autouse=True)
+def _own_identities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """identities.json of these tests only."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+async def _kalah(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run `kalah ARGV` off the event loop (the server runs on it); status, standard output and error."""
+    status = await asyncio.to_thread(main, list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _firsts(name: str) -> FirstLegal:
+    """Stand-in bots `first:N`, each playing the first legal action."""
+    if not name.startswith("first"):
+        raise ValueError(f"no bot {name}")
+    return FirstLegal()
+
+
+async def test_create_a_round_robin_of_bots_then_list_show_and_results(
+        serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    """A round-robin of three hosted bots made from the command line starts at once and plays to its end;
+    list, show and results print it, and --json is the wire's answer."""
+    running = await serve(bot_factory=_firsts)
+    status, out, err = await _kalah(capsys, "event", "create", "Bot cup", "--kind", "round_robin", "--cycles", "1",
+                                    "--variant", "kalah(2,2)", "--clock", "30+0", "--min-entrants", "3",
+                                    "--bot", "first:1", "--bot", "first:2", "--bot", "first:3", "--name", "host",
+                                    "--server", running.url, "--json")
+    assert status == 0, err
+    created = json.loads(out)
+    eid = created["event_id"]
+    assert created["settings"]["variant"] == "kalah(2,2,clock=30+0)" and created["creator"] == "host"
+    assert created["status"] == "running" and created["rounds"] == 3
+    watcher = await Client.open(running.url, "watcher")
+    try:
+        state = await watcher.request("event_state", type="event", event_id=eid, follow=True)
+        if state["status"] != "finished":
+            await watcher.expect("event_state", 20.0, lambda m: m["status"] == "finished")
+    finally:
+        await watcher.close()
+    status, out, _ = await _kalah(capsys, "event", "list", "--server", running.url)
+    assert status == 0
+    assert out.splitlines()[1].split() == [eid, "round_robin", "finished", "3/3", "3/16", "Bot", "cup"]
+    status, out, _ = await _kalah(capsys, "event", "show", eid, "--server", running.url)
+    assert status == 0 and out.startswith(f"Bot cup ({eid}): round_robin, finished, round 3/3")
+    assert sorted(line.split()[1] for line in out.splitlines()[3:6]) == ["bot:first:1", "bot:first:2", "bot:first:3"]
+    status, out, _ = await _kalah(capsys, "event", "results", eid, "--server", running.url)
+    assert status == 0 and sum(" bye" in line for line in out.splitlines()) == 3
+    status, out, _ = await _kalah(capsys, "event", "list", "--server", running.url, "--json")
+    assert [e["event_id"] for e in json.loads(out)["events"]] == [eid]
+
+
+async def test_a_finished_swiss_prints_its_crosstable_and_records(serve: Serve,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Four people's Swiss of one round, played over the wire: `results` prints the crosstable and the games'
+    lines, and `--records` the games as `kalah export` does, which `kalah record --json` reads back."""
+    running = await serve()
+    names = ["ann", "ben", "cat", "dan"]
+    clients = {n: await Client.open(running.url, n) for n in names}
+    try:
+        settings = {"name": "Quick", "kind": "swiss", "rounds": 1, "variant": "kalah(1,1,clock=60+1)",
+                    "min_entrants": 4}
+        eid = (await clients["ann"].request("event_state", type="event_create", settings=settings))["event_id"]
+        for n in names:
+            state = await clients[n].request("event_state", type="event_join", event_id=eid)
+        for p in state["pairings"]:
+            await clients[p["south"]].send(type="move", match_id=p["match_id"], ply=0, bin=1)
+        await clients["ann"].expect("event_state", 10.0, lambda m: m["status"] == "finished")
+        status, out, err = await _kalah(capsys, "event", "results", eid, "--server", running.url)
+        assert status == 0, err
+        lines = out.splitlines()
+        assert lines[0] == f"Quick ({eid}): swiss, finished, round 1/1, kalah(1,1,clock=60+1), by ann"
+        assert sum(" 1/2-1/2 " in line for line in lines) == 2
+        assert any(line.split()[:3] == ["1", "ann", "0.5"] for line in lines)
+        status, out, _ = await _kalah(capsys, "event", "results", eid, "--records", "--server", running.url)
+        games = ["# match:" + text for text in out[out.index("# match:"):].split("# match:")[1:]]
+        assert len(games) == 2
+        for text in games:
+            status, out, err = await _kalah(capsys, "record", "--json", text)
+            assert status == 0, err
+            read = json.loads(out)
+            assert read["over"] and read["result"] == 0 and read["match_id"].startswith(f"{eid}-r1-t")
+        status, out, _ = await _kalah(capsys, "event", "show", eid, "--server", running.url, "--json")
+        assert json.loads(out)["status"] == "finished"
+    finally:
+        for c in clients.values():
+            await c.close()
+
+
+async def test_errors_are_one_line(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    """Settings that do not fit, an unknown event and no server: one line naming the problem, status 2."""
+    running = await serve()
+    status, _, err = await _kalah(capsys, "event", "create", "x", "--kind", "arena", "--server", running.url)
+    assert status == 2 and err.strip() == "kalah event: event: an arena needs duration_s, and only an arena has one"
+    status, _, err = await _kalah(capsys, "event", "show", "nope", "--server", running.url)
+    assert status == 2 and err.strip() == "kalah event: unknown_event: no event 'nope': see events"
+    status, _, err = await _kalah(capsys, "event", "list", "--server", "ws://127.0.0.1:9")
+    assert status == 2 and err.startswith("kalah event: cannot reach ws://127.0.0.1:9") and len(err.splitlines()) == 1
