@@ -326,3 +326,30 @@ async def test_kill_9_as_a_round_ends_then_restart_pairs_the_next_round_once(
         assert len(state["pairings"]) == 4
     finally:
         await stop_nodes([(proc, url)])
+
+
+async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Serve, connect: Opener) -> None:
+    """An event with a start time starts then (hosted bots, an arena) or is cancelled with too few entrants
+    (a Swiss); leaving before the start takes an entrant off the list, leaving an arena pauses it."""
+    running = await serve(bot_factory=SlowFirst.make)
+    host, ann = (await _players(connect, running.url, ["host", "ann"])).values()
+    soon = time.time() + 1.0
+    swiss = {"name": "Early", "kind": "swiss", "rounds": 2, "min_entrants": 3, "start_at": soon}
+    sid = (await host.request("event_state", type="event_create", settings=swiss))["event_id"]
+    joined = await ann.request("event_state", type="event_join", event_id=sid)
+    assert [r["name"] for r in joined["standings"]] == ["ann"]  # the entrants, all at 0 before the start
+    left = await ann.request("event_state", type="event_leave", event_id=sid)
+    assert left["status"] == "open" and left["standings"] == []
+    again = await ann.request("event_state", type="event_join", event_id=sid)
+    assert again["status"] == "open" and [r["name"] for r in again["standings"]] == ["ann"]
+    cancelled = await host.expect("event_state", 10.0, lambda m: m["event_id"] == sid and m["status"] != "open")
+    assert cancelled["status"] == "cancelled" and cancelled["pairings"] == []
+    arena = {"name": "Timed", "kind": "arena", "duration_s": 30, "variant": "kalah(3,2,clock=60+1)", "start_at": soon}
+    aid = (await host.request("event_state", type="event_create", settings=arena,
+                              bots=["slow:1", "slow:2", "slow:3"]))["event_id"]
+    started = await host.expect("event_state", 10.0, lambda m: m["event_id"] == aid and m["status"] == "running")
+    assert started["pairings"]
+    await host.send(type="event_leave", event_id=aid, bot="slow:3")
+    paused = await host.expect("event_state", 10.0, lambda m: m["event_id"] == aid and any(
+        r["name"] == "bot:slow:3" and not r["active"] for r in m["standings"]))
+    assert paused["status"] == "running"
