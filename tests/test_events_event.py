@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol.errors import EventFullError, EventStartedError, NotEligibleError
 from protocol.event_settings import EventSettings
@@ -170,3 +172,80 @@ def test_leaving_before_the_start_removes_the_entry() -> None:
     ev.leave("a")
     assert ev.entrants == {}
     assert Entrant("a", PERSON).active
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 4), st.lists(st.sampled_from([1.0, 0.5, 0.0]), min_size=60, max_size=60),
+       st.sets(st.integers(0, 8), max_size=3))
+def test_any_swiss_event_plays_its_rounds_and_never_pairs_a_leaver(n: int, rounds: int, results: list[float],
+                                                                    leavers: set[int]) -> None:
+    """Whatever the results and whoever leaves after round 1: each round is paired only when the last ended,
+    pairs only active entrants, each at most once, and the event finishes after at most its rounds (a restore
+    at any point gives the same machine)."""
+    ev = _event(kind="swiss", rounds=min(rounds, n - 1 + n % 2), min_entrants=2, max_entrants=16)
+    names = [f"e{i}" for i in range(n)]
+    for name in names:
+        ev.join(name, PERSON)
+    live = ev.start(0.0)
+    outcome = iter(results)
+    while ev.status is EventStatus.RUNNING:
+        rnd = live[0].round
+        assert all(p.round == rnd for p in live) and rnd <= (ev.total_rounds or 0)
+        seated = [x for p in live for x in p.players()]
+        assert len(seated) == len(set(seated))
+        assert all(ev.entrants[x].active for x in seated)
+        if rnd == 1:
+            for i in leavers:
+                if i < n:
+                    ev.leave(names[i])
+        ev = _restored(ev)
+        nxt: list[Pairing] = []
+        for p in [p for p in live if not p.bye]:
+            nxt = ev.result(p.match_id or "", next(outcome, 1.0), float(rnd))
+        if not nxt:
+            break
+        live = nxt
+    assert ev.status is EventStatus.FINISHED
+    assert max(p.round for p in ev.pairings) <= (ev.total_rounds or 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["join", "leave", "end", "tick"]), st.integers(0, 6),
+                          st.sampled_from([1.0, 0.5, 0.0])), max_size=60))
+def test_any_arena_event_keeps_each_entrant_in_one_game_and_pairs_nobody_after_its_end(
+        steps: list[tuple[str, int, float]]) -> None:
+    """Joins, pauses, game ends and the clock in any order: nobody is in two games at once, no game starts
+    after the arena's end, and once the end has come and the last game ended the arena is finished."""
+    ev = _event(kind="arena", duration_s=100)
+    for name in ("a0", "a1"):
+        ev.join(name, BOT)
+    ev.start(0.0)
+    now = 0.0
+    for action, who, score in steps:
+        if ev.status is EventStatus.FINISHED:  # the end came and the last game ended: it takes no one now
+            with pytest.raises(EventStartedError):
+                ev.join(f"a{who}", BOT)
+            break
+        name = f"a{who}"
+        before = len(ev.pairings)
+        if action == "join":
+            if name not in ev.entrants or not ev.entrants[name].active:
+                ev.join(name, BOT)
+        elif action == "leave":
+            ev.leave(name)
+        elif action == "end":
+            if ev.live():
+                game = ev.live()[who % len(ev.live())]
+                ev.result(game.match_id or "", score, now)
+        else:
+            now += 30.0
+            ev.tick(now)
+        if now >= 100.0:
+            assert len(ev.pairings) == before
+        busy = [x for p in ev.live() for x in p.players()]
+        assert len(busy) == len(set(busy))
+    now = max(now, 100.0)
+    for game in ev.live():
+        ev.result(game.match_id or "", 1.0, now)
+    ev.tick(now)
+    assert ev.status is EventStatus.FINISHED
