@@ -5,6 +5,10 @@ write, and takes effect at once on the node that served it. The bans table is th
 every node: each node reads it (and the audit rows made since it last looked) every
 `refresh_s`, so a ban made on one node refuses new connections and closes live ones on all of
 them within that time.
+
+Audit numbers are handed out when an act is written, not when it commits: on PostgreSQL an act
+can commit after one with a higher number. A number the poll skipped is therefore looked for
+again on every poll for `GAP_S`, so a rename or close committed late still reaches every node.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -55,6 +60,11 @@ if TYPE_CHECKING:
 
 REFRESH_S = 1.0
 """How often a node reads the bans and the acts made on other nodes."""
+GAP_S = 300.0
+"""How long an audit number the poll skipped is looked for again (the act that took it may commit late; one
+rolled back never does)."""
+MAX_GAP = 1000
+"""At most this many skipped numbers below one act are looked for."""
 
 
 def canonical_address(text: str) -> str:
@@ -100,7 +110,9 @@ class Moderator:
         self.sessions_from: Callable[[str], Iterable[Session]] = lambda address: ()
         """The open connections from an address, hello said or not (set by the server)."""
         self._seen: int | None = None
-        """The number of the last audited act this node has taken into account (None: not read yet)."""
+        """The highest audit number this node has taken into account (None: not read yet)."""
+        self._missing: dict[int, float] = {}
+        """Audit numbers below `_seen` not read yet -> when the poll first missed them (monotonic seconds)."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -129,10 +141,7 @@ class Moderator:
         if self._seen is None:
             self._seen = await last_audit(storage)
         else:
-            for entry in await read_audit_since(storage, self._seen):
-                self._seen = entry.number
-                if entry.action in ("rename", "close"):
-                    self._forget(entry.target)
+            await self._catch_up()
         bans = await read_bans(storage)
         self.players = {b.target for b in bans if b.kind == "player"}
         self.addresses = {b.target for b in bans if b.kind == "address"}
@@ -140,6 +149,22 @@ class Moderator:
             self._close_player(pid)
         for address in self.addresses:
             self._close_address(address)
+
+    async def _catch_up(self) -> None:
+        """Take up the acts audited since the last poll, and those the poll skipped that have committed since."""
+        assert self._seen is not None
+        now = time.monotonic()
+        self._missing = {n: at for n, at in self._missing.items() if now - at < GAP_S}
+        since = min(self._missing, default=self._seen + 1) - 1
+        for entry in await read_audit_since(self.arena.storage, since):
+            number = entry.number
+            if number > self._seen:
+                self._missing.update(dict.fromkeys(range(max(self._seen + 1, number - MAX_GAP), number), now))
+                self._seen = number
+            elif self._missing.pop(number, None) is None:
+                continue  # taken up already
+            if entry.action in ("rename", "close"):
+                self._forget(entry.target)
 
     def _forget(self, player_id: str) -> None:
         """Drop what this node holds of a player changed elsewhere: it is read back from the database when asked."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from contextlib import closing
 from pathlib import Path
 
+import asyncpg
 from websockets.exceptions import ConnectionClosed
 
 from server.storage import fetch_game
@@ -215,3 +217,47 @@ async def test_a_banned_address_is_refused_by_the_kgp_gateway_too(serve: Serve) 
         writer.close()
     assert said == 'error "your address is banned by the server\'s operator"\r\ngoodbye\r\n'
     await operator.close()
+
+
+async def welcome_name(url: str, token: str, wanted: str) -> str:
+    """The name a hello with `token` is welcomed with, asked again (up to 15 s) until it is `wanted`."""
+    for _ in range(150):
+        client = await Client.open(url, "ignored", token=token)
+        name = str(client.welcome["name"])
+        await client.close()
+        if name == wanted:
+            break
+        await asyncio.sleep(0.1)
+    return name
+
+
+async def test_a_rename_committed_after_a_later_numbered_act_still_reaches_a_node(pg_url: str, bus_url: str) -> None:
+    """On PostgreSQL an act's audit number is taken when it is written: a rename numbered n that commits after
+    act n+1 was polled still reaches a node that holds the player (its next welcome says the new name)."""
+    node = await start_node(pg_url, bus_url, "late0", "--operator-token", OPERATOR)
+    early = await asyncpg.connect(pg_url)
+    late = await asyncpg.connect(pg_url)
+    try:
+        url = node[1]
+        alice = await Client.open(url, "alice")
+        bob = await Client.open(url, "bob")
+        rename = "UPDATE players SET name = $1, name_key = $2 WHERE id = $3"
+        audit = ("INSERT INTO audit (at, actor, action, target, reason) VALUES ($1, 'root', 'rename', $2, 'x')"
+                 " RETURNING id")
+        slow = early.transaction()
+        await slow.start()
+        low = await early.fetchval(audit, time.time(), alice.welcome["player_id"])
+        await early.execute(rename, "alicia", "alicia", alice.welcome["player_id"])
+        async with late.transaction():
+            high = await late.fetchval(audit, time.time(), bob.welcome["player_id"])
+            await late.execute(rename, "bobby", "bobby", bob.welcome["player_id"])
+        assert high > low
+        assert await welcome_name(url, bob.welcome["token"], "bobby") == "bobby"  # act n+1 was polled
+        await slow.commit()
+        assert await welcome_name(url, alice.welcome["token"], "alicia") == "alicia"
+        for client in (alice, bob):
+            await client.close()
+    finally:
+        await early.close()
+        await late.close()
+        await stop_nodes([node])
