@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.actions import Action
+from protocol.errors import OutOfTurnError
 from protocol.messages import Ack, AnyMatchEvent
 from protocol.outcome import seat_score
 from protocol.variant import Variant
@@ -32,6 +33,7 @@ from server.errors import (
     FuturePlyError,
     MatchExistsError,
     NotSeatedError,
+    NotStartedError,
     ShuttingDownError,
     TimeOutError,
     UnknownMatchError,
@@ -58,6 +60,20 @@ class Deployment:
 
     replication: Replication
     presence: Presence
+
+
+STALE_REFUSALS = (NotStartedError, OutOfTurnError, FuturePlyError)
+"""Refusals a cluster node's copy may give only because another node's change has not reached it yet (a join, an
+action): the node reads the match from the database once before it refuses (a server alone never needs to)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeekChange:
+    """A player starts waiting for an opponent in `variant` (`waiting`), or stops (paired, or gone)."""
+
+    variant: str
+    session: Session
+    waiting: bool
 
 
 def single_node(arena: Arena) -> Deployment:
@@ -142,6 +158,12 @@ class Arena:
         task = self.loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def load_room(self, room: Room) -> None:
+        """Register a match read from the database (at start-up, or a cluster node's copy at a takeover or a first
+        look-up): a load, not a change, so nothing is stored and nobody is told; the caller then arms its timers
+        (`after_change`). Every change to the arena's rooms and seeks goes through `apply` or `apply_seek`."""
+        self.add_room(room)
 
     def add_room(self, room: Room) -> None:
         """Register a room and index its seats by player."""
@@ -295,10 +317,12 @@ class Arena:
                 hook(room, end)
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
-        """Validate, store, apply and publish one action; the actor gets its ack first."""
+        """Validate, store, apply and publish one action; the actor gets its ack first. In a cluster, an action
+        a copy refuses for a state another node may have changed (`STALE_REFUSALS`) is prepared again once on
+        the match as stored, before it is refused."""
         m = room.match
         async with room.lock:
-            retries = self.replication.retries
+            retries, reread = self.replication.retries, False
             for attempt in range(retries):
                 self.refuse_if_closing()
                 try:
@@ -316,17 +340,26 @@ class Arena:
                 except ConflictError:  # another node stored a change first: prepare again on what it stored
                     if attempt == retries - 1:
                         raise
-                except FuturePlyError:  # the player saw a ply this copy has not heard of yet: read it
-                    if attempt == retries - 1:
+                except STALE_REFUSALS:  # maybe only this copy's view: read the match, then prepare again
+                    if attempt == retries - 1 or reread:
                         raise
+                    reread = True
                     await self.replication.conflict(room)
 
     async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], follow: Session | None = None) -> None:
         """Prepare and apply a change (the caller holds the room's lock); in a cluster, one that another node
-        beat is prepared again on the match as that node left it (which may refuse it with a typed error)."""
-        retries = self.replication.retries
+        beat, or one a copy refuses for a state another node may have changed (`STALE_REFUSALS`), is prepared
+        again on the match as stored (which may refuse it with a typed error)."""
+        retries, reread = self.replication.retries, False
         for attempt in range(retries):
-            change = prepare()
+            try:
+                change = prepare()
+            except STALE_REFUSALS:  # maybe only this copy's view: read the match, then prepare again
+                if attempt == retries - 1 or reread:
+                    raise
+                reread = True
+                await self.replication.conflict(room)
+                continue
             if change is None:
                 return
             try:
@@ -434,12 +467,27 @@ class Arena:
         """A session said hello: its connection is noted; the ids of the unfinished matches where it holds a seat."""
         return self.presence.connect(session)
 
+    def apply_seek(self, change: SeekChange) -> None:
+        """The one path of every change to the seeks: the deployment stores it (a cluster's shared queue, where
+        other nodes pair with it; a lone server stores nothing), then this server's seeks show it."""
+        variant, session = change.variant, change.session
+        waiting = self.seeks.get(variant)
+        if change.waiting:
+            self.refuse_if_closing()
+            if waiting is not None and waiting is not session:
+                self.replication.unseek(variant, waiting)  # replaced (gone, or the same player again)
+            self.replication.seek(variant, session)
+            self.seeks[variant] = session
+        else:
+            self.replication.unseek(variant, session)
+            if waiting is session:
+                del self.seeks[variant]
+
     def disconnect(self, session: Session) -> None:
         """A connection closed: drop its seeks and follows; its seats' grace periods start."""
         for variant, waiting in list(self.seeks.items()):
             if waiting is session:
-                del self.seeks[variant]
-                self.replication.unseek(variant, session)
+                self.apply_seek(SeekChange(variant, session, waiting=False))
         for match_id in list(session.following):
             room = self.rooms.get(match_id)
             if room is not None and room.unfollow(session):
@@ -451,7 +499,7 @@ class Arena:
         and gets its snapshot."""
         for variant, waiting in list(self.seeks.items()):
             if waiting.player_id == player_id:
-                del self.seeks[variant]
+                self.apply_seek(SeekChange(variant, waiting, waiting=False))
                 self.spawn(self._seated(waiting, match_id))
 
     async def _seated(self, session: Session, match_id: str) -> None:

@@ -1,7 +1,7 @@
 """The request router: one handler per request type, each turning a request into arena changes.
 
 Handlers validate and answer; every write goes through the arena (`Arena.apply` for matches,
-`Arena.write` for identities), never from here.
+`Arena.apply_seek` for players waiting, `Arena.identities` for players), never from here.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from protocol.messages import (
 from protocol.outcome import EndReason
 from protocol.variant import Variant
 from server.analysis import Analyst
-from server.arena import Arena
+from server.arena import Arena, SeekChange
 from server.changes import CancelChange
 from server.errors import (
     AlreadyHelloError,
@@ -246,11 +246,9 @@ class Router:
                                       follow=s)
                 a.replication.paired(node, waiting.player_id, room.match.match_id)
                 return [room.match.snapshot(1, room.spectators)]
-            a.seeks[msg.variant] = s
-            a.replication.seek(msg.variant, s)
+            a.apply_seek(SeekChange(msg.variant, s, waiting=True))
             return [Seeking(variant=msg.variant)]
-        del a.seeks[msg.variant]
-        a.replication.unseek(msg.variant, other)
+        a.apply_seek(SeekChange(msg.variant, other, waiting=False))
         seats = [(0, self.seat_of(other)), (1, self.seat_of(s))]
         room = await a.create(Variant.parse(msg.variant), True, 0, seats, follow=other)
         room.follow(s)
@@ -282,9 +280,10 @@ class Router:
         a = self.arena
         room = await a.find_room(msg.match_id)
         seat = a.seat(s, room)
-        if isinstance(msg, Resign) and room.match.status == "open":
-            return await self.leave(s, LeaveMatch(match_id=msg.match_id))
-        m = room.match
+        if isinstance(msg, Resign) and room.match.status == "open" and await self.cancel(room):
+            self.unfollow(s, room)  # resigned before anyone joined: the match is cancelled
+            return []
+        m = room.match  # live (maybe only now: another node seated an opponent, and this copy has read it)
         opponent = m.seats[1 - seat]
         away = await a.presence.away(opponent)
         async with room.lock:
@@ -332,14 +331,20 @@ class Router:
         m = room.match
         if s.player_id is not None and m.seat_of(s.player_id) is not None and m.status == "open":
             await self.cancel(room)
-        if room.unfollow(s):
-            a.presence.announce(room)
+        self.unfollow(s, room)
         return []
 
-    async def cancel(self, room: Room) -> None:
-        """Cancel a match still open (its creator left)."""
+    def unfollow(self, s: Session, room: Room) -> None:
+        """`s` stops following `room` (the others see one spectator fewer)."""
+        if room.unfollow(s):
+            self.arena.presence.announce(room)
+
+    async def cancel(self, room: Room) -> bool:
+        """Cancel a match still open (its creator left); False if it is not open after all (in a cluster, another
+        node seated an opponent, and this copy has read it)."""
         async with room.lock:
             await self.arena.retry(room, lambda: CancelChange() if room.match.status == "open" else None)
+            return room.match.status == "open"
 
     async def disconnect(self, s: Session) -> None:
         """A connection closed: drop its seeks and follows; its seats' grace periods start."""

@@ -36,7 +36,7 @@ async def resume_all(arena: Arena) -> None:
         except Exception as exc:  # one unreadable row never stops start-up
             await quarantine(arena, stored.match_id, exc)
             continue
-        arena.add_room(room)
+        arena.load_room(room)
         arena.after_change(room)
         log_event("match_resumed", match=stored.match_id, ply=room.match.ply, status=room.match.status)
     arena.quarantined = await arena.storage.quarantined()

@@ -4,11 +4,14 @@ stored once whichever node it reaches, copies follow by the bus, and a drained n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio as redis
 
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
@@ -95,6 +98,49 @@ async def test_seq_continues_from_each_first_message_on_both_nodes(serve: Serve,
     assert assert_continuous(bob, mid)[0] == 3
 
 
+@contextlib.asynccontextmanager
+async def notices_held(bus_url: str) -> AsyncIterator[None]:
+    """Redis holds every node's notices back (its writers paused; reads and subscriptions go on) until the block
+    ends, as a loaded bus would: what a node stores meanwhile reaches the others only through the database."""
+    client = redis.from_url(bus_url)
+    try:
+        await client.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
+        try:
+            yield
+        finally:
+            await client.execute_command("CLIENT", "UNPAUSE")
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("first", ["move", "resign"])
+async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing(
+        serve: Serve, pg_url: str, bus_url: str, first: str) -> None:
+    """Bob joins Alice's match on node B while B's notice is held back: Alice's move (or resignation) on node A,
+    whose copy still waits for a second player, is served after A reads the match again (never `not_started`),
+    and every player sees each event once, in order."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"])
+    bob = await Client.open(b.url, "bob")
+    async with notices_held(bus_url):
+        await bob.request("snapshot", type="join", match_id=mid)
+        if first == "move":
+            reply = await next_reply(alice, type="move", match_id=mid, ply=0, bin=1)
+            assert reply["type"] == "ack", reply
+        else:
+            await alice.send(type="resign", match_id=mid)
+            reply = await alice.expect("event", where=is_game_over)
+            assert reply["reason"] == "resign"
+    kind = "action" if first == "move" else "game_over"
+    for client in (alice, bob):
+        await client.until_received("event", 1, where=lambda e: e["match_id"] == mid and e["kind"] == kind)
+    assert assert_continuous(alice, mid) == [2, 3]
+    assert assert_continuous(bob, mid) == [3]
+    rows = await query(pg_url, "SELECT count(*) FROM actions WHERE match_id = $1", mid)
+    assert rows[0][0] == (1 if first == "move" else 0)
+
+
 async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: Serve, pg_url: str,
                                                                         bus_url: str) -> None:
     """One player connected to two nodes sends the same ply with different moves to both at once: exactly
@@ -112,8 +158,10 @@ async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: S
     assert len(rows) == 1
 
 
-async def next_reply(client: Client) -> Json:
-    """The next ack or error a client gets (events skipped)."""
+async def next_reply(client: Client, **request: object) -> Json:
+    """The next ack or error a client gets (events skipped), after sending `request` if one is given."""
+    if request:
+        await client.send(**request)
     while True:
         msg = await client.next()
         if msg["type"] in ("ack", "error"):

@@ -82,3 +82,61 @@ def test_the_arena_never_asks_which_deployment_runs() -> None:
              if re.search(r"cluster is (not )?None", path.read_text())]
     assert tests == []
     assert Arena.__bases__ == (object,)
+
+
+ARENA_STATE = frozenset({"rooms", "seeks", "ratings", "seated", "creating"})
+"""The arena's indexes: written by the arena alone (a change through `apply`/`apply_seek`, a load through
+`load_room`), never by a handler or a deployment."""
+ARENA_WRITERS = frozenset({"add_room", "drop_room", "index_seats"})
+"""The arena's own index writers (a handler or a deployment calls `load_room` or a change path instead)."""
+MUTATORS = frozenset({"pop", "popitem", "update", "clear", "setdefault", "add", "discard", "remove", "append"})
+
+
+def is_arena(node: ast.expr) -> bool:
+    """Whether an expression names the arena (`arena`, `a`, `self.arena`, `x.arena`)."""
+    return (isinstance(node, ast.Name) and node.id in ("arena", "a")) or \
+        (isinstance(node, ast.Attribute) and node.attr == "arena")
+
+
+def is_state(node: ast.expr) -> bool:
+    """Whether an expression is one of the arena's indexes (`arena.seeks`) or an entry of one (`a.rooms[mid]`)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr in ARENA_STATE and is_arena(node.value)
+
+
+def arena_writes(source: str) -> list[int]:
+    """The lines of `source` that write the arena's indexes themselves."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Delete) else [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            f = node.func
+            if (f.attr in MUTATORS and is_state(f.value)) or (f.attr in ARENA_WRITERS and is_arena(f.value)):
+                lines.append(node.lineno)
+        lines += [t.lineno for t in targets if is_state(t)]
+    return sorted(lines)
+
+
+def test_arena_writes_find_each_kind_of_write() -> None:
+    """The layer check below sees assignments, deletions, mutating calls and the arena's own index writers."""
+    source = ("a.seeks[v] = s\ndel self.arena.seeks[v]\narena.ratings.update(x)\nself.arena.add_room(r)\n"
+              "x = a.seeks.get(v)\nself.seeks[v] = s\narena.load_room(r)\n")
+    assert arena_writes(source) == [1, 2, 3, 4]
+
+
+def test_only_the_arena_writes_its_indexes() -> None:
+    """Every write to the arena's rooms, seeks, ratings and seat index is the arena's own (a change through its
+    change paths, a copy read from the database through `load_room`): no handler, deployment or engine writes
+    them (`server/resume.py` loads the ratings of record at start-up)."""
+    bad = []
+    for path in (ROOT / "server").rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in ("server/arena.py", "server/resume.py"):
+            continue
+        bad += [f"{rel}:{line}" for line in arena_writes(path.read_text())]
+    assert bad == []

@@ -122,7 +122,7 @@ class Cluster:
             room = await replica.load(arena, match_id)
             if room is None or match_id in arena.rooms:
                 return
-            arena.add_room(room)
+            arena.load_room(room)  # a load, not a change: the match is as stored
             await self.presence.learn(room)
         else:
             async with room.lock:
@@ -161,7 +161,7 @@ class Cluster:
         existing = self.arena.rooms.get(match_id)
         if existing is not None:
             return existing
-        self.arena.add_room(room)
+        self.arena.load_room(room)  # a load, not a change: the match is as stored
         self.arena.after_change(room)
         await self.presence.learn(room)
         return room
