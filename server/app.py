@@ -460,6 +460,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         try:
             running.kgp = handler.kgp = await Gateway.start(arena, kgp_opts, host)
             running.kgp.banned = router.moderation.address_banned
+            running.kgp.player_banned = router.moderation.player_banned
+            router.moderation.on_bans = running.kgp.close_banned
         except BaseException:
             await running.close()
             raise

@@ -93,9 +93,8 @@ async def refuse_banned(ws: ServerConnection) -> None:
 
 
 def refuse(session: Session, why: str) -> None:
-    """Tell a connection it is banned (a typed error) and close it (1008)."""
-    session.send(ErrorMessage(code=BannedError.code, message=why, request=None, match_id=None))
-    asyncio.get_running_loop().create_task(session.ws.close(1008, "banned"))
+    """Tell a connection it is banned (a typed error; an outside engine's in KGP) and close it (1008)."""
+    session.dismiss(ErrorMessage(code=BannedError.code, message=why, request=None, match_id=None), "banned")
 
 
 class Moderator:
@@ -109,6 +108,8 @@ class Moderator:
         self.addresses: set[str] = set()
         self.sessions_from: Callable[[str], Iterable[Session]] = lambda address: ()
         """The open connections from an address, hello said or not (set by the server)."""
+        self.on_bans: Callable[[], None] = lambda: None
+        """Close whatever else the bans now cover (set by the server: the KGP gateway's agents)."""
         self._seen: int | None = None
         """The highest audit number this node has taken into account (None: not read yet)."""
         self._missing: dict[int, float] = {}
@@ -149,6 +150,7 @@ class Moderator:
             self._close_player(pid)
         for address in self.addresses:
             self._close_address(address)
+        self.on_bans()
 
     async def _catch_up(self) -> None:
         """Take up the acts audited since the last poll, and those the poll skipped that have committed since."""
@@ -178,6 +180,10 @@ class Moderator:
     def address_banned(self, address: str) -> bool:
         """Whether connections from `address` are refused."""
         return address in self.addresses
+
+    def player_banned(self, player_id: str) -> bool:
+        """Whether a player is banned (or closed)."""
+        return player_id in self.players
 
     def check_token(self, session: Session, token: str) -> None:
         """Refuse a hello with the token of a banned (or closed) player: `BannedError`, and the connection is closed
@@ -242,6 +248,7 @@ class Moderator:
         self.arena.identities.players[pid] = replace(player, token_hash=None)
         self.players.add(pid)
         self._close_player(pid)
+        self.on_bans()
         return f"closed {player.name} ({pid}): its token no longer says hello"
 
     async def player(self, target: str) -> StoredPlayer:
@@ -270,6 +277,7 @@ class Moderator:
             self._close_player(target)
         else:
             self._close_address(target)
+        self.on_bans()
         return f"banned {kind} {target}"
 
     async def abort(self, match_id: str, reason: str, actor: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
-from protocol.messages import Message, encode
+from protocol.messages import ErrorMessage, Message, encode
 
 DEFAULT_SEND_BUFFER = 1 << 20
 """Bytes a connection may leave unread before it is dropped (a client that stopped reading)."""
@@ -147,6 +148,11 @@ class Session:
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""
         self.push([encode(msg).encode()])
+
+    def dismiss(self, error: ErrorMessage, reason: str) -> None:
+        """Send a last error and close the connection (1008, `reason`)."""
+        self.send(error)
+        asyncio.get_running_loop().create_task(self.ws.close(1008, reason))
 
     def send_text(self, text: str) -> None:
         """Queue a message already encoded."""

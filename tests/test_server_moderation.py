@@ -12,7 +12,9 @@ from pathlib import Path
 import asyncpg
 from websockets.exceptions import ConnectionClosed
 
+from server.engines.gateway import engine_id
 from server.storage import fetch_game
+from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.test_server_metrics import scrape
@@ -261,3 +263,50 @@ async def test_a_rename_committed_after_a_later_numbered_act_still_reaches_a_nod
         await early.close()
         await late.close()
         await stop_nodes([node])
+
+
+async def kgp_agent(agents: KgpClients, port: int, source: str, name: str, token: str) -> KgpClient:
+    """An outside engine connected over KGP from `source` with `token` (closed with `agents`), in its first game
+    against a hosted bot."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0), limit=1 << 20)
+    agent = KgpClient(reader, writer)
+    agents.clients.append(agent)
+    await agent.hello(name, token=token)
+    await agent.until_game()
+    return agent
+
+
+async def told_banned(agent: KgpClient) -> bool:
+    """Whether the gateway told a connected agent it is banned (`error`), said goodbye and closed."""
+    lines = await agent.closed(timeout=10)
+    said = [(line.name, line.args) for line in lines if line.name in ("error", "goodbye")]
+    return bool(said) and said[-1][0] == "goodbye" and any("banned" in str(args) for _, args in said)
+
+
+async def test_a_ban_closes_kgp_agents_already_connected(serve: Serve) -> None:
+    """Engines connected over KGP and in a game are told `error` (banned) and `goodbye` and let go when their
+    address or their identity is banned; the banned identity's token is let go again on a new connection, while
+    another engine plays on."""
+    running = await gateway(serve)
+    port = port_of(running)
+    operator = await Client.open(running.url, "op")
+    agents = KgpClients()
+    try:
+        by_address = await kgp_agent(agents, port, "127.0.0.14", "flooder", "flooder-secret")
+        by_identity = await kgp_agent(agents, port, "127.0.0.15", "cheater", "cheater-secret")
+        fair = await kgp_agent(agents, port, "127.0.0.16", "fair", "fair-secret")
+        assert (await moderate(operator, act="ban", kind="address", target="127.0.0.14", reason="flood"))["type"] \
+            == "moderated"
+        assert await told_banned(by_address)
+        assert (await moderate(operator, act="ban", target=engine_id("cheater-secret"), reason="engine cheats"))[
+            "type"] == "moderated"
+        assert await told_banned(by_identity)
+        again = await agents.open(port)
+        await again.expect("kgp")
+        await again.command('set auth:token "cheater-secret"')
+        await again.command("mode freeplay")
+        assert await told_banned(again)
+        assert await fair.play() is not None
+    finally:
+        await agents.close()
+        await operator.close()

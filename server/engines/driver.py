@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import Sow
 from protocol.errors import KalahError
+from protocol.messages import ErrorMessage
 from protocol.side import Side
 from server.engines.agent import Agent
 from server.engines.kgp import Arg, Board, bin_of
@@ -55,6 +56,10 @@ class AgentSession(Session):
         self.peer = Peer(agent.host, RateLimiter(1e9, 10**9))
         self.send_limit = 0
         self.wake: Callable[[], None] = _nothing
+
+    def dismiss(self, error: ErrorMessage, reason: str) -> None:
+        """Tell the agent why in KGP (`error`), say goodbye and close its connection."""
+        self.agent.kill(error.message)
 
     def push(self, texts: list[bytes]) -> bool:
         """A match event for the agent: wake the driver (always delivered)."""

@@ -107,6 +107,8 @@ class Gateway:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.banned: Callable[[str], bool] = lambda address: False
         """Whether the operator banned an address (set by the server: its moderation's bans)."""
+        self.player_banned: Callable[[str], bool] = lambda player_id: False
+        """Whether the operator banned (or closed) an identity (set by the server)."""
 
     @classmethod
     async def start(cls, arena: Arena, options: GatewayOptions, host: str) -> Gateway:
@@ -178,6 +180,23 @@ class Gateway:
             if not self.per_host[host]:
                 del self.per_host[host]
 
+    def ban_of(self, agent: Agent) -> str | None:
+        """Why an agent may not stay (its address or its identity is banned), if so."""
+        if self.banned(address_of(agent.host)):
+            return "your address is banned by the server's operator"
+        pid = agent.player_id or (None if agent.token is None else engine_id(agent.token))
+        if pid is not None and self.player_banned(pid):
+            return "this identity is banned by the server's operator"
+        return None
+
+    def close_banned(self) -> None:
+        """Say why (`error`) and goodbye to every connected agent the bans now cover (one in a game forfeits)."""
+        for agent in list(self.agents):
+            why = None if agent.closed.is_set() else self.ban_of(agent)
+            if why is not None:
+                log_event("kgp_agent_banned", remote=agent.remote, player=agent.player_id)
+                agent.kill(why)
+
     def open_agents(self) -> int:
         """Agents connected and not being closed."""
         return sum(not agent.closed.is_set() for agent in self.agents)
@@ -224,6 +243,10 @@ class Gateway:
     def enqueue(self, agent: Agent) -> None:
         """Queue an agent for a game: paired at once if someone else waits, else a hosted bot after the wait."""
         if self.closing or agent.closed.is_set() or agent in self.waiting:
+            return
+        why = self.ban_of(agent)
+        if why is not None:  # a banned identity's token
+            agent.kill(why)
             return
         self.waiting.append(agent)
         self.timers[agent] = asyncio.get_running_loop().call_later(self.options.kgp_pair_wait_s, self.alone, agent)
