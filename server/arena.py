@@ -215,6 +215,17 @@ class Arena:
             raise NotSeatedError("you hold no seat in this match")
         return seat
 
+    async def current_seat(self, session: Session, room: Room) -> int:
+        """The seat `session`'s identity holds in `room`; a copy that knows of none reads the match again first (in
+        a cluster the seat may have been taken on another node, whose notice is on its way); raises
+        `NotSeatedError`."""
+        try:
+            return self.seat(session, room)
+        except NotSeatedError:
+            async with room.lock:
+                await self.replication.conflict(room)  # a server alone has nothing to read
+            return self.seat(session, room)
+
     # --- the one change path ---------------------------------------------------------------
 
     def rating_updates(self, room: Room, end: EndChange) -> list[tuple[str, Rating, int]]:

@@ -272,14 +272,14 @@ class Router:
     async def act(self, s: Session, msg: MakeMove | SwapSides | TransferSeed) -> list[Message]:
         """A move, swap or transfer by the sender's seat (its ack and events go out from the arena)."""
         room = await self.arena.find_room(msg.match_id)
-        await self.arena.act(room, self.arena.seat(s, room), message_action(msg), msg.ply, s)
+        await self.arena.act(room, await self.arena.current_seat(s, room), message_action(msg), msg.ply, s)
         return []
 
     async def end(self, s: Session, msg: Resign | ClaimWin) -> list[Message]:
         """Resign, or claim the win from an opponent away past the grace period."""
         a = self.arena
         room = await a.find_room(msg.match_id)
-        seat = a.seat(s, room)
+        seat = await a.current_seat(s, room)
         if isinstance(msg, Resign) and room.match.status == "open" and await self.cancel(room):
             self.unfollow(s, room)  # resigned before anyone joined: the match is cancelled
             return []

@@ -141,6 +141,26 @@ async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing(
     assert rows[0][0] == (1 if first == "move" else 0)
 
 
+async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing_the_joiner(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Bob joins Alice's match (as South, to move first) on node B while B's notice is held back, then sends his
+    move through node A, whose copy knows no seat of his: A reads the match again and serves it (never
+    `not_seated`)."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="north"))["match_id"])
+    bob_b = await Client.open(b.url, "bob")
+    async with notices_held(bus_url):
+        await bob_b.request("snapshot", type="join", match_id=mid)
+        bob_a = await Client.open(a.url, "bob", token=bob_b.welcome["token"])
+        reply = await next_reply(bob_a, type="move", match_id=mid, ply=0, bin=1)
+        assert reply["type"] == "ack", reply
+    await alice.until_received("event", 1, where=lambda e: e["match_id"] == mid and e["kind"] == "action")
+    assert assert_continuous(alice, mid) == [2, 3]
+    rows = await query(pg_url, "SELECT count(*) FROM actions WHERE match_id = $1", mid)
+    assert rows[0][0] == 1
+
+
 async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: Serve, pg_url: str,
                                                                         bus_url: str) -> None:
     """One player connected to two nodes sends the same ply with different moves to both at once: exactly
