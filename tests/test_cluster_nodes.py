@@ -113,6 +113,19 @@ async def notices_held(bus_url: str) -> AsyncIterator[None]:
         await client.aclose()
 
 
+@contextlib.asynccontextmanager
+async def join_unheard(a: RunningServer, b: RunningServer, bus_url: str,
+                       seat: str) -> AsyncIterator[tuple[Client, Client, str]]:
+    """Alice creates a match on node A (taking `seat`), Bob joins it on node B; until the block ends, B's notice
+    of the join is held back, so that A's copy still waits for a second player."""
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat=seat))["match_id"])
+    bob = await Client.open(b.url, "bob")
+    async with notices_held(bus_url):
+        await bob.request("snapshot", type="join", match_id=mid)
+        yield alice, bob, mid
+
+
 @pytest.mark.parametrize("first", ["move", "resign"])
 async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing(
         serve: Serve, pg_url: str, bus_url: str, first: str) -> None:
@@ -120,11 +133,7 @@ async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing(
     whose copy still waits for a second player, is served after A reads the match again (never `not_started`),
     and every player sees each event once, in order."""
     a, b = await nodes(serve, pg_url, bus_url)
-    alice = await Client.open(a.url, "alice")
-    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"])
-    bob = await Client.open(b.url, "bob")
-    async with notices_held(bus_url):
-        await bob.request("snapshot", type="join", match_id=mid)
+    async with join_unheard(a, b, bus_url, "south") as (alice, bob, mid):
         if first == "move":
             reply = await next_reply(alice, type="move", match_id=mid, ply=0, bin=1)
             assert reply["type"] == "ack", reply
@@ -145,13 +154,9 @@ async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing_
         serve: Serve, pg_url: str, bus_url: str) -> None:
     """Bob joins Alice's match (as South, to move first) on node B while B's notice is held back, then sends his
     move through node A, whose copy knows no seat of his: A reads the match again and serves it (never
-    `not_seated`)."""
+    `not_your_match`)."""
     a, b = await nodes(serve, pg_url, bus_url)
-    alice = await Client.open(a.url, "alice")
-    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="north"))["match_id"])
-    bob_b = await Client.open(b.url, "bob")
-    async with notices_held(bus_url):
-        await bob_b.request("snapshot", type="join", match_id=mid)
+    async with join_unheard(a, b, bus_url, "north") as (alice, bob_b, mid):
         bob_a = await Client.open(a.url, "bob", token=bob_b.welcome["token"])
         reply = await next_reply(bob_a, type="move", match_id=mid, ply=0, bin=1)
         assert reply["type"] == "ack", reply
