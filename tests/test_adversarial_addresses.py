@@ -11,7 +11,7 @@ from pathlib import Path
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.conftest import Serve
-from tests.wire import OPERATOR, Client, eventually, live_match
+from tests.wire import OPERATOR, Client, Json, eventually, live_match
 
 HONEST = "127.0.0.2"
 POSITION = "6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -"
@@ -176,7 +176,7 @@ async def test_exhibitions_are_capped_for_the_whole_server(serve: Serve) -> None
     """Past the server's cap on unfinished exhibitions a client's request is `too_many` with a retry hint, from
     any address; the operator's rated exhibitions are not held back by it."""
     server = await serve(exhibitions_in_all=3)
-    ask: dict[str, object] = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
+    ask: Json = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
                               "pace_ms": 5000, "rated": False}
     clients = [await Client.open(server.url, f"fan{i}", source=attacker(i)) for i in range(4)]
     for client in clients[:3]:

@@ -10,7 +10,7 @@ from protocol import Game, Variant
 from tests.conftest import Serve
 from tests.pg import query
 from tests.redis_server import RedisServer
-from tests.wire import Client, action_msg, assert_continuous, is_game_over
+from tests.wire import Client, Json, action_msg, assert_continuous, is_game_over
 
 VARIANT = "kalah(4,3)"
 
@@ -57,9 +57,12 @@ async def test_a_redis_restart_under_three_nodes_loses_and_repeats_no_event(serv
     await moves(200)
     for south, north, watcher, match_id, game in games:
         assert game.over
+        def its_end(msg: Json, match_id: str = match_id) -> bool:
+            """The game-over event of this match."""
+            return msg.get("match_id") == match_id and is_game_over(msg)
+
         for client in (south, north, watcher):
-            end = await client.expect("event", timeout=30, where=lambda m, mid=match_id: m.get("match_id") == mid
-                                      and is_game_over(m))
+            end = await client.expect("event", timeout=30, where=its_end)
             assert assert_continuous(client, match_id)[-1] == end["seq"]
         stored = await query(pg_url, "SELECT count(*) FROM actions WHERE match_id = $1", match_id)
         assert stored[0][0] == game.ply
