@@ -23,7 +23,7 @@ ACTS = {
     "abort": "end a live match as aborted: no winner, unrated",
     "rename": "give an identity a new name (--name)",
     "close": "close an identity for good: its token no longer says hello",
-    "online": "list who is connected, with their addresses",
+    "online": "list who is connected (in a cluster: to every live node), with their addresses",
     "bans": "list the bans",
     "audit": "list the latest moderation acts: who, when, what, why",
 }
@@ -89,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
     answer = ask(str(args.server), request(args))
     print(answer.done)
     if args.act == "online" and answer.rows:
-        print(table([["player", "name", "addresses"],
-                     *[[r.target, r.name or "", r.address or ""] for r in answer.rows]]))
+        head = ["player", "name", "addresses"] + (["node"] if any(r.node for r in answer.rows) else [])
+        print(table([head, *[[r.target, r.name or "", r.address or "", *([r.node or ""] if len(head) > 3 else [])]
+                             for r in answer.rows]]))
     elif answer.rows:
         head = ["kind", "target", "when (UTC)", "by", "why"]
         print(table([head, *[[r.kind, r.target, when(r.at), r.actor or "", r.reason or ""] for r in answer.rows]]))

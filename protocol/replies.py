@@ -23,12 +23,14 @@ from protocol.wire_base import (
 
 
 class ModerationRow(Message):
-    """One row of a moderation listing: who is online (player, name, address), a ban, or an audited act."""
+    """One row of a moderation listing: who is online (player, name, addresses, and the cluster node), a ban, or an
+    audited act."""
 
     kind: str
     target: str
     name: str | None = None
     address: str | None = None
+    node: str | None = None
     reason: str | None = None
     actor: str | None = None
     at: float | None = None

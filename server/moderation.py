@@ -211,7 +211,8 @@ class Moderator:
             raise NotOperatorError("moderation needs the server's operator token")
         actor = f"{msg.actor or session.name or 'operator'}@{session.remote_host}"
         if msg.act == "online":
-            return Moderated(act=msg.act, done="online", rows=self.online(msg.limit))
+            rows = await self.online(msg.limit)
+            return Moderated(act=msg.act, done=f"{len(rows)} online", rows=rows)
         if msg.act == "bans":
             bans = await read_bans(self.arena.storage)
             rows = [ModerationRow(kind=b.kind, target=b.target, reason=b.reason, actor=b.actor, at=b.at)
@@ -315,12 +316,12 @@ class Moderator:
             session.name = name
         return f"renamed {player.name} to {name} ({player.player_id})"
 
-    def online(self, limit: int) -> list[ModerationRow]:
-        """Who is connected to this node, with their addresses (hello said)."""
+    async def online(self, limit: int) -> list[ModerationRow]:
+        """Who is connected (in a cluster: to every live node), with their addresses and node (hello said)."""
+        connected = sorted(await self.arena.presence.everyone(), key=lambda c: (c.node or "", c.player_id))
         rows = []
-        for pid, sessions in list(self.arena.presence.sessions_of.items())[:limit]:
-            player = self.arena.identities.players.get(pid)
-            addresses = sorted({s.remote_host for s in sessions})
-            rows.append(ModerationRow(kind="player", target=pid, name=None if player is None else player.name,
-                                      address=", ".join(addresses)))
+        for c in connected[:limit]:
+            player = await self.arena.identities.get(c.player_id)
+            rows.append(ModerationRow(kind="player", target=c.player_id, name=None if player is None else player.name,
+                                      address=", ".join(c.addresses), node=c.node))
         return rows

@@ -10,10 +10,20 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from server.match import Seat
 from server.rooms import Room
 from server.session import Session
+
+
+@dataclass(frozen=True)
+class Connected:
+    """A player connected to a node, from these addresses (`node` None: a server on its own)."""
+
+    player_id: str
+    addresses: tuple[str, ...]
+    node: str | None = None
 
 
 class Presence:
@@ -51,6 +61,14 @@ class Presence:
 
     async def learn(self, room: Room) -> None:
         """A match was loaded here: find out where its players are connected."""
+
+    async def everyone(self) -> list[Connected]:
+        """Who is connected, with their addresses (here: to this server)."""
+        return [Connected(pid, self.addresses_of(pid)) for pid in list(self.sessions_of)]
+
+    def addresses_of(self, player_id: str) -> tuple[str, ...]:
+        """The addresses of a player's connections here."""
+        return tuple(sorted({s.remote_host for s in self.sessions_of.get(player_id, ())}))
 
     # --- the record --------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 import time
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 
 import asyncpg
@@ -19,7 +20,7 @@ from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.test_server_metrics import scrape
 from tests.test_storage_backup import kalah
-from tests.wire import OPERATOR, Client, Json, is_game_over, live_match
+from tests.wire import OPERATOR, Client, Json, eventually, is_game_over, live_match
 
 
 async def moderate(client: Client, **fields: object) -> Json:
@@ -310,3 +311,39 @@ async def test_a_ban_closes_kgp_agents_already_connected(serve: Serve) -> None:
     finally:
         await agents.close()
         await operator.close()
+
+
+async def online_rows(client: Client) -> set[tuple[str, str, str]]:
+    """The online listing asked through `client`'s node: (name, addresses, node) of each row."""
+    answer = await moderate(client, act="online")
+    return {(r["name"], r["address"], r["node"]) for r in answer["rows"]}
+
+
+async def test_online_lists_who_is_connected_to_every_node_of_a_cluster(pg_url: str, bus_url: str) -> None:
+    """Two `kalah serve` nodes: the online listing asked through either node names every connected identity on
+    both, with its addresses on each node and the node; a player who leaves a node leaves its row; `kalah admin
+    online` prints the node."""
+    nodes = [await start_node(pg_url, bus_url, f"who{i}", "--operator-token", OPERATOR) for i in range(2)]
+    try:
+        urls = [url for _, url in nodes]
+        operators = [await Client.open(url, None) for url in urls]
+        alice = await Client.open(urls[0], "alice", source="127.0.0.21")
+        bob_there = await Client.open(urls[1], "bob", source="127.0.0.22")
+        bob_here = await Client.open(urls[0], "ignored", token=bob_there.welcome["token"], source="127.0.0.23")
+        both = {("alice", "127.0.0.21", "who0"), ("bob", "127.0.0.23", "who0"), ("bob", "127.0.0.22", "who1")}
+        for operator in operators:
+            assert await eventually(partial(lists, operator, both), timeout=15, what="every node's connections")
+        status, out = await kalah("admin", "online", "--server", urls[1], "--operator-token", OPERATOR)
+        assert status == 0 and "node" in out and "who0" in out and "127.0.0.21" in out, out
+        await bob_there.close()
+        left = {("alice", "127.0.0.21", "who0"), ("bob", "127.0.0.23", "who0")}
+        assert await eventually(partial(lists, operators[0], left), timeout=15, what="bob's row gone")
+        for client in (*operators, alice, bob_here):
+            await client.close()
+    finally:
+        await stop_nodes(nodes)
+
+
+async def lists(client: Client, wanted: set[tuple[str, str, str]]) -> bool:
+    """Whether the online listing asked through `client`'s node is exactly `wanted`."""
+    return await online_rows(client) == wanted

@@ -59,6 +59,11 @@ def online_key(player_id: str) -> str:
     return f"kalah:online:{player_id}"
 
 
+def sessions_key(node_id: str) -> str:
+    """The hash of who is connected to `node_id`: player id -> its addresses there (separated by spaces)."""
+    return f"kalah:sessions:{node_id}"
+
+
 def away_key(player_id: str) -> str:
     """When `player_id`'s last connection anywhere closed (UNIX seconds)."""
     return f"kalah:away:{player_id}"
@@ -156,6 +161,28 @@ class Bus:
         self.send("SREM", online_key(player_id), node_id)
         self.send("SET", away_key(player_id), repr(time.time()), "EX", 7 * 86400)
         self.announce(Online(False, node_id, player_id))
+
+    def addresses(self, node_id: str, player_id: str, addresses: tuple[str, ...]) -> None:
+        """The addresses of `player_id`'s connections on `node_id` now (none: it has left the node)."""
+        if addresses:
+            self.send("HSET", sessions_key(node_id), player_id, " ".join(addresses))
+        else:
+            self.send("HDEL", sessions_key(node_id), player_id)
+
+    def all_addresses(self, node_id: str, table: dict[str, tuple[str, ...]]) -> None:
+        """Who is connected to `node_id` now, with their addresses, in place of what Redis held."""
+        self.send("DEL", sessions_key(node_id))
+        if table:
+            self.send("HSET", sessions_key(node_id), *[x for pid, a in table.items() for x in (pid, " ".join(a))])
+
+    async def connected(self, nodes: list[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Who is connected to each of `nodes`, with their addresses (as the nodes told Redis)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for node in nodes:
+                pipe.hgetall(sessions_key(node))
+            tables = await pipe.execute()
+        return {node: {pid: tuple(text.split()) for pid, text in table.items()}
+                for node, table in zip(nodes, tables, strict=True)}
 
     async def presence(self, player_id: str) -> tuple[set[str], float | None]:
         """The nodes where `player_id` is connected, and since when it has been away (UNIX seconds)."""

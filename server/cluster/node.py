@@ -74,6 +74,7 @@ class Cluster:
         except (RedisError, OSError) as exc:
             raise StorageError(f"cannot reach the bus at {describe_bus(self.options.bus_url)}: {exc}") from None
         await self.nodes.join()
+        self.presence.tell_everyone()
         for match_id in await self.nodes.owned():  # a node restarted under its old name takes its matches back
             await self.adopt(match_id)
         await self.tick()
@@ -225,6 +226,7 @@ class Cluster:
             self.seek(variant, session)
         for player_id in list(self.presence.sessions_of):
             self.bus.online(player_id, self.node_id)
+        self.presence.tell_everyone()
 
     async def _refresh(self, room: Room) -> None:
         """Refresh a copy from the database, again as long as notices keep coming during a refresh (one that

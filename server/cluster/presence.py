@@ -2,17 +2,23 @@
 
 A player is connected while it has a session on this node or on another live one. Each node
 tells the others when a player's first connection there opens and its last one closes (`on` and
-`off` notices), keeps a set of the nodes a player is online on in Redis, and the time it left.
+`off` notices), keeps a set of the nodes a player is online on in Redis, and the time it left;
+and keeps in Redis who is connected to it with their addresses, for the operator's list of who
+is online on every live node.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from redis.exceptions import RedisError
+
+from protocol.errors import UnavailableError
 from server.cluster.messages import Online
 from server.match import Seat
-from server.presence import Presence
+from server.presence import Connected, Presence
 from server.rooms import Room
+from server.session import Session
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -28,6 +34,40 @@ class ClusterPresence(Presence):
         self.cluster = cluster
         self.others: dict[str, set[str]] = {}
         """Player id -> the other nodes where it has a connection, as their notices told (for display)."""
+
+    def connect(self, session: Session) -> list[str]:
+        """A session said hello: noted, and its player's addresses here told to Redis."""
+        seats = super().connect(session)
+        self._tell_addresses(session.player_id)
+        return seats
+
+    def disconnect(self, session: Session) -> None:
+        """A connection closed: noted, and its player's addresses here told to Redis."""
+        super().disconnect(session)
+        self._tell_addresses(session.player_id)
+
+    def _tell_addresses(self, player_id: str | None) -> None:
+        """Tell Redis the addresses of a player's connections on this node now."""
+        if player_id is not None:
+            self.cluster.bus.addresses(self.cluster.node_id, player_id, self.addresses_of(player_id))
+
+    def tell_everyone(self) -> None:
+        """Tell Redis afresh who is connected here (at start, and when Redis may have lost it)."""
+        self.cluster.bus.all_addresses(self.cluster.node_id, {pid: self.addresses_of(pid) for pid in self.sessions_of})
+
+    async def everyone(self) -> list[Connected]:
+        """Who is connected to every live node, with their addresses (this node's from memory, the others' as
+        they told Redis); `UnavailableError` while Redis or the database cannot be read."""
+        cluster = self.cluster
+        here = await super().everyone()
+        try:
+            others = [node for node in sorted(await cluster.nodes.live()) if node != cluster.node_id]
+            tables = await cluster.bus.connected(others)
+        except (RedisError, OSError) as exc:
+            raise UnavailableError(f"cannot read who is connected to the other nodes ({exc}): try again") from None
+        elsewhere = [Connected(pid, addresses, node)
+                     for node, table in tables.items() for pid, addresses in table.items()]
+        return [*(Connected(c.player_id, c.addresses, cluster.node_id) for c in here), *elsewhere]
 
     def online(self, player_id: str) -> None:
         """`player_id`'s first connection on this node opened: tell the others."""
