@@ -65,6 +65,8 @@ GAP_S = 300.0
 rolled back never does)."""
 MAX_GAP = 1000
 """At most this many skipped numbers below one act are looked for."""
+START_WINDOW = 100
+"""At start, the numbers missing among this many below the latest act are looked for too."""
 
 
 def canonical_address(text: str) -> str:
@@ -141,6 +143,10 @@ class Moderator:
         storage = self.arena.storage
         if self._seen is None:
             self._seen = await last_audit(storage)
+            since = max(0, self._seen - START_WINDOW)  # acts numbered lower than the latest may commit yet
+            present = {entry.number for entry in await read_audit_since(storage, since)}
+            now = time.monotonic()
+            self._missing = {n: now for n in range(since + 1, self._seen) if n not in present}
         else:
             await self._catch_up()
         bans = await read_bans(storage)

@@ -9,6 +9,7 @@ import time
 from contextlib import closing
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 from websockets.exceptions import ConnectionClosed
@@ -234,36 +235,84 @@ async def welcome_name(url: str, token: str, wanted: str) -> str:
     return name
 
 
+async def rename_out_of_order(pg_url: str, low: Client, high: Client) -> Transaction:
+    """Rename `low`'s player in a transaction left open (for the caller to commit), after it has taken an audit
+    number, and `high`'s in one that takes the next number and commits first."""
+    early = await asyncpg.connect(pg_url)
+    late = await asyncpg.connect(pg_url)
+    rename = "UPDATE players SET name = $1, name_key = $1 WHERE id = $2"
+    audit = ("INSERT INTO audit (at, actor, action, target, reason) VALUES ($1, 'root', 'rename', $2, 'x')"
+             " RETURNING id")
+    slow = early.transaction()
+    await slow.start()
+    first = await early.fetchval(audit, time.time(), low.welcome["player_id"])
+    await early.execute(rename, low.welcome["name"] + "-renamed", low.welcome["player_id"])
+    async with late.transaction():
+        second = await late.fetchval(audit, time.time(), high.welcome["player_id"])
+        await late.execute(rename, high.welcome["name"] + "-renamed", high.welcome["player_id"])
+    await late.close()
+    assert second > first
+    return Transaction(early, slow)
+
+
+class Transaction:
+    """An open transaction on its own connection."""
+
+    def __init__(self, conn: asyncpg.Connection, transaction: Any) -> None:
+        self.conn = conn
+        self.transaction = transaction
+
+    async def commit(self) -> None:
+        """Commit it and close the connection."""
+        await self.transaction.commit()
+        await self.conn.close()
+
+    async def close(self) -> None:
+        """Close the connection (a transaction still open is rolled back)."""
+        await self.conn.close()
+
+
 async def test_a_rename_committed_after_a_later_numbered_act_still_reaches_a_node(pg_url: str, bus_url: str) -> None:
     """On PostgreSQL an act's audit number is taken when it is written: a rename numbered n that commits after
     act n+1 was polled still reaches a node that holds the player (its next welcome says the new name)."""
     node = await start_node(pg_url, bus_url, "late0", "--operator-token", OPERATOR)
-    early = await asyncpg.connect(pg_url)
-    late = await asyncpg.connect(pg_url)
+    open_rename = None
     try:
         url = node[1]
         alice = await Client.open(url, "alice")
         bob = await Client.open(url, "bob")
-        rename = "UPDATE players SET name = $1, name_key = $2 WHERE id = $3"
-        audit = ("INSERT INTO audit (at, actor, action, target, reason) VALUES ($1, 'root', 'rename', $2, 'x')"
-                 " RETURNING id")
-        slow = early.transaction()
-        await slow.start()
-        low = await early.fetchval(audit, time.time(), alice.welcome["player_id"])
-        await early.execute(rename, "alicia", "alicia", alice.welcome["player_id"])
-        async with late.transaction():
-            high = await late.fetchval(audit, time.time(), bob.welcome["player_id"])
-            await late.execute(rename, "bobby", "bobby", bob.welcome["player_id"])
-        assert high > low
-        assert await welcome_name(url, bob.welcome["token"], "bobby") == "bobby"  # act n+1 was polled
-        await slow.commit()
-        assert await welcome_name(url, alice.welcome["token"], "alicia") == "alicia"
+        open_rename = await rename_out_of_order(pg_url, alice, bob)
+        assert await welcome_name(url, bob.welcome["token"], "bob-renamed") == "bob-renamed"  # act n+1 was polled
+        await open_rename.commit()
+        assert await welcome_name(url, alice.welcome["token"], "alice-renamed") == "alice-renamed"
         for client in (alice, bob):
             await client.close()
     finally:
-        await early.close()
-        await late.close()
+        if open_rename is not None:
+            await open_rename.close()
         await stop_nodes([node])
+
+
+async def test_a_rename_committed_late_reaches_a_node_started_meanwhile(pg_url: str, bus_url: str) -> None:
+    """A node that starts while a rename numbered below the latest act is not committed yet, and meets the player
+    by its old name, learns the new one once it commits."""
+    nodes = [await start_node(pg_url, bus_url, "start0", "--operator-token", OPERATOR)]
+    open_rename = None
+    try:
+        alice = await Client.open(nodes[0][1], "alice")
+        bob = await Client.open(nodes[0][1], "bob")
+        open_rename = await rename_out_of_order(pg_url, alice, bob)
+        nodes.append(await start_node(pg_url, bus_url, "start1", "--operator-token", OPERATOR))
+        url = nodes[1][1]
+        assert await welcome_name(url, alice.welcome["token"], "alice") == "alice"  # held by the new node
+        await open_rename.commit()
+        assert await welcome_name(url, alice.welcome["token"], "alice-renamed") == "alice-renamed"
+        for client in (alice, bob):
+            await client.close()
+    finally:
+        if open_rename is not None:
+            await open_rename.close()
+        await stop_nodes(nodes)
 
 
 async def kgp_agent(agents: KgpClients, port: int, source: str, name: str, token: str) -> KgpClient:
