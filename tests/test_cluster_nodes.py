@@ -7,8 +7,9 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis.asyncio as redis
@@ -104,11 +105,11 @@ async def notices_held(bus_url: str) -> AsyncIterator[None]:
     ends, as a loaded bus would: what a node stores meanwhile reaches the others only through the database."""
     client = redis.from_url(bus_url)
     try:
-        await client.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
+        await client.client_pause(60_000, all=False)  # all=False: CLIENT PAUSE ... WRITE
         try:
             yield
         finally:
-            await client.execute_command("CLIENT", "UNPAUSE")
+            await cast(Awaitable[str], client.client_unpause())
     finally:
         await client.aclose()
 
