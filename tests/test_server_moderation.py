@@ -4,14 +4,15 @@ who is online, the audit, `kalah admin`, and a ban shared by the three nodes of 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
-from contextlib import closing
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import asyncpg
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from server.engines.gateway import engine_id
@@ -126,7 +127,7 @@ async def test_abort_ends_a_live_match_unrated_with_reason_aborted(serve: Serve,
         assert (over["reason"], over["winner"]) == ("aborted", None)
     stored = fetch_game(tmp_path / "arena.sqlite3", match_id)
     assert stored is not None and (stored.status, stored.reason, stored.winner) == ("finished", "aborted", None)
-    with closing(sqlite3.connect(tmp_path / "arena.sqlite3")) as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3")) as db:
         assert db.execute("SELECT rated FROM matches WHERE id = ?", (match_id,)).fetchone() == (0,)
         assert db.execute("SELECT count(*) FROM ratings").fetchone() == (0,)
     assert (await moderate(operator, act="abort", target=match_id, reason="again"))["code"] == "game_over"
@@ -396,3 +397,38 @@ async def test_online_lists_who_is_connected_to_every_node_of_a_cluster(pg_url: 
 async def lists(client: Client, wanted: set[tuple[str, str, str]]) -> bool:
     """Whether the online listing asked through `client`'s node is exactly `wanted`."""
     return await online_rows(client) == wanted
+
+
+async def kgp_over_ws(url: str, source: str) -> ClientConnection:
+    """An outside engine at `/kgp` of a node, from `source`, that asked for a game (freeplay)."""
+    ws = await connect(url + "/kgp", local_addr=(source, 0))
+    await ws.send('1 set info:name "flooder"\r\n')
+    await ws.send("3 mode freeplay\r\n")
+    return ws
+
+
+async def kgp_told_banned(ws: ClientConnection) -> bool:
+    """Whether the node told the engine it is banned (`error`), said goodbye and closed."""
+    lines: list[str] = []
+    with contextlib.suppress(ConnectionClosed):
+        while True:
+            frame = await asyncio.wait_for(ws.recv(), 10)
+            lines += str(frame).splitlines()
+    return lines[-1:] == ["goodbye"] and any(" error " in line and "banned" in line for line in lines)
+
+
+async def test_an_address_ban_closes_kgp_engines_on_every_node(pg_url: str, bus_url: str) -> None:
+    """Two nodes with KGP: an address banned through one node has its engines connected to either node told
+    `error` (banned) and `goodbye`, and let go."""
+    nodes = [await start_node(pg_url, bus_url, f"kgp{i}", "--operator-token", OPERATOR, "--kgp-port", "0")
+             for i in range(2)]
+    try:
+        urls = [url for _, url in nodes]
+        engines = [await kgp_over_ws(url, "127.0.0.31") for url in urls]
+        status, out = await kalah("admin", "ban", "127.0.0.31", "--address", "--reason", "engine flood",
+                                  "--server", urls[0], "--operator-token", OPERATOR)
+        assert status == 0, out
+        for ws in engines:
+            assert await kgp_told_banned(ws)
+    finally:
+        await stop_nodes(nodes)
