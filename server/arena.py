@@ -336,6 +336,8 @@ class Arena:
             retries, reread = self.replication.retries, False
             for attempt in range(retries):
                 self.refuse_if_closing()
+                if attempt:
+                    self.check_held(room)
                 try:
                     flag = m.prepare_flag()
                     if flag is not None:
@@ -373,12 +375,24 @@ class Arena:
                 continue
             if change is None:
                 return
+            if attempt:
+                self.check_held(room)
             try:
                 await self.apply(room, change, follow=follow)
                 return
             except ConflictError:
                 if attempt == retries - 1:
                     raise
+
+    def held(self, room: Room) -> bool:
+        """Whether `room` is still this server's room of its match (not cancelled or set aside, maybe as read from
+        the database after another node stored a change first)."""
+        return self.rooms.get(room.match.match_id) is room
+
+    def check_held(self, room: Room) -> None:
+        """Refuse a change to a match that left this server meanwhile (`unknown_match`)."""
+        if not self.held(room):
+            raise UnknownMatchError(f"no open or live match {room.match.match_id!r}")
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
                      opening: list[Action] | None = None, match_id: str | None = None,
@@ -434,7 +448,8 @@ class Arena:
         async with room.lock:
             if room.match.status == "open" and room.match.match_id in self.rooms and not self.closing:
                 log_event("match_expired", match=room.match.match_id)
-                await self.retry(room, lambda: CancelChange() if room.match.status == "open" else None)
+                await self.retry(room, lambda: CancelChange() if room.match.status == "open" and self.held(room)
+                                 else None)
 
     def is_operator(self, token: str | None) -> bool:
         """Whether `token` is the operator's secret (compared in constant time)."""

@@ -343,7 +343,8 @@ class Router:
         """Cancel a match still open (its creator left); False if it is not open after all (in a cluster, another
         node seated an opponent, and this copy has read it)."""
         async with room.lock:
-            await self.arena.retry(room, lambda: CancelChange() if room.match.status == "open" else None)
+            await self.arena.retry(room, lambda: CancelChange() if room.match.status == "open" and self.arena.held(room)
+                                   else None)
             return room.match.status == "open"
 
     async def disconnect(self, s: Session) -> None:

@@ -167,6 +167,30 @@ async def test_a_copy_that_has_not_heard_a_join_reads_the_match_before_refusing_
     assert rows[0][0] == 1
 
 
+async def test_a_join_on_a_copy_that_has_not_heard_the_cancel_is_refused_as_unknown(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Alice cancels her open match on node A (she leaves it) while the notice is held back; Bob, whose node B
+    still holds it as open, asks to join: B reads the match, finds it cancelled and refuses with `unknown_match`
+    (not `conflict`), and nothing of Bob's is stored."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = str((await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"])
+    bob = await Client.open(b.url, "bob")
+    await bob.request("snapshot", type="watch", match_id=mid)
+
+    async def cancelled() -> bool:
+        """Whether the cancel is stored."""
+        return bool((await query(pg_url, "SELECT status FROM matches WHERE id = $1", mid))[0][0] == "cancelled")
+
+    async with notices_held(bus_url):
+        await alice.send(type="leave", match_id=mid)
+        await eventually(cancelled, what="the cancel stored")
+        await bob.send(type="join", match_id=mid)
+        assert await bob.error() == "unknown_match"
+    rows = await query(pg_url, "SELECT seat1 FROM matches WHERE id = $1", mid)
+    assert rows[0][0] is None
+
+
 async def test_the_same_action_sent_to_two_nodes_at_once_is_stored_once(serve: Serve, pg_url: str,
                                                                         bus_url: str) -> None:
     """One player connected to two nodes sends the same ply with different moves to both at once: exactly
