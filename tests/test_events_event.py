@@ -249,3 +249,15 @@ def test_any_arena_event_keeps_each_entrant_in_one_game_and_pairs_nobody_after_i
         ev.result(game.match_id or "", 1.0, now)
     ev.tick(now)
     assert ev.status is EventStatus.FINISHED
+
+
+def test_a_start_seeds_the_entrants_by_rating() -> None:
+    """Entrants are seeded by rating at the start (ties and the unrated keep joining order): a Swiss of four
+    with ratings d 1900, b 1700, a and c 1500 pairs d-a and c-b (S1 d b, S2 a c), and a restore keeps it."""
+    ev = _event(kind="swiss", rounds=2, min_entrants=4)
+    for name in "abcd":
+        ev.join(name, PERSON)
+    first = ev.start(0.0, {"a": 1500.0, "b": 1700.0, "c": 1500.0, "d": 1900.0})
+    assert list(ev.entrants) == ["d", "b", "a", "c"]
+    assert [(p.south, p.north) for p in first] == [("d", "a"), ("c", "b")]
+    assert list(_restored(ev).entrants) == ["d", "b", "a", "c"]

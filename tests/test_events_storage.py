@@ -20,6 +20,7 @@ from server.storage.events import (
     op_event_status,
     op_pairing_result,
     op_pairings,
+    op_seeds,
     recent_events,
 )
 
@@ -117,5 +118,22 @@ async def test_an_unreadable_event_is_reported_and_the_others_load(tmp_path: Pat
         events, bad = await load_unfinished(storage)
         assert [e.event_id for e in events] == ["sw1"]
         assert [b.event_id for b in bad] == ["bad1"] and "cannot be loaded" in bad[0].reason
+    finally:
+        await storage.close()
+
+
+async def test_the_starting_order_is_stored_with_the_start(any_db: str | Path) -> None:
+    """Entrants seeded by rating at the start are read back in that order, not in joining order."""
+    storage = await Storage.open(any_db)
+    try:
+        ev = Event("seeded", EventSettings.checked(name="Seeded", kind="swiss", rounds=1, min_entrants=3), "z", 1.0)
+        await storage.write([op_event(ev)])
+        for name in ("x", "y", "w"):
+            ev.join(name, EntrantKind.PERSON)
+            await storage.write([op_entrant(ev.event_id, ev.entrants[name])])
+        first = ev.start(2.0, {"w": 1800.0, "y": 1600.0})
+        await storage.write([op_event_status(ev), *op_seeds(ev), *op_pairings(ev.event_id, first)])
+        loaded = await load_event(storage, "seeded")
+        assert loaded is not None and list(loaded.entrants) == ["w", "y", "x"] == list(ev.entrants)
     finally:
         await storage.close()

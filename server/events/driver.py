@@ -44,6 +44,7 @@ from server.events.view import state, summary
 from server.identity import BOT_PREFIX, ENGINE_PREFIX, new_id
 from server.logs import event as log_event
 from server.match import EndChange, Seat
+from server.ratings import Rating
 from server.rooms import Room
 from server.session import Session
 from server.storage import Op
@@ -56,6 +57,7 @@ from server.storage.events import (
     op_event_status,
     op_pairing_result,
     op_pairings,
+    op_seeds,
     recent_events,
 )
 
@@ -270,7 +272,7 @@ class EventDriver:
     async def _maybe_start(self, event: Event) -> None:
         """Start an event that is due (the caller holds its lock)."""
         if event.due(time.time()):
-            await self._apply(event, lambda e: e.start(time.time()), lambda e: [])
+            await self._apply(event, lambda e: e.start(time.time(), self._ratings(e)), self._seeds)
 
     def _forget(self, event_id: str) -> None:
         """Drop a finished or cancelled event from memory (it stays in the database); its followers are told."""
@@ -338,9 +340,24 @@ class EventDriver:
                 return
             if event.status is EventStatus.OPEN:
                 if event.due(time.time()):
-                    await self._apply(event, lambda e: e.start(time.time()), lambda e: [])
+                    await self._apply(event, lambda e: e.start(time.time(), self._ratings(e)), self._seeds)
                 return
             await self._apply(event, lambda e: e.tick(time.time()), lambda e: [])
+
+    def _ratings(self, event: Event) -> dict[str, float]:
+        """Each entrant's rating on this server (the seeding of a start)."""
+        found: dict[str, float] = {}
+        for name in event.entrants:
+            seat = self._seat(name)
+            if seat is not None:
+                rating, _ = self.arena.ratings.get(seat.player_id, (Rating(), 0))
+                found[name] = rating.rating
+        return found
+
+    @staticmethod
+    def _seeds(event: Event) -> list[Op]:
+        """The seeds to store with a start (none when the event was cancelled instead)."""
+        return op_seeds(event) if event.status is EventStatus.RUNNING else []
 
     # --- matches ------------------------------------------------------------------------------------
 

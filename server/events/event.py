@@ -8,7 +8,7 @@ second one). `Event.restore` rebuilds the same machine from what was stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -122,8 +122,9 @@ class Event:
             return now >= self.settings.start_at
         return len(self.entrants) >= self.settings.min_entrants
 
-    def start(self, now: float) -> list[Pairing]:
-        """Start (or cancel, with too few entrants): returns the first pairings to play."""
+    def start(self, now: float, ratings: Mapping[str, float] | None = None) -> list[Pairing]:
+        """Start (or cancel, with too few entrants): returns the first pairings to play. The entrants are
+        seeded by `ratings` (highest first; ties, and everyone without one, in joining order)."""
         if self.status is not EventStatus.OPEN:
             return []
         if len(self.entrants) < max(2, self.settings.min_entrants):
@@ -131,6 +132,10 @@ class Event:
             return []
         self.status = EventStatus.RUNNING
         self.started_at = now
+        if ratings:
+            order = {name: i for i, name in enumerate(self.entrants)}
+            seeded = sorted(self.entrants, key=lambda name: (-ratings.get(name, float("-inf")), order[name]))
+            self.entrants = {name: self.entrants[name] for name in seeded}
         names = list(self.entrants)
         if self.settings.kind is EventKind.ROUND_ROBIN:
             self._schedule = round_robin_rounds(names, self.settings.cycles)

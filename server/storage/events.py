@@ -1,7 +1,8 @@
 """Events in the database: the statements that write them (one SQL for both backends) and the reads that load them.
 
 Three tables (schema version 6): `events` (settings as their JSON text, creator, status,
-times), `event_entrants` (one row per entrant, `active` false once they left) and
+times), `event_entrants` (one row per entrant, `active` false once they left, and from version
+8 its `seed`, its place in the starting order, written with the start) and
 `event_pairings` (one row per game or bye, keyed by event, round and table; `match_id`
 unique). A round is written in one transaction before its matches start: written again (a
 crash between the write and the acknowledgement, another node pairing it too) it fails as
@@ -26,6 +27,7 @@ EVENT_SQL = {
     "event": "INSERT INTO events (id, settings, creator, status, created_at, started_at) VALUES (?, ?, ?, ?, ?, ?)",
     "entrant": "INSERT INTO event_entrants (event_id, name, kind, active, joined_at) VALUES (?, ?, ?, ?, ?)"
                " ON CONFLICT (event_id, name) DO UPDATE SET active = excluded.active",
+    "entrant_seed": "UPDATE event_entrants SET seed = ? WHERE event_id = ? AND name = ?",
     "entrant_out": "DELETE FROM event_entrants WHERE event_id = ? AND name = ?",
     "event_status": "UPDATE events SET status = ?, started_at = ? WHERE id = ?",
     "pairing": "INSERT INTO event_pairings (event_id, rnd, tbl, south, north, match_id, score)"
@@ -38,7 +40,9 @@ EVENT_ROW = "SELECT id, settings, creator, status, created_at, started_at FROM e
 UNFINISHED_EVENTS = f"{EVENT_ROW} WHERE status IN ('open', 'running') ORDER BY created_at, id"
 ONE_EVENT = f"{EVENT_ROW} WHERE id = ?"
 RECENT_EVENTS = f"{EVENT_ROW} ORDER BY created_at DESC, id LIMIT ?"
-ENTRANTS = "SELECT name, kind, active FROM event_entrants WHERE event_id = ? ORDER BY joined_at, name"
+ENTRANTS = ("SELECT name, kind, active FROM event_entrants WHERE event_id = ?"
+            " ORDER BY seed IS NULL, seed, joined_at, name")
+"""An event's entrants in its starting order (seeds, given at the start), else in joining order."""
 PAIRINGS = "SELECT rnd, tbl, south, north, match_id, score FROM event_pairings WHERE event_id = ? ORDER BY rnd, tbl"
 
 
@@ -56,6 +60,11 @@ def op_event_status(event: Event) -> Op:
 def op_entrant(event_id: str, entrant: Entrant) -> Op:
     """Store an entrant (or their coming back, or their leaving a started event: `active`)."""
     return ("entrant", (event_id, entrant.name, entrant.kind.value, bool(entrant.active), time.time()))
+
+
+def op_seeds(event: Event) -> list[Op]:
+    """Store each entrant's place in the starting order (written with the start)."""
+    return [("entrant_seed", (seed, event.event_id, name)) for seed, name in enumerate(event.entrants, start=1)]
 
 
 def op_entrant_out(event_id: str, name: str) -> Op:

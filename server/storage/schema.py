@@ -13,7 +13,8 @@ and `audit`, one row per moderation act; version 6 adds events (`events`, `event
 `event_pairings`: see `server.storage.events`); version 7 gives
 each player its name's canonical form (`name_key`, computed in Python: NFKC and case folding) under a
 UNIQUE index, so no two nodes can store one name twice (a name stored twice before keeps its oldest
-holder; the later ones keep their rows and tokens with no key).
+holder; the later ones keep their rows and tokens with no key); version 8 gives each event entrant
+its `seed`, its place in the event's starting order.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -179,6 +180,9 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         FILL_NAME_KEYS,
         "CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players(name_key)",
     )),
+    (8, (
+        "ALTER TABLE event_entrants ADD COLUMN seed INTEGER",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -309,6 +313,9 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE players ADD COLUMN IF NOT EXISTS name_key TEXT",
         FILL_NAME_KEYS,
         "CREATE UNIQUE INDEX IF NOT EXISTS players_by_name_key ON players(name_key)",
+    )),
+    (8, (
+        "ALTER TABLE event_entrants ADD COLUMN IF NOT EXISTS seed INTEGER",
     )),
 )
 
