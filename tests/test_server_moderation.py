@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from server.engines.gateway import engine_id
-from server.storage import fetch_game
+from server.storage import StoredGame, fetch_game
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
@@ -298,6 +298,12 @@ async def test_a_rename_committed_after_a_later_numbered_act_still_reaches_every
         await stop_nodes(nodes)
 
 
+def finished_game(db: Path, match_id: str) -> StoredGame | None:
+    """The stored game once it has ended."""
+    game = fetch_game(db, match_id)
+    return game if game is not None and game.status == "finished" else None
+
+
 async def kgp_agent(agents: KgpClients, port: int, source: str, name: str, token: str) -> KgpClient:
     """An outside engine connected over KGP from `source` with `token` (closed with `agents`), in its first game
     against a hosted bot."""
@@ -316,10 +322,10 @@ async def told_banned(agent: KgpClient) -> bool:
     return bool(said) and said[-1][0] == "goodbye" and any("banned" in str(args) for _, args in said)
 
 
-async def test_a_ban_closes_kgp_agents_already_connected(serve: Serve) -> None:
+async def test_a_ban_closes_kgp_agents_already_connected(serve: Serve, tmp_path: Path) -> None:
     """Engines connected over KGP and in a game are told `error` (banned) and `goodbye` and let go when their
-    address or their identity is banned; the banned identity's token is let go again on a new connection, while
-    another engine plays on."""
+    address or their identity is banned, and lose their games by forfeit; the banned identity's token is let go
+    again on a new connection, while another engine plays on."""
     running = await gateway(serve)
     port = port_of(running)
     operator = await Client.open(running.url, "op")
@@ -340,6 +346,10 @@ async def test_a_ban_closes_kgp_agents_already_connected(serve: Serve) -> None:
         await again.command("mode freeplay")
         assert await told_banned(again)
         assert await fair.play() is not None
+        for agent in (by_address, by_identity):
+            game = await eventually(partial(finished_game, tmp_path / "arena.sqlite3", agent.games[0]),
+                                    what="the banned engine's forfeit")
+            assert game is not None and (game.reason, game.winner) == ("forfeit", "bot:first")
     finally:
         await agents.close()
         await operator.close()
