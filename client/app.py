@@ -18,6 +18,7 @@ from client.identities import load_token, save_token, server_keys
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.dialogs import ResumeScreen
+from client.screens.events import EVENT_REQUESTS, EventsScreen
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen, NameChanged, WatchRequested
 from client.screens.replay import ReplayScreen
@@ -27,7 +28,9 @@ from client.ui_messages import (
     AnalysisReceived,
     ConnectionChanged,
     ErrorReceived,
+    EventListReceived,
     EventReceived,
+    EventStateReceived,
     GameListReceived,
     GameRecordReceived,
     MatchListReceived,
@@ -203,6 +206,15 @@ class KalahApp(App[None]):
         """Listings, stored games, standings and pairing news are the lobby's."""
         self.lobby.post_message(event.copy())
 
+    @on(EventListReceived)
+    @on(EventStateReceived)
+    def _to_events(self, event: Received[Any]) -> bool:
+        """Event lists and states go to the events screen; False if none is open."""
+        screens = [s for s in self.screen_stack if isinstance(s, EventsScreen)]
+        for screen in screens:
+            screen.post_message(event.copy())
+        return bool(screens)
+
     @on(SnapshotReceived)
     def _snapshot(self, event: SnapshotReceived) -> None:
         """A snapshot updates its match's screen, or opens one (a new, joined, watched or resumed match)."""
@@ -233,9 +245,12 @@ class KalahApp(App[None]):
 
     @on(ErrorReceived)
     def _refused(self, event: ErrorReceived) -> None:
-        """A refusal goes where the request came from: a replay screen, a match's screen, or a notification."""
+        """A refusal goes where the request came from: a replay screen, the events screen, a match's screen, or a
+        notification."""
         if event.msg.request == "analyse":
             self._analysis(event)
+        elif event.msg.request in EVENT_REQUESTS and self._to_events(event):
+            return
         elif not self._to_match(event):
             self.notify(event.msg.message, title="Server", severity="error")
 

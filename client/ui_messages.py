@@ -17,6 +17,8 @@ from client.stored_game import StoredGame
 from protocol.messages import (
     Analysis,
     ErrorMessage,
+    EventList,
+    EventState,
     GameList,
     GameRecord,
     MatchEvent,
@@ -81,6 +83,14 @@ class PresenceReceived(Received[Presence], bubble=False):
     """Who is connected to a match and how many watch it."""
 
 
+class EventListReceived(Received[EventList], bubble=False):
+    """The server's events (tournaments), newest first."""
+
+
+class EventStateReceived(Received[EventState], bubble=False):
+    """One event as it stands: its standings and pairings (the answer to a request, or a followed change)."""
+
+
 class AnalysisReceived(Received[Analysis], bubble=False):
     """The solver's value of a position."""
 
@@ -100,6 +110,8 @@ RECEIVED: dict[type[WireMessage], type[Received[Any]]] = {
     MatchEvent: EventReceived,
     Presence: PresenceReceived,
     Analysis: AnalysisReceived,
+    EventList: EventListReceived,
+    EventState: EventStateReceived,
     ErrorMessage: ErrorReceived,
 }
 """The Textual message of each kind of server message (a subclass goes with its base: every event)."""

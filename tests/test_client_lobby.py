@@ -99,14 +99,15 @@ async def test_create_form_names_bad_input() -> None:
 
 
 async def test_offline_lobby_offers_only_the_stored_games() -> None:
-    """Offline there is no create, pairing, refresh, name or standings: only the stored games, to replay."""
+    """Offline there is no create, pairing, refresh, events, name or standings: only the stored games, to
+    replay."""
     stored = StoredGame("m1", Variant.parse("kalah(3,3)"), ("1", "3"), "ann", "bob")
     app = KalahApp(Launch(offline=True, library=(stored,), animate=False))
     async with app.run_test(size=SIZE) as pilot:
         lobby = app.lobby
         await until(pilot, lambda: app.screen is lobby and lobby.query_one("#finished", DataTable).has_focus)
         offered = {b.binding.action for b in lobby.active_bindings.values()}
-        assert not offered & {"create", "seek", "refresh"}
+        assert not offered & {"create", "seek", "refresh", "events"}
         visible = {w.id for w in lobby.query("DataTable, #name-row, #head-to-head") if w.display}
         assert visible == {"finished"}
         await pilot.press("c", "a", "g")

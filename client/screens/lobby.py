@@ -14,6 +14,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from client.screens.create import CreateMatchScreen
 from client.screens.dialogs import HelpScreen
+from client.screens.events import EventsScreen
 from client.stored_game import StoredGame
 from client.ui_messages import (
     ConnectionChanged,
@@ -104,6 +105,7 @@ class LobbyScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "create", "Create match"),
         Binding("a", "seek", "Any opponent"),
+        Binding("e", "events", "Events"),
         Binding("g", "refresh", "Refresh"),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("q", "app.quit", "Quit"),
@@ -258,8 +260,9 @@ class LobbyScreen(Screen[None]):
     # --- user actions -----------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Offer only what works: nothing but replays offline, and no pairing on a private server."""
-        if action in ("create", "refresh"):
+        """Offer only what works: nothing but replays offline (no events either), and no pairing on a private
+        server."""
+        if action in ("create", "refresh", "events"):
             return not self.offline
         if action == "seek":
             return not self.offline and not self.private
@@ -305,6 +308,11 @@ class LobbyScreen(Screen[None]):
         """Back in the lobby: refresh the listing (once connected)."""
         if self.connection_notice is None:
             self.action_refresh()
+
+    def action_events(self) -> None:
+        """Open the events screen (tournaments: list, standings, enter, leave)."""
+        if not self.offline:
+            self.app.push_screen(EventsScreen(self.player_name))
 
     def action_seek(self) -> None:
         """Be paired with the next player asking for the standard game."""
