@@ -47,8 +47,10 @@ def assets_named(page: bytes) -> list[str]:
 
 
 async def test_pages_are_html_revalidated_each_load_under_a_strict_policy(arena: RunningServer) -> None:
-    """/, /watch/ID and /game/ID are HTML, `no-cache` with an ETag, under a CSP that allows only this server."""
-    for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere"):
+    """/, /watch/ID, /game/ID, /events and /event/ID are HTML, `no-cache` with an ETag, under a CSP that allows
+    only this server."""
+    for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere", "/events",
+                 "/event/e3f8b8dd63ad"):
         answer = await get(arena, path)
         assert answer.status == 200, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -91,7 +93,7 @@ async def test_every_module_a_script_imports_is_served(arena: RunningServer) -> 
 async def test_unknown_addresses_are_not_found(arena: RunningServer) -> None:
     """Anything but the pages and the package's files is 404, including paths that try to leave the folder."""
     for path in ("/nope", "/watch/", "/watch/a/b", "/game/bad%20id", "/static/x/site.py", "/static/abc/../site.py",
-                 "/static/abc/%2e%2e%2fsite.py", "/static/abc/index.html"):
+                 "/static/abc/%2e%2e%2fsite.py", "/static/abc/index.html", "/events/x", "/event/", "/event"):
         answer = await get(arena, path)
         assert answer.status == 404, path
         assert answer.headers["content-type"].startswith("text/plain")
@@ -112,7 +114,7 @@ def test_the_files_are_package_data_with_no_outside_address() -> None:
     assert "server.web" in config["packages"]
     assert config["package-data"]["server.web"] == ["static/*"]
     site = Site.load()
-    assert set(site.pages) == {"index.html", "watch.html", "game.html"}
+    assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html"}
     assert {p.name for p in STATIC.iterdir()} == set(site.pages) | set(site.assets)
     for path in STATIC.iterdir():
         text = path.read_text().replace("http://www.w3.org/2000/svg", "")  # the SVG namespace is a name

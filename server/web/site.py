@@ -1,4 +1,4 @@
-"""The HTTP side of the web pages (lobby, play and watch, replay): routes, static files, and their headers.
+"""The HTTP side of the web pages (lobby, play and watch, replay, events): routes, static files, and their headers.
 
 Pages are the package's `static/*.html` with `%STATIC%` replaced by `/static/VERSION` (and `%GRACE_MS%`,
 `%IDLE_MS%` by the server's claim limits, which the play page needs to offer a claim only once the server would
@@ -29,10 +29,11 @@ CONTENT_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
 }
-PAGES = {"": "index.html", "watch": "watch.html", "play": "watch.html", "game": "game.html"}
-"""The first segment of a page's path -> its file (`/`, `/watch/MATCH`, `/play/MATCH`, `/game/MATCH`): the watch
-page turns into the play page for a player seated in the match."""
-_PAGE = re.compile(r"/(?:(watch|play|game)/[A-Za-z0-9_-]{1,64})?")
+PAGES = {"": "index.html", "watch": "watch.html", "play": "watch.html", "game": "game.html",
+         "events": "events.html", "event": "event.html"}
+"""The first segment of a page's path -> its file (`/`, `/watch/MATCH`, `/play/MATCH`, `/game/MATCH`, `/events`,
+`/event/EVENT`): the watch page turns into the play page for a player seated in the match."""
+_PAGE = re.compile(r"/(?:(watch|play|game|event)/[A-Za-z0-9_-]{1,64}|(events))?")
 _STATIC = re.compile(r"/static/([0-9a-f]{1,32})/([a-z0-9_-]{1,40}\.[a-z]{2,4})")
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?")
 FOREVER = "public, max-age=31536000, immutable"
@@ -108,13 +109,13 @@ class Site:
             return None
         path = request.path.split("?", 1)[0]
         if (page := _PAGE.fullmatch(path)) is not None:
-            return self.answer(request, self.pages[PAGES[page[1] or ""]], REVALIDATE)
+            return self.answer(request, self.pages[PAGES[page[1] or page[2] or ""]], REVALIDATE)
         if (static := _STATIC.fullmatch(path)) is not None and static[2] in self.assets:
             return self.answer(request, self.assets[static[2]], FOREVER if static[1] == self.version else REVALIDATE)
         if path == "/favicon.ico":
             return self.answer(request, self.assets["favicon.svg"], REVALIDATE)
         return self.plain(request, HTTPStatus.NOT_FOUND,
-                          "not found: the pages are /, /play/MATCH, /watch/MATCH and /game/MATCH\n")
+                          "not found: the pages are /, /play/MATCH, /watch/MATCH, /game/MATCH, /events and /event/ID\n")
 
     def answer(self, request: Request, asset: Asset, caching: str) -> Response:
         """An asset, or 304 Not Modified when the client holds this very version."""

@@ -4,7 +4,7 @@
 // the page asks for few rows, and not while it is hidden).
 
 import { Link, nameProblem, tokenProblem } from "./net.js";
-import { copyField, el, link, nameWithRating, outcomeText, ratingsOf, showIdentity, showLinkState } from "./ui.js";
+import { cell, copyField, el, link, nameWithRating, outcomeText, ratingsOf, showIdentity, showLinkState } from "./ui.js";
 
 const EVERY_MS = { list: 2000, games: 6000, standings: 30000 };
 const RECENT = 20;
@@ -62,14 +62,6 @@ function poll() {
       st.due[what] = now + EVERY_MS[what] * st.backoff;
     }
   }
-}
-
-function cell(label, content) {
-  const td = el("td");
-  td.dataset.label = label;
-  if (content instanceof Node) td.append(content);
-  else td.textContent = content;
-  return td;
 }
 
 function players(south, north) {

@@ -15,6 +15,15 @@ export function link(href, text) {
   return a;
 }
 
+/** A table cell labelled by its column (a narrow screen shows the label before it), with text or a node. */
+export function cell(label, content) {
+  const td = el("td");
+  td.dataset.label = label;
+  if (content instanceof Node) td.append(content);
+  else td.textContent = content;
+  return td;
+}
+
 /** The match id named by the page's address, `/watch/ID` or `/game/ID`. */
 export function matchIdFromPath() {
   return decodeURIComponent(location.pathname.split("/")[2] || "");

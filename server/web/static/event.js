@@ -1,0 +1,115 @@
+// /event/ID: one event as it stands (standings, the games of the current round, the crosstable, links to watch
+// the games under way and replay the finished ones), kept up to date by following it (`event {follow: true}`:
+// the server pushes each new `event_state`, at most one a second). An unknown event shows only a message and a
+// way back, as the match pages do.
+
+import { Link } from "./net.js";
+import { cell, el, link, say, showIdentity, showLinkState } from "./ui.js";
+
+const KINDS = { arena: "arena", swiss: "Swiss", round_robin: "round-robin" };
+const RESULTS = { "1-0": "1-0", "0-1": "0-1", "1/2-1/2": "½-½", "*": "under way", bye: "bye" };
+const $ = (id) => document.getElementById(id);
+const eventId = decodeURIComponent(location.pathname.split("/")[2] || "");
+const EVENT_ID = /^[A-Za-z0-9_]{1,24}$/;
+const st = { seq: -1 };
+
+const net = new Link({
+  onReady() {
+    showIdentity(net.guest);
+    st.seq = -1;  // a reconnection: the answer is the whole state again
+    net.send({ type: "event", event_id: eventId, follow: true });
+  },
+  onMessage(msg) {
+    if (msg.type === "event_state" && msg.event_id === eventId && msg.seq >= st.seq) {
+      st.seq = msg.seq;
+      draw(msg);
+    } else if (msg.type === "error" && msg.request === "event") {
+      if (msg.code === "unknown_event") missing();
+      else say($("status"), msg.message);
+    }
+  },
+  onState: showLinkState,
+});
+
+function missing() {
+  $("event").hidden = true;
+  $("missing").hidden = false;
+  $("title").textContent = "No such event";
+  document.title = "Kalah Arena: no such event";
+  $("missing-text").textContent = `No event ${eventId} on this server.`;
+}
+
+const num = (x) => String(Math.round(x * 100) / 100);  // 1, 0.5, 0.25 (Sonneborn-Berger quarters)
+
+function drawStandings(s, arena) {
+  $("standings").querySelector("tbody").replaceChildren(...s.standings.map((r) => {
+    const tr = el("tr");
+    tr.dataset.name = r.name;
+    const name = `${r.name}${r.active ? "" : " (left)"}${r.on_fire ? " (on a streak)" : ""}`;
+    const score = arena ? `${r.points ?? 0} points` : num(r.score);
+    const ties = arena ? "" : `Buchholz ${num(r.buchholz)}, S-B ${num(r.sonneborn_berger)}`;
+    tr.append(cell("#", r.rank), cell("Name", name), cell("Score", score), cell("Tiebreaks", ties),
+      cell("W-D-L", `${r.wins}-${r.draws}-${r.losses}`));
+    return tr;
+  }));
+  $("standings-empty").hidden = s.standings.length > 0;
+}
+
+/** A pairing's link: watch a game under way, replay a finished one (none for a bye). */
+function gameLink(p) {
+  if (!p.match_id || p.result === "bye") return "";
+  const live = p.result === "*";
+  const a = link(`/${live ? "watch" : "game"}/${encodeURIComponent(p.match_id)}`, live ? "watch" : "replay");
+  a.setAttribute("aria-label", `${live ? "watch" : "replay"} ${p.south} v ${p.north} (game ${p.round}.${p.table})`);
+  return a;
+}
+
+function drawPairings(s, arena) {
+  // the current round's games (an arena: the games under way), then the others, newest first
+  const current = (p) => (arena ? p.result === "*" : p.round === s.round);
+  const shown = [...s.pairings.filter(current).sort((a, b) => a.table - b.table),
+    ...s.pairings.filter((p) => !current(p)).reverse()];
+  $("pairings-title").textContent = arena ? "Games" : `Games (round ${s.round}${s.rounds ? ` of ${s.rounds}` : ""} first)`;
+  $("pairings").querySelector("tbody").replaceChildren(...shown.map((p) => {
+    const tr = el("tr", current(p) ? "current" : null);
+    if (p.match_id) tr.dataset.match = p.match_id;
+    tr.append(cell("Game", `${p.round}.${p.table}`), cell("South", p.south), cell("North", p.north || ""),
+      cell("Result", RESULTS[p.result] || p.result), cell("", gameLink(p)));
+    return tr;
+  }));
+  $("pairings-empty").hidden = shown.length > 0;
+}
+
+function drawCrosstable(s) {
+  $("cross-section").hidden = s.crosstable.length === 0;
+  if (!s.crosstable.length) return;
+  const rounds = Math.max(...s.crosstable.map((r) => r.cells.length));
+  const head = el("tr");
+  head.append(el("th", null, "#"), el("th", null, "Name"), el("th", null, "Score"));
+  for (let i = 1; i <= rounds; i += 1) head.append(el("th", null, `R${i}`));
+  $("crosstable").querySelector("thead").replaceChildren(head);
+  $("crosstable").querySelector("tbody").replaceChildren(...s.crosstable.map((r) => {
+    const tr = el("tr");
+    tr.dataset.name = r.name;
+    tr.append(cell("#", r.rank), cell("Name", r.name), cell("Score", num(r.score)),
+      ...r.cells.map((c, i) => cell(`R${i + 1}`, c)));
+    return tr;
+  }));
+}
+
+function draw(s) {
+  const arena = s.settings.kind === "arena";
+  const kind = KINDS[s.settings.kind] || s.settings.kind;
+  $("title").textContent = s.settings.name;
+  document.title = `Kalah Arena: ${s.settings.name}`;
+  const round = s.rounds ? `, round ${s.round}/${s.rounds}` : "";
+  const ends = arena && s.ends_at && s.status === "running" ? `, ends ${new Date(s.ends_at * 1000).toLocaleTimeString()}` : "";
+  $("meta").textContent = `${kind}, ${s.settings.variant}${s.settings.rated ? ", rated" : ""}, by ${s.creator}`;
+  say($("status"), `${s.status}${round}${ends}`);
+  drawStandings(s, arena);
+  drawPairings(s, arena);
+  drawCrosstable(s);
+}
+
+if (!EVENT_ID.test(eventId)) missing();  // no event has such an id: no need to ask
+else net.start();
