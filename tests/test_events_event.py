@@ -10,6 +10,7 @@ from protocol.errors import EventFullError, EventStartedError, NotEligibleError
 from protocol.event_settings import EventSettings
 from server.events.event import Entrant, EntrantKind, Event, EventStatus
 from server.events.records import Pairing
+from server.events.view import standings_rows
 
 PERSON, BOT, ENGINE = EntrantKind.PERSON, EntrantKind.BOT, EntrantKind.ENGINE
 
@@ -115,6 +116,20 @@ def test_arena_entrant_may_join_late_and_pause() -> None:
     assert ev.join("d", PERSON) == []
     assert [set(p.players()) for p in ev.join("c", PERSON)] == [{"c", "d"}]
     assert {frozenset(p.players()) for p in ev.live()} == {frozenset("ab"), frozenset("cd")}
+
+
+
+def test_an_arena_lists_its_entrants_before_the_start() -> None:
+    """An open arena's standings hold everyone entered, at 0 points in joining order, as a Swiss's do."""
+    ev = _event(kind="arena", duration_s=600, min_entrants=3)
+    for name in ("carol", "ann", "bob"):
+        ev.join(name, PERSON)
+    ev.leave("bob")
+    rows = standings_rows(ev)
+    assert [(r.rank, r.name, r.points) for r in rows] == [(1, "carol", 0), (2, "ann", 0)]
+    ev.join("bob", PERSON)
+    ev.start(0.0)
+    assert sorted(r.name for r in standings_rows(ev)) == ["ann", "bob", "carol"]
 
 
 @pytest.mark.parametrize(("fields", "name", "kind", "error"), [

@@ -44,10 +44,13 @@ def standings_rows(event: Event) -> list[EntrantRow]:
         name: (e.kind.value, e.active) for name, e in event.entrants.items()}
     pool = event.pool
     if pool is not None:
-        return [EntrantRow(rank=rank, name=e.name, kind=kinds[e.name][0], active=kinds[e.name][1],
+        rows = [EntrantRow(rank=rank, name=e.name, kind=kinds[e.name][0], active=kinds[e.name][1],
                            score=sum(e.results), points=e.points, on_fire=pool.streak_bonus and e.on_fire,
                            wins=e.results.count(1.0), draws=e.results.count(0.5), losses=e.results.count(0.0))
                 for rank, e in enumerate(pool.ranking(), start=1)]
+        waiting = [name for name in kinds if name not in pool.entrants]  # entered before the start: 0 points
+        return rows + [EntrantRow(rank=len(rows) + i, name=name, kind=kinds[name][0], active=kinds[name][1],
+                                  score=0.0, points=0) for i, name in enumerate(waiting, start=1)]
     return [EntrantRow(rank=r.rank, name=r.name, kind=kinds[r.name][0], active=kinds[r.name][1],
                        score=r.score, buchholz=r.buchholz, sonneborn_berger=r.sonneborn_berger, wins=r.wins,
                        draws=r.draws, losses=r.losses, byes=r.byes)
