@@ -175,6 +175,10 @@ class Bus:
         if table:
             self.send("HSET", sessions_key(node_id), *[x for pid, a in table.items() for x in (pid, " ".join(a))])
 
+    def keep_addresses(self, node_id: str, ttl_s: int) -> None:
+        """Keep who is connected to `node_id` for `ttl_s` more seconds (a node that dies stops renewing it)."""
+        self.send("EXPIRE", sessions_key(node_id), ttl_s)
+
     async def connected(self, nodes: list[str]) -> dict[str, dict[str, tuple[str, ...]]]:
         """Who is connected to each of `nodes`, with their addresses (as the nodes told Redis)."""
         async with self.redis.pipeline(transaction=False) as pipe:
