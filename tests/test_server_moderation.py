@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import redis.asyncio as redis
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from server.cluster.bus import sessions_key
 from server.engines.gateway import engine_id
 from server.storage import StoredGame, fetch_game
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
@@ -377,6 +379,8 @@ async def test_online_lists_who_is_connected_to_every_node_of_a_cluster(pg_url: 
             assert await eventually(partial(lists, operator, both), timeout=15, what="every node's connections")
         status, out = await kalah("admin", "online", "--server", urls[1], "--operator-token", OPERATOR)
         assert status == 0 and "node" in out and "who0" in out and "127.0.0.21" in out, out
+        async with redis.from_url(bus_url) as bus:  # a node that dies stops renewing its list: it expires
+            assert 0 < await bus.ttl(sessions_key("who1")) <= 60
         await bob_there.close()
         left = {("alice", "127.0.0.21", "who0"), ("bob", "127.0.0.23", "who0")}
         assert await eventually(partial(lists, operators[0], left), timeout=15, what="bob's row gone")

@@ -36,6 +36,8 @@ that hold the match."""
 NODES = "kalah:nodes"
 """The channel of node notices (`NodeNotice`): a draining node left, a player waiting on a node was given a
 seat by another, a player's first connection on a node opened or its last closed."""
+ADDRESSES_TTL_S = 60
+"""Who is connected to a node is kept this long after the node last renewed it (it does every heartbeat)."""
 MAX_QUEUED = 100_000
 """Commands kept while Redis is unreachable; beyond, the oldest are dropped (readers re-read on reconnect)."""
 
@@ -166,6 +168,7 @@ class Bus:
         """The addresses of `player_id`'s connections on `node_id` now (none: it has left the node)."""
         if addresses:
             self.send("HSET", sessions_key(node_id), player_id, " ".join(addresses))
+            self.keep_addresses(node_id)
         else:
             self.send("HDEL", sessions_key(node_id), player_id)
 
@@ -174,10 +177,12 @@ class Bus:
         self.send("DEL", sessions_key(node_id))
         if table:
             self.send("HSET", sessions_key(node_id), *[x for pid, a in table.items() for x in (pid, " ".join(a))])
+            self.keep_addresses(node_id)
 
-    def keep_addresses(self, node_id: str, ttl_s: int) -> None:
-        """Keep who is connected to `node_id` for `ttl_s` more seconds (a node that dies stops renewing it)."""
-        self.send("EXPIRE", sessions_key(node_id), ttl_s)
+    def keep_addresses(self, node_id: str) -> None:
+        """Keep who is connected to `node_id` for `ADDRESSES_TTL_S` more seconds (a node that dies stops renewing
+        it)."""
+        self.send("EXPIRE", sessions_key(node_id), ADDRESSES_TTL_S)
 
     async def connected(self, nodes: list[str]) -> dict[str, dict[str, tuple[str, ...]]]:
         """Who is connected to each of `nodes`, with their addresses (as the nodes told Redis)."""

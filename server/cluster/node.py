@@ -102,7 +102,7 @@ class Cluster:
         """Renew the lease (letting go of matches taken while this node seemed dead), then take orphans."""
         if self.arena.closing:
             return
-        self.bus.keep_addresses(self.node_id, max(60, int(10 * self.options.lease_s)))
+        self.bus.keep_addresses(self.node_id)
         if not await self.nodes.beat():
             still = await self.nodes.owned()
             for match_id in self.owned - still:
