@@ -49,7 +49,7 @@ def test_egdb_build_stops_mid_level_and_resumes(tmp_path: Path) -> None:
     build resumes at the level that was interrupted."""
     variant = Variant(houses=6, seeds=4)
     directory = tmp_path / "egdb"
-    build = ["egdb", "build", "-H", "6", "--seeds", "19", "--dir", str(directory)]  # far more than is built before the stop
+    build = ["egdb", "build", "-H", "6", "--seeds", "19", "--dir", str(directory)]  # more than a stop lets finish
     with kalah(build, tmp_path) as first:
         first.wait_for("level 15:")  # then levels 16 to 19, of 13 million positions and more
         assert first.stop(signal.SIGINT) == 130
