@@ -29,6 +29,7 @@ from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError, RateLimitedError
 from server.events.driver import EventDriver
+from server.events.requests import EventRequests
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
@@ -428,7 +429,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await load(arena)
         router = Router(arena)
         events = EventDriver(arena)
-        router.handlers.update(events.handlers())
+        router.handlers.update(EventRequests(events).handlers())
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
         arena.metrics.watch(arena, router.analyst, lambda: handler.connections)
