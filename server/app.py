@@ -23,21 +23,21 @@ from websockets.http11 import Request, Response
 from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES
 from protocol.errors import KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
+from server.admission import Admission, host_of
 from server.arena import Arena, Deployment, single_node
 from server.arena_options import ArenaOptions
 from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
-from server.errors import InternalError, RateLimitedError
+from server.errors import InternalError
 from server.events.driver import EventDriver
 from server.events.requests import EventRequests
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
 from server.moderation import refuse_banned
-from server.peers import PeerTable, address_of
 from server.requests import Router
 from server.resume import load
-from server.session import DEFAULT_SEND_BUFFER, Peer, RateLimiter, Session, SharedLimiter
+from server.session import DEFAULT_SEND_BUFFER, Session
 from server.storage import Storage, StorageError, is_database_failure
 from server.storage.writer import unavailable
 from server.web import ClaimLimits
@@ -125,6 +125,11 @@ class RunningServer:
         self._closed = False
 
     @property
+    def admission(self) -> Admission:
+        """Its connections by address, their budgets, whether it is overloaded."""
+        return self.handler.admission
+
+    @property
     def url(self) -> str:
         """The websocket URL, `ws://host:port`."""
         return f"ws://{self.host}:{self.port}"
@@ -168,18 +173,6 @@ def _split_options(options: dict[str, Any]) -> tuple[ServerOptions, ArenaOptions
             ArenaOptions(**{k: v for k, v in options.items() if k in known_arena}))
 
 
-def _host(conn: ServerConnection) -> str:
-    """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
-    addr = conn.remote_address
-    return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
-
-
-def _seated(arena: Arena, session: Session) -> bool:
-    """Whether a connection's identity holds a seat in an unfinished match (its connection is never shed)."""
-    pid = session.player_id
-    return pid is not None and any(room.match.status != "finished" for room in arena.rooms_of(pid))
-
-
 def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorMessage:
     """The wire form of a refusal."""
     return ErrorMessage(code=exc.code, message=str(exc)[:1000], request=request, match_id=match_id,
@@ -205,15 +198,9 @@ class _Handler:
         self.opts = opts
         self.store = store
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
-        self.connections = 0
-        self.peers = PeerTable(self.new_peer)
-        self.all_reads = RateLimiter(opts.all_read_rows_rate, int(2 * opts.all_read_rows_rate))
-        """Rows of public reads the whole server serves (each address's bucket also draws on it)."""
-        self.evicting = 0
-        self.busy_until = 0.0
-        """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+        self.admission = Admission(router.arena, opts)
         self.lag_task: asyncio.Task[None] | None = None
-        """Connections being closed to make room for a newcomer (still counted until they are gone)."""
+        """The task that watches the event loop's lag (set once started)."""
         self.kgp: Gateway | None = None
         """The KGP gateway, which also serves agents at `/kgp` (set once started)."""
 
@@ -224,7 +211,8 @@ class _Handler:
             return metrics_page(conn, request, arena)
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
-            body: dict[str, object] = {"status": "closing" if arena.closing else "ok", "connections": self.connections,
+            body: dict[str, object] = {"status": "closing" if arena.closing else "ok",
+                    "connections": self.admission.connections,
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
                     "commit_seconds": round(arena.storage.commit_seconds, 3),
@@ -235,54 +223,13 @@ class _Handler:
         claims = ClaimLimits(arena.options.grace_s, arena.options.idle_s)  # the play page offers claims by them
         if (page := web_page(request, claims)) is not None:  # pages and static files: any request but a websocket's
             return page
-        host = _host(conn)
         if arena.closing:
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server stopping\n")
-        peer = self.peers.get(host)
-        if peer is not None and peer.connections >= self.opts.max_per_address:
-            log_event("connection_refused", remote=host, reason="per_address")
-            arena.metrics.refused("http_429")
-            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
-        if self.peers.connections_of_prefix(host) >= self.opts.max_per_prefix:
-            log_event("connection_refused", remote=host, reason="per_prefix")
-            arena.metrics.refused("http_429")
-            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your network\n")
-        if self.connections - self.evicting >= self.opts.max_connections and not self.make_room(host):
-            log_event("connection_refused", connections=self.connections)
-            arena.metrics.refused("http_503")
-            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
-        return None
-
-    def make_room(self, host: str) -> bool:
-        """At the connection limit: close the cheapest connection of the network holding the most, if that is
-        not `host`'s own (never one seated in an unfinished match); whether a slot is being freed."""
-        prefix, most = self.peers.crowded()
-        if most <= self.peers.connections_of_prefix(host) + 1:
-            return False  # the newcomer's network would hold as many: nothing fairer to do than refuse
-        arena = self.router.arena
-        candidates = [(_seated(arena, s), s.player_id is not None, s.opened, id(s), s)
-                      for peer in self.peers.of_prefix(prefix) for s in peer.sessions if not s.evicted]
-        if not candidates:
-            return False
-        seated, _, _, _, victim = min(candidates)
-        if seated:
-            return False
-        victim.evicted = True
-        self.evicting += 1
-        log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=most)
-        arena.metrics.refused("connection_shed")
-        arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
-        return True
+        return self.admission.refuse(conn)
 
     def process_response(self, conn: ServerConnection, request: Request, response: Response) -> None:
         """Name the database in the handshake, so a client finds the token this database gave it before hello."""
         response.headers[STORE_HEADER] = self.store
-
-    def new_peer(self, host: str) -> Peer:
-        """The state of an address seen for the first time (or again after its budgets refilled)."""
-        reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, self.all_reads)
-        messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
-        return Peer(host, reads, messages)
 
     async def hello_deadline(self, session: Session) -> None:
         """Close a connection that has not said hello within the hello timeout (1008)."""
@@ -297,14 +244,12 @@ class _Handler:
         if is_kgp(ws):
             await serve_kgp(self.kgp, ws)
             return
-        if self.router.moderation.address_banned(_host(ws)):
+        if self.router.moderation.address_banned(host_of(ws)):
             self.router.arena.metrics.refused("banned")
             await refuse_banned(ws)
             return
-        self.connections += 1
-        peer = self.peers.acquire(_host(ws))
-        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
-        peer.sessions.add(session)
+        admission = self.admission
+        session = admission.admit(ws)
         sock = ws.transport.get_extra_info("socket") if ws.transport is not None else None
         if sock is not None and self.opts.socket_send_buffer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.opts.socket_send_buffer)
@@ -314,7 +259,7 @@ class _Handler:
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
-                refusal = self.over_rate(session)
+                refusal = admission.over_rate(session)
                 if refusal is not None:
                     self.router.arena.metrics.refused(refusal.code)
                     if session.limiter.refused >= self.opts.max_refused:
@@ -334,45 +279,8 @@ class _Handler:
             pass
         finally:
             deadline.cancel()
-            self.connections -= 1
-            self.evicting -= session.evicted
-            peer.sessions.discard(session)
-            self.peers.release(peer)
+            admission.release(session)
             await self.router.disconnect(session)
-
-    async def watch_lag(self, step: float = 0.05) -> None:
-        """Mark the server overloaded while its event loop runs callbacks late by more than `overload_lag_s`."""
-        loop = asyncio.get_running_loop()
-        late = 0
-        while True:
-            start = loop.time()
-            await asyncio.sleep(step)
-            now = loop.time()
-            late = late + 1 if now - start - step > self.opts.overload_lag_s else 0
-            if late >= 3:
-                if now >= self.busy_until:
-                    log_event("overloaded", lag_ms=round(1000 * (now - start - step)), connections=self.connections)
-                self.busy_until = now + self.opts.overload_hold_s
-
-    def over_rate(self, session: Session) -> RateLimitedError | None:
-        """None if the connection's and its address's message budgets allow one more message (and, while the
-        server is overloaded, its slow lane unless it holds a seat in an unfinished match), else the refusal."""
-        if self.busy_until and asyncio.get_running_loop().time() < self.busy_until \
-                and not _seated(self.router.arena, session):
-            lane = session.lane
-            if lane is None:
-                lane = session.lane = RateLimiter(self.opts.overload_rate, 10)
-            if not lane.allow():
-                session.limiter.refused += 1
-                return RateLimitedError("the server is overloaded: players in a game are served first; ask again "
-                                        "shortly", max(self.opts.overload_hold_s, lane.wait_s()))
-        if not session.limiter.allow():
-            return RateLimitedError("too many messages on this connection: slow down",
-                                    session.limiter.wait_s())
-        if not session.peer.messages.allow():  # the address's budget, shared by its connections (and kept)
-            session.limiter.refused += 1
-            return RateLimitedError("too many messages from your address: slow down", session.peer.messages.wait_s())
-        return None
 
     async def serve_one(self, session: Session, data: str | bytes) -> list[Message]:
         """Decode and serve one message; any refusal becomes an error message."""
@@ -432,8 +340,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         router.handlers.update(EventRequests(events).handlers())
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
-        arena.metrics.watch(arena, router.analyst, lambda: handler.connections)
-        router.moderation.sessions_from = lambda address: peer.sessions if (peer := handler.peers.get(address)) else ()
+        arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
+        peers = handler.admission.peers
+        router.moderation.sessions_from = lambda address: peer.sessions if (peer := peers.get(address)) else ()
         await router.moderation.refresh()
         server = await serve(handler, host, port, process_request=handler.process_request,
                              process_response=handler.process_response,
@@ -455,7 +364,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         raise
     log_event("listening", host=bound_host, port=bound_port, db=storage.where, matches=len(arena.rooms))
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
-    handler.lag_task = asyncio.create_task(handler.watch_lag(), name="loop-lag")
+    handler.lag_task = asyncio.create_task(handler.admission.watch_lag(), name="loop-lag")
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
     if kgp_opts.kgp_port is not None:
         try:

@@ -159,7 +159,7 @@ async def test_an_overloaded_server_serves_seated_players_first(serve: Serve) ->
     alice, bob, match_id = await live_match(server.url)
     lobby = await Client.open(server.url, "lobby", source=HONEST)
     loop = asyncio.get_running_loop()
-    while not server.handler.busy_until:  # the loop falls behind, again and again, as under a flood
+    while not server.admission.busy_until:  # the loop falls behind, again and again, as under a flood
         loop.call_soon(time.sleep, 0.3)
         await asyncio.sleep(0.01)
     for _ in range(13):

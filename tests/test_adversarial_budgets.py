@@ -50,7 +50,7 @@ async def test_an_address_budget_survives_reconnecting(serve: Serve) -> None:
                 served += reply["type"] == "matches"
         for conn in conns:
             await conn.close()
-        await eventually(lambda: server.handler.connections == 0, what="the address's last connection to close")
+        await eventually(lambda: server.admission.connections == 0, what="the address's last connection to close")
     assert served <= 20 + (time.monotonic() - started) * 1 + 1, served
     honest = await Client.open(server.url, "honest", source=HONEST)
     await honest.request("matches", type="list")

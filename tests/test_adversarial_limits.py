@@ -66,7 +66,7 @@ async def test_a_client_that_does_not_read_is_dropped(serve: Serve) -> None:
             await reader.send('{"type": "list"}')
     except ConnectionClosed:
         pass
-    await eventually(lambda: server.handler.connections == 0, timeout=60, what="the unread connection to be dropped")
+    await eventually(lambda: server.admission.connections == 0, timeout=60, what="the unread connection to be dropped")
     await honest_round_trip(server.url)
     reader.transport.abort()
 

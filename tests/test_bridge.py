@@ -96,7 +96,7 @@ async def test_a_dropped_connection_is_resumed_and_the_game_goes_on(serve: Serve
             break
         position = Position.from_fen(variant, event["position"])
         if event["side"] == "north" and not dropped:
-            [session] = [s for p in running.handler.peers.values() for s in p.sessions if s.name == "engine:remote"]
+            [session] = [s for p in running.admission.peers.values() for s in p.sessions if s.name == "engine:remote"]
             assert session.ws.transport is not None
             session.ws.transport.abort()
             dropped = True

@@ -262,7 +262,8 @@ async def test_the_watch_page_resumes_after_its_connection_drops(arena: RunningS
     running = page.locator(".clock.running")
     first = await running.inner_text()
     await page.wait_for_function("(t) => document.querySelector('.clock.running')?.textContent !== t", arg=first)
-    guests = [s for peer in arena.handler.peers.values() for s in peer.sessions if (s.name or "").startswith("guest-")]
+    guests = [s for peer in arena.admission.peers.values() for s in peer.sessions
+              if (s.name or "").startswith("guest-")]
     assert len(guests) == 1
     held = await page.evaluate("Math.max(...window.__got.filter(m => m.type === 'event').map(m => m.seq))")
     assert guests[0].ws.transport is not None

@@ -390,7 +390,7 @@ async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> 
     assert "token" not in page.url and again["token"] not in page.url
     bins = await my_turn(page)
     await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
-    guests = [s for peer in arena.handler.peers.values() for s in peer.sessions if s.name == hello["name"]]
+    guests = [s for peer in arena.admission.peers.values() for s in peer.sessions if s.name == hello["name"]]
     assert len(guests) == 1 and guests[0].ws.transport is not None
     guests[0].ws.transport.abort()  # the network drops: the page reconnects, syncs from its last event
     await page.wait_for_function("() => window.__sent.filter(m => m.type === 'hello').length === 2")

@@ -1,0 +1,149 @@
+"""Connection admission: who gets a connection, and how fast a connection is served.
+
+The per-address and per-prefix connection caps and the server-wide one (at which the most
+crowded network's cheapest connection is shed for a newcomer from elsewhere), the message
+budgets of a connection and of its address, and the overload lane: while the event loop runs
+late, connections without a seat in an unfinished match are slowed so seated players keep
+their service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from websockets.asyncio.server import ServerConnection
+from websockets.http11 import Response
+
+from server.arena import Arena
+from server.errors import RateLimitedError
+from server.logs import event as log_event
+from server.peers import PeerTable, address_of
+from server.session import Peer, RateLimiter, Session, SharedLimiter
+
+if TYPE_CHECKING:
+    from server.app import ServerOptions
+
+
+def host_of(conn: ServerConnection) -> str:
+    """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
+    addr = conn.remote_address
+    return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
+
+
+def seated(arena: Arena, session: Session) -> bool:
+    """Whether a connection's identity holds a seat in an unfinished match (its connection is never shed)."""
+    pid = session.player_id
+    return pid is not None and any(room.match.status != "finished" for room in arena.rooms_of(pid))
+
+
+class Admission:
+    """The server's connections by address and prefix, their budgets, and whether the server is overloaded."""
+
+    def __init__(self, arena: Arena, opts: ServerOptions) -> None:
+        self.arena = arena
+        self.opts = opts
+        self.connections = 0
+        self.peers = PeerTable(self.new_peer)
+        self.all_reads = RateLimiter(opts.all_read_rows_rate, int(2 * opts.all_read_rows_rate))
+        """Rows of public reads the whole server serves (each address's bucket also draws on it)."""
+        self.evicting = 0
+        """Connections being closed to make room for a newcomer (still counted until they are gone)."""
+        self.busy_until = 0.0
+        """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+
+    def refuse(self, conn: ServerConnection) -> Response | None:
+        """The HTTP refusal of a new connection past a connection cap (429, 503), or None to let it in."""
+        host = host_of(conn)
+        metrics = self.arena.metrics
+        peer = self.peers.get(host)
+        if peer is not None and peer.connections >= self.opts.max_per_address:
+            log_event("connection_refused", remote=host, reason="per_address")
+            metrics.refused("http_429")
+            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
+        if self.peers.connections_of_prefix(host) >= self.opts.max_per_prefix:
+            log_event("connection_refused", remote=host, reason="per_prefix")
+            metrics.refused("http_429")
+            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your network\n")
+        if self.connections - self.evicting >= self.opts.max_connections and not self.make_room(host):
+            log_event("connection_refused", connections=self.connections)
+            metrics.refused("http_503")
+            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
+        return None
+
+    def make_room(self, host: str) -> bool:
+        """At the connection limit: close the cheapest connection of the network holding the most, if that is
+        not `host`'s own (never one seated in an unfinished match); whether a slot is being freed."""
+        prefix, most = self.peers.crowded()
+        if most <= self.peers.connections_of_prefix(host) + 1:
+            return False  # the newcomer's network would hold as many: nothing fairer to do than refuse
+        arena = self.arena
+        candidates = [(seated(arena, s), s.player_id is not None, s.opened, id(s), s)
+                      for peer in self.peers.of_prefix(prefix) for s in peer.sessions if not s.evicted]
+        if not candidates:
+            return False
+        is_seated, _, _, _, victim = min(candidates)
+        if is_seated:
+            return False
+        victim.evicted = True
+        self.evicting += 1
+        log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=most)
+        arena.metrics.refused("connection_shed")
+        arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
+        return True
+
+    def new_peer(self, host: str) -> Peer:
+        """The state of an address seen for the first time (or again after its budgets refilled)."""
+        reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, self.all_reads)
+        messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
+        return Peer(host, reads, messages)
+
+    def admit(self, ws: ServerConnection) -> Session:
+        """A connection let in: its session, counted under its address and prefix."""
+        self.connections += 1
+        peer = self.peers.acquire(host_of(ws))
+        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
+        peer.sessions.add(session)
+        return session
+
+    def release(self, session: Session) -> None:
+        """A connection closed: uncount it."""
+        self.connections -= 1
+        self.evicting -= session.evicted
+        session.peer.sessions.discard(session)
+        self.peers.release(session.peer)
+
+    async def watch_lag(self, step: float = 0.05) -> None:
+        """Mark the server overloaded while its event loop runs callbacks late by more than `overload_lag_s`."""
+        loop = asyncio.get_running_loop()
+        late = 0
+        while True:
+            start = loop.time()
+            await asyncio.sleep(step)
+            now = loop.time()
+            late = late + 1 if now - start - step > self.opts.overload_lag_s else 0
+            if late >= 3:
+                if now >= self.busy_until:
+                    log_event("overloaded", lag_ms=round(1000 * (now - start - step)), connections=self.connections)
+                self.busy_until = now + self.opts.overload_hold_s
+
+    def over_rate(self, session: Session) -> RateLimitedError | None:
+        """None if the connection's and its address's message budgets allow one more message (and, while the
+        server is overloaded, its slow lane unless it holds a seat in an unfinished match), else the refusal."""
+        if self.busy_until and asyncio.get_running_loop().time() < self.busy_until \
+                and not seated(self.arena, session):
+            lane = session.lane
+            if lane is None:
+                lane = session.lane = RateLimiter(self.opts.overload_rate, 10)
+            if not lane.allow():
+                session.limiter.refused += 1
+                return RateLimitedError("the server is overloaded: players in a game are served first; ask again "
+                                        "shortly", max(self.opts.overload_hold_s, lane.wait_s()))
+        if not session.limiter.allow():
+            return RateLimitedError("too many messages on this connection: slow down",
+                                    session.limiter.wait_s())
+        if not session.peer.messages.allow():  # the address's budget, shared by its connections (and kept)
+            session.limiter.refused += 1
+            return RateLimitedError("too many messages from your address: slow down", session.peer.messages.wait_s())
+        return None
