@@ -3,14 +3,27 @@ not committed is acknowledged), and play resumes by itself when it is back. The 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
 
 from protocol import Position, Sow, Variant
+from server.app import RunningServer
+from server.cluster import Cluster, ClusterOptions
 from tests.conftest import Serve
 from tests.pg import PostgresServer, find_bindir, query
 from tests.wire import Client, Json, live_match
+
+LEASE_S = ClusterOptions("").lease_s
+OUTAGE_S = LEASE_S + 2.0
+"""Longer than a lease and a heartbeat: every node's last beat is stale when the database is back."""
+
+
+def cluster(node: RunningServer) -> Cluster:
+    """A node's part in the cluster."""
+    return cast(Cluster, node.arena.replication)
 
 
 @pytest.fixture
@@ -76,3 +89,75 @@ async def test_moves_are_refused_while_postgres_is_down_and_play_resumes(serve: 
     assert [row["action"] for row in rows] == acked
     for client in (alice, bob):
         await client.close()
+
+
+async def test_a_postgres_outage_under_two_nodes_refuses_moves_and_moves_no_owner(
+        own_postgres: PostgresServer, serve: Serve, bus_url: str) -> None:
+    """Two nodes, a game owned by each (its players on both nodes); PostgreSQL stops for longer than a lease while
+    both games keep trying to move: every move is refused `unavailable` on both nodes, no node takes the other's
+    match (never two owners at once, no takeover) when it is back, and both games go on, the database holding
+    exactly the acknowledged moves."""
+    url = own_postgres.new_database()
+    nodes = [await serve(url, bus=bus_url) for _ in range(2)]
+    games: list[tuple[Client, Client, str, Position, list[str]]] = []
+    for i, (home, away) in enumerate([(nodes[0], nodes[1]), (nodes[1], nodes[0])]):
+        south = await Client.open(home.url, f"south{i}")
+        match_id = (await south.request("snapshot", type="create", seat="south"))["match_id"]
+        north = await Client.open(away.url, f"north{i}")
+        await north.request("snapshot", type="join", match_id=match_id)
+        games.append((south, north, match_id, Position.initial(Variant()), []))
+    owners = [set(cluster(node).owned) for node in nodes]
+    assert len(owners[0]) == len(owners[1]) == 1 and not owners[0] & owners[1]
+
+    async def play(i: int) -> Json:
+        """The side to move in game `i` plays its first legal house; acknowledged moves are noted."""
+        south, north, match_id, position, acked = games[i]
+        house = position.legal_bins()[0]
+        reply = await move(south if position.to_move.name == "SOUTH" else north, match_id, len(acked), house)
+        if reply["type"] == "ack":
+            acked.append(str(house))
+            games[i] = (south, north, match_id, position.apply(Sow(house)), acked)
+        return reply
+
+    doubled: list[set[str]] = []
+
+    async def sample() -> None:
+        """Note every moment two nodes own one match."""
+        while True:
+            both = cluster(nodes[0]).owned & cluster(nodes[1]).owned
+            if both:
+                doubled.append(set(both))
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        for _ in range(2):
+            for i in range(2):
+                assert (await play(i))["type"] == "ack"
+        own_postgres.halt()
+        down = asyncio.get_running_loop().time()
+        try:
+            while asyncio.get_running_loop().time() < down + OUTAGE_S:  # under load: both games keep trying
+                for i in range(2):
+                    refused = await play(i)
+                    assert refused["code"] == "unavailable" and refused["retry_ms"] >= 1, refused
+                await asyncio.sleep(0.2)
+        finally:
+            own_postgres.resume()
+        for i in range(2):
+            reply = await play(i)
+            assert reply["type"] == "ack", reply
+        await asyncio.sleep(2 * LEASE_S)  # the nodes beat again, and would take over here
+        for _ in range(4):
+            for i in range(2):
+                assert (await play(i))["type"] == "ack"
+    finally:
+        sampler.cancel()
+    assert not doubled, f"two owners at once: {doubled[:3]}"
+    assert [set(cluster(node).owned) for node in nodes] == owners
+    assert [cluster(node).taken for node in nodes] == [0, 0]
+    for south, north, match_id, _, acked in games:
+        rows = await query(url, "SELECT action FROM actions WHERE match_id = $1 ORDER BY ply", match_id)
+        assert [row["action"] for row in rows] == acked
+        await south.close()
+        await north.close()

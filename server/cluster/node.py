@@ -4,6 +4,7 @@ heartbeat; `ClusterPresence` is its presence."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,10 @@ class Cluster:
         """Match id -> its version before the change being stored (between `ops` and `stored`)."""
         self.conflicts = 0
         self.database = "ok"
+        self.beating_since: float | None = -math.inf
+        """When (loop time) this node's current run of heartbeats that reached the database began (None: the last
+        one failed). Other nodes are judged dead only once it is a lease old: after an outage of the database
+        (or of this node's way to it) nobody could beat, and the others get a lease to beat again."""
         self._ticker: asyncio.Task[None] | None = None
 
     async def start(self, address: str) -> None:
@@ -88,14 +93,18 @@ class Cluster:
     # --- heartbeat and takeover -------------------------------------------------------------------
 
     async def _beat(self) -> None:
-        """Beat and take over every `beat_s` until cancelled; a failing database is logged and retried."""
+        """Beat and take over every `beat_s` until cancelled; a failing database is logged and retried (a beat
+        that hangs is given up after a lease)."""
         while True:
             await asyncio.sleep(self.options.beat_s)
             try:
-                await self.tick()
+                await asyncio.wait_for(self.tick(), self.options.lease_s)
+                if self.database != "ok":
+                    log_event("node_beat_resumed", node=self.node_id)
                 self.database = "ok"
             except Exception as exc:
                 self.database = "unreachable"
+                self.beating_since = None
                 log_event("node_beat_failed", node=self.node_id, error=repr(exc), level=30)
 
     async def tick(self) -> None:
@@ -108,6 +117,12 @@ class Cluster:
             for match_id in self.owned - still:
                 self.release(match_id)
             log_event("node_lease_lost", node=self.node_id, kept=len(still))
+        now = asyncio.get_running_loop().time()
+        if self.beating_since is None:
+            self.beating_since = now
+        if now - self.beating_since < self.options.lease_s:  # back from an outage: the others beat again first
+            self.live_nodes = await self.nodes.live()
+            return
         dead, taken = await self.nodes.take_orphans(self.options.takeover_batch)
         if dead:  # a node died after storing changes it may not have announced: re-read every copy
             log_event("nodes_dead", node=self.node_id, dead=dead)
