@@ -71,7 +71,8 @@ def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
         return match
     if stored.actions:
         ms0, ms1 = stored.actions[-1][3:5]
-        since = arena.local_time(stored.last_at) if charge and stored.last_at is not None else None
+        idle = stored.idle_s() if charge else None  # by the database's clock: no node's clock comes in
+        since = None if idle is None else now - idle
         match.restore_clocks((ms0, ms1), since)
     return match
 

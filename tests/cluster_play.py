@@ -14,6 +14,7 @@ import json
 import random
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,14 @@ Node = tuple[asyncio.subprocess.Process, str]
 """A `kalah serve` child process and its websocket URL."""
 
 
-async def start_node(db: str, bus: str | None, name: str, *flags: str, root: Path = ROOT) -> Node:
+async def start_node(db: str, bus: str | None, name: str, *flags: str, root: Path = ROOT,
+                     kalah: Sequence[str] = KALAH) -> Node:
     """One `kalah serve` in a child process (a cluster node when `bus` is given; more `flags` for it), with room
-    for many clients from one address, running the code of the source tree `root` (this one by default);
-    returns it and its URL."""
+    for many clients from one address, running the code of the source tree `root` (this one by default) with the
+    command `kalah`; returns it and its URL."""
     extra = [*flags] if bus is None else ["--bus", bus, "--node-id", name, *flags]
     proc = await spawn(  # killed after the test if it is left running
-        *KALAH, "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
+        *kalah, "serve", "--port", "0", "--db", db, *extra, "--log-level", "warning",
         "--max-per-address", "1000", "--rate", "500", "--burst", "1000",
         cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert proc.stdout is not None

@@ -24,7 +24,7 @@ MATCH_NOTICES = [
     Changed(7),
     Changed(3, 2, Joined(1, "p-bob", "bob", None)),
     Changed(4, 3, Joined(0, "bot-first", "bot:first", "first")),
-    Changed(9, 8, Acted(5, 1, "3", (59_000, 58_250), 1_795_000_000.25)),
+    Changed(9, 8, Acted(5, 1, "3", (59_000, 58_250), 1_795_000_000.25, None, 0.125)),
     Changed(12, 10, Acted(9, 0, "S", (1, 2), 1.5, Ended(-4, 1, EndReason.EMPTY))),
     Changed(11, 10, Ended(None, None, EndReason.REPETITION)),
     Changed(6, 5, Ended(None, 0, EndReason.RESIGN)),

@@ -42,7 +42,9 @@ class Ended:
 
 @dataclass(frozen=True, slots=True)
 class Acted:
-    """An action at `ply` by `seat`, with both clocks after it, when it was made (UNIX time) and the end it caused."""
+    """An action at `ply` by `seat`, with both clocks after it, when it was made (UNIX time, the storing node's:
+    for the bus-lag figure only), the end it caused, and its `age` when told (seconds, by the storing node's
+    monotonic clock: where a copy starts the next clock, whatever the nodes' wall clocks say)."""
 
     ply: int
     seat: int
@@ -50,6 +52,7 @@ class Acted:
     clocks_ms: tuple[int, int]
     at: float
     end: Ended | None = None
+    age: float = 0.0
 
 
 Carried = Joined | Acted | Ended
@@ -89,7 +92,7 @@ class Changed:
         if isinstance(c, Joined):
             out["j"] = [c.seat, c.player_id, c.name, c.bot]
         elif isinstance(c, Acted):
-            out["a"] = [c.ply, c.seat, c.action, *c.clocks_ms, c.at]
+            out["a"] = [c.ply, c.seat, c.action, *c.clocks_ms, c.at, c.age]
             out["e"] = _end_json(c.end)
         else:
             out["e"] = _end_json(c)
@@ -110,8 +113,8 @@ class Changed:
                 seat, pid, name, bot = data["j"]
                 change = Joined(seat, pid, name, bot)
             elif "a" in data:
-                ply, seat, action, ms0, ms1, at = data["a"]
-                change = Acted(ply, seat, action, (ms0, ms1), at, _end_of(data.get("e")))
+                ply, seat, action, ms0, ms1, at, age = data["a"]
+                change = Acted(ply, seat, action, (ms0, ms1), at, _end_of(data.get("e")), max(0.0, float(age)))
             else:
                 end = _end_of(data.get("e"))
                 if end is None:

@@ -67,7 +67,8 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
         if m.seats[seat] is None and holder is not None:
             changes.append(JoinChange(seat, await seat_of(arena, holder)))
     if len(stored.actions) > m.ply:
-        at = arena.now() if stored.last_at is None else arena.local_time(stored.last_at)
+        idle = stored.idle_s()  # by the database's clock: no node's clock comes in
+        at = arena.now() - (idle or 0.0)
         for ply, seat, token, ms0, ms1 in stored.actions[m.ply:]:
             changes.append(ActionChange(seat, parse_action(token), ply, (ms0, ms1), at))
     if stored.end is not None and m.end is None:
@@ -102,8 +103,9 @@ def carried(arena: Arena, change: ArenaChange) -> Carried | None:
         p = change.player
         return Joined(change.seat, p.player_id, p.name, p.bot)
     if isinstance(change, ActionChange):
-        unix = time.time() - (arena.now() - change.at)
-        return Acted(change.ply, change.seat, change.action.token(), change.clocks_ms, unix, _ended(change.end))
+        age = max(0.0, arena.now() - change.at)
+        return Acted(change.ply, change.seat, change.action.token(), change.clocks_ms, time.time() - age,
+                     _ended(change.end), age)
     if isinstance(change, EndChange):
         return _ended(change)
     return None
@@ -120,7 +122,8 @@ def apply_carried(arena: Arena, room: Room, notice: Changed) -> bool:
     if isinstance(c, Joined):
         change = JoinChange(c.seat, Seat(c.player_id, c.name, c.bot))
     elif isinstance(c, Acted):
-        change = ActionChange(c.seat, parse_action(c.action), c.ply, c.clocks_ms, arena.local_time(c.at), _end(c.end))
+        at = arena.now() - c.age  # the bus's own delay (milliseconds) is not charged: no wall clock is compared
+        change = ActionChange(c.seat, parse_action(c.action), c.ply, c.clocks_ms, at, _end(c.end))
     else:
         change = EndChange(c.reason, c.winner, c.result)
     try:

@@ -60,6 +60,10 @@ from server.storage.writer import (
     unfinished_of,
 )
 
+NOW = "extract(epoch FROM clock_timestamp())::double precision"
+"""The database server's clock in UNIX seconds: one clock for every node (an action is stored at it, a match read
+at it), so a step of a node's own clock, or skew between nodes, never comes into a match's clocks."""
+
 SQL = {
     "guard": "INSERT INTO guards (key) VALUES ($1)",
     "own": "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"
@@ -72,7 +76,7 @@ SQL = {
     "join": "UPDATE matches SET seat0 = CASE $1::integer WHEN 0 THEN $2 ELSE seat0 END,"
             " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3 WHERE id = $4",
     "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
-              " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+              f" VALUES ($1, $2, $3, $4, $5, $6, {NOW})",
     "finish": "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3, finished_at = $4"
               " WHERE id = $5",
     "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES ($1, $2, $3, $4, $5)"
@@ -263,7 +267,7 @@ class PostgresStorage(PostgresReads, Storage):
 
     async def stored_match(self, match_id: str) -> StoredMatch | None:
         """One match of any status with its actions and end, or None."""
-        row = await self._reads.fetchrow(numbered(MATCH), match_id)
+        row = await self._reads.fetchrow(numbered(MATCH.format(now=NOW)), match_id)
         if row is None:
             return None
         return match_of(row, await self._reads.fetch(numbered(MATCH_ACTIONS), match_id))

@@ -38,6 +38,9 @@ from server.storage.writer import (
     unfinished_of,
 )
 
+NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+"""SQLite's clock (this machine's), in UNIX seconds: the time an action is stored at, and a match is read at."""
+
 SQL = {
     "guard": "INSERT INTO guards (key) VALUES (?)",
     "own": "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
@@ -48,7 +51,8 @@ SQL = {
               " VALUES (?, ?, ?, 'open', ?, ?)",
     "join": "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"
             " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3 WHERE id = ?4",
-    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
+              f" VALUES (?, ?, ?, ?, ?, ?, {NOW})",
     "finish": "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?"
               " WHERE id = ?",
     "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
@@ -167,7 +171,7 @@ class SQLiteStorage(SQLiteReads, Storage):
 
     async def stored_match(self, match_id: str) -> StoredMatch | None:
         """One match of any status with its actions and end, or None."""
-        rows = list(await self._conn.execute_fetchall(MATCH, (match_id,)))
+        rows = list(await self._conn.execute_fetchall(MATCH.format(now=NOW), (match_id,)))
         if not rows:
             return None
         return match_of(rows[0], list(await self._conn.execute_fetchall(MATCH_ACTIONS, (match_id,))))

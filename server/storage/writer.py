@@ -66,7 +66,16 @@ class StoredMatch:
     end: tuple[int | None, int | None, EndReason] | None = None
     """(result, winner seat, reason) of a finished match."""
     last_at: float | None = None
-    """When the last action was stored (UNIX time): where a running clock started."""
+    """When the last action was stored, by the database's clock (UNIX time): where a running clock started."""
+    read_at: float | None = None
+    """When the match was read, by the same clock (None: not known)."""
+
+    def idle_s(self) -> float | None:
+        """Seconds from the last action's storing to the read, both by the database's clock (so no node's clock, nor
+        a step of it, comes in), never below zero; None without an action or a read time."""
+        if self.last_at is None or self.read_at is None:
+            return None
+        return max(0.0, self.read_at - self.last_at)
 
 
 # Statement kinds in the order a batch runs them. Within one write the statements already come
@@ -225,8 +234,9 @@ UNFINISHED = ("SELECT id, variant, rated, seat0, seat1, creator_seat FROM matche
 UNFINISHED_ACTIONS = ("SELECT a.match_id, a.ply, a.seat, a.action, a.seat0_ms, a.seat1_ms, a.at FROM actions a"
                       " JOIN matches m ON m.id = a.match_id WHERE m.status IN ('open', 'live')"
                       " ORDER BY a.match_id, a.ply")
-MATCH = ("SELECT id, variant, rated, seat0, seat1, creator_seat, status, result, winner_seat, reason"
+MATCH = ("SELECT id, variant, rated, seat0, seat1, creator_seat, status, result, winner_seat, reason, {now}"
          " FROM matches WHERE id = ?")
+"""One match; `{now}` is the backend's clock (its `NOW`), which the actions' times are stored by."""
 MATCH_ACTIONS = "SELECT ply, seat, action, seat0_ms, seat1_ms, at FROM actions WHERE match_id = ? ORDER BY ply"
 PLAYER = "SELECT id, name, token_hash, bot FROM players WHERE id = ?"
 SEATED = ("SELECT id FROM matches WHERE status IN ('open', 'live') AND (seat0 = ? OR seat1 = ?)"
@@ -253,6 +263,7 @@ def match_of(row: Any, actions: list[Any]) -> StoredMatch:
                         end=None if r[9] is None else (r[7], r[8], EndReason(r[9])))
     found.actions = [(a[0], a[1], a[2], a[3], a[4]) for a in actions]
     found.last_at = actions[-1][5] if actions else None
+    found.read_at = float(r[10])
     return found
 
 
@@ -277,7 +288,7 @@ def op_join(match_id: str, seat: int, player_id: str, live: bool) -> Op:
 
 def op_action(match_id: str, ply: int, seat: int, token: str, clocks_ms: tuple[int, int]) -> Op:
     """Store one action; (match, ply) is unique, so an action is never stored twice."""
-    return ("action", (match_id, ply, seat, token, clocks_ms[0], clocks_ms[1], time.time()))
+    return ("action", (match_id, ply, seat, token, clocks_ms[0], clocks_ms[1]))  # its time: the database's clock
 
 
 def op_finish(match_id: str, result: int | None, winner_seat: int | None, reason: EndReason) -> Op:
