@@ -337,7 +337,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await load(arena)
         router = Router(arena)
         events = EventDriver(arena)
-        router.handlers.update(EventRequests(events).handlers())
+        event_requests = EventRequests(events)
+        router.handlers.update(event_requests.handlers())
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
         arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
@@ -372,6 +373,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
             running.kgp.banned = router.moderation.address_banned
             running.kgp.player_banned = router.moderation.player_banned
             router.moderation.on_bans = running.kgp.close_banned
+            running.kgp.join_events(event_requests)
         except BaseException:
             await running.close()
             raise

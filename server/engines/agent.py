@@ -93,6 +93,14 @@ class Agent:
         self.player_id: str | None = None
         """The arena identity the gateway gave this agent (set when its first game starts)."""
         self.anon_key: str | None = None
+        self.event: str | None = None
+        """The event the agent asked to enter (`set arena:event ID`), until the gateway has tried."""
+        self.event_ref: int | None = None
+        """The id of that `set` line (the gateway's `ok` or `error` refers to it)."""
+        self.sanity_stage = False
+        """Playing `random` for the wins the event it asked for wants first (it is tried again after each game)."""
+        self.on_event: Callable[[Agent], None] | None = None
+        """Called when the agent asks to enter an event (set by the gateway)."""
         self._last_id = 0
         self._asks: dict[int, _Ask] = {}
         self._pong: asyncio.Future[None] | None = None
@@ -241,7 +249,8 @@ class Agent:
         self.on_mode(self)
 
     def _set(self, line: Line) -> None:
-        """`set OPTION VALUE`: the info and auth options are kept; every other option is ignored."""
+        """`set OPTION VALUE`: the info and auth options are kept, `arena:event` goes to the gateway; every other
+        option is ignored."""
         if len(line.args) < 2 or not isinstance(line.args[0], str):
             self.fault("set takes an option and a value", ref=line.id)
             return
@@ -259,6 +268,10 @@ class Agent:
                 self.token = text  # a token of digits only reads as an integer: its text is the token
         elif option == "auth:forget" and text == self.token:
             self.token = None
+        elif option == "arena:event":
+            self.event, self.event_ref = text[:64], line.id
+            if self.on_event is not None:
+                self.on_event(self)
 
     def _answer(self, line: Line) -> None:
         """`move N` or `yield` for an open state; for a stopped one it is silently ignored."""

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import Sow
 from protocol.errors import KalahError
-from protocol.messages import ErrorMessage
+from protocol.messages import ErrorMessage, Message
+from protocol.replies import Snapshot
 from protocol.side import Side
 from server.engines.agent import Agent
 from server.engines.kgp import Arg, Board, bin_of
@@ -40,12 +41,17 @@ def _nothing() -> None:
     """Wake no one (a stand-in session between games)."""
 
 
+def _unclaimed(match_id: str) -> None:
+    """Take no match (a stand-in session the gateway has not told where to hand its seats)."""
+
+
 class AgentSession(Session):
     """An agent's stand-in connection in the arena: it holds the agent's identity and wakes its match's driver.
 
     It has no websocket: what a match sends its followers only wakes the driver, which reads the
-    match itself. It is registered with the arena while the agent is connected, so spectators
-    see the agent's seat as connected.
+    match itself. The snapshot of a match the arena seated it in unasked (an event's game, as any
+    player's connections get one) is handed to the gateway, which plays that seat. It is registered
+    with the arena while the agent is connected, so spectators see the agent's seat as connected.
     """
 
     def __init__(self, agent: Agent, player_id: str, name: str) -> None:  # no websocket: no Session.__init__
@@ -56,6 +62,14 @@ class AgentSession(Session):
         self.peer = Peer(agent.host, RateLimiter(1e9, 10**9))
         self.send_limit = 0
         self.wake: Callable[[], None] = _nothing
+        self.seated: Callable[[str], None] = _unclaimed
+        """Called with the id of a live match the arena seated the agent's identity in (an event's game)."""
+
+    def send(self, msg: Message) -> None:
+        """A message for the agent: a live match's snapshot for its seat goes to the gateway; any wakes the driver."""
+        if isinstance(msg, Snapshot) and msg.status == "live" and msg.you is not None:
+            self.seated(msg.match_id)
+        self.wake()
 
     def dismiss(self, error: ErrorMessage, reason: str) -> None:
         """Tell the agent why in KGP (`error`), say goodbye and close its connection."""

@@ -51,6 +51,8 @@ class EventDriver:
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.ended: dict[str, list[tuple[str, float]]] = {}
         """Event id -> results of its games not recorded yet (match id, score for south)."""
+        self.end_hooks: list[Callable[[Event], None]] = []
+        """Called with each event that finished or was cancelled (the KGP gateway frees its entrants)."""
         arena.match_end_hooks.append(self.match_ended)
 
     # --- start-up ------------------------------------------------------------------------------
@@ -93,6 +95,14 @@ class EventDriver:
             raise UnknownEventError(f"no open or running event {event_id!r}: see events")
         return event
 
+    def entered(self, name: str) -> Event | None:
+        """An open or running event where `name` is an entrant still taking part, if any."""
+        for event in self.events.values():
+            entrant = event.entrants.get(name)
+            if entrant is not None and entrant.active:
+                return event
+        return None
+
     # --- the change path ---------------------------------------------------------------------------
 
     async def apply(self, event: Event, change: Callable[[Event], list[Pairing]],
@@ -115,6 +125,8 @@ class EventDriver:
         if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
             log_event("event_ended", event_id=event.event_id, status=event.status.value)
             self._forget(event.event_id)
+            for hook in self.end_hooks:
+                hook(event)
         return fresh
 
     async def _reload(self, event_id: str) -> None:

@@ -119,22 +119,33 @@ class EventRequests:
 
     async def join(self, s: Session, msg: JoinEvent) -> list[Message]:
         """Enter the sender (or, for the creator, a hosted bot); the sender follows the event."""
-        d = self.driver
-        if msg.event_id not in d.events and await load_event(self.arena.storage, msg.event_id) is not None:
-            raise EventStartedError(f"event {msg.event_id} has ended: look up its results with event")
-        event = d.live(msg.event_id)
+        event = await self.open_event(msg.event_id)
         name, kind = self._entrant(s, event, msg.bot)
+        event = await self.enter(event, name, kind, s if msg.bot is None else None)
+        return [self.driver.followers.state(event)]
+
+    async def open_event(self, event_id: str) -> Event:
+        """An open or running event; one that ended is `event_started`, one never seen `unknown_event`."""
+        d = self.driver
+        if event_id not in d.events and await load_event(self.arena.storage, event_id) is not None:
+            raise EventStartedError(f"event {event_id} has ended: look up its results with event")
+        return d.live(event_id)
+
+    async def enter(self, event: Event, name: str, kind: EntrantKind, follower: Session | None = None) -> Event:
+        """Enter `name` as `kind` (the path of every entry: `event_join`, the KGP gateway's `set arena:event`);
+        `follower` follows the event from then on. The typed refusal when the event's rules say no."""
+        d = self.driver
         sanity = kind is EntrantKind.ENGINE and event.settings.sanity_games > 0
-        wins = await self._wins_against_random(name) if sanity else 0
+        wins = await self.wins_against_random(name) if sanity else 0
         async with d.locks[event.event_id]:
-            event = d.live(msg.event_id)
+            event = d.live(event.event_id)
             event.check_entry(name, kind, wins)
             await d.apply(event, lambda e: e.join(name, kind, wins),
                           lambda e: [op_entrant(e.event_id, e.entrants[name])])
-            if msg.bot is None:
-                d.followers.of.get(event.event_id, set()).add(s)
+            if follower is not None:
+                d.followers.of.get(event.event_id, set()).add(follower)
             await d.maybe_start(event)
-        return [d.followers.state(event)]
+        return event
 
     async def leave(self, s: Session, msg: LeaveEvent) -> list[Message]:
         """Leave (or take a hosted bot out): off the list before the start, not paired again after it."""
@@ -179,7 +190,7 @@ class EventRequests:
             raise NotEligibleError(f"only the creator of event {event.event_id} enters or takes out hosted bots")
         return self.arena.bot_seat(bot).name, EntrantKind.BOT
 
-    async def _wins_against_random(self, name: str) -> int:
+    async def wins_against_random(self, name: str) -> int:
         """How many stored games `name` won against the hosted bot `random` (the engines' sanity check)."""
         games = await self.arena.storage.list_games(200, 0, "finished", name)
         return sum(1 for g in games if RANDOM_BOT in (g.south, g.north) and g.winner == name)

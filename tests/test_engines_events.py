@@ -1,0 +1,170 @@
+"""KGP engines in events over real connections: a round-robin of three engines (one broken) and the sanity stage."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from protocol import Game, Position, Variant
+from protocol.actions import Action
+from server.engines.kgp import Board, Line
+from server.engines.results import forfeits
+from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
+from tests.conftest import Serve
+from tests.wire import Client, FirstLegal, Json
+
+VARIANT = "kalah(4,3,clock=1/move)"
+"""A short board; a second a move (the engine gets 0.9 s), so a silent engine forfeits fast."""
+
+
+class StandIns(FirstLegal):
+    """Stand-in hosted bots `first` and `random`, both playing the first legal action (a `random` that an
+    engine beats for sure, so the sanity stage is reproducible)."""
+
+    @classmethod
+    def make(cls, name: str) -> StandIns:
+        """The factory the server calls with a bot name."""
+        if name not in ("first", "random"):
+            raise ValueError(f"no bot {name}")
+        return cls()
+
+    def decide(self, position: Position, budget_s: float) -> Action:
+        """The first legal action."""
+        return position.legal_actions()[0]
+
+
+@pytest.fixture
+async def kgp() -> AsyncIterator[KgpClients]:
+    """Opens KGP clients; all are closed at the end."""
+    clients = KgpClients()
+    yield clients
+    await clients.close()
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[list[Client]]:
+    """Websocket clients of the test (the event's creator); closed at the end, even on failure."""
+    opened: list[Client] = []
+    yield opened
+    for client in opened:
+        await client.close()
+
+
+async def enter(agent: KgpClient, name: str, event_id: str) -> tuple[int, Line]:
+    """Greet as `name` with a token and ask for the event before freeplay; the id of that `set` and the
+    gateway's answer to it (`ok`, or `error`)."""
+    await agent.expect("kgp")
+    await agent.command(f'set info:name "{name}"')
+    await agent.command(f'set auth:token "{name}-secret-token"')
+    ref = agent.next_id
+    await agent.command(f"set arena:event {event_id}")
+    await agent.command("mode freeplay")
+    while (line := await agent.next()).ref != ref or line.name not in ("ok", "error"):
+        pass
+    return ref, line
+
+
+def first_pit(board: Board) -> int:
+    """The engine's first non-empty pit (it is always South)."""
+    return next(i + 1 for i, seeds in enumerate(board.south) if seeds)
+
+
+async def play_games(agent: KgpClient, games: int, broken: bool = False) -> list[str]:
+    """Answer states (first legal pit) and pings for `games` results; broken: an illegal pit in the first game,
+    silence (pings still answered) in the others."""
+    results: list[str] = []
+    while len(results) < games:
+        line = await agent.next(15.0)
+        if line.name == "ping":
+            await agent.command("pong", ref=line.id)
+        elif line.name == "state" and not (broken and results):
+            board = line.args[0]
+            assert isinstance(board, Board)
+            await agent.command(f"move {99 if broken else first_pit(board)}", ref=line.id)
+            await agent.command("yield", ref=line.id)
+        elif line.name == "set" and line.args[0] == "arena:result":
+            results.append(str(line.args[1]))
+    return results
+
+
+def first_legal_game(variant: str) -> float:
+    """South's score (1, 1/2, 0) when both sides play their first legal house from the start."""
+    game = Game(Variant.parse(variant))
+    while not game.over:
+        game.play(game.position.legal_actions()[0])
+    result = game.result or 0
+    return 0.5 if result == 0 else 1.0 if result > 0 else 0.0
+
+
+async def test_round_robin_of_three_engines_one_broken_finishes_with_the_right_crosstable(
+        serve: Serve, kgp: KgpClients, host: list[Client], tmp_path: Path) -> None:
+    """Three engines enter over KGP (`set arena:event`); the round-robin pairs them into games played over their
+    connections; the broken one forfeits both its games (an illegal move, then silence) and stays in the table."""
+    running = await gateway(serve, bot_factory=StandIns.make)
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "KGP final", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
+                "entry": "engines"}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    agents = {name: await kgp.open(port_of(running)) for name in ("alpha", "beta", "broken")}
+    for name, agent in agents.items():
+        assert (await enter(agent, name, eid))[1].name == "ok"
+    results = await asyncio.gather(*(play_games(agent, 2, broken=name == "broken") for name, agent in agents.items()))
+    assert results[2] == ["loss forfeit", "loss forfeit"]
+    final: Json = await creator.expect("event_state", 15.0, lambda m: m["status"] == "finished")
+    assert first_legal_game(VARIANT) == 0.0  # the game of the two sound engines: North wins
+    # Berger's table for four places, the entrants in joining order (none rated yet), the fourth place a free round
+    assert [(p["round"], p["south"], p["north"], p["result"]) for p in final["pairings"]] == [
+        (1, "engine:beta", "engine:broken", "1-0"), (1, "engine:alpha", None, "bye"),
+        (2, "engine:alpha", "engine:beta", "0-1"), (2, "engine:broken", None, "bye"),
+        (3, "engine:broken", "engine:alpha", "0-1"), (3, "engine:beta", None, "bye")]
+    assert final["crosstable"] == [
+        {"rank": 1, "name": "engine:beta", "score": 2.0, "cells": ["3s1", "2n1", "+"]},
+        {"rank": 2, "name": "engine:alpha", "score": 1.0, "cells": ["+", "1s0", "3n1"]},
+        {"rank": 3, "name": "engine:broken", "score": 0.0, "cells": ["1n0", "+", "2s0"]}]
+    broken = next(row for row in final["standings"] if row["name"] == "engine:broken")
+    assert broken["active"] and broken["losses"] == 2 and broken["kind"] == "engine"
+    details = [(f.match_id, f.detail) for f in forfeits(tmp_path / "arena.sqlite3")]
+    assert details[0] == (f"{eid}-r1-t1", "illegal move 99: pits are numbered 1 to 4 (legal now: 1, 2, 3, 4)")
+    assert details[1][0] == f"{eid}-r3-t1" and details[1][1].startswith("no move within 0.")  # the clock less margin
+
+
+async def test_an_engine_short_of_wins_against_random_is_refused_plays_random_then_is_entered(
+        serve: Serve, kgp: KgpClients, host: list[Client]) -> None:
+    """An event asking for two wins against `random`: the engine's `set arena:event` is refused (`not_eligible`,
+    naming what is missing) before any game; the gateway then gives it games against `random` only, and enters it
+    (`ok`) after its second win."""
+    running = await gateway(serve, bot_factory=StandIns.make, kgp_variant=VARIANT)
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Sane only", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
+                "entry": "engines", "sanity_games": 2}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    agent = await kgp.open(port_of(running))
+    ref, refusal = await enter(agent, "novice", eid)
+    assert refusal.name == "error" and refusal.ref == ref and agent.games == []
+    assert refusal.args == (f"not_eligible: event {eid} asks an engine for 2 wins against random first"
+                            " (engine:novice has 0): playing random until then",)
+    opponents, results = set(), []
+    while True:
+        line = await agent.next(10.0)
+        if line.name == "ping":
+            await agent.command("pong", ref=line.id)
+        elif line.name == "state":
+            board = line.args[0]
+            assert isinstance(board, Board)
+            await agent.command(f"move {first_pit(board)}", ref=line.id)
+            await agent.command("yield", ref=line.id)
+        elif line.name == "set" and line.args[0] == "game:opponent":
+            opponents.add(line.args[1])
+        elif line.name == "set" and line.args[0] == "arena:result":
+            results.append(str(line.args[1]).split()[0])
+        elif line.name == "ok" and line.ref == ref:
+            break
+        assert line.name != "error", line.text()
+    assert opponents == {"bot:random"} and results.count("win") == 2 and results[-1] == "win"
+    entered = await creator.expect("event_state", 5.0, lambda m: len(m["standings"]) == 1)
+    assert entered["standings"][0]["name"] == "engine:novice" and entered["standings"][0]["kind"] == "engine"
