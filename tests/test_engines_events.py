@@ -111,7 +111,7 @@ async def test_round_robin_of_three_engines_one_broken_finishes_with_the_right_c
     eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
     agents = {name: await kgp.open(port_of(running)) for name in ("alpha", "beta", "broken")}
     for name, agent in agents.items():
-        assert (await enter(agent, name, eid))[1].name == "ok"
+        assert (await enter(agent, name, eid))[1].name == "ok" and agent.games == []  # entered, then its games
     results = await asyncio.gather(*(play_games(agent, 2, broken=name == "broken") for name, agent in agents.items()))
     assert results[2] == ["loss forfeit", "loss forfeit"]
     final: Json = await creator.expect("event_state", 15.0, lambda m: m["status"] == "finished")

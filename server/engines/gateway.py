@@ -267,6 +267,7 @@ class Gateway:
             self.busy[agent] = None
             self.spawn(self.seated_games(agent))
         elif self.events is not None and (agent.token is not None or agent.event is not None):
+            self.busy[agent] = None  # a game the arena seats it in meanwhile waits until it is routed
             self.spawn(self.route(agent))
         else:
             self.queue(agent)
@@ -440,10 +441,12 @@ class Gateway:
             log_event("kgp_route_failed", error=repr(exc), level=40)
             agent.kill("the server failed to find the agent a game")
             return
-        if self.closing or agent.closed.is_set() or agent in self.busy or agent in self.waiting:
-            return  # an event game came meanwhile, or another route queued it
-        if self.seated.get(agent):
-            self.enqueue(agent)
+        finally:
+            self.busy.pop(agent, None)
+        if self.closing or agent.closed.is_set():
+            return
+        if self.seated.get(agent) or (agent.event is not None and not agent.sanity_stage):
+            self.enqueue(agent)  # its game, or an event it asked for meanwhile
         elif self.events.driver.entered(session.name or "") is not None:
             self.held.add(agent)
         else:
@@ -510,7 +513,7 @@ class Gateway:
                 if room is None or session is None or seat is None or room.match.status != "live":
                     continue
                 self.busy[agent] = room.match.match_id
-                await MatchDriver(a, room, {seat: session}, self.event_settings).run()
+                await MatchDriver(a, room, {seat: session}, self.settings_of(room.match.match_id)).run()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a fault of the server: the agent is told and dropped, never looped
@@ -522,6 +525,11 @@ class Gateway:
             self.busy.pop(agent, None)
         if not self.closing:
             self.enqueue(agent)
+
+    def settings_of(self, match_id: str) -> DriverSettings:
+        """How the gateway plays a seat it was given: an event's game as events rule, any other as freeplay."""
+        events = self.events.driver.events if self.events is not None else {}
+        return self.event_settings if match_id.rsplit("-r", 1)[0] in events else self.settings
 
     def event_ended(self, event: Event) -> None:
         """An event finished or was cancelled: its agents that were waiting for its games are free again."""
