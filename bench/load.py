@@ -61,8 +61,10 @@ class Player:
     """A scripted player: keeps its own copy of the game from the events and moves at once."""
 
     def __init__(self, conn: LeanConnection, name: str, stats: Stats, rng: random.Random,
-                 think_s: float = 0.0) -> None:
+                 think_s: float = 0.0, paced: bool = False) -> None:
         self.conn, self.name, self.stats, self.rng, self.think_s = conn, name, stats, rng, think_s
+        self.paced = paced
+        """Count the pause from when the previous action was sent, not from when its event came (`--rate`)."""
         self.thinking: set[asyncio.Task[None]] = set()
         self.sent = ("", -1)
         self.side = ""
@@ -89,8 +91,12 @@ class Player:
             self.conn.send(action_msg(action, self.match_id, g.ply))
 
     async def think_then_move(self, match_id: str, ply: int) -> None:
-        """Wait a human-like moment (half to one and a half times the think time), then move at `ply`."""
-        await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+        """Wait a human-like moment (half to one and a half times the think time), then move at `ply`; paced, the
+        moment counts from when the previous action was sent, so each table plays one action a think time
+        whatever the latency (as long as the latency is shorter)."""
+        pause = self.think_s * self.rng.uniform(0.5, 1.5)
+        previous = self.stats.sent_at.get((match_id, ply - 1)) if self.paced else None
+        await asyncio.sleep(pause if previous is None else max(0.0, previous + pause - time.perf_counter()))
         if match_id == self.match_id and ply == self.game.ply:
             self.maybe_move()
 
@@ -137,14 +143,15 @@ async def open_ws(url: str, name: str, gate: asyncio.Semaphore, source: int) -> 
 
 
 async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[LeanConnection],
-                    gate: asyncio.Semaphore, go: asyncio.Event, stop: asyncio.Event, think_s: float) -> None:
+                    gate: asyncio.Semaphore, go: asyncio.Event, stop: asyncio.Event, think_s: float,
+                    paced: bool = False) -> None:
     """One table: once every table is connected (`go`), two players play match after match until `stop`."""
     rng = random.Random(index)
     try:
         ws_s = await open_ws(url, f"s{index}", gate, 2 * index)
         ws_n = await open_ws(url, f"n{index}", gate, 2 * index + 1)
-        south = Player(ws_s, f"s{index}", stats, rng, think_s)
-        north = Player(ws_n, f"n{index}", stats, rng, think_s)
+        south = Player(ws_s, f"s{index}", stats, rng, think_s, paced)
+        north = Player(ws_n, f"n{index}", stats, rng, think_s, paced)
         stats.tables += 1
         await go.wait()
         while not stop.is_set():
@@ -200,7 +207,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         spectate(conn, stats)
     go = asyncio.Event()
     tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, go, stop,
-                                             args.think_ms / 1000))
+                                             args.think_ms / 1000, args.rate is not None))
               for i in range(args.matches)]
     while stats.tables < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
@@ -380,7 +387,8 @@ def main() -> None:
                              "action acknowledged before it began")
     parser.add_argument("--rate", type=float, default=None, metavar="ACTIONS_PER_S",
                         help="pace the players to about this many actions a second in all (sets --think-ms to "
-                             "matches / rate; what was reached is printed), to read the latency at a given load")
+                             "matches / rate, each pause counted from when the previous action was sent; what was "
+                             "reached is printed), to read the latency at a given load")
     args = parser.parse_args()
     if args.rate:
         args.think_ms = 1000 * args.matches / args.rate

@@ -318,7 +318,7 @@ class Arena:
                       winner_seat=end.winner, ply=m.ply)
         first = None
         if actor is not None and isinstance(change, ActionChange):
-            first = (actor, Ack(match_id=m.match_id, ply=change.ply, seq=events[0].seq))
+            first = (actor, m.ack_text(change.ply, events[0].seq))
         room.send_texts(m.texts(events), first)  # each event encoded once, when the match logged it
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)

@@ -29,7 +29,7 @@ from protocol.events import (
 )
 from protocol.events import Clocks as WireClocks
 from protocol.game import Game
-from protocol.messages import MatchSummary, Snapshot, encode
+from protocol.messages import Ack, MatchSummary, Snapshot, encode
 from protocol.outcome import EndReason, winner_of
 from protocol.position import MoveEvent, Position, Side
 from protocol.variant import Variant
@@ -47,6 +47,8 @@ from server.errors import (
 
 Status = Literal["open", "live", "finished"]
 SIDE_NAMES: tuple[Literal["south"], Literal["north"]] = ("south", "north")
+SIDES = (Side.SOUTH, Side.NORTH)
+"""The sides by number (a tuple look-up: calling the enum costs more on every action)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,7 @@ class Match:
         """Every event, encoded: plain strings keep the garbage collector's work small."""
         self.end: EndChange | None = None
         self._action_seq: dict[int, int] = {}
+        self._ack_head: str | None = None
 
     # --- queries ----------------------------------------------------------------------
 
@@ -154,7 +157,7 @@ class Match:
 
     def side_of(self, seat: int) -> Side:
         """The side a seat plays now (seats exchange sides after a swap)."""
-        return Side(seat ^ int(self.position.swapped))
+        return SIDES[seat ^ self.position.swapped]
 
     def seat_of_side(self, side: Side) -> int:
         """The seat playing `side` now."""
@@ -207,6 +210,14 @@ class Match:
         if missed is None or sum(map(len, missed)) > CATCH_UP_BYTES:
             return self.snapshot(you, spectators)
         return CatchUp(match_id=self.match_id, seq=self.seq, events=[decode_event(text) for text in missed])
+
+    def ack_text(self, ply: int, seq: int) -> bytes:
+        """The text of `Ack(match_id, ply, seq)`, the reply to every action, from a head encoded once per match."""
+        head = self._ack_head
+        if head is None:
+            full = encode(Ack(match_id=self.match_id, ply=0, seq=0))
+            head = self._ack_head = full[:full.index('"ply":') + 6]
+        return f'{head}{ply},"seq":{seq},"duplicate":false}}'.encode()
 
     def texts(self, events: list[AnyMatchEvent]) -> list[bytes]:
         """The wire text of events this match logged (encoded once, when logged), to send as they are."""
@@ -386,8 +397,8 @@ class Match:
         self.clocks.apply(change.clocks_ms, nxt, change.at)
         self.last_action_at = change.at
         cap = None if mv.capture is None else Captured(bin=mv.capture[0] + 1, seeds=mv.capture[1])
-        # built from values the rules made, not from input: not validated again (the hot path of every action)
-        event = ActionEvent.model_construct(
+        # validated: pydantic-core checks these few fields faster than `model_construct` fills them in Python
+        event = ActionEvent(
             match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
             action=change.action.token(), path=list(mv.path), capture=cap, extra_turn=mv.extra_turn,
             position=pos.fen(), clocks=self.wire_clocks(change.at))

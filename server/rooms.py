@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from protocol.messages import Message, Presence, encode
 from protocol.position import Side
 from server.match import Match
-from server.session import Session
+from server.session import Session, frame
 
 
 class Room:
@@ -50,22 +50,24 @@ class Room:
                         south_connected=connected[m.seat_of_side(Side.SOUTH)],
                         north_connected=connected[m.seat_of_side(Side.NORTH)])
 
-    def send_all(self, messages: Iterable[Message], first: tuple[Session, Message] | None = None) -> None:
+    def send_all(self, messages: Iterable[Message]) -> None:
         """Send to every follower without waiting (encoded once, one write per follower).
 
-        `first` puts a message (an ack) ahead of the others for one session, in the same write.
         A follower that stopped reading (over its send limit) is dropped and unfollowed.
         """
-        self.send_texts([encode(msg).encode() for msg in messages], first)
+        self.send_texts([encode(msg).encode() for msg in messages])
 
-    def send_texts(self, texts: list[bytes], first: tuple[Session, Message] | None = None) -> None:
-        """`send_all` for messages already encoded."""
-        if first is not None and not first[0].push([encode(first[1]).encode(), *texts]):
-            self.unfollow(first[0])
+    def send_texts(self, texts: list[bytes], first: tuple[Session, bytes] | None = None) -> None:
+        """`send_all` for messages already encoded (each framed once, for every follower); `first` puts a text (an
+        ack) ahead of them for one session, in the same write."""
+        frames = [frame(text) for text in texts]
+        actor = None
+        if first is not None:
+            actor = first[0]
+            if not actor.push_frames([frame(first[1]), *frames]):
+                self.unfollow(actor)
         for session in list(self.followers):
-            if first is not None and session is first[0]:
-                continue
-            if not session.push(texts):
+            if session is not actor and not session.push_frames(frames):
                 self.unfollow(session)
 
     def cancel_timer(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,17 @@ DEFAULT_SEND_BUFFER = 1 << 20
 """Bytes a connection may leave unread before it is dropped (a client that stopped reading)."""
 
 
+def frame(text: bytes) -> bytes:
+    """`text` as a server's websocket text frame: final, unmasked, no extension (the server offers none), so the
+    same bytes go to every connection and an event is framed once for all its followers."""
+    size = len(text)
+    if size < 126:
+        return bytes((0x81, size)) + text
+    if size < 1 << 16:
+        return struct.pack("!BBH", 0x81, 126, size) + text
+    return struct.pack("!BBQ", 0x81, 127, size) + text
+
+
 def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
     """Queue text frames on an open connection in one write, without waiting (like `broadcast`).
 
@@ -23,14 +35,17 @@ def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUF
     handler then cleans up), so no client makes the server buffer without bound. Returns
     whether the connection is still open.
     """
+    return push_frames(ws, [frame(text) for text in texts], limit)
+
+
+def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
+    """`push` for texts already framed (`frame`): written after whatever websockets itself has queued (a pong),
+    in one write."""
     transport = ws.transport
     if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
         return False
-    for text in texts:
-        ws.protocol.send_text(text)
-    data = b"".join(ws.protocol.data_to_send())
-    if data:
-        transport.write(data)
+    queued = ws.protocol.data_to_send()
+    transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
     if transport.get_write_buffer_size() > limit:
         transport.abort()
         return False
@@ -159,8 +174,12 @@ class Session:
         self.push([text.encode()])
 
     def push(self, texts: list[bytes]) -> bool:
-        """Queue encoded frames; a connection over its send limit is dropped (returns False)."""
-        return push(self.ws, texts, self.send_limit)
+        """Queue encoded messages; a connection over its send limit is dropped (returns False)."""
+        return self.push_frames([frame(text) for text in texts])
+
+    def push_frames(self, frames: list[bytes]) -> bool:
+        """`push` for messages already framed (`frame`)."""
+        return push_frames(self.ws, frames, self.send_limit)
 
     @property
     def remote_host(self) -> str:

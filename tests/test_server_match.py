@@ -17,7 +17,7 @@ from protocol import (
     Transfer,
 )
 from protocol.events import ActionEvent, Captured, CatchUp, GameOverEvent, JoinedEvent
-from protocol.messages import Snapshot, encode
+from protocol.messages import Ack, Snapshot, encode
 from protocol.variant import TimeControl, Variant
 from server.clocks import Clocks
 from server.errors import (
@@ -342,3 +342,10 @@ def test_catch_up_text_is_the_encoded_catch_up() -> None:
     m.play(0, Sow(1), 1)
     for since in (None, 0, 1, m.seq, m.seq + 1):
         assert m.catch_up_text(since, 0, 2) == encode(m.catch_up(since, 0, 2))
+
+
+def test_ack_text_is_the_encoded_ack() -> None:
+    """The ack written from the match's encoded head is exactly the encoded `Ack`, for any ply and number."""
+    m = Match("m_x-9", Variant.parse("kalah(6,4)"), FakeTime())
+    for ply, seq in ((0, 1), (7, 12), (311, 400)):
+        assert m.ack_text(ply, seq) == encode(Ack(match_id="m_x-9", ply=ply, seq=seq)).encode()

@@ -1,8 +1,12 @@
-"""The per-connection rate limiter (a token bucket), driven by a fake clock: no test waits."""
+"""The per-connection rate limiter (a token bucket), driven by a fake clock: no test waits; the frames the server
+writes."""
 
 from __future__ import annotations
 
-from server.session import RateLimiter
+import pytest
+from websockets.frames import Frame, Opcode
+
+from server.session import RateLimiter, frame
 from tests.wire import FakeClock
 
 
@@ -60,3 +64,11 @@ def test_a_steady_sender_at_the_rate_is_never_refused() -> None:
         clock.advance(1 / 8)
         assert limiter.allow()
     assert limiter.refused == 0
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70_000])
+def test_a_text_framed_once_is_the_frame_websockets_would_write(size: int) -> None:
+    """`frame` (an event framed once for all its followers) makes the bytes websockets' own server side writes for a
+    text message, at every length encoding (7-bit, 16-bit, 64-bit)."""
+    text = bytes(ord("a") + i % 26 for i in range(size))
+    assert frame(text) == Frame(Opcode.TEXT, text).serialize(mask=False)

@@ -75,7 +75,7 @@ class AgentSession(Session):
         """Tell the agent why in KGP (`error`), say goodbye and close its connection."""
         self.agent.kill(error.message)
 
-    def push(self, texts: list[bytes]) -> bool:
+    def push_frames(self, frames: list[bytes]) -> bool:
         """A match event for the agent: wake the driver (always delivered)."""
         self.wake()
         return True
