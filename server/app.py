@@ -122,6 +122,8 @@ class RunningServer:
         self.port = port
         self.kgp: Gateway | None = None
         """The KGP gateway for outside engines, when started with `kgp_port`."""
+        self.events: EventDriver | None = None
+        """The events this server runs and holds (set once they are loaded)."""
         self._closed = False
 
     @property
@@ -367,6 +369,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
     handler.lag_task = asyncio.create_task(handler.admission.watch_lag(), name="loop-lag")
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
+    running.events = events
     if kgp_opts.kgp_port is not None:
         try:
             running.kgp = handler.kgp = await Gateway.start(arena, kgp_opts, host)

@@ -22,6 +22,7 @@ from server.storage import Op
 
 if TYPE_CHECKING:
     from server.arena import Arena
+    from server.events.owners import EventOwners
 
 Ratings = dict[str, tuple[Rating, int]]
 """Player id -> (rating, rated games played)."""
@@ -92,6 +93,9 @@ class Replication(Protocol):
 
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
+
+    def events(self) -> EventOwners:
+        """The deployment's side of events (who pairs each one, what a change adds, who is told)."""
 
     async def start(self, address: str) -> None:
         """Begin serving at `address` (after the port is bound)."""
@@ -185,6 +189,12 @@ class SingleNode:
 
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """No other node to tell."""
+
+    def events(self) -> EventOwners:
+        """Every event is this server's."""
+        from server.events.owners import SingleNodeEvents
+
+        return SingleNodeEvents()
 
     async def start(self, address: str) -> None:
         """Nothing to join."""

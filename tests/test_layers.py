@@ -140,3 +140,40 @@ def test_only_the_arena_writes_its_indexes() -> None:
             continue
         bad += [f"{rel}:{line}" for line in arena_writes(path.read_text())]
     assert bad == []
+
+
+EVENT_WRITERS = frozenset({"server/events/driver.py", "server/events/requests.py", "server/cluster/events.py",
+                           "server/storage/events.py"})
+"""The modules that build an event's statements: the change path, the requests it runs, the cluster's guards."""
+
+
+def writes_outside(source: str, function: str) -> list[int]:
+    """The lines of `source` that call a `write` outside the function named `function`."""
+    inside: set[int] = set()
+    calls: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == function:
+            inside |= {n.lineno for n in ast.walk(node) if hasattr(n, "lineno")}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write":
+            calls.append(node.lineno)
+    return [line for line in calls if line not in inside]
+
+
+def test_events_are_written_only_through_the_change_path() -> None:
+    """Every change to an event is stored by `EventDriver.apply` (with its guards, its version and the notice to
+    the other servers): no other module imports the statements of events, and no other code of server/events/
+    writes to the database."""
+    import server.storage.events as stored
+
+    statements = {name for name in dir(stored) if name.startswith("op_")}
+    bad = []
+    for path in (ROOT / "server").rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        source = path.read_text()
+        used = {a.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+                and node.module == "server.storage.events" for a in node.names}
+        if rel not in EVENT_WRITERS and used & statements:
+            bad.append(f"{rel}: {sorted(used & statements)}")
+        if rel.startswith("server/events/"):
+            bad += [f"{rel}:{line}" for line in writes_outside(source, "apply" if rel.endswith("driver.py") else "")]
+    assert bad == []

@@ -15,7 +15,17 @@ from protocol.messages import MatchSummary
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
 from server.cluster.bus import Bus, describe_bus
-from server.cluster.messages import Cancelled, Changed, MatchNotice, NodeLeft, NodeNotice, Paired, Waiting
+from server.cluster.events import ClusterEvents
+from server.cluster.messages import (
+    Cancelled,
+    Changed,
+    EventChanged,
+    MatchNotice,
+    NodeLeft,
+    NodeNotice,
+    Paired,
+    Waiting,
+)
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
 from server.logs import event as log_event
@@ -69,6 +79,12 @@ class Cluster:
         one failed). Other nodes are judged dead only once it is a lease old: after an outage of the database
         (or of this node's way to it) nobody could beat, and the others get a lease to beat again."""
         self._ticker: asyncio.Task[None] | None = None
+        self.event_owners = ClusterEvents(self)
+        """The events this node pairs and drives, and their takeover."""
+
+    def events(self) -> ClusterEvents:
+        """This node's side of events (its owned ones, guards, notices, takeover)."""
+        return self.event_owners
 
     async def start(self, address: str) -> None:
         """Connect to Redis, register this node (listening at `address`), take the matches nobody owns, and
@@ -82,6 +98,7 @@ class Cluster:
         self.presence.tell_everyone()
         for match_id in await self.nodes.owned():  # a node restarted under its old name takes its matches back
             await self.adopt(match_id)
+        await self.event_owners.start()
         await self.tick()
         self._ticker = asyncio.create_task(self._beat())
         log_event("node_started", node=self.node_id, owned=len(self.owned))
@@ -112,7 +129,8 @@ class Cluster:
         if self.arena.closing:
             return
         self.bus.keep_addresses(self.node_id)
-        if not await self.nodes.beat():
+        lost = not await self.nodes.beat()
+        if lost:
             still = await self.nodes.owned()
             for match_id in self.owned - still:
                 self.release(match_id)
@@ -129,6 +147,7 @@ class Cluster:
             self.on_gap()
         for match_id in taken:
             await self.adopt(match_id)
+        await self.event_owners.tick(lost)  # after the matches: an event taken over follows its games' copies
         self.live_nodes = await self.nodes.live()
 
     async def adopt(self, match_id: str) -> None:
@@ -205,6 +224,8 @@ class Cluster:
             self.on_node_left(notice.node)
         elif isinstance(notice, Paired):
             self.on_paired(notice.node, notice.player_id, notice.match_id)
+        elif isinstance(notice, EventChanged):
+            self.event_owners.on_changed(notice)
         else:
             self.presence.on_presence(notice)
 
@@ -368,6 +389,7 @@ class Cluster:
             self._ticker.cancel()
         for match_id in list(self.owned):
             self.release(match_id)
+        self.event_owners.handover()
         try:
             await self.nodes.leave()
             self.bus.announce(NodeLeft(self.node_id))
@@ -393,6 +415,7 @@ class Cluster:
                 "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()),
                 "nodes": sorted(self.live_nodes),
                 "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
+                "events_owned": len(self.event_owners.owned), "events_taken_over": self.event_owners.taken,
                 "refreshes": self.refreshes, "applied": self.applied, "conflicts": self.conflicts,
                 "bus_published": self.bus.published,
                 "bus_received": self.bus.received, "at": round(time.time(), 3)}

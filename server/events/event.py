@@ -66,6 +66,8 @@ class Event:
         self.pairing_stopped = False
         """An arena past its end: no new game (it finishes when the last one ends)."""
         self._schedule: list[list[tuple[str, str | None]]] = []
+        self.version = 0
+        """How many changes were stored (the server counts them; two nodes never store two from one)."""
 
     # --- entry ---------------------------------------------------------------------------------
 

@@ -108,12 +108,18 @@ class EventRequests:
         bots = [a.bot_seat(bot).name for bot in msg.bots]  # unknown bots are refused before anything is stored
         for name in bots:
             event.join(name, EntrantKind.BOT)
-        await a.write([op_event(event), *(op_entrant(event.event_id, event.entrants[n]) for n in bots)])
+        eid = event.event_id
+
+        def entered(e: Event) -> list[Op]:
+            return [op_event(e), *(op_entrant(eid, e.entrants[n]) for n in bots)]
+
         d.add(event)
-        d.followers.of[event.event_id].add(s)
-        log_event("event_created", event_id=event.event_id, kind=settings.kind.value, creator=s.name)
-        async with d.locks[event.event_id]:
-            await d.maybe_start(event)
+        async with d.locks[eid]:
+            event = await d.apply(eid, lambda e: [], entered, created=True)
+            d.followers.of[eid].add(s)
+            log_event("event_created", event_id=eid, kind=settings.kind.value, creator=s.name)
+            await d.maybe_start(eid)
+            event = d.events.get(eid, event)
             d.arm(event)
         return [d.followers.state(event)]
 
@@ -127,7 +133,7 @@ class EventRequests:
     async def open_event(self, event_id: str) -> Event:
         """An open or running event; one that ended is `event_started`, one never seen `unknown_event`."""
         d = self.driver
-        if event_id not in d.events and await load_event(self.arena.storage, event_id) is not None:
+        if await d.held(event_id) is None and await load_event(self.arena.storage, event_id) is not None:
             raise EventStartedError(f"event {event_id} has ended: look up its results with event")
         return d.live(event_id)
 
@@ -140,16 +146,18 @@ class EventRequests:
         async with d.locks[event.event_id]:
             event = d.live(event.event_id)
             event.check_entry(name, kind, wins)
-            await d.apply(event, lambda e: e.join(name, kind, wins),
-                          lambda e: [op_entrant(e.event_id, e.entrants[name])])
+            event = await d.apply(event.event_id, lambda e: e.join(name, kind, wins),
+                                  lambda e: [op_entrant(e.event_id, e.entrants[name])])
             if follower is not None:
                 d.followers.of.get(event.event_id, set()).add(follower)
-            await d.maybe_start(event)
+            await d.maybe_start(event.event_id)
+            event = d.events.get(event.event_id, event)
         return event
 
     async def leave(self, s: Session, msg: LeaveEvent) -> list[Message]:
         """Leave (or take a hosted bot out): off the list before the start, not paired again after it."""
         d = self.driver
+        await d.held(msg.event_id)
         event = d.live(msg.event_id)
         name, _ = self._entrant(s, event, msg.bot)
         async with d.locks[event.event_id]:
@@ -165,7 +173,7 @@ class EventRequests:
             def ops(e: Event) -> list[Op]:
                 return [op_entrant_out(e.event_id, name) if before else op_entrant(e.event_id, e.entrants[name])]
 
-            await d.apply(event, change, ops)
+            event = await d.apply(event.event_id, change, ops)
         return [d.followers.state(event)]
 
     # --- lookups ------------------------------------------------------------------------------------
@@ -176,6 +184,9 @@ class EventRequests:
         if event is not None:
             return event
         s.peer.reads.charge(1)
+        event = await self.driver.held(event_id)  # another server's, not heard of here yet
+        if event is not None:
+            return event
         stored = await load_event(self.arena.storage, event_id)
         if stored is None:
             raise UnknownEventError(f"no event {event_id!r}: see events")

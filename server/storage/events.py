@@ -7,7 +7,10 @@ times), `event_entrants` (one row per entrant, `active` false once they left, an
 unique). A round is written in one transaction before its matches start: written again (a
 crash between the write and the acknowledgement, another node pairing it too) it fails as
 `ConflictError` on the first table taken and nothing of it is stored twice. A stored event
-that no longer loads is reported, not fatal to start-up.
+that no longer loads is reported, not fatal to start-up. From version 9 each change also stores the
+event's `version` (how many changes it had), and in a cluster claims `e:<event>:<version before>` in
+`guards`, so two nodes storing changes from one state store one; `event_owners` names the node that
+pairs each open or running event.
 """
 
 from __future__ import annotations
@@ -33,16 +36,21 @@ EVENT_SQL = {
     "pairing": "INSERT INTO event_pairings (event_id, rnd, tbl, south, north, match_id, score)"
                " VALUES (?, ?, ?, ?, ?, ?, ?)",
     "pairing_result": "UPDATE event_pairings SET score = ? WHERE match_id = ?",
+    "event_version": "UPDATE events SET version = ? WHERE id = ?",
+    "event_own": "INSERT INTO event_owners (event_id, node) VALUES (?, ?)"
+                 " ON CONFLICT (event_id) DO UPDATE SET node = excluded.node",
+    "event_disown": "DELETE FROM event_owners WHERE event_id = ?",
 }
 """The statement of each event `Op` kind, with `?` placeholders (PostgreSQL numbers them)."""
 
-EVENT_ROW = "SELECT id, settings, creator, status, created_at, started_at FROM events"
+EVENT_ROW = "SELECT id, settings, creator, status, created_at, started_at, version FROM events"
 UNFINISHED_EVENTS = f"{EVENT_ROW} WHERE status IN ('open', 'running') ORDER BY created_at, id"
 ONE_EVENT = f"{EVENT_ROW} WHERE id = ?"
 RECENT_EVENTS = f"{EVENT_ROW} ORDER BY created_at DESC, id LIMIT ?"
 ENTRANTS = ("SELECT name, kind, active FROM event_entrants WHERE event_id = ?"
             " ORDER BY seed IS NULL, seed, joined_at, name")
 """An event's entrants in its starting order (seeds, given at the start), else in joining order."""
+LIVE_VERSIONS = "SELECT id, version FROM events WHERE status IN ('open', 'running')"
 PAIRINGS = "SELECT rnd, tbl, south, north, match_id, score FROM event_pairings WHERE event_id = ? ORDER BY rnd, tbl"
 
 
@@ -82,6 +90,21 @@ def op_pairing_result(match_id: str, score: float) -> Op:
     return ("pairing_result", (score, match_id))
 
 
+def op_event_version(event: Event) -> Op:
+    """Store how many changes an event has had (with each change)."""
+    return ("event_version", (event.version, event.event_id))
+
+
+def op_event_own(event_id: str, node: str) -> Op:
+    """Make `node` the one that pairs and drives an event (a cluster's)."""
+    return ("event_own", (event_id, node))
+
+
+def op_event_disown(event_id: str) -> Op:
+    """Forget the owner of an event that ended."""
+    return ("event_disown", (event_id,))
+
+
 class UnreadableEventError(Exception):
     """A stored event whose rows no longer load (settings of another version, a bad row)."""
 
@@ -98,12 +121,14 @@ def event_of(row: Sequence[Any], entrants: Iterable[Sequence[Any]], pairings: It
     """The event machine of an event row, its entrant rows and pairing rows; `UnreadableEventError` if not."""
     try:
         settings = EventSettings.parse(row[1])
-        return Event.restore(
+        event = Event.restore(
             row[0], settings, row[2], float(row[4]), EventStatus(row[3]),
             None if row[5] is None else float(row[5]),
             [Entrant(r[0], EntrantKind(r[1]), bool(r[2])) for r in entrants],
             [Pairing(int(r[0]), int(r[1]), r[2], r[3], r[4], None if r[5] is None else float(r[5])) for r in pairings],
         )
+        event.version = int(row[6]) if len(row) > 6 else 0
+        return event
     except (KalahError, ValueError, TypeError) as exc:
         raise UnreadableEventError(f"event {row[0]} cannot be loaded: {exc}") from None
 
@@ -136,3 +161,8 @@ async def load_unfinished(storage: Storage) -> tuple[list[Event], list[SetAside]
 async def recent_events(storage: Storage, limit: int = 50) -> list[tuple[str, str, str, float]]:
     """The latest events of any status, newest first: (id, settings text, status, created_at)."""
     return [(r[0], r[1], r[3], float(r[4])) for r in await storage.fetch_rows(RECENT_EVENTS, limit)]
+
+
+async def live_versions(storage: Storage) -> dict[str, int]:
+    """Every open or running event's id and stored version (what a node's copies are checked against)."""
+    return {str(r[0]): int(r[1]) for r in await storage.fetch_rows(LIVE_VERSIONS)}

@@ -1,5 +1,5 @@
 """The cluster's tables in PostgreSQL: node heartbeats, who owns which match, taking over a dead node's, and
-the fresh ratings a node reads before it rates a game.
+the fresh ratings a node reads before it rates a game; the owners of events are taken over the same way.
 
 Times are the database's own clock (`clock_timestamp()`), so the nodes' clocks never need to
 agree for a lease to expire. A node that misses `lease_s` of heartbeats is deleted by whichever
@@ -49,6 +49,28 @@ class Nodes:
                 " SELECT o.match_id FROM match_owners o WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.node)"
                 " LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING match_id", self.node_id, limit)
         return int(dead.split()[-1]), [r[0] for r in rows]
+
+    async def take_orphan_events(self, limit: int) -> list[str]:
+        """Take up to `limit` open or running events whose owner is not a live node (or that have none: stored
+        by a server on its own); the events taken."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO event_owners (event_id, node) SELECT e.id, $1 FROM events e"
+                " WHERE e.status IN ('open', 'running')"
+                " AND NOT EXISTS (SELECT 1 FROM event_owners o WHERE o.event_id = e.id)"
+                " ON CONFLICT (event_id) DO NOTHING", "-")
+            rows = await conn.fetch(
+                "UPDATE event_owners SET node = $1 WHERE event_id IN ("
+                " SELECT o.event_id FROM event_owners o JOIN events e ON e.id = o.event_id"
+                " WHERE e.status IN ('open', 'running') AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.node)"
+                " LIMIT $2 FOR UPDATE OF o SKIP LOCKED) RETURNING event_id", self.node_id, limit)
+        return [r[0] for r in rows]
+
+    async def owned_events(self) -> set[str]:
+        """The open or running events the database says this node pairs and drives."""
+        return {r[0] for r in await self.pool.fetch(
+            "SELECT o.event_id FROM event_owners o JOIN events e ON e.id = o.event_id"
+            " WHERE o.node = $1 AND e.status IN ('open', 'running')", self.node_id)}
 
     async def owned(self) -> set[str]:
         """The matches the database says this node owns."""

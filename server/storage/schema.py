@@ -14,7 +14,9 @@ and `audit`, one row per moderation act; version 6 adds events (`events`, `event
 each player its name's canonical form (`name_key`, computed in Python: NFKC and case folding) under a
 UNIQUE index, so no two nodes can store one name twice (a name stored twice before keeps its oldest
 holder; the later ones keep their rows and tokens with no key); version 8 gives each event entrant
-its `seed`, its place in the event's starting order.
+its `seed`, its place in the event's starting order; version 9 gives each event its `version` (how many
+changes were stored, claimed in `guards` by nodes racing on one change) and `event_owners`, the node
+that pairs and drives each open or running event of a cluster.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -183,6 +185,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     (8, (
         "ALTER TABLE event_entrants ADD COLUMN seed INTEGER",
     )),
+    (9, (
+        "ALTER TABLE events ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+        "CREATE TABLE IF NOT EXISTS event_owners (event_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -316,6 +322,10 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     )),
     (8, (
         "ALTER TABLE event_entrants ADD COLUMN IF NOT EXISTS seed INTEGER",
+    )),
+    (9, (
+        "ALTER TABLE events ADD COLUMN IF NOT EXISTS version INTEGER NOT NULL DEFAULT 0",
+        "CREATE TABLE IF NOT EXISTS event_owners (event_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
     )),
 )
 

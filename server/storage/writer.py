@@ -85,8 +85,9 @@ class StoredMatch:
 # every call hands the GIL back and forth with the busy event loop (SQLite) or is a round trip
 # (PostgreSQL). Rows of one kind keep the order their writes came in.
 PHASES = ("guard", "player", "create", "own", "join", "action", "finish", "rating", "cancel", "disown", "quarantine",
-          "set_aside", "forfeit", "event", "entrant", "entrant_seed", "entrant_out", "event_status", "pairing",
-          "pairing_result", "ban", "unban", "rename", "close_player", "unrate", "audit")
+          "set_aside", "forfeit", "event", "event_own", "entrant", "entrant_seed", "entrant_out", "event_status",
+          "event_version", "pairing", "pairing_result", "event_disown", "ban", "unban", "rename", "close_player",
+          "unrate", "audit")
 _PHASE = {kind: index for index, kind in enumerate(PHASES)}
 
 

@@ -1,0 +1,141 @@
+"""Events in a cluster on real PostgreSQL and Redis: the node pairing a Swiss killed with SIGKILL mid-round (the
+survivor takes the event over, the round finishes, the next one is paired once), and two nodes pairing the
+same round at once (one round is stored)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import cast
+
+from server.app import RunningServer
+from server.cluster.events import ClusterEvents
+from server.events.driver import EventDriver
+from tests.cluster_play import start_node, stop_nodes
+from tests.conftest import Serve
+from tests.pg import query
+from tests.wire import Client, Json
+
+QUICK = "kalah(1,1,clock=60+1)"
+"""One house, one seed: a game lasts until a side resigns (or South's one sowing draws it)."""
+NAMES = ["ann", "ben", "cat", "dan"]
+SWISS = {"name": "Nodes", "kind": "swiss", "rounds": 2, "variant": QUICK, "min_entrants": 4}
+
+
+def _round(state: Json, rnd: int) -> list[Json]:
+    """The pairings of round `rnd` in an event state."""
+    return [p for p in state["pairings"] if p["round"] == rnd]
+
+
+def _result(state: Json, match_id: str) -> str:
+    """The result shown for one game of an event state."""
+    return str(next(p["result"] for p in state["pairings"] if p["match_id"] == match_id))
+
+
+async def _play(players: dict[str, Client], pairing: Json, result: str) -> None:
+    """End a game with `result`: the loser resigns, or South's only sowing draws it."""
+    mid = pairing["match_id"]
+    if result == "1-0":
+        await players[pairing["north"]].send(type="resign", match_id=mid)
+    elif result == "0-1":
+        await players[pairing["south"]].send(type="resign", match_id=mid)
+    else:
+        await players[pairing["south"]].send(type="move", match_id=mid, ply=0, bin=1)
+
+
+async def _stored_pairings(pg_url: str, eid: str) -> list[tuple[int, int, str, str | None, str, float | None]]:
+    """Every stored pairing of an event, in round and table order."""
+    rows = await query(pg_url, "SELECT rnd, tbl, south, north, match_id, score FROM event_pairings"
+                               " WHERE event_id = $1 ORDER BY rnd, tbl", eid)
+    return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+
+async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_round_paired_once(
+        pg_url: str, bus_url: str) -> None:
+    """A Swiss created on node A (which pairs it) is entered by four players on node B; A is killed with SIGKILL
+    after one game of round 1 is recorded and while the other is under way. B takes the event over: the game
+    ends there and is recorded, round 2 is paired exactly once, a follower on B gets every change, and the
+    event finishes with the right standings; every game is stored finished and no pairing is stored twice."""
+    procs = [await start_node(pg_url, bus_url, name) for name in ("evA", "evB")]
+    (owner, owner_url), (_, survivor_url) = procs
+    clients: list[Client] = []
+    try:
+        host = await Client.open(owner_url, "host")
+        clients.append(host)
+        players = {name: await Client.open(survivor_url, name) for name in NAMES}
+        watcher = await Client.open(survivor_url, "watcher")
+        clients += [*players.values(), watcher]
+        eid = (await host.request("event_state", type="event_create", settings=SWISS))["event_id"]
+        await watcher.request("event_state", type="event", event_id=eid, follow=True)
+        for name in NAMES:
+            await players[name].request("event_state", type="event_join", event_id=eid)
+        state = await watcher.expect("event_state", 10, lambda m: m["round"] == 1)
+        first = _round(state, 1)
+        assert len(first) == 2 and all(p["result"] == "*" for p in first)
+        await _play(players, first[0], "1-0")
+        await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
+        os.kill(owner.pid, signal.SIGKILL)
+        await owner.wait()
+        await _play(players, first[1], "0-1")
+        state = await watcher.expect("event_state", 30, lambda m: m["round"] == 2)
+        assert [_result(state, p["match_id"]) for p in first] == ["1-0", "0-1"]
+        second = _round(state, 2)
+        assert {p["match_id"] for p in second} == {f"{eid}-r2-t1", f"{eid}-r2-t2"}
+        for p in second:
+            await _play(players, p, "1/2-1/2")
+        final = await watcher.expect("event_state", 10, lambda m: m["status"] == "finished")
+    finally:
+        for client in clients:
+            await client.close()
+        await stop_nodes(procs)
+    assert sorted(r["score"] for r in final["standings"]) == [0.5, 0.5, 1.5, 1.5]
+    rounds = [state["round"] for state in watcher.received("event_state")]
+    assert rounds == sorted(rounds) and rounds[-1] == 2
+    stored = await _stored_pairings(pg_url, eid)
+    assert [(r[0], r[1]) for r in stored] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert all(r[5] is not None for r in stored)
+    ids = [r[4] for r in stored]
+    statuses = {r[0]: r[1] for r in await query(pg_url, "SELECT id, status FROM matches WHERE id = ANY($1)", ids)}
+    assert statuses == {mid: "finished" for mid in ids}
+    assert await query(pg_url, "SELECT event_id FROM event_owners") == []
+
+
+def _driver(node: RunningServer) -> EventDriver:
+    """A node's event driver."""
+    assert node.events is not None
+    return node.events
+
+
+async def test_two_nodes_pairing_the_same_round_at_once_store_it_once(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Node B is made to believe it owns node A's Swiss too (as a node does between losing its lease and noticing):
+    when the last game of round 1 ends both record it and pair round 2 at once from the same stored version. One
+    round 2 is stored, with its matches created once, and both nodes hold the same event."""
+    a, b = [await serve(pg_url, bus=bus_url) for _ in range(2)]
+    players = {name: await Client.open((a if i % 2 else b).url, name) for i, name in enumerate(NAMES)}
+    try:
+        eid = (await players["ann"].request("event_state", type="event_create", settings=SWISS))["event_id"]
+        for name in NAMES:
+            state = await players[name].request("event_state", type="event_join", event_id=eid)
+        watcher = players["ann"]
+        state = await watcher.expect("event_state", 10, lambda m: m["round"] == 1)
+        first = _round(state, 1)
+        await _play(players, first[0], "1-0")
+        await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
+        cast(ClusterEvents, _driver(b).owners).owned.add(eid)
+        await _play(players, first[1], "1-0")
+        state = await watcher.expect("event_state", 10, lambda m: m["round"] == 2)
+        second = _round(state, 2)
+        for p in second:
+            await _play(players, p, "1-0")
+        await watcher.expect("event_state", 10, lambda m: m["status"] == "finished")
+    finally:
+        for client in players.values():
+            await client.close()
+    stored = await _stored_pairings(pg_url, eid)
+    assert [(r[0], r[1]) for r in stored] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert [r[4] for r in stored[2:]] == [p["match_id"] for p in second]
+    made = await query(pg_url, "SELECT id FROM matches WHERE id LIKE $1 ORDER BY id", f"{eid}-r2-%")
+    assert [r[0] for r in made] == [p["match_id"] for p in second]
+    events = await query(pg_url, "SELECT status, version FROM events WHERE id = $1", eid)
+    assert events[0][0] == "finished"
