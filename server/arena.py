@@ -328,61 +328,60 @@ class Arena:
                 hook(room, end)
 
     async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
-        """Validate, store, apply and publish one action; the actor gets its ack first. In a cluster, an action
-        a copy refuses for a state another node may have changed (`STALE_REFUSALS`) is prepared again once on
-        the match as stored, before it is refused."""
+        """Validate, store, apply and publish one action; the actor gets its ack first (a resent one: its ack
+        again, marked duplicate). A clock that ran out ends the match on time instead (`TimeOutError`)."""
         m = room.match
-        async with room.lock:
-            retries, reread = self.replication.retries, False
-            for attempt in range(retries):
-                self.refuse_if_closing()
-                if attempt:
-                    self.check_held(room)
-                try:
-                    flag = m.prepare_flag()
-                    if flag is not None:
-                        await self.apply(room, flag)
-                        raise TimeOutError("your time has run out")
-                    change = m.prepare_action(seat, action, ply)
-                    if isinstance(change, Duplicate):
-                        if actor is not None:
-                            actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=change.seq, duplicate=True))
-                        return
-                    await self.apply(room, change, actor)
-                    return
-                except ConflictError:  # another node stored a change first: prepare again on what it stored
-                    if attempt == retries - 1:
-                        raise
-                except STALE_REFUSALS:  # maybe only this copy's view: read the match, then prepare again
-                    if attempt == retries - 1 or reread:
-                        raise
-                    reread = True
-                    await self.replication.conflict(room)
+        flagged, again = False, False
 
-    async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], follow: Session | None = None) -> None:
-        """Prepare and apply a change (the caller holds the room's lock); in a cluster, one that another node
-        beat, or one a copy refuses for a state another node may have changed (`STALE_REFUSALS`), is prepared
-        again on the match as stored (which may refuse it with a typed error)."""
+        def prepare() -> ArenaChange | None:
+            """The flag if the clock ran out, else the action (None: a resent action, acknowledged again); prepared
+            again, on a match still held here."""
+            nonlocal flagged, again
+            self.refuse_if_closing()
+            if again:
+                self.check_held(room)
+            again = True
+            flag = m.prepare_flag()
+            flagged = flag is not None
+            if flag is not None:
+                return flag
+            change = m.prepare_action(seat, action, ply)
+            if isinstance(change, Duplicate):
+                if actor is not None:
+                    actor.send(Ack(match_id=m.match_id, ply=change.ply, seq=change.seq, duplicate=True))
+                return None
+            return change
+
+        async with room.lock:
+            await self.retry(room, prepare, actor=actor)
+            if flagged:
+                raise TimeOutError("your time has run out")
+
+    async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], actor: Session | None = None,
+                    follow: Session | None = None) -> None:
+        """Prepare and apply a change (the caller holds the room's lock; None from `prepare`: nothing to apply). In
+        a cluster, a change another node beat, or one a copy refuses for a state another node may have changed
+        (`STALE_REFUSALS`, after reading the match once), is prepared again on the match as stored, which may
+        refuse it with a typed error; a change prepared again for a match that left this server meanwhile is
+        `unknown_match`."""
         retries, reread = self.replication.retries, False
         for attempt in range(retries):
             try:
                 change = prepare()
+                if change is None:
+                    return
+                if attempt:
+                    self.check_held(room)
+                await self.apply(room, change, actor, follow)
+                return
+            except ConflictError:  # another node stored a change first: prepare again on what it stored
+                if attempt == retries - 1:
+                    raise
             except STALE_REFUSALS:  # maybe only this copy's view: read the match, then prepare again
                 if attempt == retries - 1 or reread:
                     raise
                 reread = True
                 await self.replication.conflict(room)
-                continue
-            if change is None:
-                return
-            if attempt:
-                self.check_held(room)
-            try:
-                await self.apply(room, change, follow=follow)
-                return
-            except ConflictError:
-                if attempt == retries - 1:
-                    raise
 
     def held(self, room: Room) -> bool:
         """Whether `room` is still this server's room of its match (not cancelled or set aside, maybe as read from
