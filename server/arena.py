@@ -218,10 +218,12 @@ class Arena:
     async def current_seat(self, session: Session, room: Room) -> int:
         """The seat `session`'s identity holds in `room`; a copy that knows of none reads the match again first (in
         a cluster the seat may have been taken on another node, whose notice is on its way); raises
-        `NotSeatedError`."""
+        `NotSeatedError`. A copy that knows both seats answers from memory: seats never change hands."""
         try:
             return self.seat(session, room)
         except NotSeatedError:
+            if None not in room.match.seats:
+                raise
             async with room.lock:
                 await self.replication.conflict(room)  # a server alone has nothing to read
             return self.seat(session, room)
