@@ -143,15 +143,23 @@ class Bus:
         """Take a waiting player off the queue (paired on its own node, or gone)."""
         self.send("LREM", seeks_key(variant), 0, entry.text())
 
-    async def take_seek(self, variant: str) -> Waiting | None:
-        """The longest-waiting player of `variant`, taken off the queue (None: nobody waits; an entry this node
-        cannot read is dropped)."""
-        while isinstance(entry := await self.redis.lpop(seeks_key(variant)), str):
+    async def waiting(self, variant: str, limit: int) -> list[tuple[str, Waiting | None]]:
+        """The `limit` longest-waiting entries of `variant`'s queue, each as stored and as read (None: this node
+        cannot read it), left in the queue."""
+        found: list[tuple[str, Waiting | None]] = []
+        for raw in await self.redis.lrange(seeks_key(variant), 0, limit - 1):
+            text = raw if isinstance(raw, str) else raw.decode()
             try:
-                return Waiting.parse(entry)
+                found.append((text, Waiting.parse(text)))
             except BusMessageError as exc:
                 log_event("bus_unreadable", error=str(exc), level=30)
-        return None
+                found.append((text, None))
+        return found
+
+    async def take(self, variant: str, text: str) -> bool:
+        """Take one queue entry, as stored, off `variant`'s queue now; False if it is gone (another node took it,
+        or its player left)."""
+        return bool(await self.redis.lrem(seeks_key(variant), 1, text))
 
     def online(self, player_id: str, node_id: str) -> None:
         """`player_id` has a connection on `node_id`."""

@@ -40,6 +40,8 @@ from server.storage.writer import op_disown, op_guard, op_own
 
 RETRIES = 3
 """Times a change is prepared again after another node stored one first."""
+SEEKS_LOOKED_AT = 16
+"""The longest-waiting entries of a variant's queue a seek looks at for an opponent."""
 
 if TYPE_CHECKING:
     from server.arena import Arena
@@ -363,12 +365,19 @@ class Cluster:
         self.bus.unseek(variant, self.seek_entry(session))
 
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
-        """A player waiting on another live node (its node and seat), taken off the queue; None: nobody."""
-        for _ in range(16):
-            entry = await self.bus.take_seek(variant)
+        """A player waiting on another live node (its node and seat), taken off the queue; None: nobody. The
+        seeker's own entries (it may wait on other nodes too) stay queued, as do this node's players who wait here;
+        entries of nodes that died, of players no longer waiting here, and ones that cannot be read are dropped."""
+        here = self.arena.seeks.get(variant)
+        for text, entry in await self.bus.waiting(variant, SEEKS_LOOKED_AT):
             if entry is None:
-                return None
-            if entry.node != self.node_id and entry.player_id != player_id and entry.node in self.live_nodes:
+                await self.bus.take(variant, text)
+            elif entry.node == self.node_id:
+                if here is None or here.player_id != entry.player_id:
+                    await self.bus.take(variant, text)
+            elif entry.node not in self.live_nodes:
+                await self.bus.take(variant, text)
+            elif entry.player_id != player_id and await self.bus.take(variant, text):
                 return entry.node, Seat(entry.player_id, entry.name)
         return None
 
