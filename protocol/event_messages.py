@@ -12,6 +12,9 @@ from protocol.wire_base import Int32, MatchId, Message, Name
 
 EventId = Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9_]+$")]
 """An event's id (match ids of its games are `ID-rROUND-tTABLE`, within the 64 a match id may have)."""
+EventRef = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+"""An event as a request names it: any id of the shape of the `/event/ID` page's (a match id's); one that is no
+event's id, also one no event can have, is `unknown_event`."""
 BotName = Annotated[str, Field(min_length=1, max_length=28)]
 """A hosted bot, as `create` names an opponent (`greedy`, `minimax:4`, ...)."""
 EventStatusName = Literal["open", "running", "finished", "cancelled"]
@@ -36,7 +39,7 @@ class FetchEvent(Message):
     (false stops following)."""
 
     type: Literal["event"] = "event"
-    event_id: EventId
+    event_id: EventRef
     follow: bool = False
 
 
@@ -53,7 +56,7 @@ class JoinEvent(Message):
     hosted bot."""
 
     type: Literal["event_join"] = "event_join"
-    event_id: EventId
+    event_id: EventRef
     bot: BotName | None = None
 
 
@@ -62,7 +65,7 @@ class LeaveEvent(Message):
     `bot`: its creator takes a hosted bot out."""
 
     type: Literal["event_leave"] = "event_leave"
-    event_id: EventId
+    event_id: EventRef
     bot: BotName | None = None
 
 

@@ -86,6 +86,20 @@ async def test_wrong_actions_get_typed_errors(server: RunningServer) -> None:
     assert await alice.error() == "stale_ply"
 
 
+async def test_an_event_that_cannot_exist_is_an_unknown_event(server: RunningServer) -> None:
+    """An event named by an id of the `/event/ID` page's shape that no event can have (a dash, over 24 characters)
+    is `unknown_event` on every request that names one, as an unknown id of an event's own shape is; only an id
+    of no such shape is a `bad_field`."""
+    c = await Client.open(server.url, "reader")
+    for event_id in ("nosuchevent", "with-dash", "x" * 64):
+        for request in ("event", "event_join", "event_leave"):
+            await c.send(type=request, event_id=event_id)
+            assert await c.error() == "unknown_event", (request, event_id)
+    for event_id in ("with space", "x" * 65, ""):
+        await c.send(type="event", event_id=event_id)
+        assert await c.error() == "bad_field", event_id
+
+
 async def test_flood_is_rate_limited_then_closed(server: RunningServer) -> None:
     """A flood gets rate_limited errors, then a 1008 close; another match is unaffected."""
     alice, bob, mid = await live_match(server.url)
