@@ -34,6 +34,14 @@ def default_db_path() -> Path:
     return server_default()
 
 
+def store_of(db_path: Path | None = None) -> str | None:
+    """The identity of a database file on this machine (default: the per-user one), read without changing it; None
+    when it has none (no such file, or one that no server of this version has opened yet)."""
+    from server.storage.sqlite import store_id_of
+
+    return store_id_of(db_path if db_path is not None else default_db_path())
+
+
 async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
     """Start a server on loopback with a free port, on `db_path` (default: the per-user file)."""
     from server.app import start_server  # type: ignore[import-not-found,unused-ignore]

@@ -7,6 +7,11 @@ the server announces in its handshake): `kalah play` on the per-user database an
 on the same file then find one identity, whichever way the client came in. A token is never
 sent to a remote address on the strength of a database identity it announces (any server can
 claim one), only to the address it was given by.
+
+Files written before databases had identities keep the embedded server's tokens under
+`embedded:DB` (`embedded:default` for the per-user database) only: read for a server on this
+machine, such a token is filed under its database's identity, read from the database file, the
+first time that database is named (`load_token`).
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import platformdirs
 
 APP_NAME = "kalah-arena"
+EMBEDDED = "embedded:"
+"""The prefix of the keys of the embedded server's tokens (`embedded:default`: the per-user database)."""
 
 
 def default_identity_file() -> Path:
@@ -65,13 +73,46 @@ def server_keys(url: str | None, store: str | None, embedded: str | None = None)
     return keys
 
 
-def load_token(path: Path, server: str | list[str], name: str) -> str | None:
-    """The token remembered for `name` under `server` (the first of several keys that has one), if any."""
+def load_token(path: Path, server: str | list[str], name: str,
+               store_of: Callable[[Path | None], str | None] | None = None) -> str | None:
+    """The token remembered for `name` under `server` (the first of several keys that has one), if any. For a
+    server on this machine (a `store:ID` key) an older file's embedded token for the same database is found too,
+    and filed under `store:ID` from then on (`store_of`: a database file's identity; default: read the file)."""
     data = _read(path)
-    for key in [server] if isinstance(server, str) else server:
-        entry = data.get(key, {})
-        token = entry.get("token")
-        if entry.get("name") == name and isinstance(token, str):
+    keys = [server] if isinstance(server, str) else server
+    for key in keys:
+        token = _token(data, key, name)
+        if token is not None:
+            return token
+    store = next((key for key in keys if key.startswith("store:")), None)
+    return None if store is None else _adopt_embedded(path, data, store, name, store_of)
+
+
+def _token(data: dict[str, dict[str, str]], key: str, name: str) -> str | None:
+    """The token filed under `key` if it is `name`'s."""
+    entry = data.get(key, {})
+    token = entry.get("token")
+    return token if entry.get("name") == name and isinstance(token, str) else None
+
+
+def _database_store(db_path: Path | None) -> str | None:
+    """The identity of a database file on this machine (None: the per-user one), read from the file."""
+    from client.embedded import store_of
+
+    return store_of(db_path)
+
+
+def _adopt_embedded(path: Path, data: dict[str, dict[str, str]], store: str, name: str,
+                    store_of: Callable[[Path | None], str | None] | None) -> str | None:
+    """`name`'s token kept under an older `embedded:DB` key whose database is `store` (`store:ID`), now filed under
+    `store` as well; None if there is none."""
+    read_store = store_of or _database_store
+    for key in [key for key in data if key.startswith(EMBEDDED)]:
+        token = _token(data, key, name)
+        db = key.removeprefix(EMBEDDED)
+        if token is not None and f"store:{read_store(None if db == 'default' else Path(db))}" == store:
+            data[store] = {"name": name, "token": token}
+            _write(path, data)
             return token
     return None
 
@@ -81,6 +122,11 @@ def save_token(path: Path, server: str | list[str], name: str, token: str) -> No
     data = _read(path)
     for key in [server] if isinstance(server, str) else server:
         data[key] = {"name": name, "token": token}
+    _write(path, data)
+
+
+def _write(path: Path, data: dict[str, dict[str, str]]) -> None:
+    """Replace the file with `data`, readable only by the user."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -7,6 +7,7 @@ loop (WAL lets them run beside the writer).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,17 @@ def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseExcept
             results.append(exc)
     return results
 
+
+
+def store_id_of(path: Path) -> str | None:
+    """The identity of a SQLite database file, read without changing it (the client files tokens under it); None
+    when it has none: no such file, or one that no server of this version has opened yet."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            row = db.execute(STORE_ID).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
 
 class SQLiteStorage(SQLiteReads, Storage):
     """The arena's SQLite file: the group-committing writer on one connection, plus the reads."""
