@@ -128,18 +128,26 @@ class Admission:
                     log_event("overloaded", lag_ms=round(1000 * (now - start - step)), connections=self.connections)
                 self.busy_until = now + self.opts.overload_hold_s
 
+    def overloaded(self) -> bool:
+        """Whether the event loop fell behind lately (then players seated in a game are served first)."""
+        return bool(self.busy_until) and asyncio.get_running_loop().time() < self.busy_until
+
     def over_rate(self, session: Session) -> RateLimitedError | None:
         """None if the connection's and its address's message budgets allow one more message (and, while the
-        server is overloaded, its slow lane unless it holds a seat in an unfinished match), else the refusal."""
-        if self.busy_until and asyncio.get_running_loop().time() < self.busy_until \
-                and not seated(self.arena, session):
+        server is overloaded, its slow lanes unless it holds a seat in an unfinished match), else the refusal."""
+        if self.overloaded() and not seated(self.arena, session):
+            opts = self.opts
             lane = session.lane
             if lane is None:
-                lane = session.lane = RateLimiter(self.opts.overload_rate, 10)
-            if not lane.allow():
-                session.limiter.refused += 1
-                return RateLimitedError("the server is overloaded: players in a game are served first; ask again "
-                                        "shortly", max(self.opts.overload_hold_s, lane.wait_s()))
+                lane = session.lane = RateLimiter(opts.overload_rate, 10)
+            peer = session.peer
+            if peer.lane is None:
+                peer.lane = RateLimiter(opts.overload_address_rate, int(2 * opts.overload_address_rate))
+            for bucket in (lane, peer.lane):
+                if not bucket.allow():
+                    session.limiter.refused += 1
+                    return RateLimitedError("the server is overloaded: players in a game are served first; ask "
+                                            "again shortly", max(opts.overload_hold_s, bucket.wait_s()))
         if not session.limiter.allow():
             return RateLimitedError("too many messages on this connection: slow down",
                                     session.limiter.wait_s())

@@ -105,6 +105,12 @@ class ServerOptions:
     """How long the server stays marked overloaded after the loop last fell behind."""
     overload_rate: float = 2.0
     """Messages a second (bursts of 10) a connection without a seat may send while the server is overloaded."""
+    shared_reads_s: float = 1.0
+    """While the server is overloaded, the lobby's list and a page of stored games are made at most once in
+    this many seconds, the answer shared by every client that asks alike (each charged its rows)."""
+    overload_address_rate: float = 10.0
+    """Messages a second (bursts of twice that) the connections without a seat of one address may send in all
+    while the server is overloaded (many connections of one address get no more than a few)."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -343,6 +349,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         router.handlers.update(event_requests.handlers())
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
+        router.busy = handler.admission.overloaded  # public reads are shared while the loop falls behind
+        router.answers.max_age = server_opts.shared_reads_s
         arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
         peers = handler.admission.peers
         router.moderation.sessions_from = lambda address: peer.sessions if (peer := peers.get(address)) else ()

@@ -6,7 +6,7 @@ Handlers validate and answer; every write goes through the arena (`Arena.apply` 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
@@ -41,11 +41,13 @@ from protocol.messages import (
     TransferSeed,
     WatchMatch,
     Welcome,
+    encode,
     message_action,
 )
 from protocol.outcome import EndReason
 from protocol.variant import Variant
 from server.analysis import Analyst
+from server.answers import Answers
 from server.arena import Arena, SeekChange
 from server.changes import CancelChange
 from server.errors import (
@@ -111,6 +113,10 @@ class Router:
             FindOpponent: self.seek, JoinMatch: self.join, Moderate: self.moderate,
         }
         self.moderation = Moderator(arena)
+        self.answers = Answers()
+        """Public reads' answers, shared while the server is busy."""
+        self.busy: Callable[[], bool] = lambda: False
+        """Whether the server is overloaded (set by the connection handler's admission)."""
 
     async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""
@@ -157,25 +163,51 @@ class Router:
             raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
                                    s.peer.reads.wait_s(max(1, rows)))
 
+    def kept_answer(self, s: Session, key: Hashable) -> bool:
+        """Answer `s` with the kept answer to `key` while the server is busy (its rows charged); whether it was.
+
+        Otherwise refuse (`rate_limited`) an asker whose budgets lack the rows the last answer held, before
+        any work is done for it."""
+        answers = self.answers
+        kept = answers.fresh(key) if self.busy() else None
+        if kept is None:
+            rows = max(1, answers.rows(key))
+            if (wait := s.peer.reads.wait_s(rows)) > 0:
+                raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
+                                       wait)
+            return False
+        self.charge_rows(s, kept.rows)
+        s.push([kept.text])
+        return True
+
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
         node's, as stored, with this node's spectator counts)."""
         a = self.arena
-        return [MatchList(matches=await a.replication.listing(a.options.max_list,
-                                                              lambda rows: self.charge_rows(s, rows)))]
+        if self.kept_answer(s, "list"):
+            return []
+        matches = await a.replication.listing(a.options.max_list, lambda rows: self.charge_rows(s, rows))
+        s.push([self.answers.keep("list", encode(MatchList(matches=matches)).encode(), len(matches)).text])
+        return []
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
         """Stored games for replay, read from the database."""
         storage = self.arena.storage
-        self.charge_rows(s, 1 if isinstance(msg, FetchGame) else msg.limit)
         if isinstance(msg, FetchGame):
+            self.charge_rows(s, 1)
             game = await storage.fetch_game(msg.match_id)
             info = None if game is None else game_info(game)
             if info is None:
                 raise UnknownMatchError(f"no readable stored game {msg.match_id!r}")
             return [GameRecord(game=info)]
+        key = ("games", msg.limit, msg.offset, msg.status, msg.player, msg.variant)
+        if self.kept_answer(s, key):
+            return []
+        self.charge_rows(s, msg.limit)
         games = await storage.list_games(msg.limit, msg.offset, msg.status, msg.player, msg.variant)
-        return [GameList(games=[info for info in map(game_info, games) if info is not None])]
+        reply = GameList(games=[info for info in map(game_info, games) if info is not None])
+        s.push([self.answers.keep(key, encode(reply).encode(), msg.limit).text])
+        return []
 
     async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
         """The rating table of rated games."""

@@ -136,6 +136,8 @@ class Peer:
     """Seconds of analysis the address used lately (fading; see `server.analysis`)."""
     analysis_at: float = 0.0
     sessions: set[Session] = field(default_factory=set)
+    lane: RateLimiter | None = None
+    """The address's slow lane while the server is overloaded (made on first need)."""
 
     def full_at(self) -> float:
         """When every budget of the address will have refilled (it can be forgotten then)."""

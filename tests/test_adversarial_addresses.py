@@ -10,6 +10,7 @@ from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from server.app import RunningServer
 from tests.conftest import Serve
 from tests.wire import OPERATOR, Client, Json, eventually, live_match
 
@@ -199,3 +200,46 @@ async def test_public_reads_of_many_addresses_share_one_budget(serve: Serve) -> 
     assert refusal["code"] == "rate_limited" and refusal["retry_ms"] >= 1000
     for reader in readers:
         await reader.close()
+
+
+async def fall_behind(server: RunningServer) -> None:
+    """Make the server's event loop fall behind until it marks itself overloaded (as under a flood)."""
+    loop = asyncio.get_running_loop()
+    while not server.admission.overloaded():
+        loop.call_soon(time.sleep, 0.3)
+        await asyncio.sleep(0.01)
+
+
+async def test_an_overloaded_server_makes_a_public_read_once_for_many_askers(serve: Serve) -> None:
+    """While the event loop falls behind, the lobby's list and a page of stored games are made once and that
+    answer goes to every address asking alike (each charged its rows): reads from many addresses cost the
+    server one read, not one per asker."""
+    server = await serve(overload_hold_s=60, shared_reads_s=60, overload_rate=100, overload_address_rate=100)
+    alice, bob, match_id = await live_match(server.url)
+    await fall_behind(server)
+    askers = [await Client.open(server.url, None, source=attacker(i)) for i in range(12)]
+    made = server.router.answers.made
+    lists = [await asker.request("matches", type="list") for asker in askers]
+    pages = [await asker.request("game_list", type="games", limit=50) for asker in askers]
+    assert server.router.answers.made - made == 2
+    assert all(reply == lists[0] for reply in lists) and [m["match_id"] for m in lists[0]["matches"]] == [match_id]
+    assert all(reply == pages[0] for reply in pages)
+    for client in (alice, bob, *askers):
+        await client.close()
+
+
+async def test_an_overloaded_server_gives_each_address_one_slow_lane(serve: Serve) -> None:
+    """While the event loop falls behind, the connections without a seat of one address share one slow lane:
+    more connections do not buy more messages; another address keeps its own lane."""
+    server = await serve(overload_hold_s=60, overload_rate=100, overload_address_rate=2)
+    many = [await Client.open(server.url, None, source=attacker(0)) for _ in range(6)]
+    other = await Client.open(server.url, None, source=attacker(1))
+    await fall_behind(server)
+    for conn in many:
+        await conn.send(type="list")
+    replies = [await conn.next() for conn in many]  # the address's burst of 4, then refused
+    assert [r["type"] for r in replies[:4]] == ["matches"] * 4
+    assert all(r["code"] == "rate_limited" and r["retry_ms"] >= 1000 for r in replies[4:]), replies[4:]
+    assert (await other.request("matches", type="list"))["type"] == "matches"
+    for client in (*many, other):
+        await client.close()
