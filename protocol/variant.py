@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -169,6 +170,13 @@ class Variant:
     @classmethod
     def parse(cls, text: str) -> Variant:
         """Parse the text form, e.g. `kalah(6,4)` or `kalah(6,4,capture=empty,pie=on)`."""
+        if cls is Variant:
+            return _parse_variant(text)  # the same few texts come in every request: parsed once each
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> Variant:
+        """`parse` without the memo."""
         match = _HEAD.fullmatch(text.strip().replace(" ", "").lower())
         if not match:
             raise VariantError(f"bad variant {text!r}: expected kalah(H,S[,option=value...])")
@@ -199,3 +207,9 @@ class Variant:
 
 
 DEFAULT_VARIANT = Variant()
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_variant(text: str) -> Variant:
+    """`Variant.parse` of a text, kept for the texts parsed lately (a refusal is not kept)."""
+    return Variant._parse(text)
