@@ -11,6 +11,7 @@ from server.cluster.messages import (
     Cancelled,
     Changed,
     Ended,
+    EventChanged,
     Joined,
     NodeLeft,
     Online,
@@ -30,7 +31,8 @@ MATCH_NOTICES = [
     Changed(6, 5, Ended(None, 0, EndReason.RESIGN)),
     Cancelled(),
 ]
-NODE_NOTICES = [NodeLeft("n1"), Paired("n2", "p-ann", "m123"), Online(True, "n3", "p-ann"), Online(False, "n3", "p")]
+NODE_NOTICES = [NodeLeft("n1"), Paired("n2", "p-ann", "m123"), Online(True, "n3", "p-ann"), Online(False, "n3", "p"),
+                EventChanged("e1a2b3", 12)]
 
 
 @pytest.mark.parametrize("notice", MATCH_NOTICES, ids=lambda n: n.text()[:30])
@@ -40,7 +42,7 @@ def test_match_notices_round_trip(notice: Changed | Cancelled) -> None:
 
 
 @pytest.mark.parametrize("notice", NODE_NOTICES, ids=lambda n: n.text())
-def test_node_notices_round_trip(notice: NodeLeft | Paired | Online) -> None:
+def test_node_notices_round_trip(notice: NodeLeft | Paired | Online | EventChanged) -> None:
     """A nodes' channel notice parses back from its text to an equal value."""
     assert parse_node_notice(notice.text()) == notice
 
@@ -59,7 +61,8 @@ def test_unreadable_match_notices_are_typed_errors(text: str) -> None:
         parse_match_notice(text)
 
 
-@pytest.mark.parametrize("text", ["", "left", "paired n1 p1", "on n1", "hello n1 p1", "off n1 p1 extra"])
+@pytest.mark.parametrize("text", ["", "left", "paired n1 p1", "on n1", "hello n1 p1", "off n1 p1 extra",
+                                  "event e1", "event e1 -3"])
 def test_unreadable_node_notices_and_entries_are_typed_errors(text: str) -> None:
     """A node notice or seek entry that does not parse raises BusMessageError."""
     with pytest.raises(BusMessageError):

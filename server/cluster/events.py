@@ -75,7 +75,7 @@ class ClusterEvents:
         eid = event.event_id
         if event.version == 1:
             self.owned.add(eid)
-        self.versions[eid] = event.version
+        self.seen(event)
         if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
             self.owned.discard(eid)
         self.cluster.bus.announce(EventChanged(eid, event.version))
@@ -116,8 +116,11 @@ class ClusterEvents:
         await self.host.adopt(event_id)
 
     def seen(self, event: Event) -> None:
-        """This node read or loaded the event at its version."""
-        self.versions[event.event_id] = event.version
+        """This node read or stored the event at its version (an ended one is no longer compared)."""
+        if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
+            self.versions.pop(event.event_id, None)
+        else:
+            self.versions[event.event_id] = event.version
 
     def handover(self) -> None:
         """Drain: let every owned event go (the others take them when this node's row is gone)."""
