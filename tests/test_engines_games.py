@@ -92,6 +92,33 @@ async def test_an_agent_that_sends_no_move_gets_a_random_one_and_a_ping(serve: S
     assert forfeits(db) == []
 
 
+async def test_an_agent_that_asks_for_a_game_but_never_moves_is_let_go(serve: Serve, kgp: KgpClients,
+                                                                        tmp_path: Path) -> None:
+    """An agent that answers pings but sends no move forfeits after two states in a row without one (the reason
+    stored), is told so and let go: it holds no game, no hosted bot and no place in the queue."""
+    db = tmp_path / "arena.sqlite3"
+    running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=0.2)
+    agent = await kgp.open(port_of(running))
+    await agent.hello()
+    game_id = await agent.until_game()
+    states = 0
+    while states <= 4 and (line := await agent.next(timeout=5)).name != "goodbye":  # never a move; pings answered
+        states += line.name == "state"
+        if line.name == "ping":
+            await agent.command("pong", ref=line.id)
+    assert states == 2
+    assert any("no move" in str(line.args[0]) for line in agent.received("error")), agent.received("error")
+    assert await agent.closed() == []
+    await eventually(lambda: finished(db, game_id), what="the stored forfeit")
+    game = fetch_game(db, game_id)
+    assert game is not None and (game.reason, game.winner) == ("forfeit", "bot:first")
+    assert game.detail is not None and "no move in 2 states in a row" in game.detail
+    gateway_ = running.kgp
+    assert gateway_ is not None
+    await eventually(lambda: not gateway_.agents and not gateway_.sessions and not gateway_.waiting,
+                     what="the gateway to let the agent go")
+    assert all(room.match.status != "live" for room in running.arena.rooms.values())
+
 async def test_no_pong_forfeits_the_game_with_the_reason_stored(serve: Serve, kgp: KgpClients, tmp_path: Path) -> None:
     """An agent silent on a ping is told, dropped, and loses by forfeit; the reason is stored with the match."""
     db = tmp_path / "arena.sqlite3"

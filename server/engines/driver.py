@@ -100,6 +100,9 @@ class DriverSettings:
     no_move_forfeits: bool = False
     """An agent that sent no move by the deadline forfeits (the ladder, as engine testers do) instead of
     getting a random legal move (go-kgp, the gateway)."""
+    idle_states: int = 2
+    """States in a row an agent may leave without a move (a random one is played for it); at the next such one
+    it forfeits and is let go (closed: it asked for games and does not play them, holding a hosted bot)."""
     rng: random.Random | None = None
 
 
@@ -116,6 +119,8 @@ class MatchDriver:
         self.wake = asyncio.Event()
         self.forfeited: str | None = None
         """Why the match was forfeited, when it was."""
+        self.idle: dict[int, int] = {}
+        """Seat -> states in a row its agent answered with no move."""
 
     async def run(self) -> None:
         """Follow the match and play the agents' turns until it is over; tell each agent the result."""
@@ -181,8 +186,14 @@ class MatchDriver:
             answer = await agent.ask(Board.of(pos, side), think, self.time_options(seat, think))
             if agent.closed.is_set() or m.ply != ply or m.status != "live":
                 return  # gone (the loop forfeits it), or the match moved on (its clock fell)
+            self.idle[seat] = 0 if answer.move is not None else self.idle.get(seat, 0) + 1
             if answer.move is None and self.settings.no_move_forfeits:
                 await self.forfeit(seat, f"no move within {think:.2f} s")
+                return
+            if self.idle[seat] >= self.settings.idle_states:
+                detail = f"no move in {self.idle[seat]} states in a row: an agent that does not play is let go"
+                await self.forfeit(seat, detail)
+                agent.kill(detail, error=False)  # out of the queue too: it would take another bot's game
                 return
             chosen = self.rng.choice(legal) if answer.move is None else self.bin_for(answer.move, side)
             if chosen not in legal:

@@ -60,6 +60,8 @@ class GatewayOptions:
     """The hosted bots a lone agent may meet (one at random)."""
     kgp_mode_s: float = 20.0
     kgp_pong_s: float = 20.0
+    kgp_idle_states: int = 2
+    """States in a row an agent may leave without a move before it forfeits and is let go."""
     kgp_max_connections: int = 1000
     kgp_max_per_address: int = 16
     kgp_rate: float = 100.0
@@ -100,7 +102,7 @@ class Gateway:
         self.rng = random.Random(options.kgp_seed)
         self.limits = AgentLimits(mode_s=options.kgp_mode_s, pong_s=options.kgp_pong_s, rate=options.kgp_rate,
                                   burst=options.kgp_burst)
-        self.settings = DriverSettings(move_s=options.kgp_move_s, rng=self.rng)
+        self.settings = DriverSettings(move_s=options.kgp_move_s, idle_states=options.kgp_idle_states, rng=self.rng)
         self.agents: set[Agent] = set()
         self.per_host: dict[str, int] = {}
         self.waiting: list[Agent] = []
