@@ -19,7 +19,7 @@ from websockets.http11 import Response
 from server.arena import Arena
 from server.errors import RateLimitedError
 from server.logs import event as log_event
-from server.peers import PeerTable, address_of
+from server.peers import PeerTable, address_of, prefix_of
 from server.session import Peer, RateLimiter, Session, SharedLimiter
 
 if TYPE_CHECKING:
@@ -52,6 +52,11 @@ class Admission:
         """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.busy_until = 0.0
         """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+        self.anonymous: dict[str, set[Session]] = {}
+        """Network prefix -> its connections that have not said hello yet."""
+        self.anonymous_count = 0
+        self.anonymous_evicting = 0
+        """Connections without hello being closed to make room for a newcomer."""
 
     def refuse(self, conn: ServerConnection) -> Response | None:
         """The HTTP refusal of a new connection past a connection cap (429, 503), or None to let it in."""
@@ -70,6 +75,12 @@ class Admission:
             log_event("connection_refused", connections=self.connections)
             metrics.refused("http_503")
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
+        if self.anonymous_count - self.anonymous_evicting >= self.opts.max_anonymous \
+                and not self.make_anonymous_room(host):
+            log_event("connection_refused", reason="anonymous", anonymous=self.anonymous_count)
+            metrics.refused("http_503")
+            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE,
+                                "server busy: too many connections that have not said hello\n")
         return None
 
     def make_room(self, host: str) -> bool:
@@ -86,12 +97,31 @@ class Admission:
         is_seated, _, _, _, victim = min(candidates)
         if is_seated:
             return False
+        self.shed(victim, prefix, most)
+        return True
+
+    def make_anonymous_room(self, host: str) -> bool:
+        """At the limit of connections without hello: close the oldest such connection of the network holding
+        the most of them, if that is not `host`'s own; whether a slot is being freed."""
+        waiting = self.anonymous
+        prefix = max(waiting, key=lambda p: len(waiting[p]), default="")
+        most = len(waiting.get(prefix, ()))
+        if most <= len(waiting.get(prefix_of(host), ())) + 1:
+            return False
+        candidates = [(s.opened, id(s), s) for s in waiting[prefix] if not s.evicted]
+        if not candidates:
+            return False
+        self.shed(min(candidates)[2], prefix, most)
+        return True
+
+    def shed(self, victim: Session, prefix: str, held: int) -> None:
+        """Close `victim` (1013, try again later) to make room for a newcomer from another network."""
         victim.evicted = True
         self.evicting += 1
-        log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=most)
-        arena.metrics.refused("connection_shed")
-        arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
-        return True
+        self.anonymous_evicting += victim.player_id is None
+        log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=held)
+        self.arena.metrics.refused("connection_shed")
+        self.arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
 
     def new_peer(self, host: str) -> Peer:
         """The state of an address seen for the first time (or again after its budgets refilled)."""
@@ -105,12 +135,27 @@ class Admission:
         peer = self.peers.acquire(host_of(ws))
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
         peer.sessions.add(session)
+        self.anonymous.setdefault(prefix_of(peer.address), set()).add(session)
+        self.anonymous_count += 1
         return session
+
+    def greeted(self, session: Session) -> None:
+        """A connection said hello (or closed): it no longer counts among those without hello."""
+        prefix = prefix_of(session.peer.address)
+        waiting = self.anonymous.get(prefix)
+        if waiting is None or session not in waiting:
+            return
+        waiting.discard(session)
+        if not waiting:
+            del self.anonymous[prefix]
+        self.anonymous_count -= 1
+        self.anonymous_evicting -= session.evicted
 
     def release(self, session: Session) -> None:
         """A connection closed: uncount it."""
         self.connections -= 1
         self.evicting -= session.evicted
+        self.greeted(session)
         session.peer.sessions.discard(session)
         self.peers.release(session.peer)
 

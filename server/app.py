@@ -80,6 +80,9 @@ class ServerOptions:
     """Bytes a connection may leave unread before it is dropped."""
     hello_timeout: float = 10.0
     """Seconds a connection may stay without saying hello (public reads are served meanwhile)."""
+    max_anonymous: int = 1_000
+    """Connections that have not said hello, in all; at the limit a newcomer from another network than the one
+    holding the most of them makes that network's oldest one close (1013), else it gets HTTP 503."""
     max_per_address: int = 64
     """Connections one network address (an IPv6 /64) may hold at once."""
     max_per_prefix: int = 256
@@ -264,6 +267,7 @@ class _Handler:
         deadline = asyncio.create_task(self.hello_deadline(session))
         try:
             closing: asyncio.Task[None] | None = None
+            greeted = False
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
@@ -276,7 +280,11 @@ class _Handler:
                         continue
                     session.send(_refused(refusal, data))
                     continue
-                for reply in await self.serve_one(session, data):
+                replies = await self.serve_one(session, data)
+                if not greeted and session.player_id is not None:
+                    greeted = True
+                    admission.greeted(session)
+                for reply in replies:
                     session.send(reply)
                     if isinstance(reply, ErrorMessage) and reply.code == "too_many":
                         session.limiter.refused += 1  # asking again at once, past its retry hint, is flooding too

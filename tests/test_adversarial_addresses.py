@@ -243,3 +243,26 @@ async def test_an_overloaded_server_gives_each_address_one_slow_lane(serve: Serv
     assert (await other.request("matches", type="list"))["type"] == "matches"
     for client in (*many, other):
         await client.close()
+
+
+async def test_connections_without_hello_are_capped_in_all(serve: Serve) -> None:
+    """At the server's cap on connections that have not said hello, a newcomer from another network is let in
+    (and can say hello and play) while the crowded network's oldest silent connection is closed (1013); a
+    silent newcomer of that network itself is refused (503); a connection that said hello no longer counts."""
+    server = await serve(max_anonymous=4)
+    greeted = await Client.open(server.url, "greeted", source=attacker(9))
+    silent = [await Client.open(server.url, None, source=attacker(i)) for i in range(4)]
+    try:
+        await Client.open(server.url, None, source=attacker(5))
+    except InvalidStatus as exc:
+        assert exc.response.status_code == 503
+    else:
+        raise AssertionError("a fifth connection without hello was let in from the crowded network")
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    match = await honest.request("snapshot", type="create", opponent="random", seat="south")
+    await honest.request("ack", type="move", match_id=match["match_id"], ply=0, bin=1)
+    await asyncio.wait_for(silent[0].ws.wait_closed(), 5)
+    assert silent[0].ws.close_code == 1013
+    assert all(client.ws.close_code is None for client in (greeted, *silent[1:]))
+    for client in (greeted, honest, *silent):
+        await client.close()
