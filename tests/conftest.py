@@ -1,5 +1,5 @@
-"""Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock, and no
-process left running after a test."""
+"""Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock, pages of a
+server in a headless browser, and no process left running after a test."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from protocol import Position, Side, Variant
 from server.app import RunningServer, start_server
+from tests.browser import Pages, chromium
 from tests.processes import reap
 from tests.wire import OPERATOR, FakeClock
 
@@ -69,3 +70,18 @@ async def arena(serve: Serve) -> RunningServer:
 def clock() -> FakeClock:
     """A time source that moves only when the test advances it (pass it as `serve(clock=clock)`)."""
     return FakeClock()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """A headless Chromium for the test, closed at its end (skipped or failed as tests/browser.py says)."""
+    async with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+async def pages(browser: Any, arena: RunningServer) -> AsyncIterator[Pages]:
+    """Pages of the test's server in a headless Chromium; checked for script errors and CSP violations at the end."""
+    opened = Pages(browser, arena)
+    yield opened
+    await opened.check()

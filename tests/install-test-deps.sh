@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond `pip install -e '.[test]'`, from the distribution's packages:
 #   - Chromium at /usr/bin/chromium, with a font for the pages' symbols (the browser tests,
-#     tests/test_web_browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
+#     tests/browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
 #   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/pg.py);
 #   - redis-server (the cluster tests start a throwaway one, tests/redis_server.py).
 # It also installs the playwright package if the Python in use lacks it. Safe to run again: it only

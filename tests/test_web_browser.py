@@ -1,168 +1,24 @@
-"""The spectator page in a real headless browser (Playwright with the system's Chromium), against a real server.
-
-Skipped, with the reason, when playwright or Chromium is missing, unless KALAH_REQUIRE_BROWSER=1 (CI), which
-makes them fail instead: `tests/install-test-deps.sh` installs both. KALAH_CHROMIUM names another Chromium;
-KALAH_WEB_SCREENSHOTS=DIR writes the watch page's screenshot there (`docs/` for the README's picture).
+"""The spectator page in a real headless browser (Playwright with the system's Chromium), against a real server:
+following live matches, resuming after a dropped connection, replays with the solver's values, and the page's rules
+twin against the server's rules. Skipped or failed as tests/browser.py says.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import random
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from protocol import Game, Variant
 from protocol.messages import Analyse
 from server.analysis import Analyst
 from server.app import RunningServer
+from tests.browser import SKIP, Pages, fens_of, screenshot_path, still_screenshot, wait_fen
 from tests.wire import OPERATOR, Client, is_game_over
 
-CHROMIUM = os.environ.get("KALAH_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-REQUIRED = os.environ.get("KALAH_REQUIRE_BROWSER") == "1"
+pytestmark = SKIP
 PACE_MS = 150
-
-
-def _missing() -> str | None:
-    """Why the browser tests cannot run here, or None."""
-    if importlib.util.find_spec("playwright") is None:
-        return "playwright is not installed (pip install -e '.[test]'; see tests/install-test-deps.sh)"
-    if not Path(CHROMIUM).exists():
-        return f"no Chromium at {CHROMIUM} (tests/install-test-deps.sh installs it; KALAH_CHROMIUM names another)"
-    return None
-
-
-MISSING = _missing()
-pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
-
-SPY = """
-(() => {
-  // what the tests read: every value an attribute took, every message sent and received, CSP violations
-  window.__olds = {}; window.__sent = []; window.__got = []; window.__log = []; window.__violations = [];
-  const Native = window.WebSocket;
-  window.WebSocket = class extends Native {
-    constructor(...args) {
-      super(...args);
-      window.__socket = this;
-      // window.__hold = true keeps the page from seeing incoming messages until window.__release()
-      const add = this.addEventListener.bind(this);
-      this.addEventListener = (type, listener, ...rest) => {
-        if (type !== "message") return add(type, listener, ...rest);
-        return add(type, (e) => {
-          if (!window.__hold) return listener(e);
-          (window.__held = window.__held || []).push(() => listener(e));
-        }, ...rest);
-      };
-      this.addEventListener("message", (e) => {
-        const msg = JSON.parse(e.data);
-        window.__got.push(msg);
-        window.__log.push(["got", msg.type, msg.request]);
-      });
-    }
-    send(data) {
-      const msg = JSON.parse(data);
-      window.__sent.push(msg);
-      window.__log.push(["sent", msg.type]);
-      return super.send(data);
-    }
-  };
-  window.__release = () => {
-    window.__hold = false;
-    for (const deliver of (window.__held || []).splice(0)) deliver();
-  };
-  document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective));
-  const follow = (id, attr) => {
-    const node = document.getElementById(id);
-    if (!node) return;
-    const olds = (window.__olds[`${id}.${attr}`] = []);
-    new MutationObserver((records) => { for (const r of records) olds.push(r.oldValue); })
-      .observe(node, { attributes: true, attributeFilter: [attr], attributeOldValue: true });
-  };
-  window.__values = (id, attr) => {
-    const node = document.getElementById(id);
-    const now = node.getAttribute(attr);
-    return (window.__olds[`${id}.${attr}`] || []).filter((v) => v !== null).concat(now === null ? [] : [now]);
-  };
-  document.addEventListener("DOMContentLoaded", () => { follow("board", "data-fen"); follow("link", "data-state"); });
-})();
-"""
-
-
-@asynccontextmanager
-async def chromium() -> AsyncIterator[Any]:
-    """A headless Chromium, closed on every path (fails when KALAH_REQUIRE_BROWSER=1 and it cannot start)."""
-    if MISSING is not None:
-        pytest.fail(f"KALAH_REQUIRE_BROWSER=1 but {MISSING}")
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    """A headless Chromium for the test."""
-    async with chromium() as launched:
-        yield launched
-
-
-class Pages:
-    """Opens pages of one server in the browser, each watched for script errors and CSP violations."""
-
-    def __init__(self, browser: Any, server: RunningServer) -> None:
-        self.browser = browser
-        self.base = f"http://{server.host}:{server.port}"
-        self.opened: list[tuple[Any, list[str]]] = []
-
-    async def open(self, path: str, width: int = 1280, height: int = 860, touch: bool = False,
-                   context: Any = None) -> Any:
-        """A new page at `path`, `width` x `height` CSS pixels: a new guest (its own storage), or another tab of
-        `context`'s guest; `touch`: a touch screen."""
-        if context is None:
-            context = await self.browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
-        page = await context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-        page.on("console", lambda msg: errors.append(f"console: {msg.text}")
-                if msg.type == "error" and "WebSocket" not in msg.text else None)
-        await page.add_init_script(SPY)
-        await page.goto(self.base + path)
-        self.opened.append((page, errors))
-        return page
-
-    async def check(self) -> None:
-        """No page had a script error, a console error (a dropped websocket aside) or a CSP violation (a closed
-        page: no script error while it was open)."""
-        for page, errors in self.opened:
-            violations = [] if page.is_closed() else await page.evaluate("window.__violations")
-            assert errors == [] and violations == [], (errors, violations)
-
-
-@pytest.fixture
-async def pages(browser: Any, arena: RunningServer) -> AsyncIterator[Pages]:
-    """Pages of the test's server; checked for errors at the end."""
-    opened = Pages(browser, arena)
-    yield opened
-    await opened.check()
-
-
-async def fens_of(host: Client, match_id: str) -> tuple[list[str], list[str]]:
-    """The server's stored record of a match and every position of it (start included), from `game`."""
-    game = (await host.request("game_record", type="game", match_id=match_id))["game"]
-    replay = Game.from_record(Variant.parse(game["variant"]), " ".join(game["record"]))
-    return game["record"], [p.fen() for p in replay.positions]
 
 
 async def board_counts(page: Any) -> dict[int, int]:
@@ -175,31 +31,6 @@ async def board_counts(page: Any) -> dict[int, int]:
 def pits_of(fen: str) -> dict[int, int]:
     """The seeds of a position text, by bin number."""
     return {i + 1: int(x) for i, x in enumerate(fen.split()[0].split(","))}
-
-
-async def wait_fen(page: Any, fen: str) -> None:
-    """Wait until the board shows `fen` (after its sowing is drawn)."""
-    await page.wait_for_function("(fen) => document.getElementById('board').dataset.fen === fen", arg=fen,
-                                 timeout=10_000)
-
-
-def screenshot_path(tmp_path: Path, name: str) -> Path:
-    """Where a screenshot goes: KALAH_WEB_SCREENSHOTS if set (e.g. docs/ for the README), else the test's folder."""
-    folder = os.environ.get("KALAH_WEB_SCREENSHOTS")
-    return (Path(folder) if folder else tmp_path) / name
-
-
-STILL = "() => !document.querySelector('.pit.hit') && document.getElementById('board').dataset.fen"
-
-
-async def still_screenshot(page: Any, path: Path) -> None:
-    """A screenshot of the board between two sowings (taken again if one began meanwhile)."""
-    for _ in range(20):
-        fen = await (await page.wait_for_function(STILL)).json_value()
-        await page.screenshot(path=str(path))
-        if await page.evaluate(STILL) == fen:
-            return
-    raise AssertionError("the board never stood still")
 
 
 async def test_follow_a_live_match_from_the_lobby_to_its_end(arena: RunningServer, pages: Pages,

@@ -11,22 +11,13 @@ from typing import Any
 import pytest
 
 from server.app import RunningServer
-from tests.test_web_browser import MISSING, REQUIRED, Pages, chromium, screenshot_path
+from tests.browser import SKIP, Pages, screenshot_path
 from tests.wire import Client, Json
 
-pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
+pytestmark = SKIP
 
 QUICK = "kalah(1,1,clock=60+1)"
 """One house, one seed: South's only sowing ends the game drawn 1-1; until then the game stays under way."""
-
-
-@pytest.fixture
-async def pages(arena: RunningServer) -> AsyncIterator[Pages]:
-    """Pages of the test's server in a headless Chromium; checked for script errors and CSP violations at the end."""
-    async with chromium() as launched:
-        opened = Pages(launched, arena)
-        yield opened
-        await opened.check()
 
 
 @pytest.fixture

@@ -1,78 +1,31 @@
-"""Playing from the web pages in a real headless browser (Playwright with the system's Chromium) against a real
-server: the lobby starts games, the match page plays them by clicks, keys and taps, and every position shown is
-compared with the server's stored record. Skipped or failed as tests/test_web_browser.py says.
+"""One person playing from the web pages against the server's hosted bots, in a real headless browser
+(tests/browser.py) against a real server: the lobby starts games, the match page plays them by clicks, keys and
+taps (also from a second tab, after a reload, on a phone), and every position shown is compared with the server's
+stored record; a chosen name and its key, long move lists, unknown matches and an operator's abort.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from server.app import RunningServer
-from tests.conftest import Serve
-from tests.test_web_browser import (
-    MISSING,
-    REQUIRED,
+from tests.browser import (
+    OVER,
+    READY_OR_OVER,
+    SKIP,
     Pages,
-    chromium,
+    assert_shown_is_record,
     fens_of,
-    screenshot_path,
-    still_screenshot,
+    host_wait_finished,
+    my_turn,
+    play_out,
+    playable,
+    start_from_lobby,
     wait_fen,
 )
 from tests.wire import OPERATOR, Client
 
-pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
-
-PLAYABLE = "#board button.pit:not([disabled])"
-OVER = "() => document.getElementById('status').textContent.startsWith('Game over')"
-READY_OR_OVER = f"""() => document.getElementById('status').textContent.startsWith('Game over')
-    || document.querySelector("{PLAYABLE}") !== null"""
-
-
-@pytest.fixture
-async def pages(arena: RunningServer) -> AsyncIterator[Pages]:
-    """Pages of the test's server in a headless Chromium; checked for script errors and CSP violations at the end."""
-    async with chromium() as launched:
-        opened = Pages(launched, arena)
-        yield opened
-        await opened.check()
-
-
-async def start_from_lobby(page: Any, opponent: str = "greedy", variant: dict[str, str] | None = None,
-                           seat: str = "south") -> str:
-    """Start a game from the lobby's form (a bot game, or an open match when `opponent` is ""); its match id."""
-    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
-    await page.select_option("#opponent", opponent)
-    for field, value in (variant or {}).items():
-        if field in ("pie", "transfer"):
-            await page.set_checked(f"#{field}", value == "on")
-        elif field == "capture":
-            await page.select_option("#capture", value)
-        else:
-            await page.fill(f"#{field}", value)
-    await page.select_option("#seat", seat)
-    await page.click("#play")
-    await page.wait_for_url("**/play/*")
-    await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
-    return str(page.url.rsplit("/", 1)[1])
-
-
-async def playable(page: Any) -> list[int]:
-    """The bins whose house buttons react now."""
-    bins = await page.eval_on_selector_all(PLAYABLE, "nodes => nodes.map(n => Number(n.dataset.bin))")
-    return [int(b) for b in bins]
-
-
-async def my_turn(page: Any, timeout: float = 30_000) -> list[int]:
-    """Wait until this page may move (its playable bins) or the game is over (no bins)."""
-    await page.wait_for_function(READY_OR_OVER, timeout=timeout)
-    if await page.evaluate(OVER):
-        return []
-    return await playable(page)
+pytestmark = SKIP
 
 
 async def sent_moves(page: Any) -> int:
@@ -85,33 +38,6 @@ async def house_number(page: Any, bin_: int) -> int:
     label = await page.get_attribute(f"#board .pit[data-bin='{bin_}']", "aria-keyshortcuts")
     assert label is not None
     return int(label)
-
-
-async def assert_shown_is_record(page: Any, host: Client, match_id: str) -> list[str]:
-    """Every position the board showed, in order, is the server's record's, to its end; the record."""
-    await host_wait_finished(host, match_id)
-    record, fens = await fens_of(host, match_id)
-    shown = await page.evaluate("window.__values('board', 'data-fen')")
-    assert shown == fens[fens.index(shown[0]):], "every position once, in order, to the end"
-    assert shown[-1] == fens[-1]
-    return record
-
-
-async def host_wait_finished(host: Client, match_id: str) -> None:
-    """Wait until the server has stored the match as finished."""
-    for _ in range(100):
-        game = (await host.request("game_record", type="game", match_id=match_id))["game"]
-        if game["status"] == "finished":
-            return
-        await host_sleep()
-    raise AssertionError(f"{match_id} never finished")
-
-
-async def host_sleep() -> None:
-    """A short pause between two polls of the server."""
-    import asyncio
-
-    await asyncio.sleep(0.1)
 
 
 async def test_a_game_against_greedy_played_by_keys(arena: RunningServer, pages: Pages) -> None:
@@ -185,27 +111,6 @@ async def unnamed_controls(page: Any) -> list[str]:
         .map((n) => n.outerHTML.slice(0, 80))"""))
 
 
-async def test_two_seekers_are_paired(arena: RunningServer, pages: Pages) -> None:
-    """Two people seek the same variant from the lobby: both go to the same new match, the first seeker South."""
-    first = await pages.open("/")
-    await first.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
-    await first.select_option("#opponent", "")
-    await first.fill("#clock", "")
-    await first.get_by_role("button", name="Seek an opponent").click()
-    await first.get_by_text("Seeking an opponent for kalah(6,4)").wait_for()
-    second = await pages.open("/")
-    await second.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
-    await second.select_option("#opponent", "")
-    await second.fill("#clock", "")
-    await second.get_by_role("button", name="Seek an opponent").click()
-    for page in (first, second):
-        await page.wait_for_url("**/play/*")
-        await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
-    assert first.url == second.url
-    assert "(you)" in await first.inner_text("#player-south") and "(you)" in await second.inner_text("#player-north")
-    assert await my_turn(first)
-
-
 async def test_the_opening_transfer(arena: RunningServer, pages: Pages) -> None:
     """With the opening transfer, North's first action moves one seed: a click on the house to take it from, a
     second click takes the choice back, then from and to; the server's record has the transfer."""
@@ -223,61 +128,6 @@ async def test_the_opening_transfer(arena: RunningServer, pages: Pages) -> None:
     host = await Client.open(arena.url, "host")
     record, _ = await fens_of(host, match_id)
     assert record[0] == "t9-3"
-    await host.close()
-
-
-async def play_out(players: list[Any], pick: int = 0, tap: bool = False, shot: Path | None = None) -> int:
-    """Play the game on these pages to its end, each page moving when its houses react (by clicks, or taps):
-    the `pick`-th playable house (counting from the last when negative). Returns the number of moves made."""
-    moves = 0
-    idle = 0
-    while not all([await page.evaluate(OVER) for page in players]):
-        for page in players:
-            bins = await playable(page)
-            if not bins:
-                continue
-            house = page.locator(f"#board .pit[data-bin='{bins[pick % len(bins)]}']")
-            if tap:
-                await house.tap()
-            else:
-                await house.click()
-            moves += 1
-            idle = 0
-            if shot is not None and moves == 9:
-                await page.set_viewport_size({"width": 1100, "height": 560})
-                await still_screenshot(page, shot)
-            break
-        else:  # no page may move: a move is being drawn or confirmed, or a bot thinks
-            idle += 1
-            assert idle < 1500, "no page could move for 30 s"
-            await players[0].wait_for_timeout(20)
-    return moves
-
-
-async def test_two_people_create_share_join_and_play_a_game_by_clicks(arena: RunningServer, pages: Pages,
-                                                                      tmp_path: Path) -> None:
-    """One person opens a match from the lobby and gets a link; a second person opens the link, takes the open
-    seat, and both play the whole game by clicking houses; both boards showed every position of the server's
-    record. The screenshot of a game in progress is the README's picture (KALAH_WEB_SCREENSHOTS=docs)."""
-    alice = await pages.open("/")
-    match_id = await start_from_lobby(alice, "", {"clock": "600+5"})
-    await alice.wait_for_selector("#share-link")
-    link = await alice.input_value("#share-link")
-    assert link == f"{pages.base}/play/{match_id}"
-    assert "Waiting for a second player" in await alice.inner_text("#status")
-    bob = await pages.open(link.removeprefix(pages.base))
-    await bob.get_by_role("button", name="Take the open seat (North)").click()
-    await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
-    assert "(you)" in await alice.inner_text("#player-south") and "(you)" in await bob.inner_text("#player-north")
-    moves = await play_out([alice, bob], pick=-1, shot=screenshot_path(tmp_path, "play.png"))
-    host = await Client.open(arena.url, "host")
-    record = await assert_shown_is_record(alice, host, match_id)
-    assert await assert_shown_is_record(bob, host, match_id) == record
-    assert moves == len(record)
-    for page in (alice, bob):
-        assert (await page.inner_text("#end-result")).strip()
-        await page.wait_for_function("() => document.getElementById('rating').textContent.includes('rating')")
-        assert (await page.inner_text("#rating")).startswith("Your first rating: ")
     await host.close()
 
 
@@ -420,37 +270,6 @@ async def test_a_phone_plays_a_game_by_taps(arena: RunningServer, pages: Pages) 
     await host.close()
 
 
-async def test_resign_then_rematch_with_the_seats_swapped(arena: RunningServer, pages: Pages) -> None:
-    """A second person joins an open match from the lobby's list; one resigns (after a confirmation); the other
-    asks for a rematch, the first accepts it, and both play the new match with the seats swapped."""
-    alice = await pages.open("/")
-    match_id = await start_from_lobby(alice, "", {"clock": ""})
-    bob = await pages.open("/")
-    join = bob.locator(f"#live tr[data-match='{match_id}'] button")
-    await join.click()
-    await bob.wait_for_url(f"**/play/{match_id}")
-    await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
-    await alice.get_by_role("button", name="Resign…").click()
-    await alice.get_by_role("button", name="No, play on").click()
-    assert not await alice.evaluate(OVER)
-    await alice.get_by_role("button", name="Resign…").click()
-    await alice.get_by_role("button", name="Yes, resign").click()
-    for page in (alice, bob):
-        await page.wait_for_function(OVER)
-    assert "resign" in (await bob.inner_text("#end-result")).lower()
-    assert (await bob.inner_text("#end-result")).startswith("You win")
-    await bob.get_by_role("button", name="Rematch (seats swapped)").click()
-    accept = alice.get_by_role("button", name="Accept the rematch")
-    await accept.wait_for(timeout=10_000)
-    await accept.click()
-    for page in (alice, bob):
-        await page.wait_for_function("(old) => !location.pathname.endsWith(old)", arg=match_id)
-        await page.wait_for_function("() => document.getElementById('board').dataset.fen !== undefined")
-    assert alice.url == bob.url
-    await bob.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
-    assert "(you)" in await alice.inner_text("#player-north") and "(you)" in await bob.inner_text("#player-south")
-
-
 async def test_a_chosen_name_and_a_key_carried_to_another_browser(arena: RunningServer, pages: Pages) -> None:
     """A visitor chooses a display name once (a name the server would refuse is refused on the page, a taken one
     by the server, and the identity stays); the key shown on request, pasted into another browser, plays as the
@@ -533,62 +352,6 @@ async def test_an_unknown_match_shows_only_the_message_and_a_way_back(pages: Pag
         assert await page.get_by_role("button").count() == 0 or not await page.get_by_role("button").first.is_visible()
         assert "(open seat)" not in await page.inner_text("body")
         assert "Copy the record" not in await page.inner_text("body")
-
-
-async def test_the_opponent_away_and_back_then_a_claim_the_server_accepts(serve: Serve) -> None:
-    """When the opponent closes the page the row says "away", and not once they are back; when they stay away,
-    "Claim the win" appears once the server's grace period (written into the page) has passed, and the server
-    accepts the claim at once: the game ends by abandonment in the claimer's favour."""
-    arena = await serve(grace_s=2.0)
-    async with chromium() as launched:
-        pages = Pages(launched, arena)
-        alice = await pages.open("/")
-        match_id = await start_from_lobby(alice, "", {"clock": ""})
-        bob = await pages.open(f"/play/{match_id}")
-        await bob.get_by_role("button", name="Take the open seat (North)").click()
-        await alice.wait_for_function("() => document.getElementById('status').textContent.includes('Your turn')")
-        context = bob.context
-        await bob.close()
-        away = "() => document.querySelector('#player-north .away').textContent === 'away'"
-        await alice.wait_for_function(away)
-        bob = await pages.open(f"/play/{match_id}", context=context)
-        await alice.wait_for_function("() => document.querySelector('#player-north .away').textContent === ''")
-        assert await alice.locator("#claim").is_hidden()
-        await bob.close()
-        await alice.wait_for_function(away)
-        claim = alice.get_by_role("button", name="Claim the win (opponent away)")
-        await claim.wait_for(timeout=15_000)
-        await claim.click()
-        await alice.wait_for_function(OVER)
-        assert (await alice.inner_text("#end-result")).startswith("You win")
-        assert "abandonment" in await alice.inner_text("#end-result")
-        assert not [m for m in await alice.evaluate("window.__got") if m["type"] == "error"]
-        await pages.check()
-
-
-async def test_a_claim_against_an_opponent_who_does_not_move(serve: Serve) -> None:
-    """In an untimed game, "Claim the win (opponent not moving)" appears once the opponent, connected, has been to
-    move for the server's no-move limit, and the server accepts the claim."""
-    arena = await serve(idle_s=2.0)
-    async with chromium() as launched:
-        pages = Pages(launched, arena)
-        alice = await pages.open("/")
-        match_id = await start_from_lobby(alice, "", {"clock": ""})
-        bob = await pages.open(f"/play/{match_id}")
-        await bob.get_by_role("button", name="Take the open seat (North)").click()
-        bins = await my_turn(alice)
-        last = max(b for b in bins if b != 3)  # not bin 3: 4 seeds from it end in the store (an extra turn)
-        await alice.locator(f"#board .pit[data-bin='{last}']").click()
-        await my_turn(bob)
-        claim = alice.get_by_role("button", name="Claim the win (opponent not moving)")
-        await claim.wait_for(timeout=15_000)
-        assert await bob.locator("#claim").is_hidden()  # the side to move has nothing to claim
-        await claim.click()
-        for page in (alice, bob):
-            await page.wait_for_function(OVER)
-        assert (await alice.inner_text("#end-result")).startswith("You win")
-        assert "abandonment" in await bob.inner_text("#end-result")
-        await pages.check()
 
 
 async def test_a_match_the_operator_aborts_ends_with_no_result(arena: RunningServer, pages: Pages) -> None:
