@@ -203,7 +203,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
                                         for i in range(args.spectators)))
     by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
     for i, conn in enumerate(spectators):
-        by_table[i % args.matches].append(conn)
+        for j in range(args.watch):  # spectator i follows tables i, i + S, i + 2S, ... (S spectators)
+            by_table[(i + j * args.spectators) % args.matches].append(conn)
         spectate(conn, stats)
     go = asyncio.Event()
     tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, go, stop,
@@ -249,7 +250,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         """The latency at quantile `p`, in milliseconds."""
         return 1000 * quantile(lat, p)
 
-    print(f"server load{label}: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators, "
+    print(f"server load{label}: {args.matches} matches ({2 * args.matches} players) + {args.spectators} spectators "
+          f"following {args.watch} each, "
           f"{args.variant}, think {args.think_ms:.0f} ms, synchronous={args.synchronous}, "
           f"{args.seconds:.0f} s measured after {setup_s:.1f} s setup")
     print(f"{'durable actions/s':<32}{acked / elapsed:>12.0f}   (goal >= 2000)")
@@ -376,6 +378,9 @@ def main() -> None:
     parser.add_argument("--variant", default="kalah(6,4)")
     parser.add_argument("--think-ms", type=float, default=0.0,
                         help="mean pause before each action (0: move as soon as the turn comes)")
+    parser.add_argument("--watch", type=int, default=1, metavar="K",
+                        help="tables each spectator follows (their events reach it in the same turns of the server's "
+                             "loop when their actions share a commit)")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stopped by SIGTERM)")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
     parser.add_argument("--baseline", metavar="REV",

@@ -42,6 +42,7 @@ from server.storage import Storage, StorageError, is_database_failure
 from server.storage.writer import unavailable
 from server.web import ClaimLimits
 from server.web import respond as web_page
+from server.writes import connection_class
 
 STORE_HEADER = "Kalah-Store"
 """The handshake header that names the server's database (its random identity, the same on every node)."""
@@ -367,7 +368,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                              process_response=handler.process_response,
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
-                             backlog=server_opts.backlog)
+                             backlog=server_opts.backlog,
+                             create_connection=connection_class(asyncio.get_running_loop()))
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise

@@ -12,6 +12,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
 from protocol.messages import ErrorMessage, Message, encode
+from server.writes import BatchedConnection
 
 DEFAULT_SEND_BUFFER = 1 << 20
 """Bytes a connection may leave unread before it is dropped (a client that stopped reading)."""
@@ -39,14 +40,19 @@ def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUF
 
 
 def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
-    """`push` for texts already framed (`frame`): written after whatever websockets itself has queued (a pong),
-    in one write."""
+    """`push` for texts already framed (`frame`): held for the end of the loop's turn on a `BatchedConnection`
+    (one write for all a connection is sent in a turn), else written after whatever websockets itself has queued
+    (a pong), in one write."""
     transport = ws.transport
     if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
         return False
-    queued = ws.protocol.data_to_send()
-    transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
-    if transport.get_write_buffer_size() > limit:
+    if isinstance(ws, BatchedConnection):
+        unsent = ws.hold(frames)
+    else:
+        queued = ws.protocol.data_to_send()
+        transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
+        unsent = transport.get_write_buffer_size()
+    if unsent > limit:
         transport.abort()
         return False
     return True
