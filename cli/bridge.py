@@ -2,8 +2,8 @@
 
 Like lichess-bot for UCI engines: the bridge starts COMMAND (a program speaking KGP on its
 stdin/stdout, as the client side), connects to the arena over the arena's own websocket
-protocol, finds games (seek, a hosted bot, an open match of its own, or open matches others
-created), and plays the engine's moves, game after game, reconnecting when the connection
+protocol, finds games (seek, a hosted bot, an open match of its own, open matches others
+created, or an event's games), and plays the engine's moves, game after game, reconnecting when the connection
 drops. See `cli.bridge_loop` for how, and docs/engines.md for the user's side.
 """
 
@@ -27,7 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=os.environ.get("KALAH_BRIDGE_TOKEN"),
                         help="the identity's token from an earlier run (default $KALAH_BRIDGE_TOKEN; "
                              "none: a new identity, its token printed)")
-    parser.add_argument("--games", type=int, default=1, help="games to play, then leave (0: until interrupted)")
+    parser.add_argument("--games", type=int, help="games to play, then leave (0: until interrupted; default 1, "
+                        "with --event until the event ends)")
     find = parser.add_mutually_exclusive_group()
     find.add_argument("--seek", dest="find", action="store_const", const="seek",
                       help="pair with another player seeking the variant (the default)")
@@ -36,6 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                       help="create an open match and wait for someone to join it")
     find.add_argument("--accept", dest="find", action="store_const", const="accept",
                       help="join open matches of the variant that others created")
+    find.add_argument("--event", metavar="ID", help="enter the event ID and play its games as they are paired")
     parser.add_argument("--variant", default="kalah(6,4)",
                         help="the variant to play (sowing only: no pie rule, no opening transfer)")
     parser.add_argument("--seat", choices=("south", "north", "random"), default="random",
@@ -59,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from cli.bridge_loop import Bridge
     from cli.bridge_options import BridgeError, BridgeOptions
 
-    if args.games < 0 or args.max_faults < 1 or args.move_time <= 0 or args.margin < 0 or args.poll <= 0:
+    games = args.games if args.games is not None else 0 if args.event else 1
+    if games < 0 or args.max_faults < 1 or args.move_time <= 0 or args.margin < 0 or args.poll <= 0:
         raise CommandError("--games must be 0 or more, --max-faults at least 1, --move-time and --poll positive, "
                            "--margin not negative")
     try:
@@ -67,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(f"--variant: {exc}") from None
     options = BridgeOptions(
-        server=args.server, engine=args.engine, name=args.name, token=args.token, games=args.games,
-        find="bot" if args.bot else args.find or "seek", bot=args.bot, variant=args.variant, seat=args.seat,
+        server=args.server, engine=args.engine, name=args.name, token=args.token, games=games,
+        find="bot" if args.bot else "event" if args.event else args.find or "seek", bot=args.bot, event=args.event,
+        variant=args.variant, seat=args.seat,
         rated=not args.unrated, move_s=args.move_time, margin_s=args.margin, on_fault=args.on_fault,
         max_faults=args.max_faults, poll_s=args.poll)
 

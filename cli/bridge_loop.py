@@ -3,9 +3,11 @@
 Everything the bridge reacts to goes through one queue: the server's messages (from the
 reconnecting `client.connection.Connection`), the connection's ups and downs, the engine's
 answers, and the accept mode's polls; so the state (`Game`) has one writer and no locks.
-Games are found by `seek`, by `create` (against a hosted bot, or open), or by joining open
-matches from `list`. On the engine's turn it is asked with a deadline inside the bridge's
-view of the clock (`Game.think_s`); its move is sent with its ply and kept until
+Games are found by `seek`, by `create` (against a hosted bot, or open), by joining open
+matches from `list`, or come from an event the bridge entered (`event_join`; the server sends
+each game's snapshot as the event pairs it, and the bridge follows the event to see it end).
+On the engine's turn it is asked with a deadline inside the bridge's view of the clock
+(`Game.think_s`); its move is sent with its ply and kept until
 acknowledged, so a move resent after a reconnection is never played twice. After a
 reconnection the match is synced and moves wait for a snapshot (caught-up events carry the
 clocks of their own time). A fault of the engine resigns the game, then the engine is
@@ -26,6 +28,7 @@ from cli.bridge_engine import START_S, EngineFault, LocalEngine
 from cli.bridge_game import Game, kgp_variant
 from cli.bridge_options import BridgeError, BridgeOptions
 from client.connection import Connection
+from protocol.event_messages import EventState, FetchEvent, JoinEvent
 from protocol.messages import (
     Ack,
     ActionEvent,
@@ -105,6 +108,8 @@ class Bridge:
         self.resyncing = False
         """Back from a reconnection: moves wait for a snapshot (caught-up events carry their own time's clocks)."""
         self.rng = random.Random()
+        self.entered = False
+        """In event mode: the identity is entered in the event."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     def post(self, item: ServerMessage | _Status | _Thought | _Poll) -> None:
@@ -171,6 +176,8 @@ class Bridge:
                 self.pending.pop(item.ply, None)
         elif isinstance(item, MatchList):
             await self.accept(item)
+        elif isinstance(item, EventState):
+            await self.event_state(item)
         elif isinstance(item, ErrorMessage):
             await self.refused(item)
 
@@ -207,8 +214,33 @@ class Bridge:
             opponent = o.bot if o.find == "bot" else None
             await self.send(CreateMatch.model_validate({"variant": variant, "seat": o.seat, "opponent": opponent,
                                                         "rated": o.rated}))
+        elif o.find == "event":
+            assert o.event is not None
+            await self.send(FetchEvent(event_id=o.event, follow=True))  # entered or not, and whether it ended
         else:
             await self.send(ListMatches())
+
+    async def event_state(self, state: EventState) -> None:
+        """The event's state: enter it if not yet (its variant must be one KGP can say); stop when it has ended
+        and no game of ours is under way."""
+        name = self.conn.name if self.conn is not None else None
+        if self.o.find != "event" or state.event_id != self.o.event:
+            return
+        if not self.entered:
+            try:
+                kgp_variant(state.settings.variant)
+            except ValueError as exc:
+                raise BridgeError(f"event {state.event_id} plays {state.settings.variant}: {exc}") from None
+            if any(row.name == name and row.active for row in state.standings):
+                self.entered = True
+                self.say(f"entered event {state.settings.name} ({state.event_id}): {state.settings.kind.value}, "
+                         f"{state.status}, {state.settings.variant}")
+            elif state.status in ("open", "running"):
+                await self.send(JoinEvent(event_id=state.event_id))
+                return
+        if state.status in ("finished", "cancelled") and self.game is None:
+            self.say(f"event {state.event_id} {state.status}: {self.played} game(s) played")
+            self.stopping = "done"
 
     async def accept(self, listing: MatchList) -> None:
         """Join the first open match of the variant someone else created; else look again later."""
@@ -241,6 +273,8 @@ class Bridge:
             await self.find()  # the seat held is gone: look for a game
         elif error.request in ("seek", "create"):
             raise BridgeError(f"the server refused to start a game: {error.message}")
+        elif error.request in ("event", "event_join") and self.o.find == "event":
+            raise BridgeError(f"the server refused to enter event {self.o.event}: {error.code}: {error.message}")
         elif error.request in ("move", "resign") and game is not None and error.match_id == game.match_id:
             self.say(f"game {self.played + 1}: the server refused the {error.request}: {error.message}")
             await self.send(SyncMatch(match_id=game.match_id, since=game.seq))
@@ -316,6 +350,9 @@ class Bridge:
             self.post(_Thought(game.match_id, ply, None, str(exc)))
             return
         houses = game.variant.houses
+        if answer.move is None and self.o.find == "event":  # an event's game: no move forfeits, as on the gateway
+            self.post(_Thought(game.match_id, ply, None, f"the engine sent no move in {think:.2f} s"))
+            return
         if answer.move is None:
             chosen = self.rng.choice(legal)
             self.say(f"game {self.played + 1}: the engine sent no move in {think:.2f} s: a random legal move")

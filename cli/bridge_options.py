@@ -16,8 +16,10 @@ class BridgeOptions:
     games: int = 1
     """Games to play before leaving (0: until interrupted)."""
     find: str = "seek"
-    """How to find games: `seek`, `bot`, `open` or `accept`."""
+    """How to find games: `seek`, `bot`, `open`, `accept` or `event`."""
     bot: str | None = None
+    event: str | None = None
+    """The event to enter (`find="event"`): its games come as the event pairs them."""
     variant: str = "kalah(6,4)"
     seat: str = "random"
     rated: bool = True

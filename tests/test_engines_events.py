@@ -14,6 +14,8 @@ from server.engines.kgp import Board, Line
 from server.engines.results import forfeits
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.conftest import Serve
+from tests.processes import KALAH, spawned
+from tests.test_bridge import engine
 from tests.wire import Client, FirstLegal, Json
 
 VARIANT = "kalah(4,3,clock=1/move)"
@@ -148,23 +150,53 @@ async def test_an_engine_short_of_wins_against_random_is_refused_plays_random_th
     assert refusal.name == "error" and refusal.ref == ref and agent.games == []
     assert refusal.args == (f"not_eligible: event {eid} asks an engine for 2 wins against random first"
                             " (engine:novice has 0): playing random until then",)
-    opponents, results = set(), []
-    while True:
-        line = await agent.next(10.0)
-        if line.name == "ping":
-            await agent.command("pong", ref=line.id)
-        elif line.name == "state":
-            board = line.args[0]
-            assert isinstance(board, Board)
-            await agent.command(f"move {first_pit(board)}", ref=line.id)
-            await agent.command("yield", ref=line.id)
-        elif line.name == "set" and line.args[0] == "game:opponent":
-            opponents.add(line.args[1])
-        elif line.name == "set" and line.args[0] == "arena:result":
-            results.append(str(line.args[1]).split()[0])
-        elif line.name == "ok" and line.ref == ref:
-            break
-        assert line.name != "error", line.text()
-    assert opponents == {"bot:random"} and results.count("win") == 2 and results[-1] == "win"
+    results: list[str] = []
+    while results.count("win") < 2:  # first legal pit each time: it wins as North (an ok before would be skipped)
+        results.append((await agent.play()).split()[0])
+    assert (await agent.expect("ok", where=lambda line: line.ref == ref)).ref == ref
+    opponents = {line.args[1] for line in agent.received("set") if line.args[0] == "game:opponent"}
+    assert opponents == {"bot:random"} and agent.received("error") == [refusal]
     entered = await creator.expect("event_state", 5.0, lambda m: len(m["standings"]) == 1)
     assert entered["standings"][0]["name"] == "engine:novice" and entered["standings"][0]["kind"] == "engine"
+
+
+async def test_a_bridged_engine_and_a_kgp_engine_play_a_round_robin_and_the_bridge_stops_at_its_end(
+        serve: Serve, kgp: KgpClients, host: list[Client]) -> None:
+    """`kalah bridge --event ID` enters its engine over the websocket (`event_join` as an engine), the other engine
+    enters over KGP; both play the event's game, and the bridge exits 0 once the event has finished."""
+    running = await gateway(serve, bot_factory=StandIns.make)
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Two ways in", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "entry": "engines"}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    argv = [*KALAH, "bridge", "--server", running.url, "--engine", engine(), "--event", eid]
+    async with spawned(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as bridge:
+        await creator.expect("event_state", 30.0, lambda m: len(m["standings"]) == 1)
+        agent = await kgp.open(port_of(running))
+        assert (await enter(agent, "kgp-side", eid))[1].name == "ok"
+        assert await agent.play() == "win empty +6"  # North, as the second entrant: first legal pits, North wins
+        out, err = await asyncio.wait_for(bridge.communicate(), 30)
+        assert bridge.returncode == 0, err.decode()[-400:]
+    final = await creator.expect("event_state", 10.0, lambda m: m["status"] == "finished")
+    assert [(p["south"], p["north"], p["result"]) for p in final["pairings"]] == [
+        ("engine:stdio-engine", "engine:kgp-side", "0-1")]
+    lines = out.decode().splitlines()
+    assert f"entered event Two ways in ({eid}): round_robin, open, {VARIANT}" in lines, lines
+    assert lines[-1] == f"event {eid} finished: 1 game(s) played"
+
+
+async def test_a_bridge_short_of_wins_against_random_is_refused_in_one_line(serve: Serve, host: list[Client]) -> None:
+    """`kalah bridge --event` for an event asking for a win against `random` the engine never had: status 1 and
+    one line naming what is missing."""
+    running = await serve()
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Sane", "kind": "swiss", "rounds": 1, "entry": "engines", "sanity_games": 1}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    argv = [*KALAH, "bridge", "--server", running.url, "--engine", engine(), "--event", eid]
+    async with spawned(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as bridge:
+        _, err = await asyncio.wait_for(bridge.communicate(), 30)
+    assert bridge.returncode == 1
+    assert err.decode().strip().splitlines()[-1] == (
+        f"kalah bridge: the server refused to enter event {eid}: not_eligible: event {eid} asks an engine for 1 wins"
+        " against random first (engine:stdio-engine has 0)")
