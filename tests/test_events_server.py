@@ -345,8 +345,9 @@ async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Ser
     cancelled = await host.expect("event_state", 10.0, lambda m: m["event_id"] == sid and m["status"] != "open")
     assert cancelled["status"] == "cancelled" and cancelled["pairings"] == []
     arena = {"name": "Timed", "kind": "arena", "duration_s": 30, "variant": "kalah(3,2,clock=60+1)", "start_at": soon}
-    aid = (await host.request("event_state", type="event_create", settings=arena,
-                              bots=["slow:1", "slow:2", "slow:3"]))["event_id"]
+    await host.send(type="event_create", settings=arena, bots=["slow:1", "slow:2", "slow:3"])
+    # the reply by its name: a follower's state of the cancelled Swiss may still come before it
+    aid = (await host.expect("event_state", 5.0, lambda m: m["settings"]["name"] == "Timed"))["event_id"]
     started = await host.expect("event_state", 10.0, lambda m: m["event_id"] == aid and m["status"] == "running")
     assert started["pairings"]
     await host.send(type="event_leave", event_id=aid, bot="slow:3")
