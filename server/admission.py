@@ -25,11 +25,21 @@ from server.session import Peer, RateLimiter, Session, SharedLimiter
 if TYPE_CHECKING:
     from server.app import ServerOptions
 
+RETRY_AFTER_S = 5
+"""A refused handshake's `Retry-After`: connections free up as clients leave or are shed."""
+
 
 def host_of(conn: ServerConnection) -> str:
     """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
     addr = conn.remote_address
     return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
+
+
+def refusal(conn: ServerConnection, status: HTTPStatus, reason: str) -> Response:
+    """A refused handshake: the status, one line saying why, and `Retry-After` (seconds) saying when to try again."""
+    response = conn.respond(status, f"{reason}; retry in {RETRY_AFTER_S} s\n")
+    response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return response
 
 
 def seated(arena: Arena, session: Session) -> bool:
@@ -66,21 +76,21 @@ class Admission:
         if peer is not None and peer.connections >= self.opts.max_per_address:
             log_event("connection_refused", remote=host, reason="per_address")
             metrics.refused("http_429")
-            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n")
+            return refusal(conn, HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address")
         if self.peers.connections_of_prefix(host) >= self.opts.max_per_prefix:
             log_event("connection_refused", remote=host, reason="per_prefix")
             metrics.refused("http_429")
-            return conn.respond(HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your network\n")
+            return refusal(conn, HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your network")
         if self.connections - self.evicting >= self.opts.max_connections and not self.make_room(host):
             log_event("connection_refused", connections=self.connections)
             metrics.refused("http_503")
-            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections\n")
+            return refusal(conn, HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections")
         if self.anonymous_count - self.anonymous_evicting >= self.opts.max_anonymous \
                 and not self.make_anonymous_room(host):
             log_event("connection_refused", reason="anonymous", anonymous=self.anonymous_count)
             metrics.refused("http_503")
-            return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE,
-                                "server busy: too many connections that have not said hello\n")
+            return refusal(conn, HTTPStatus.SERVICE_UNAVAILABLE, "server busy: too many connections that have not said "
+                           "hello")
         return None
 
     def make_room(self, host: str) -> bool:

@@ -255,7 +255,7 @@ async def test_connections_without_hello_are_capped_in_all(serve: Serve) -> None
     try:
         await Client.open(server.url, None, source=attacker(5))
     except InvalidStatus as exc:
-        assert exc.response.status_code == 503
+        assert exc.response.status_code == 503 and exc.response.headers["Retry-After"] == "5"
     else:
         raise AssertionError("a fifth connection without hello was let in from the crowded network")
     honest = await Client.open(server.url, "honest", source=HONEST)
