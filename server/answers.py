@@ -1,11 +1,12 @@
-"""Public reads' answers, encoded once and shared: every client asking the same while the server is busy gets
-the answer made for the first, at most `max_age` seconds old.
+"""Public reads' answers, encoded once and shared: every client asking the same while the server is busy, or
+while many ask it, gets the answer made for the first, at most `max_age` seconds old.
 
 The lobby's match list and a page of stored games are the same for everyone who asks alike, and
 making them (walking every room, reading and encoding hundreds of games) is the work a flood of
-public reads multiplies. While the event loop keeps up each read is answered fresh; while it is
-overloaded (see `server.admission`) a read is answered with the kept text, so the work no longer
-grows with the number of askers. The rows an answer holds are still charged to the asker's budgets.
+public reads multiplies. A read asked now and then is answered fresh; one asked more than
+`popular` times within `max_age`, or any while the server is overloaded (see `server.admission`),
+is answered with the kept text, so the work no longer grows with the number of askers. The rows
+an answer holds are still charged to the asker's budgets.
 """
 
 from __future__ import annotations
@@ -16,35 +17,49 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 MAX_AGE_S = 1.0
+POPULAR = 50
+"""Askers of one read within `max_age` past which they share its answer, however quiet the server is."""
 MAX_ANSWERS = 32
 """Different reads kept at once (the least recently made forgotten first)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Answer:
-    """One read's encoded reply, how many rows it holds, and when it was made."""
+    """One read's encoded reply, how many rows it holds, when it was made, and how often the read was asked since
+    `since` (a window of `max_age`)."""
 
     text: bytes
     rows: int
     made: float
+    since: float
+    asked: int = 0
 
 
 class Answers:
     """Encoded answers by the read they answer (a hashable key), bounded in number."""
 
-    def __init__(self, max_age: float = MAX_AGE_S, max_answers: int = MAX_ANSWERS,
+    def __init__(self, max_age: float = MAX_AGE_S, max_answers: int = MAX_ANSWERS, popular: int = POPULAR,
                  now: Callable[[], float] = time.monotonic) -> None:
         self.max_age = max_age
+        self.popular = popular
         self.max_answers = max_answers
         self.now = now
         self.kept: OrderedDict[Hashable, Answer] = OrderedDict()
         self.made = 0
         """Answers made (not served from those kept): the work public reads cost."""
 
-    def fresh(self, key: Hashable) -> Answer | None:
-        """The answer kept for `key` if it is at most `max_age` old, else None."""
+    def shared(self, key: Hashable, busy: bool) -> Answer | None:
+        """The answer kept for `key` to send again, if it is at most `max_age` old and the server is `busy` or
+        the read is popular (counting this ask); else None (make a fresh one)."""
         answer = self.kept.get(key)
-        return answer if answer is not None and self.now() - answer.made <= self.max_age else None
+        if answer is None:
+            return None
+        now = self.now()
+        if now - answer.since > self.max_age:
+            answer.since, answer.asked = now, 0
+        answer.asked += 1
+        fresh = now - answer.made <= self.max_age
+        return answer if fresh and (busy or answer.asked > self.popular) else None
 
     def rows(self, key: Hashable) -> int:
         """The rows of the last answer to `key`, however old (0 if none): what the next one will likely cost."""
@@ -54,8 +69,9 @@ class Answers:
     def keep(self, key: Hashable, text: bytes, rows: int) -> Answer:
         """Keep a new answer to `key`."""
         self.made += 1
-        answer = Answer(text, rows, self.now())
-        self.kept.pop(key, None)
+        now = self.now()
+        old = self.kept.pop(key, None)
+        answer = Answer(text, rows, now, now) if old is None else Answer(text, rows, now, old.since, old.asked)
         self.kept[key] = answer
         while len(self.kept) > self.max_answers:
             self.kept.popitem(last=False)

@@ -114,7 +114,7 @@ class Router:
         }
         self.moderation = Moderator(arena)
         self.answers = Answers()
-        """Public reads' answers, shared while the server is busy."""
+        """Public reads' answers, shared while the server is busy or many ask them."""
         self.busy: Callable[[], bool] = lambda: False
         """Whether the server is overloaded (set by the connection handler's admission)."""
 
@@ -164,12 +164,13 @@ class Router:
                                    s.peer.reads.wait_s(max(1, rows)))
 
     def kept_answer(self, s: Session, key: Hashable) -> bool:
-        """Answer `s` with the kept answer to `key` while the server is busy (its rows charged); whether it was.
+        """Answer `s` with the kept answer to `key` while the server is busy or many ask it (its rows charged);
+        whether it was.
 
         Otherwise refuse (`rate_limited`) an asker whose budgets lack the rows the last answer held, before
         any work is done for it."""
         answers = self.answers
-        kept = answers.fresh(key) if self.busy() else None
+        kept = answers.shared(key, self.busy())
         if kept is None:
             rows = max(1, answers.rows(key))
             if (wait := s.peer.reads.wait_s(rows)) > 0:
@@ -225,6 +226,9 @@ class Router:
     async def create(self, s: Session, msg: CreateMatch) -> list[Message]:
         """Create a match, open to anyone or against a hosted bot; the creator follows it."""
         a = self.arena
+        assert s.player_id is not None
+        if msg.opponent is None:
+            a.quotas.check_open(s.player_id, s.peer.address)  # before any other work
         variant = Variant.parse(msg.variant)
         seat = a.pick_seat(msg.seat)
         seats = [(seat, self.seat_of(s))]
@@ -232,8 +236,6 @@ class Router:
         if msg.opponent is not None:
             seats.append((1 - seat, a.bot_seat(msg.opponent)))
         else:
-            assert s.player_id is not None
-            a.quotas.check_open(s.player_id, s.peer.address)
             a.quotas.hold_open(match_id, s.player_id, s.peer.address)
         try:
             room = await a.create(variant, msg.rated, seat, seats, match_id=match_id, follow=s)
@@ -245,15 +247,15 @@ class Router:
     async def exhibition(self, s: Session, msg: CreateExhibition) -> list[Message]:
         """Open a live match between two hosted bots, play the opening, start the bots; `s` follows it."""
         a = self.arena
+        if msg.rated and not a.is_operator(msg.operator_token):
+            raise NotOperatorError("only the operator's ladder starts rated exhibitions: ask for an unrated one")
+        assert s.player_id is not None
+        a.quotas.check_exhibition(s.player_id, s.peer.address, operator=msg.rated)  # before any other work
         variant = Variant.parse(msg.variant)
         opening = [parse_action(token) for token in msg.opening]
         if Game.from_record(variant, opening).over:  # an illegal opening is refused before anything is stored
             raise NotationError("the opening ends the game: nothing would be left to play")
-        if msg.rated and not a.is_operator(msg.operator_token):
-            raise NotOperatorError("only the operator's ladder starts rated exhibitions: ask for an unrated one")
         seats = [(0, a.bot_seat(msg.south)), (1, a.bot_seat(msg.north))]
-        assert s.player_id is not None
-        a.quotas.check_exhibition(s.player_id, s.peer.address, operator=msg.rated)
         match_id = msg.match_id or new_id("m")
         if a.id_taken(match_id):
             raise MatchExistsError(f"match {match_id!r} already exists")

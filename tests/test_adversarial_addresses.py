@@ -266,3 +266,17 @@ async def test_connections_without_hello_are_capped_in_all(serve: Serve) -> None
     assert all(client.ws.close_code is None for client in (greeted, *silent[1:]))
     for client in (greeted, honest, *silent):
         await client.close()
+
+
+async def test_a_read_many_ask_at_once_is_made_once_for_them(serve: Serve) -> None:
+    """Even on a quiet server, once the lobby's list is asked more than 50 times within `shared_reads_s` the
+    answer made last goes to the next askers (each charged its rows): many addresses asking cost one listing."""
+    server = await serve(shared_reads_s=60)
+    askers = [await Client.open(server.url, None, source=attacker(i)) for i in range(12)]
+    made = server.router.answers.made
+    for _ in range(5):
+        for asker in askers:
+            assert (await asker.request("matches", type="list"))["type"] == "matches"
+    assert server.router.answers.made - made == 51
+    for client in askers:
+        await client.close()
