@@ -68,6 +68,8 @@ class Phase:
     errors: list[str] = field(default_factory=list)
     lobby: list[float] = field(default_factory=list)
     analyses: Counter[str] = field(default_factory=Counter)
+    lobby_retries: Counter[str] = field(default_factory=Counter)
+    """Lobby reads refused with a retry hint (and asked again after it), by error code."""
     spectator_events: int = 0
     rss_peak: int = 0
     cpu_share: float = 0.0
@@ -169,16 +171,22 @@ async def spectate(conn: LeanConnection, phase: Phase, matches: asyncio.Queue[st
 
 
 async def lobby(conn: LeanConnection, args: argparse.Namespace, phase: Phase) -> None:
-    """The lobby: the match list, 50 stored games and the standings every `--lobby-every` seconds."""
+    """The lobby: the match list, 50 stored games and the standings every `--lobby-every` seconds; a read
+    refused with a retry hint is asked again after it (as the protocol asks), its round trip counting the wait."""
     reads: list[tuple[dict[str, Any], str]] = [
         ({"type": "list"}, "matches"), ({"type": "games", "limit": 50}, "game_list"),
         ({"type": "standings", "limit": 50}, "standings_table")]
     while True:
         for request, answer in reads:
-            reply, seconds = await ask(conn, request, answer)
+            t0 = time.perf_counter()
+            reply, _ = await ask(conn, request, answer)
+            while reply["type"] == "error" and reply.get("retry_ms") is not None:
+                phase.lobby_retries[reply["code"]] += 1
+                await asyncio.sleep(reply["retry_ms"] / 1000)
+                reply, _ = await ask(conn, request, answer)
             if reply["type"] == "error":
                 phase.errors.append(f"lobby: {reply['code']} {reply['message']}")
-            phase.lobby.append(seconds)
+            phase.lobby.append(time.perf_counter() - t0)
         await asyncio.sleep(args.lobby_every)
 
 
@@ -328,6 +336,8 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
         print(f"  stalled readers still connected at the end: {f['stalled_survivors']} "
               f"(oldest {f['stalled_oldest_s']:.0f} s)")
     print(f"  server log: {counts(flood.server_log)}")
+    print(f"  the honest lobby's reads asked again after a retry hint: {counts(flood.lobby_retries)} (flood), "
+          f"{counts(quiet.lobby_retries)} (quiet)")
     for err in (quiet.errors + flood.errors)[:5]:
         print("  honest error:", err)
     goals = [(f"bot move latency under flood within {LATENCY_GOAL:.0f}x of quiet (p50, p90, p99, mean)",
