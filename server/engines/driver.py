@@ -188,7 +188,7 @@ class MatchDriver:
                 return  # gone (the loop forfeits it), or the match moved on (its clock fell)
             self.idle[seat] = 0 if answer.move is not None else self.idle.get(seat, 0) + 1
             if answer.move is None and self.settings.no_move_forfeits:
-                await self.forfeit(seat, f"no move within {think:.2f} s")
+                await self.forfeit(seat, "yield without a move" if answer.yielded else f"no move within {think:.2f} s")
                 return
             if self.idle[seat] >= self.settings.idle_states:
                 detail = f"no move in {self.idle[seat]} states in a row: an agent that does not play is let go"
