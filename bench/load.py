@@ -203,8 +203,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
                                         for i in range(args.spectators)))
     by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
     for i, conn in enumerate(spectators):
-        for j in range(args.watch):  # spectator i follows tables i, i + S, i + 2S, ... (S spectators)
-            by_table[(i + j * args.spectators) % args.matches].append(conn)
+        for j in range(args.watch):  # spectator i follows tables iK ... iK + K - 1 (round the tables)
+            by_table[(i * args.watch + j) % args.matches].append(conn)
         spectate(conn, stats)
     go = asyncio.Event()
     tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, go, stop,
@@ -220,7 +220,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     gc.freeze()  # the clients' own long-lived objects: keep full collections short in this process too
     stats.latencies.clear()
     h0 = await asyncio.to_thread(health, url)
-    acked0, cpu0, t0 = stats.acked, proc_usage(proc.pid)[0], time.perf_counter()
+    acked0, cpu0, writes0, t0 = stats.acked, proc_usage(proc.pid)[0], loop_writes(proc.pid), time.perf_counter()
     own0 = time.process_time()
     if args.backup:
         await asyncio.sleep(args.seconds / 2)
@@ -231,6 +231,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
+    writes = loop_writes(proc.pid) - writes0
     h1 = await asyncio.to_thread(health, url)
     commits = h1["commits"] - h0["commits"]
     lat = sorted(stats.latencies)
@@ -266,6 +267,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     print(f"{'events to spectators':<32}{stats.events_seen_by_spectators:>12}")
     print(f"{'server CPU (% of one core)':<32}{100 * (cpu1 - cpu0) / elapsed:>12.0f}")
     print(f"{'server CPU per action (ms)':<32}{1000 * (cpu1 - cpu0) / max(1, acked):>12.3f}")
+    print(f"{'server socket writes per action':<32}{writes / max(1, acked):>12.2f}   (the event loop's write calls)")
     print(f"{'server peak memory (MiB)':<32}{peak / 2**20:>12.1f}")
     print(f"{'client CPU (% of one core)':<32}{100 * own / elapsed:>12.0f}")
     print(f"{'errors':<32}{len(stats.errors):>12}")
@@ -273,8 +275,17 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     for err in stats.errors[:5]:
         print("  error:", err)
     backup_ok = not args.backup or await check_backup(backup, tmp / "restored.sqlite3", set(stats.durable))
-    return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked),
+    return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked), writes / max(1, acked),
                    ok=not lost and not stats.errors and backup_ok)
+
+
+def loop_writes(pid: int) -> int:
+    """The write system calls of a process's main thread so far: the event loop's socket writes (the database
+    writes from a thread of its own)."""
+    for line in Path(f"/proc/{pid}/task/{pid}/io").read_text().splitlines():
+        if line.startswith("syscw:"):
+            return int(line.split()[1])
+    return 0
 
 
 @dataclass
@@ -328,6 +339,7 @@ class Figures:
     p50_ms: float
     p99_ms: float
     cpu_per_action_s: float
+    writes_per_action: float
     ok: bool
 
 
@@ -362,7 +374,8 @@ async def compare(args: argparse.Namespace) -> int:
                                                          f", round {round_no + 1}]"))
     print(f"\n{'median of ' + str(args.rounds) + ' rounds':<32}{'before':>12}{'after':>12}")
     rows = [("durable actions/s", "actions_per_s", 1.0, ".0f"), ("latency p50 (ms)", "p50_ms", 1.0, ".1f"),
-            ("latency p99 (ms)", "p99_ms", 1.0, ".1f"), ("server CPU per action (ms)", "cpu_per_action_s", 1000, ".3f")]
+            ("latency p99 (ms)", "p99_ms", 1.0, ".1f"), ("server CPU per action (ms)", "cpu_per_action_s", 1000, ".3f"),
+            ("server socket writes per action", "writes_per_action", 1.0, ".2f")]
     for title, name, scale, fmt in rows:
         before_value, after_value = (scale * statistics.median(getattr(f, name) for f in runs[k]) for k in runs)
         print(f"{title:<32}{before_value:>12{fmt}}{after_value:>12{fmt}}")
