@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from protocol import EndReason
 from server.storage import Storage, sqlite
+from server.storage.games import games_query
 from server.storage.schema import SCHEMA
 from server.storage.sqlite import _run_batch
-from server.storage.writer import op_create, op_join, op_player, op_rating
+from server.storage.writer import op_create, op_finish, op_join, op_player, op_rating
 from tests.test_storage_writer import act
 
 
@@ -83,3 +85,44 @@ async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_pa
             assert actions(conn) == [("m1", 0, "1")]
     finally:
         await storage.close()
+
+
+def store_games(db: sqlite3.Connection, first: int, count: int, plies: int = 30) -> None:
+    """Store `count` finished games of `plies` actions each, numbered from `first`, created in that order."""
+    items = [[op_player("p1", "ann", None), op_player("p2", "bob", None)]]
+    for i in range(first, first + count):
+        mid = f"m{i:05d}"
+        items.append([op_create(mid, "kalah(6,4)", True, 0), op_join(mid, 0, "p1", False), op_join(mid, 1, "p2", True),
+                      *(act(mid, ply) for ply in range(plies)), op_finish(mid, 0, None, EndReason.EMPTY)])
+    assert _run_batch(db, items) == [None] * len(items)
+
+
+def vm_steps(db: sqlite3.Connection, sql: str, params: list[object]) -> int:
+    """How many SQLite virtual-machine instructions a query takes (in hundreds): the work it does, untimed."""
+    steps = [0]
+
+    def count() -> int:
+        """One more hundred instructions; go on."""
+        steps[0] += 1
+        return 0
+
+    db.set_progress_handler(count, 100)
+    try:
+        db.execute(sql, params).fetchall()
+    finally:
+        db.set_progress_handler(None, 0)
+    return steps[0]
+
+
+def test_a_page_of_stored_games_reads_the_actions_of_its_own_games_only(db: sqlite3.Connection) -> None:
+    """A page of 10 stored games, newest first, reads the actions of those 10 only: 300 more stored games of 30
+    actions each add a little work each (a scan), not the reading of every game's record."""
+    sql, params = games_query("sqlite", 10, 0, None, None, None)
+    store_games(db, 0, 300)
+    before = vm_steps(db, sql, params)
+    store_games(db, 300, 300)
+    per_game = (vm_steps(db, sql, params) - before) * 100 / 300
+    page = db.execute(sql, params).fetchall()
+    assert [row[0] for row in page] == [f"m{i:05d}" for i in range(599, 589, -1)]
+    assert all(row[11] == 30 and len(row[10].split()) == 30 for row in page)
+    assert per_game < 60, per_game
