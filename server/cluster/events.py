@@ -90,15 +90,17 @@ class ClusterEvents:
         for event_id in await self.cluster.nodes.owned_events():
             await self._adopt(event_id)
 
-    async def tick(self, lease_lost: bool) -> None:
-        """At each heartbeat: let go of events taken while this node seemed dead, take orphans, and read every
-        copy the database holds newer (a notice lost on the bus)."""
+    async def let_go(self) -> None:
+        """This node's lease had run out: let go of the events another node took meanwhile."""
+        still = await self.cluster.nodes.owned_events()
+        for event_id in self.owned - still:
+            self.owned.discard(event_id)
+            self.host.release(event_id)
+
+    async def tick(self) -> None:
+        """At each heartbeat: take orphaned events, and read every copy the database holds newer (a notice lost
+        on the bus)."""
         nodes = self.cluster.nodes
-        if lease_lost:
-            still = await nodes.owned_events()
-            for event_id in self.owned - still:
-                self.owned.discard(event_id)
-                self.host.release(event_id)
         for event_id in await nodes.take_orphan_events(self.cluster.options.takeover_batch):
             await self._adopt(event_id)
         stored = await live_versions(self.cluster.arena.storage)

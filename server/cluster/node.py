@@ -131,11 +131,11 @@ class Cluster:
         if self.arena.closing:
             return
         self.bus.keep_addresses(self.node_id)
-        lost = not await self.nodes.beat()
-        if lost:
+        if not await self.nodes.beat():
             still = await self.nodes.owned()
             for match_id in self.owned - still:
                 self.release(match_id)
+            await self.event_owners.let_go()
             log_event("node_lease_lost", node=self.node_id, kept=len(still))
         now = asyncio.get_running_loop().time()
         if self.beating_since is None:
@@ -149,8 +149,8 @@ class Cluster:
             self.on_gap()
         for match_id in taken:
             await self.adopt(match_id)
-        await self.event_owners.tick(lost)  # after the matches: an event taken over follows its games' copies
         self.live_nodes = await self.nodes.live()
+        await self.event_owners.tick()  # after the matches: an event taken over follows its games' copies
 
     async def adopt(self, match_id: str) -> None:
         """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots."""

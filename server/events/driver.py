@@ -407,7 +407,12 @@ class EventDriver:
                 return
             try:
                 await self._record(event_id, batch)
-            except KalahError as exc:  # the server is stopping: the results are read back from the matches later
+            except KalahError as exc:
+                if isinstance(exc, ConflictError) and not self.arena.closing:  # other nodes kept storing first
+                    for match_id, score in batch:
+                        self._ended(event_id, match_id, score)  # try again: a result is never dropped
+                    return
+                # the server is stopping: the results are read back from the matches by the next owner
                 log_event("event_result_deferred", event_id=event_id, matches=[m for m, _ in batch],
                           reason=str(exc)[:200])
 
