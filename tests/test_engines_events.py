@@ -16,10 +16,10 @@ from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.conftest import Serve
 from tests.processes import KALAH, spawned
 from tests.test_bridge import engine
-from tests.wire import Client, FirstLegal, Json
+from tests.wire import Client, FirstLegal, Json, eventually
 
-VARIANT = "kalah(4,3,clock=1/move)"
-"""A short board; a second a move (the engine gets 0.9 s), so a silent engine forfeits fast."""
+VARIANT = "kalah(4,3,clock=2/move)"
+"""A short board; two seconds a move (the engine gets 1.8 s), so a silent engine forfeits soon."""
 
 
 class StandIns(FirstLegal):
@@ -131,7 +131,7 @@ async def test_round_robin_of_three_engines_one_broken_finishes_with_the_right_c
     assert broken["active"] and broken["losses"] == 2 and broken["kind"] == "engine"
     details = [(f.match_id, f.detail) for f in forfeits(tmp_path / "arena.sqlite3")]
     assert details[0] == (f"{eid}-r1-t1", "illegal move 99: pits are numbered 1 to 4 (legal now: 1, 2, 3, 4)")
-    assert details[1][0] == f"{eid}-r3-t1" and details[1][1].startswith("no move within 0.")  # the clock less margin
+    assert details[1][0] == f"{eid}-r3-t1" and details[1][1].startswith("no move within 1.")  # the clock less margin
 
 
 async def test_an_engine_short_of_wins_against_random_is_refused_plays_random_then_is_entered(
@@ -200,3 +200,34 @@ async def test_a_bridge_short_of_wins_against_random_is_refused_in_one_line(serv
     assert err.decode().strip().splitlines()[-1] == (
         f"kalah bridge: the server refused to enter event {eid}: not_eligible: event {eid} asks an engine for 1 wins"
         " against random first (engine:stdio-engine has 0)")
+
+
+async def test_an_engine_that_drops_out_forfeits_that_game_and_plays_on_when_it_connects_again(
+        serve: Serve, kgp: KgpClients, host: list[Client], tmp_path: Path) -> None:
+    """A double round-robin: one engine closes its connection at its first state (that game is forfeited), connects
+    again with its token and only `mode freeplay`; it is still entered, so it waits for and plays its other games."""
+    running = await gateway(serve, bot_factory=StandIns.make)
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Comeback", "kind": "round_robin", "variant": VARIANT, "min_entrants": 3, "entry": "engines"}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    agents = {name: await kgp.open(port_of(running)) for name in ("alpha", "beta", "gamma")}
+    for name, agent in agents.items():
+        assert (await enter(agent, name, eid))[1].name == "ok"
+    others = asyncio.gather(play_games(agents["alpha"], 4), play_games(agents["beta"], 4))
+    try:
+        await agents["gamma"].expect("state", 10.0)  # round 1, against beta
+        await agents["gamma"].close()
+        await eventually(lambda: forfeits(tmp_path / "arena.sqlite3"), what="the forfeit of round 1")
+        back = await kgp.open(port_of(running))
+        await back.hello("gamma", token="gamma-secret-token")
+        await play_games(back, 3)
+        await others
+    finally:
+        others.cancel()
+    assert back.games == [f"{eid}-r3-t1", f"{eid}-r4-t1", f"{eid}-r6-t1"]
+    final: Json = await creator.expect("event_state", 15.0, lambda m: m["status"] == "finished")
+    gamma = next(row for row in final["standings"] if row["name"] == "engine:gamma")
+    assert gamma["active"] and gamma["wins"] + gamma["draws"] + gamma["losses"] == 4
+    [(match, detail)] = [(f.match_id, f.detail) for f in forfeits(tmp_path / "arena.sqlite3")]
+    assert match == f"{eid}-r1-t1" and detail.startswith("connection closed")
