@@ -45,6 +45,9 @@ FILL_NAME_KEYS = "-- fill players.name_key"
 PLAYER_NAMES = "SELECT id, name FROM players ORDER BY created_at, id"
 """Every player's id and name, oldest first (the first to hold a name keeps it)."""
 
+MATCHES_BY_CREATION = "CREATE INDEX IF NOT EXISTS matches_by_creation ON matches(created_at)"
+"""Pages of stored games of every status, newest first, read in order instead of sorting every match."""
+
 
 def name_keys(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(key, id) to store for each player row (id, name), oldest first: a name's first holder gets its canonical
@@ -189,6 +192,9 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE events ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
         "CREATE TABLE IF NOT EXISTS event_owners (event_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
     )),
+    (10, (
+        MATCHES_BY_CREATION,
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -326,6 +332,9 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     (9, (
         "ALTER TABLE events ADD COLUMN IF NOT EXISTS version INTEGER NOT NULL DEFAULT 0",
         "CREATE TABLE IF NOT EXISTS event_owners (event_id TEXT PRIMARY KEY, node TEXT NOT NULL)",
+    )),
+    (10, (
+        MATCHES_BY_CREATION,
     )),
 )
 
