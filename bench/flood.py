@@ -38,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +54,13 @@ from protocol import Game, Position, Variant, parse_action
 
 HERE = Path(__file__).resolve().parent
 HONEST = "127.0.0.2"
+OPERATOR = "flood-bench-operator"
+"""The servers' operator token: the bench reads their own timings at `/metrics` with it."""
+TIMINGS = {"commit": ("kalah_commit_seconds_bucket{", ""),
+           "event to followers": ("kalah_event_follower_seconds_bucket{", 'path="local"'),
+           "bot move": ("kalah_bot_move_seconds_bucket{", 'bot="{bot}"')}
+"""The server's histograms that say where a move's latency goes: the group commit, from a change made to its
+followers sent (commit and the loop's turns), and the bot's thinking (queueing included)."""
 RSS_GOAL = 400 << 20
 LATENCY_GOAL = 2.0
 ROUTINE_LOGS = {"hello", "match_created", "match_finished", "listening", "shutdown_started", "shutdown_done"}
@@ -78,6 +86,8 @@ class Phase:
     flood_cpu: float = 0.0
     """CPU the flooders' process used, in cores."""
     load: tuple[float, float] = (0.0, 0.0)
+    timings: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    """The server's own histograms at the phase's end: name -> (p50 bound, p99 bound, observations)."""
     """The machine's 1-minute load average as the honest games began and ended."""
 
     def ms(self, p: float) -> float:
@@ -240,7 +250,7 @@ async def run_phase(name: str, args: argparse.Namespace) -> Phase:
     log_path = tmp / "server.log"
     with log_path.open("w") as log:
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
-                                         stderr=log)
+                                       "--operator-token", OPERATOR, stderr=log)
     flooders = None
     until = time.time() + 3600
     try:
@@ -269,6 +279,7 @@ async def run_phase(name: str, args: argparse.Namespace) -> Phase:
             task.cancel()
         await asyncio.gather(*extras, return_exceptions=True)
         cpu1, phase.rss_peak = proc_usage(proc.pid)
+        phase.timings = await server_timings(url, args.bot)
         elapsed, until = time.perf_counter() - t0, time.time()
         phase.cpu_share = (cpu1 - cpu0) / elapsed
         phase.load = (load0, os.getloadavg()[0])
@@ -291,6 +302,40 @@ async def run_phase(name: str, args: argparse.Namespace) -> Phase:
     phase.server_log = server_log(log_path, until)
     shutil.rmtree(tmp, ignore_errors=True)
     return phase
+
+
+def bucket_quantile(buckets: list[tuple[str, float]], q: float) -> str:
+    """The upper bound of the histogram bucket holding quantile `q` (cumulative Prometheus buckets), in ms."""
+    total = buckets[-1][1] if buckets else 0.0
+    for bound, running in buckets:
+        if total and running >= q * total:
+            return "> 5 s" if bound == "+Inf" else f"<= {1000 * float(bound):g} ms"
+    return "-"
+
+
+async def server_timings(url: str, bot: str) -> dict[str, tuple[str, str, int]]:
+    """The server's commit, event-to-follower and bot-move histograms from `/metrics` (empty if it does not
+    answer within 30 s, as an overloaded server may not)."""
+    request = urllib.request.Request(url.replace("ws://", "http://") + "/metrics",
+                                     headers={"Authorization": f"Bearer {OPERATOR}"})
+
+    def fetch() -> str:
+        """The metrics page."""
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return str(response.read().decode())
+
+    try:
+        page = await asyncio.to_thread(fetch)
+    except OSError:
+        return {}
+    out = {}
+    for name, (prefix, label) in TIMINGS.items():
+        label = label.replace("{bot}", bot)
+        buckets = [(line.split('le="')[1].split('"')[0], float(line.rsplit(" ", 1)[1]))
+                   for line in page.splitlines() if line.startswith(prefix) and label in line]
+        out[name] = (bucket_quantile(buckets, 0.5), bucket_quantile(buckets, 0.99),
+                     int(buckets[-1][1]) if buckets else 0)
+    return out
 
 
 def counts(tally: dict[str, int]) -> str:
@@ -324,6 +369,9 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     print(f"same games in both phases: {same} of {len(quiet.records)}; spectator events {quiet.spectator_events} "
           f"(quiet), {flood.spectator_events} (flood); machine load average {quiet.load[0]:.1f}-{quiet.load[1]:.1f} "
           f"(quiet), {flood.load[0]:.1f}-{flood.load[1]:.1f} (flood) on {os.cpu_count()} cores")
+    for p in (quiet, flood):
+        print(f"server's own timings ({p.name}): " + ("; ".join(
+            f"{name} p50 {p50}, p99 {p99} ({n})" for name, (p50, p99, n) in p.timings.items()) or "not answered"))
     f = flood.flood
     print(f"flooders: {f.get('opened', 0)} connections opened, {100 * flood.flood_cpu:.0f}% of a core; "
           f"answered: {counts(f.get('replies', {}))}")
