@@ -26,13 +26,14 @@ MAX_ANSWERS = 32
 @dataclass(slots=True)
 class Answer:
     """One read's encoded reply, how many rows it holds, when it was made, and how often the read was asked since
-    `since` (a window of `max_age`)."""
+    `since` (a window of `max_age`) and in the window before."""
 
     text: bytes
     rows: int
     made: float
     since: float
     asked: int = 0
+    before: int = 0
 
 
 class Answers:
@@ -55,11 +56,12 @@ class Answers:
         if answer is None:
             return None
         now = self.now()
-        if now - answer.since > self.max_age:
+        if now - answer.since > self.max_age:  # a new window: the last one's count is kept if it just ended
+            answer.before = answer.asked if now - answer.since <= 2 * self.max_age else 0
             answer.since, answer.asked = now, 0
         answer.asked += 1
         fresh = now - answer.made <= self.max_age
-        return answer if fresh and (busy or answer.asked > self.popular) else None
+        return answer if fresh and (busy or answer.asked + answer.before > self.popular) else None
 
     def rows(self, key: Hashable) -> int:
         """The rows of the last answer to `key`, however old (0 if none): what the next one will likely cost."""
@@ -71,7 +73,8 @@ class Answers:
         self.made += 1
         now = self.now()
         old = self.kept.pop(key, None)
-        answer = Answer(text, rows, now, now) if old is None else Answer(text, rows, now, old.since, old.asked)
+        answer = Answer(text, rows, now, now) if old is None else Answer(text, rows, now, old.since, old.asked,
+                                                                         old.before)
         self.kept[key] = answer
         while len(self.kept) > self.max_answers:
             self.kept.popitem(last=False)
