@@ -53,6 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--bot", action="append", default=[], metavar="BOT",
                         help="enter a hosted bot (repeat for several)")
     create.add_argument("--no-streak", action="store_true", help="an arena without the streak bonus")
+    create.add_argument("--sanity-games", type=int, default=0, metavar="N",
+                        help="wins against the hosted bot random an outside engine needs before it may enter")
     create.add_argument("--name", default=None, help="your player name (default: your login name)")
     listing = sub.add_parser("list", help="the events, newest first")
     listing.add_argument("--status", choices=["open", "running", "finished", "cancelled"], default=None,
@@ -105,6 +107,7 @@ def _create_request(args: argparse.Namespace) -> CreateEvent:
     fields: dict[str, Any] = {"name": args.title, "kind": args.kind, "variant": variant, "rated": args.rated,
                               "min_entrants": args.min_entrants, "entry": args.entry, "streak": not args.no_streak}
     optional = {"rounds": args.rounds, "duration_s": args.duration, "max_entrants": args.max_entrants,
+                "sanity_games": args.sanity_games or None,
                 "start_at": None if args.start_in is None else time.time() + args.start_in}
     fields.update({k: v for k, v in optional.items() if v is not None})
     if args.kind == "round_robin":

@@ -113,3 +113,19 @@ async def test_errors_are_one_line(serve: Serve, capsys: pytest.CaptureFixture[s
     assert status == 2 and err.strip() == "kalah event: unknown_event: no event 'nope': see events"
     status, _, err = await _kalah(capsys, "event", "list", "--server", "ws://127.0.0.1:9")
     assert status == 2 and err.startswith("kalah event: cannot reach ws://127.0.0.1:9") and len(err.splitlines()) == 1
+
+
+async def test_an_engines_round_robin_with_a_sanity_stage_from_the_command_line(
+        serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--entry engines --sanity-games 2` make an event for outside engines that asks each for two wins against
+    random first; a value out of range is one line."""
+    running = await serve()
+    argv = ["event", "create", "KGP final", "--kind", "round_robin", "--clock", "5/move", "--entry", "engines",
+            "--name", "host", "--server", running.url, "--json"]
+    status, out, err = await _kalah(capsys, *argv, "--sanity-games", "2")
+    assert status == 0, err
+    settings = json.loads(out)["settings"]
+    assert (settings["entry"], settings["sanity_games"]) == ("engines", 2)
+    assert settings["variant"] == "kalah(6,4,clock=5/move)"
+    status, _, err = await _kalah(capsys, *argv, "--sanity-games", "21")
+    assert status != 0 and len(err.strip().splitlines()) == 1 and "sanity_games" in err
