@@ -40,14 +40,14 @@ def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUF
 
 
 def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
-    """`push` for texts already framed (`frame`): held for the end of the loop's turn on a `BatchedConnection`
-    (one write for all a connection is sent in a turn), else written after whatever websockets itself has queued
-    (a pong), in one write."""
+    """`push` for texts already framed (`frame`): on a `BatchedConnection` written at once, or, when it already
+    wrote in this turn of the loop, held and joined with the rest of the turn's; else written after whatever
+    websockets itself has queued (a pong), in one write."""
     transport = ws.transport
     if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
         return False
     if isinstance(ws, BatchedConnection):
-        unsent = ws.hold(frames)
+        unsent = ws.send_frames(frames)
     else:
         queued = ws.protocol.data_to_send()
         transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])

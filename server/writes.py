@@ -1,11 +1,14 @@
-"""Batched socket writes: the frames a connection is sent within one turn of the event loop go out in one write.
+"""Batched socket writes: a connection sent several messages within one turn of the event loop gets them in two
+writes at most.
 
 Every change publishes to each follower at once (`Room.send_texts`), and a group commit publishes
 the changes of many matches in the same turn, so a connection that follows several matches (or gets
 an ack, events and a reply together) would otherwise cost one `send` system call per message. A
-`BatchedConnection` holds what it is sent until the end of the turn; the server's `WriteBatch` then
-writes each connection's frames joined. websockets' own writes (pongs, the closing handshake) go
-through `send_data`, which writes what is held first, so the wire keeps the order things were sent in.
+`BatchedConnection` writes the first frames it is sent in a turn at once (no delay, and no cost
+when there is nothing to join), then holds what comes later in the same turn; the server's
+`WriteBatch` writes each connection's held frames joined when the turn ends. websockets' own
+writes (pongs, the closing handshake) go through `send_data`, which writes what is held first, so
+the wire keeps the order things were sent in.
 """
 
 from __future__ import annotations
@@ -17,32 +20,34 @@ from websockets.asyncio.server import ServerConnection
 
 
 class WriteBatch:
-    """The connections holding frames this turn of the loop, written once the turn's callbacks have run."""
+    """The turns of the server's loop (one callback a turn, only in turns that write) and the connections holding
+    frames until the current one ends."""
 
-    __slots__ = ("dirty", "loop", "scheduled")
+    __slots__ = ("dirty", "loop", "scheduled", "turn")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.dirty: list[BatchedConnection] = []
         self.scheduled = False
+        self.turn = 0
 
-    def add(self, conn: BatchedConnection) -> None:
-        """`conn` holds frames now: write them at the end of this turn (one callback for every connection)."""
-        self.dirty.append(conn)
+    def start_turn(self) -> None:
+        """A connection writes: make sure the turn's end is marked once the callbacks ready now have run."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self.end_turn)
 
-    def flush(self) -> None:
-        """Write every held frame, one write per connection."""
+    def end_turn(self) -> None:
+        """Write every held frame, one write per connection, and begin a new turn."""
         self.scheduled = False
+        self.turn += 1
         dirty, self.dirty = self.dirty, []
         for conn in dirty:
             conn.flush()
 
 
 class BatchedConnection(ServerConnection):
-    """A server connection whose frames are held until the end of the loop's turn and written together."""
+    """A server connection that writes its first frames of a turn at once and holds the rest to the turn's end."""
 
     batch: WriteBatch
     """The server's batch (set on the class that `connection_class` makes for one server)."""
@@ -51,15 +56,24 @@ class BatchedConnection(ServerConnection):
         super().__init__(*args, **kwargs)
         self.held: list[bytes] = []
         self.held_bytes = 0
+        self.turn = -1
+        """The batch's turn in which this connection last wrote."""
 
-    def hold(self, frames: list[bytes]) -> int:
-        """Hold frames (already framed) for this turn's write; the bytes not yet taken by the kernel, held and
-        buffered (what the send limit bounds)."""
-        if not self.held:
-            self.batch.add(self)
-        self.held += frames
-        self.held_bytes += sum(map(len, frames))
-        return self.held_bytes + self.transport.get_write_buffer_size()
+    def send_frames(self, frames: list[bytes]) -> int:
+        """Write frames (already framed), or hold them if this connection already wrote this turn; the bytes not yet
+        taken by the kernel, held and buffered (what the send limit bounds)."""
+        batch = self.batch
+        if self.turn == batch.turn:
+            if not self.held:
+                batch.dirty.append(self)
+            self.held += frames
+            self.held_bytes += sum(map(len, frames))
+            return self.held_bytes + self.transport.get_write_buffer_size()
+        self.turn = batch.turn
+        batch.start_turn()
+        queued = self.protocol.data_to_send()  # websockets writes its own at once: normally nothing
+        self.transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
+        return self.transport.get_write_buffer_size()
 
     def flush(self) -> None:
         """Write the held frames now, in one write (nothing once the connection is closing or aborted).

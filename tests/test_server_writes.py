@@ -1,6 +1,6 @@
-"""Batched socket writes, on a real server and a real websocket client: what a connection is sent in one turn of the
-event loop goes out together, in order, before any frame of websockets' own, and the send limit still drops a reader
-that stopped."""
+"""Batched socket writes, on a real server and a real websocket client: after a connection's first write in a turn of
+the event loop, what it is sent goes out together at the turn's end, in order, before any frame of websockets' own,
+and the send limit still drops a reader that stopped."""
 
 from __future__ import annotations
 
@@ -26,25 +26,33 @@ async def connected(serve: Serve) -> tuple[RunningServer, ClientConnection, Batc
 
 
 async def test_frames_sent_in_one_turn_go_out_together_and_in_order(serve: Serve) -> None:
-    """Three messages pushed in one turn are held (nothing written yet), then arrive in the order pushed."""
+    """The first message pushed in a turn is written at once; the next three are held and written together when the
+    turn ends; all arrive in the order pushed."""
     _, client, conn = await connected(serve)
     try:
         assert push_frames(conn, [frame(b'"one"')])
+        assert conn.held == []  # written at once
         assert push_frames(conn, [frame(b'"two"'), frame(b'"three"')])
-        assert len(conn.held) == 3  # one write at the end of the turn, not three
-        assert [await client.recv() for _ in range(3)] == ['"one"', '"two"', '"three"']
+        assert push_frames(conn, [frame(b'"four"')])
+        assert len(conn.held) == 3  # one write at the end of the turn, not two
+        assert [await client.recv() for _ in range(4)] == ['"one"', '"two"', '"three"', '"four"']
         assert conn.held == []
+        assert push_frames(conn, [frame(b'"five"')])  # a new turn: at once again
+        assert conn.held == []
+        assert await client.recv() == '"five"'
     finally:
         await client.close()
 
 
 async def test_websockets_own_writes_follow_the_frames_held_before_them(serve: Serve) -> None:
-    """A close started in the same turn as two pushes reaches the client after both messages."""
+    """A close started in the same turn as three pushes (two of them held) reaches the client after all three."""
     _, client, conn = await connected(serve)
     assert push_frames(conn, [frame(b'"a"')])
     assert push_frames(conn, [frame(b'"b"')])
+    assert push_frames(conn, [frame(b'"c"')])
+    assert len(conn.held) == 2
     await conn.close(1000, "bye")
-    assert [await client.recv(), await client.recv()] == ['"a"', '"b"']
+    assert [await client.recv() for _ in range(3)] == ['"a"', '"b"', '"c"']
     with pytest.raises(ConnectionClosedOK) as closed:
         await client.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
@@ -55,8 +63,10 @@ async def test_frames_held_past_the_send_limit_drop_the_connection(serve: Serve)
     is written."""
     server, client, conn = await connected(serve)
     big = frame(b"x" * 40_000)
-    assert push_frames(conn, [big], limit=64 * 1024)
-    assert not push_frames(conn, [big], limit=64 * 1024)
+    assert push_frames(conn, [big], limit=64 * 1024)  # written at once
+    assert push_frames(conn, [big], limit=64 * 1024)  # held: 40,000 bytes unsent
+    assert not push_frames(conn, [big], limit=64 * 1024)  # 80,000
+    assert await client.recv() == "x" * 40_000  # what was written before
     with pytest.raises(ConnectionClosed):
-        await client.recv()
+        await client.recv()  # and nothing held
     await eventually(lambda: server.admission.connections == 0, what="the dropped connection to be cleaned up")
