@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import random
-import time
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -125,10 +124,6 @@ class Arena:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""
         clock = self.options.clock
         return self.loop.time() if clock is None else clock()
-
-    def local_time(self, unix: float) -> float:
-        """The arena-clock reading of a UNIX time (a stored action's, another node's)."""
-        return self.now() - (time.time() - unix)
 
     def owns(self, room: Room) -> bool:
         """Whether this server runs the match's clocks, hosted bots and expiry (a lone server runs all)."""

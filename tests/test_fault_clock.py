@@ -5,6 +5,7 @@ last action, or from a notice's age by the storing node's monotonic clock, and l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,10 +14,12 @@ import time
 import urllib.request
 
 import pytest
+from redis.asyncio import Redis
 
 from protocol import Position, Sow, Variant
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
+from tests.redis_server import RedisServer
 from tests.wire import Client, Json, eventually, live_match
 
 VARIANT = "kalah(6,4,clock=20+0)"
@@ -66,19 +69,23 @@ async def play_first(client: Client, match_id: str, position: Position) -> tuple
 
 
 @pytest.mark.parametrize("step", [30.0, -30.0])
-async def test_a_node_clock_step_moves_no_flag_in_a_cluster(pg_url: str, bus_url: str, step: float) -> None:
+async def test_a_node_clock_step_moves_no_flag_in_a_cluster(pg_url: str, bus_url: str, redis_server: RedisServer,
+                                                           step: float) -> None:
     """Node B's wall clock steps by `step` seconds under two timed games node A owns: one North plays on B (B keeps a
     copy from A's notices), one whose players are all on A until A is killed and B takes it over from the
     database. Each North's move on B is acknowledged with its clock charged what really passed (never the step,
-    never a gift), B's lease holds (A sees it live, takes nothing), and B takes over exactly A's two games."""
-    a_proc, a_url = await start_node(pg_url, bus_url, "a")
-    b_proc, b_url = await start_node(pg_url, bus_url, "b", kalah=(sys.executable, "-m", "tests.stepped_clock",
-                                                                 str(step)))
+    never a gift); when B's North leaves, South's claim on A past the grace period (3 s) since the game began is
+    refused, North may still come back (when it left is Redis's time, not B's); B's lease holds (A sees it live,
+    takes nothing), and B takes over exactly A's two games."""
+    a_proc, a_url = await start_node(pg_url, bus_url, "a", "--grace", "3")
+    b_proc, b_url = await start_node(pg_url, bus_url, "b", "--grace", "3",
+                                     kalah=(sys.executable, "-m", "tests.stepped_clock", str(step)))
     south1, north1, held = await live_match(a_url, VARIANT, ("south1", "north1"))
     south2 = await Client.open(a_url, "south2")
     copied = (await south2.request("snapshot", type="create", variant=VARIANT, seat="south"))["match_id"]
     north2 = await Client.open(b_url, "north2")
     await north2.request("snapshot", type="join", match_id=copied)
+    live = time.monotonic()
     os.kill(b_proc.pid, signal.SIGUSR1)
     await eventually(lambda: abs(health(b_url)["cluster"]["at"] - time.time() - step) < 5, what="B's clock to step")
     start = Position.initial(Variant.parse(VARIANT))
@@ -91,6 +98,16 @@ async def test_a_node_clock_step_moves_no_flag_in_a_cluster(pg_url: str, bus_url
     assert reply["type"] == "ack", reply
     clocks = (await north2.expect("event", where=lambda e: e.get("ply") == 1))["clocks"]
     assert BASE_MS - (time.monotonic() - began) * 1000 <= clocks["north_ms"] <= BASE_MS, clocks
+    await asyncio.sleep(max(0.0, live + 3.5 - time.monotonic()))  # the grace since the game began has passed
+    await north2.close()
+    redis = Redis.from_url(redis_server.url)
+    try:
+        away = f"kalah:away:{north2.welcome['player_id']}"
+        await eventually(lambda: redis.exists(away), what="B to note that North left")
+    finally:
+        await redis.aclose()
+    refused = await south2.request("error", type="claim", match_id=copied)
+    assert refused["code"] == "claim_refused" and "may still come back" in refused["message"], refused
 
     began = time.monotonic()
     reply, position = await play_first(south1, held, start)
@@ -98,7 +115,7 @@ async def test_a_node_clock_step_moves_no_flag_in_a_cluster(pg_url: str, bus_url
     seen = health(a_url)["cluster"]
     assert seen["nodes"] == ["a", "b"] and seen["taken_over"] == 0, seen
     token = north1.welcome["token"]
-    for client in (south1, north1, south2, north2):
+    for client in (south1, north1, south2):
         await client.close()
     a_proc.kill()
     await a_proc.wait()
@@ -112,3 +129,4 @@ async def test_a_node_clock_step_moves_no_flag_in_a_cluster(pg_url: str, bus_url
     assert health(b_url)["cluster"]["nodes"] == ["b"]
     await north1.close()
     await stop_nodes([(b_proc, b_url)])
+

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +68,11 @@ def sessions_key(node_id: str) -> str:
 def away_key(player_id: str) -> str:
     """When `player_id`'s last connection anywhere closed (UNIX seconds)."""
     return f"kalah:away:{player_id}"
+
+
+AWAY_NOW = ("local t = redis.call('TIME') "
+            "redis.call('SET', KEYS[1], t[1] .. '.' .. string.format('%06d', t[2]), 'EX', ARGV[1]) return 1")
+"""Note in KEYS[1] when a player's last connection closed, by Redis's clock (kept ARGV[1] seconds)."""
 
 
 class Bus:
@@ -169,7 +173,7 @@ class Bus:
     def offline(self, player_id: str, node_id: str) -> None:
         """`player_id`'s last connection on `node_id` closed."""
         self.send("SREM", online_key(player_id), node_id)
-        self.send("SET", away_key(player_id), repr(time.time()), "EX", 7 * 86400)
+        self.send("EVAL", AWAY_NOW, 1, away_key(player_id), 7 * 86400)
         self.announce(Online(False, node_id, player_id))
 
     def addresses(self, node_id: str, player_id: str, addresses: tuple[str, ...]) -> None:
@@ -202,12 +206,14 @@ class Bus:
                 for node, table in zip(nodes, tables, strict=True)}
 
     async def presence(self, player_id: str) -> tuple[set[str], float | None]:
-        """The nodes where `player_id` is connected, and since when it has been away (UNIX seconds)."""
+        """The nodes where `player_id` is connected, and how long ago its last connection closed (seconds by
+        Redis's clock, which also noted when: no node's clock comes in; never below zero; None: not known)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.smembers(online_key(player_id))
             pipe.get(away_key(player_id))
-            nodes, away = await pipe.execute()
-        return set(nodes), None if away is None else float(away)
+            pipe.time()
+            nodes, away, (seconds, micros) = await pipe.execute()
+        return set(nodes), None if away is None else max(0.0, seconds + micros / 1e6 - float(away))
 
     async def _publisher(self) -> None:
         """Send queued commands in order, many per round trip; keep them while Redis is unreachable."""

@@ -115,4 +115,4 @@ class ClusterPresence(Presence):
             cluster.live_nodes = await cluster.nodes.live()
         if any(node in cluster.live_nodes for node in nodes):
             return None
-        return local if away is None else max(local, self.arena.local_time(away))
+        return local if away is None else max(local, self.arena.now() - away)
