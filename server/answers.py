@@ -12,11 +12,14 @@ an answer holds are still charged to the asker's budgets.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 MAX_AGE_S = 1.0
+STALE_S = 5.0
+"""While a new answer to a read is being made, how old the last one may be and still be shared."""
 POPULAR = 50
 """Askers of one read within `max_age` past which they share its answer, however quiet the server is."""
 MAX_ANSWERS = 32
@@ -48,6 +51,8 @@ class Answers:
         self.kept: OrderedDict[Hashable, Answer] = OrderedDict()
         self.made = 0
         """Answers made (not served from those kept): the work public reads cost."""
+        self.in_making: Counter[Hashable] = Counter()
+        """Reads whose new answer is being made (by how many askers)."""
 
     def shared(self, key: Hashable, busy: bool) -> Answer | None:
         """The answer kept for `key` to send again, if it is at most `max_age` old and the server is `busy` or
@@ -60,8 +65,20 @@ class Answers:
             answer.before = answer.asked if now - answer.since <= 2 * self.max_age else 0
             answer.since, answer.asked = now, 0
         answer.asked += 1
-        fresh = now - answer.made <= self.max_age
+        age = now - answer.made
+        fresh = age <= self.max_age or (key in self.in_making and age <= STALE_S)  # not everyone makes it anew
         return answer if fresh and (busy or answer.asked + answer.before > self.popular) else None
+
+    @contextmanager
+    def making(self, key: Hashable) -> Iterator[None]:
+        """While a new answer to `key` is being made (askers meanwhile may share the last one)."""
+        self.in_making[key] += 1
+        try:
+            yield
+        finally:
+            self.in_making[key] -= 1
+            if not self.in_making[key]:
+                del self.in_making[key]
 
     def rows(self, key: Hashable) -> int:
         """The rows of the last answer to `key`, however old (0 if none): what the next one will likely cost."""

@@ -163,33 +163,37 @@ class Router:
             raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
                                    s.peer.reads.wait_s(max(1, rows)))
 
-    def kept_answer(self, s: Session, key: Hashable) -> bool:
-        """Answer `s` with the kept answer to `key` while the server is busy or many ask it (its rows charged);
-        whether it was.
+    async def shared_read(self, s: Session, key: Hashable,
+                          make: Callable[[], Awaitable[tuple[Message, int]]]) -> list[Message]:
+        """Answer `s` with the answer kept for the read `key` while the server is busy or many ask it (its rows
+        charged), else with a new one `make` makes (charging the rows itself) and that is kept.
 
-        Otherwise refuse (`rate_limited`) an asker whose budgets lack the rows the last answer held, before
-        any work is done for it."""
+        A read whose budgets lack the rows the last answer held is refused (`rate_limited`) before any work."""
         answers = self.answers
         kept = answers.shared(key, self.busy())
-        if kept is None:
-            rows = max(1, answers.rows(key))
-            if (wait := s.peer.reads.wait_s(rows)) > 0:
-                raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
-                                       wait)
-            return False
-        self.charge_rows(s, kept.rows)
-        s.push([kept.text])
-        return True
+        if kept is not None:
+            self.charge_rows(s, kept.rows)
+            s.push([kept.text])
+            return []
+        rows = max(1, answers.rows(key))
+        if (wait := s.peer.reads.wait_s(rows)) > 0:
+            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more", wait)
+        with answers.making(key):
+            reply, rows = await make()
+        s.push([answers.keep(key, encode(reply).encode(), rows).text])
+        return []
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
         node's, as stored, with this node's spectator counts)."""
         a = self.arena
-        if self.kept_answer(s, "list"):
-            return []
-        matches = await a.replication.listing(a.options.max_list, lambda rows: self.charge_rows(s, rows))
-        s.push([self.answers.keep("list", encode(MatchList(matches=matches)).encode(), len(matches)).text])
-        return []
+
+        async def make() -> tuple[Message, int]:
+            """The list, its rows charged to `s`."""
+            matches = await a.replication.listing(a.options.max_list, lambda rows: self.charge_rows(s, rows))
+            return MatchList(matches=matches), len(matches)
+
+        return await self.shared_read(s, "list", make)
 
     async def stored(self, s: Session, msg: ListGames | FetchGame) -> list[Message]:
         """Stored games for replay, read from the database."""
@@ -201,14 +205,14 @@ class Router:
             if info is None:
                 raise UnknownMatchError(f"no readable stored game {msg.match_id!r}")
             return [GameRecord(game=info)]
-        key = ("games", msg.limit, msg.offset, msg.status, msg.player, msg.variant)
-        if self.kept_answer(s, key):
-            return []
-        self.charge_rows(s, msg.limit)
-        games = await storage.list_games(msg.limit, msg.offset, msg.status, msg.player, msg.variant)
-        reply = GameList(games=[info for info in map(game_info, games) if info is not None])
-        s.push([self.answers.keep(key, encode(reply).encode(), msg.limit).text])
-        return []
+
+        async def make() -> tuple[Message, int]:
+            """The page of games, its rows charged to `s` before it is read."""
+            self.charge_rows(s, msg.limit)
+            games = await storage.list_games(msg.limit, msg.offset, msg.status, msg.player, msg.variant)
+            return GameList(games=[info for info in map(game_info, games) if info is not None]), msg.limit
+
+        return await self.shared_read(s, ("games", msg.limit, msg.offset, msg.status, msg.player, msg.variant), make)
 
     async def standings(self, s: Session, msg: ListStandings) -> list[Message]:
         """The rating table of rated games."""

@@ -42,3 +42,20 @@ def test_a_busy_server_shares_any_read_and_keeps_a_bounded_number() -> None:
     for key in ("a", "b", "c"):
         answers.keep(key, b"{}", 1)
     assert list(answers.kept) == ["b", "c"]
+
+
+def test_while_an_answer_is_made_a_popular_read_shares_the_last_one() -> None:
+    """While one asker makes a new answer, the others of a popular read get the last one (up to 5 s old) instead
+    of each making their own; once it is kept, they get the new one."""
+    clock = FakeClock()
+    answers = Answers(max_age=1.0, popular=1, now=clock)
+    assert [ask(answers) for _ in range(3)] == [False, False, True]
+    clock.advance(2.0)
+    assert answers.shared("list", False) is None  # too old: this asker makes the new one
+    with answers.making("list"):
+        assert ask(answers)  # the last one, 2 s old, while the new one is made
+        clock.advance(4.0)
+        assert answers.shared("list", False) is None  # 6 s old: too old even so
+    answers.keep("list", b"[]", 0)
+    kept = answers.shared("list", False)
+    assert kept is not None and kept.text == b"[]"
