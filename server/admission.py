@@ -10,6 +10,8 @@ their service.
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
@@ -35,10 +37,10 @@ def host_of(conn: ServerConnection) -> str:
     return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
 
 
-def refusal(conn: ServerConnection, status: HTTPStatus, reason: str) -> Response:
+def refusal(conn: ServerConnection, status: HTTPStatus, reason: str, retry_s: int = RETRY_AFTER_S) -> Response:
     """A refused handshake: the status, one line saying why, and `Retry-After` (seconds) saying when to try again."""
-    response = conn.respond(status, f"{reason}; retry in {RETRY_AFTER_S} s\n")
-    response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    response = conn.respond(status, f"{reason}; retry in {retry_s} s\n")
+    response.headers["Retry-After"] = str(retry_s)
     return response
 
 
@@ -72,7 +74,12 @@ class Admission:
         """The HTTP refusal of a new connection past a connection cap (429, 503), or None to let it in."""
         host = host_of(conn)
         metrics = self.arena.metrics
-        peer = self.peers.get(host)
+        peer = self.peers.known(host)
+        if peer is not None and (wait := peer.cooling_until - time.monotonic()) > 0:
+            log_event("connection_refused", remote=host, reason="cooling")
+            metrics.refused("http_429")
+            return refusal(conn, HTTPStatus.TOO_MANY_REQUESTS, "a connection from your address was closed for "
+                           "flooding: slow down", math.ceil(wait))
         if peer is not None and peer.connections >= self.opts.max_per_address:
             log_event("connection_refused", remote=host, reason="per_address")
             metrics.refused("http_429")
@@ -132,6 +139,13 @@ class Admission:
         log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=held)
         self.arena.metrics.refused("connection_shed")
         self.arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
+
+    def close_flooding(self, session: Session, reason: str) -> asyncio.Task[None]:
+        """Close a connection that kept sending past its refusals (1008); its address may not connect again for
+        `flood_cooling_s`."""
+        log_event("rate_limit_close", remote=session.remote, player=session.player_id)
+        session.peer.cooling_until = time.monotonic() + self.opts.flood_cooling_s
+        return asyncio.create_task(session.ws.close(1008, reason))
 
     def new_peer(self, host: str) -> Peer:
         """The state of an address seen for the first time (or again after its budgets refilled)."""

@@ -81,6 +81,9 @@ class ServerOptions:
     """Bytes a connection may leave unread before it is dropped."""
     hello_timeout: float = 10.0
     """Seconds a connection may stay without saying hello (public reads are served meanwhile)."""
+    flood_cooling_s: float = 10.0
+    """After a connection of an address is closed for flooding (`max_refused`), how long new connections from
+    that address are refused (HTTP 429 with `Retry-After`)."""
     max_anonymous: int = 1_000
     """Connections that have not said hello, in all; at the limit a newcomer from another network than the one
     holding the most of them makes that network's oldest one close (1013), else it gets HTTP 503."""
@@ -276,8 +279,7 @@ class _Handler:
                 if refusal is not None:
                     self.router.arena.metrics.refused(refusal.code)
                     if session.limiter.refused >= self.opts.max_refused:
-                        log_event("rate_limit_close", remote=session.remote, player=session.player_id)
-                        closing = asyncio.create_task(ws.close(1008, "rate limit exceeded"))
+                        closing = admission.close_flooding(session, "rate limit exceeded")
                         continue
                     session.send(_refused(refusal, data))
                     continue
@@ -290,8 +292,7 @@ class _Handler:
                     if isinstance(reply, ErrorMessage) and reply.code == "too_many":
                         session.limiter.refused += 1  # asking again at once, past its retry hint, is flooding too
                 if session.limiter.refused >= self.opts.max_refused:
-                    log_event("rate_limit_close", remote=session.remote, player=session.player_id)
-                    closing = asyncio.create_task(ws.close(1008, "too many refused requests"))
+                    closing = admission.close_flooding(session, "too many refused requests")
         except ConnectionClosed:
             pass
         finally:

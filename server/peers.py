@@ -65,6 +65,10 @@ class PeerTable:
         """The connected address `host`'s state, or None."""
         return self.live.get(host)
 
+    def known(self, host: str) -> Peer | None:
+        """The address `host`'s state, connected or idle (kept until its budgets refill), or None."""
+        return self.live.get(host) or self.idle.get(host)
+
     def values(self) -> list[Peer]:
         """The connected addresses' states."""
         return list(self.live.values())

@@ -144,10 +144,12 @@ class Peer:
     sessions: set[Session] = field(default_factory=set)
     lane: RateLimiter | None = None
     """The address's slow lane while the server is overloaded (made on first need)."""
+    cooling_until: float = 0.0
+    """Until when (monotonic seconds) new connections from the address are refused: one was closed for flooding."""
 
     def full_at(self) -> float:
-        """When every budget of the address will have refilled (it can be forgotten then)."""
-        return max(self.reads.full_at(), self.messages.full_at())
+        """When every budget of the address will have refilled and its cooling ended (it can be forgotten then)."""
+        return max(self.reads.full_at(), self.messages.full_at(), self.cooling_until)
 
 
 class Session:

@@ -280,3 +280,23 @@ async def test_a_read_many_ask_at_once_is_made_once_for_them(serve: Serve) -> No
     assert server.router.answers.made - made == 51
     for client in askers:
         await client.close()
+
+
+async def test_an_address_closed_for_flooding_waits_before_connecting_again(serve: Serve) -> None:
+    """A connection closed for flooding (1008 past `max_refused`) makes its address wait `flood_cooling_s`: its
+    new handshakes get HTTP 429 with `Retry-After`, while another address of the same network still connects."""
+    server = await serve(rate=1, burst=2, max_refused=3, flood_cooling_s=60)
+    flooder = await Client.open(server.url, None, source=attacker(0))
+    for _ in range(10):
+        await flooder.send(type="list")
+    await asyncio.wait_for(flooder.ws.wait_closed(), 5)
+    assert flooder.ws.close_code == 1008
+    try:
+        await Client.open(server.url, None, source=attacker(0))
+    except InvalidStatus as exc:
+        assert exc.response.status_code == 429 and 55 <= int(exc.response.headers["Retry-After"]) <= 60
+    else:
+        raise AssertionError("the flooding address connected again at once")
+    neighbour = await Client.open(server.url, "neighbour", source=attacker(1))
+    await neighbour.request("matches", type="list")
+    await neighbour.close()
