@@ -82,6 +82,8 @@ class Phase:
     rss_peak: int = 0
     cpu_share: float = 0.0
     server_log: Counter[str] = field(default_factory=Counter)
+    lag_ms: int = 0
+    """The largest event-loop lag the server logged on marking itself overloaded."""
     flood: dict[str, Any] = field(default_factory=dict)
     flood_cpu: float = 0.0
     """CPU the flooders' process used, in cores."""
@@ -213,15 +215,18 @@ async def replay(conn: LeanConnection, args: argparse.Namespace, phase: Phase, p
         await asyncio.sleep(3)
 
 
-def server_log(path: Path, until: float) -> Counter[str]:
-    """The server's log events up to time `until` that are not routine, by name (and reason, where one is given)."""
+def server_log(path: Path, until: float) -> tuple[Counter[str], int]:
+    """The server's log events up to time `until` that are not routine, by name (and reason, where one is given),
+    and the largest event-loop lag (ms) it logged on marking itself overloaded."""
     counts: Counter[str] = Counter()
+    lag = 0
     for line in path.read_text(errors="replace").splitlines():
         with contextlib.suppress(ValueError, KeyError):
             entry = json.loads(line)
             if entry["event"] not in ROUTINE_LOGS and datetime.fromisoformat(entry["time"]).timestamp() <= until:
                 counts[entry["event"] + (f" ({entry['reason']})" if "reason" in entry else "")] += 1
-    return counts
+                lag = max(lag, int(entry.get("lag_ms", 0)))
+    return counts, lag
 
 
 def flood_addresses(count: int, networks: int) -> list[str]:
@@ -299,7 +304,7 @@ async def run_phase(name: str, args: argparse.Namespace) -> Phase:
         except TimeoutError:
             proc.kill()
             await proc.wait()
-    phase.server_log = server_log(log_path, until)
+    phase.server_log, phase.lag_ms = server_log(log_path, until)
     shutil.rmtree(tmp, ignore_errors=True)
     return phase
 
@@ -383,7 +388,7 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     if f.get("stalled_survivors"):
         print(f"  stalled readers still connected at the end: {f['stalled_survivors']} "
               f"(oldest {f['stalled_oldest_s']:.0f} s)")
-    print(f"  server log: {counts(flood.server_log)}")
+    print(f"  server log: {counts(flood.server_log)}; largest loop lag logged {flood.lag_ms} ms")
     print(f"  the honest lobby's reads asked again after a retry hint: {counts(flood.lobby_retries)} (flood), "
           f"{counts(quiet.lobby_retries)} (quiet)")
     for err in (quiet.errors + flood.errors)[:5]:
