@@ -83,7 +83,7 @@ class Phase:
     cpu_share: float = 0.0
     server_log: Counter[str] = field(default_factory=Counter)
     lag_ms: int = 0
-    """The largest event-loop lag the server logged on marking itself overloaded."""
+    """The largest event-loop lag the server logged (on marking itself overloaded, or a full collection's)."""
     flood: dict[str, Any] = field(default_factory=dict)
     flood_cpu: float = 0.0
     """CPU the flooders' process used, in cores."""
@@ -217,7 +217,7 @@ async def replay(conn: LeanConnection, args: argparse.Namespace, phase: Phase, p
 
 def server_log(path: Path, until: float) -> tuple[Counter[str], int]:
     """The server's log events up to time `until` that are not routine, by name (and reason, where one is given),
-    and the largest event-loop lag (ms) it logged on marking itself overloaded."""
+    and the largest event-loop lag (ms) it logged (on marking itself overloaded, or a full garbage collection's)."""
     counts: Counter[str] = Counter()
     lag = 0
     for line in path.read_text(errors="replace").splitlines():
@@ -225,7 +225,7 @@ def server_log(path: Path, until: float) -> tuple[Counter[str], int]:
             entry = json.loads(line)
             if entry["event"] not in ROUTINE_LOGS and datetime.fromisoformat(entry["time"]).timestamp() <= until:
                 counts[entry["event"] + (f" ({entry['reason']})" if "reason" in entry else "")] += 1
-                lag = max(lag, int(entry.get("lag_ms", 0)))
+                lag = max(lag, int(entry.get("lag_ms", 0)), int(entry.get("ms", 0)))
     return counts, lag
 
 
@@ -388,7 +388,8 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     if f.get("stalled_survivors"):
         print(f"  stalled readers still connected at the end: {f['stalled_survivors']} "
               f"(oldest {f['stalled_oldest_s']:.0f} s)")
-    print(f"  server log: {counts(flood.server_log)}; largest loop lag logged {flood.lag_ms} ms")
+    print(f"  server log: {counts(flood.server_log)}; largest loop lag logged {flood.lag_ms} ms "
+          f"(quiet {quiet.lag_ms} ms)")
     print(f"  the honest lobby's reads asked again after a retry hint: {counts(flood.lobby_retries)} (flood), "
           f"{counts(quiet.lobby_retries)} (quiet)")
     for err in (quiet.errors + flood.errors)[:5]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 from server.logs import event as log_event
 
@@ -23,6 +24,7 @@ async def keep_heap_frozen(interval_s: float = 10.0, unfreeze_every: int = 60) -
         rounds += 1
         if rounds % unfreeze_every == 0:
             gc.unfreeze()
+            started = time.perf_counter()
             found = gc.collect()
-            log_event("gc_full_collection", unreachable=found)
+            log_event("gc_full_collection", unreachable=found, ms=round(1000 * (time.perf_counter() - started)))
         gc.freeze()
