@@ -17,7 +17,6 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client import Counter as CounterMetric
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
@@ -115,13 +114,13 @@ class Metrics:
         self.bot_move_seconds = LabelledTimings(
             "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", "bot",
             BOT_BUCKETS)
-        self.refusals = CounterMetric(
-            "kalah_refusals", "Requests and connections refused, by error code (rate_limited, too_many, ...; "
-            "http_429 and http_503 at the handshake; hello_timeout; banned).", ["code"], registry=self.registry)
+        self.refusals: Counter[str] = Counter()
+        """Refusals by error code, counted without a lock (a flood is refused thousands of times a second)."""
+        self.registry.register(_RefusalCollector(self.refusals))
 
     def refused(self, code: str) -> None:
         """Count one refusal of `code`."""
-        self.refusals.labels(code).inc()
+        self.refusals[code] += 1
 
     def watch(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
         """Read the arena's state at every scrape (called once the server is built)."""
@@ -134,6 +133,26 @@ class Metrics:
     def render(self) -> bytes:
         """The whole registry in the Prometheus text format."""
         return generate_latest(self.registry)
+
+
+class _RefusalCollector(Collector):
+    """The refusals counted so far, by code, read when scraped."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self.counts = counts
+
+    def describe(self) -> Iterable[Metric]:
+        """Nothing to describe ahead: the family is made at each scrape."""
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        """The refusals' family."""
+        family = CounterMetricFamily("kalah_refusals", "Requests and connections refused, by error code (rate_limited, "
+                                     "too_many, ...; http_429 and http_503 at the handshake; hello_timeout; banned).",
+                                     labels=["code"])
+        for code, count in sorted(self.counts.items()):
+            family.add_metric([code], count)
+        yield family
 
 
 class _ArenaCollector(Collector):
