@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from typing import cast
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -14,7 +15,8 @@ from server.app import RunningServer
 from server.cluster import Cluster, ClusterOptions
 from tests.conftest import Serve
 from tests.pg import PostgresServer, find_bindir, query
-from tests.wire import Client, Json, live_match
+from tests.tcp_proxy import TcpProxy
+from tests.wire import Client, Json, eventually, live_match
 
 LEASE_S = ClusterOptions("").lease_s
 OUTAGE_S = LEASE_S + 2.0
@@ -161,3 +163,59 @@ async def test_a_postgres_outage_under_two_nodes_refuses_moves_and_moves_no_owne
         assert [row["action"] for row in rows] == acked
         await south.close()
         await north.close()
+
+
+async def test_a_node_cut_off_from_postgres_lets_its_game_go_before_another_takes_it(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Node B loses its way to PostgreSQL (the database and node A are fine) under a game B owns, whose players are
+    on A: B stops running the game before its lease runs out, A takes it over, so it never has two owners; the
+    moves on A are acknowledged; once B reaches the database again it owns nothing and the game stays A's."""
+    parts = urlsplit(pg_url)
+    assert parts.hostname is not None and parts.port is not None
+    proxy = TcpProxy(parts.hostname, parts.port)
+    await proxy.start()
+    a = await serve(pg_url, bus=bus_url)
+    b = await serve(pg_url.replace(f":{parts.port}/", f":{proxy.port}/"), bus=bus_url)
+    doubled: list[set[str]] = []
+
+    async def sample() -> None:
+        """Note every moment two nodes own one match."""
+        while True:
+            if both := cluster(a).owned & cluster(b).owned:
+                doubled.append(set(both))
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        creator = await Client.open(b.url, "south")
+        match_id = (await creator.request("snapshot", type="create", seat="south"))["match_id"]
+        north = await Client.open(a.url, "north")
+        await north.request("snapshot", type="join", match_id=match_id)
+        south = await Client.open(a.url, "south", token=creator.welcome["token"])
+        assert cluster(b).owned == {match_id}
+        position = Position.initial(Variant())
+
+        async def play() -> None:
+            """The side to move plays its first legal house on node A: acknowledged."""
+            nonlocal position
+            house = position.legal_bins()[0]
+            reply = await move(south if position.to_move.name == "SOUTH" else north, match_id, position.ply, house)
+            assert reply["type"] == "ack", reply
+            position = position.apply(Sow(house))
+
+        await play()
+        proxy.cut()
+        await eventually(lambda: match_id in cluster(a).owned, timeout=20, what="A to take the game over")
+        await play()
+        proxy.restore()
+        await eventually(lambda: cluster(b).database == "ok" and not cluster(b).owned, timeout=20,
+                         what="B to beat again and find the game gone")
+        await play()
+        assert not doubled, f"two owners at once: {doubled[:3]}"
+        assert (cluster(a).owned, cluster(b).owned) == ({match_id}, set())
+        for client in (creator, north, south):
+            await client.close()
+    finally:
+        sampler.cancel()
+        await b.close()
+        await proxy.close()

@@ -80,6 +80,9 @@ class Cluster:
         """When (loop time) this node's current run of heartbeats that reached the database began (None: the last
         one failed). Other nodes are judged dead only once it is a lease old: after an outage of the database
         (or of this node's way to it) nobody could beat, and the others get a lease to beat again."""
+        self.fenced = False
+        """Whether this node stopped running its matches for want of a beat that reached the database (`fence`)."""
+        self._fence: asyncio.TimerHandle | None = None
         self._ticker: asyncio.Task[None] | None = None
         self.event_owners = ClusterEvents(self)
         """The events this node pairs and drives, and their takeover."""
@@ -131,12 +134,16 @@ class Cluster:
         if self.arena.closing:
             return
         self.bus.keep_addresses(self.node_id)
-        if not await self.nodes.beat():
+        lost = not await self.nodes.beat()
+        self._arm_fence()
+        if lost:
             still = await self.nodes.owned()
             for match_id in self.owned - still:
                 self.release(match_id)
             await self.event_owners.let_go()
             log_event("node_lease_lost", node=self.node_id, kept=len(still))
+        if self.fenced:
+            await self.unfence()
         now = asyncio.get_running_loop().time()
         if self.beating_since is None:
             self.beating_since = now
@@ -152,8 +159,34 @@ class Cluster:
         self.live_nodes = await self.nodes.live()
         await self.event_owners.tick()  # after the matches: an event taken over follows its games' copies
 
-    async def adopt(self, match_id: str) -> None:
-        """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots."""
+    def _arm_fence(self) -> None:
+        """A beat reached the database: fence this node if no other does within a lease less a beat."""
+        if self._fence is not None:
+            self._fence.cancel()
+        self._fence = asyncio.get_running_loop().call_later(self.options.lease_s - self.options.beat_s, self.fence)
+
+    def fence(self) -> None:
+        """No beat has reached the database for a lease less a beat: before the other nodes may judge this one dead
+        and take its matches, stop running their clocks and bots (they stay as copies), so that no match ever has
+        two owners; the next beat that reaches the database takes up those still this node's (`unfence`)."""
+        if self.arena.closing or self.fenced:
+            return
+        self.fenced = True
+        log_event("node_fenced", node=self.node_id, owned=len(self.owned), level=30)
+        for match_id in list(self.owned):
+            self.release(match_id)
+
+    async def unfence(self) -> None:
+        """A beat reached the database again: run the matches the database still says are this node's."""
+        self.fenced = False
+        still = await self.nodes.owned()
+        for match_id in still - self.owned:
+            await self.adopt(match_id, taken=False)
+        log_event("node_unfenced", node=self.node_id, owned=len(still))
+
+    async def adopt(self, match_id: str, taken: bool = True) -> None:
+        """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots (`taken`:
+        from another node; else this node's own again after it was fenced)."""
         arena = self.arena
         room = arena.rooms.get(match_id)
         if room is None:
@@ -166,8 +199,9 @@ class Cluster:
             async with room.lock:
                 await replica.refresh(arena, room)
         self.owned.add(match_id)
-        self.taken += 1
-        log_event("match_taken_over", match=match_id, node=self.node_id, ply=room.match.ply)
+        if taken:
+            self.taken += 1
+            log_event("match_taken_over", match=match_id, node=self.node_id, ply=room.match.ply)
         arena.after_change(room)
 
     def release(self, match_id: str) -> None:
@@ -396,6 +430,8 @@ class Cluster:
         """Drain: let every owned match go at once, so the other nodes take them without waiting for a lease."""
         if self._ticker is not None:
             self._ticker.cancel()
+        if self._fence is not None:
+            self._fence.cancel()
         for match_id in list(self.owned):
             self.release(match_id)
         self.event_owners.handover()
@@ -408,6 +444,8 @@ class Cluster:
 
     async def close(self) -> None:
         """Stop beating and close the bus."""
+        if self._fence is not None:
+            self._fence.cancel()
         if self._ticker is not None:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
