@@ -1,8 +1,10 @@
 """Shared test helpers and fixtures: positions by hand, servers that are always closed, a fake clock, pages of a
-server in a headless browser, and no process left running after a test."""
+server in a headless browser; no process left running after a test, and nothing written to the user's own folders."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -18,6 +20,41 @@ from tests.wire import OPERATOR, FakeClock
 
 # PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
 pytest_plugins = ["tests.pg", "tests.redis_server"]
+
+
+USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config"}
+"""The per-user folders (platformdirs, on Linux) where the project keeps its endgame databases (cache), its default
+databases (data) and the identities the client remembers (config), each in a `kalah-arena` folder."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The per-user folders of the whole run, the processes its tests start included, in a temporary folder: a test
+    never writes to the user's own ~/.cache/kalah-arena (and ~/.local/share, ~/.config)."""
+    root = tmp_path_factory.mktemp("user")
+    saved = {name: os.environ.get(name) for name in USER_DIRS}
+    os.environ.update({name: str(root / folder) for name, folder in USER_DIRS.items()})
+    try:
+        yield root
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def own_folders(user_dirs: Path) -> Iterator[None]:
+    """After every test: it wrote nothing to the per-user folders. A test gives what it stores a temporary folder of
+    its own (KALAH_EGDB_DIR, --db, XDG_CACHE_HOME, ...): one that does not fails here, naming what it wrote."""
+    yield
+    written = sorted(user_dirs.glob("*/kalah-arena"))
+    found = [str(path.relative_to(user_dirs) / file.relative_to(path)) for path in written
+             for file in sorted(path.rglob("*")) if file.is_file()]
+    for path in written:
+        shutil.rmtree(path, ignore_errors=True)  # the next test starts clean
+    assert not written, f"the test wrote to the user's own folders (use a temporary one): {found[:5]}"
 
 
 @pytest.fixture(autouse=True)
