@@ -84,8 +84,14 @@ async def test_kalah_engine_on_a_port_that_is_not_kgp_says_so_in_one_line(serve:
                                           "--kgp-port` (TCP) or at ws://HOST:PORT/kgp",
              f"{running.url}/elsewhere": "sent no KGP greeting within 5 s (is the path the server's KGP endpoint",
              "127.0.0.1:1": "cannot play on 127.0.0.1:1: connection refused"}
-    for server, why in cases.items():
+
+    async def run(server: str) -> tuple[int | None, str]:
+        """Its exit status and what it said on stderr."""
         async with kalah_engine("random", "--server", server) as proc:
             _, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 1 and err.decode().count("\n") == 1, err.decode()
-        assert err.decode().startswith("kalah engine: ") and why in err.decode()
+        return proc.returncode, err.decode()
+
+    ended = await asyncio.gather(*map(run, cases))  # at once: two of them wait out the greeting's 5 s
+    for (status, err), why in zip(ended, cases.values(), strict=True):
+        assert status == 1 and err.count("\n") == 1, err
+        assert err.startswith("kalah engine: ") and why in err
