@@ -50,16 +50,26 @@ async def start_node(db: str, bus: str | None, name: str, *flags: str, root: Pat
     return proc, found[0]
 
 
+async def start_nodes(db: str, bus: str, names: Sequence[str], *flags: str) -> list[Node]:
+    """Cluster nodes named `names` (each as `start_node` starts one), started at once."""
+    return list(await asyncio.gather(*(start_node(db, bus, name, *flags) for name in names)))
+
+
 async def stop_nodes(nodes: list[Node]) -> None:
-    """Stop the nodes still running (SIGTERM: each drains) and wait for them (30 s, then SIGKILL)."""
-    for proc, _ in nodes:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+    """Stop the nodes still running (SIGTERM: each drains, all at once) and wait for them (30 s, then SIGKILL)."""
+    running = [proc for proc, _ in nodes if proc.returncode is None]
+    for proc in running:
+        proc.terminate()
+    await asyncio.gather(*map(_stopped, running))
+
+
+async def _stopped(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a node told to stop (30 s, then SIGKILL)."""
+    try:
+        await asyncio.wait_for(proc.wait(), 30)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
 
 
 def loopback(index: int, per: int = 20) -> str:

@@ -20,7 +20,7 @@ from server.cluster.bus import sessions_key
 from server.engines.gateway import engine_id
 from server.storage import StoredGame, fetch_game
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
-from tests.cluster_play import start_node, stop_nodes
+from tests.cluster_play import start_node, start_nodes, stop_nodes
 from tests.conftest import Serve
 from tests.test_server_metrics import scrape
 from tests.test_storage_backup import kalah
@@ -186,7 +186,7 @@ async def test_an_address_banned_on_one_node_is_refused_on_every_node_of_a_clust
     """Three `kalah serve` nodes on one PostgreSQL and one Redis: an address banned through one node has its live
     connections on every node closed and new ones refused on every node; another address plays on, and its match
     is aborted through a third node."""
-    nodes = [await start_node(pg_url, bus_url, f"mod{i}", "--operator-token", OPERATOR) for i in range(3)]
+    nodes = await start_nodes(pg_url, bus_url, [f"mod{i}" for i in range(3)], "--operator-token", OPERATOR)
     try:
         urls = [url for _, url in nodes]
         banned = [await Client.open(url, f"spammer{i}", source="127.0.0.9") for i, url in enumerate(urls)]
@@ -367,7 +367,7 @@ async def test_online_lists_who_is_connected_to_every_node_of_a_cluster(pg_url: 
     """Two `kalah serve` nodes: the online listing asked through either node names every connected identity on
     both, with its addresses on each node and the node; a player who leaves a node leaves its row; `kalah admin
     online` prints the node."""
-    nodes = [await start_node(pg_url, bus_url, f"who{i}", "--operator-token", OPERATOR) for i in range(2)]
+    nodes = await start_nodes(pg_url, bus_url, [f"who{i}" for i in range(2)], "--operator-token", OPERATOR)
     try:
         urls = [url for _, url in nodes]
         operators = [await Client.open(url, None) for url in urls]
@@ -416,8 +416,7 @@ async def kgp_told_banned(ws: ClientConnection) -> bool:
 async def test_an_address_ban_closes_kgp_engines_on_every_node(pg_url: str, bus_url: str) -> None:
     """Two nodes with KGP: an address banned through one node has its engines connected to either node told
     `error` (banned) and `goodbye`, and let go."""
-    nodes = [await start_node(pg_url, bus_url, f"kgp{i}", "--operator-token", OPERATOR, "--kgp-port", "0")
-             for i in range(2)]
+    nodes = await start_nodes(pg_url, bus_url, ["kgp0", "kgp1"], "--operator-token", OPERATOR, "--kgp-port", "0")
     try:
         urls = [url for _, url in nodes]
         engines = [await kgp_over_ws(url, "127.0.0.31") for url in urls]
