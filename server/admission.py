@@ -64,6 +64,8 @@ class Admission:
         """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.busy_until = 0.0
         """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+        self.paused = 0
+        """Times a connection's reading waited out a retry hint it kept ignoring."""
         self.anonymous: dict[str, set[Session]] = {}
         """Network prefix -> its connections that have not said hello yet."""
         self.anonymous_count = 0
@@ -139,6 +141,14 @@ class Admission:
         log_event("connection_shed", remote=victim.remote, player=victim.player_id, prefix=prefix, held=held)
         self.arena.metrics.refused("connection_shed")
         self.arena.spawn(victim.ws.close(1013, "server full: your network holds the most connections; retry later"))
+
+    async def pause_if_ignored(self, in_a_row: int, retry_ms: int | None) -> int:
+        """After a load refusal, the `in_a_row`-th in a row: past `refusal_pause_after`, wait out its retry hint (at
+        most 1 s) before the connection's next message is read. Returns `in_a_row`."""
+        if in_a_row > self.opts.refusal_pause_after:
+            self.paused += 1
+            await asyncio.sleep(min(1.0, (retry_ms or 1000) / 1000))
+        return in_a_row
 
     def close_flooding(self, session: Session, reason: str) -> asyncio.Task[None]:
         """Close a connection that kept sending past its refusals (1008); its address may not connect again for

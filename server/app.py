@@ -84,6 +84,10 @@ class ServerOptions:
     flood_cooling_s: float = 10.0
     """After a connection of an address is closed for flooding (`max_refused`), how long new connections from
     that address are refused (HTTP 429 with `Retry-After`)."""
+    refusal_pause_after: int = 30
+    """Load refusals (`rate_limited`, `too_many`) in a row after which the server waits out each one's retry hint
+    (at most 1 s) before it reads the connection's next message: a client that ignores the hints is read slowly,
+    its frames waiting in its own socket, instead of costing a refusal each."""
     max_anonymous: int = 1_000
     """Connections that have not said hello, in all; at the limit a newcomer from another network than the one
     holding the most of them makes that network's oldest one close (1013), else it gets HTTP 503."""
@@ -272,6 +276,7 @@ class _Handler:
         try:
             closing: asyncio.Task[None] | None = None
             greeted = False
+            in_a_row = 0  # load refusals in a row (rate_limited, too_many): past refusal_pause_after, waited out
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
@@ -282,17 +287,25 @@ class _Handler:
                         closing = admission.close_flooding(session, "rate limit exceeded")
                         continue
                     session.send(_refused(refusal, data))
+                    in_a_row = await admission.pause_if_ignored(in_a_row + 1, refusal.retry_ms)
                     continue
                 replies = await self.serve_one(session, data)
                 if not greeted and session.player_id is not None:
                     greeted = True
                     admission.greeted(session)
+                load_refused, hint = False, None
                 for reply in replies:
                     session.send(reply)
-                    if isinstance(reply, ErrorMessage) and reply.code == "too_many":
-                        session.limiter.refused += 1  # asking again at once, past its retry hint, is flooding too
+                    if isinstance(reply, ErrorMessage) and reply.code in ("too_many", "rate_limited"):
+                        load_refused, hint = True, reply.retry_ms
+                        if reply.code == "too_many":
+                            session.limiter.refused += 1  # asking again at once, past its hint, is flooding too
                 if session.limiter.refused >= self.opts.max_refused:
                     closing = admission.close_flooding(session, "too many refused requests")
+                elif load_refused:
+                    in_a_row = await admission.pause_if_ignored(in_a_row + 1, hint)
+                else:
+                    in_a_row = 0
         except ConnectionClosed:
             pass
         finally:

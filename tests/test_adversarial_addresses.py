@@ -300,3 +300,17 @@ async def test_an_address_closed_for_flooding_waits_before_connecting_again(serv
     neighbour = await Client.open(server.url, "neighbour", source=attacker(1))
     await neighbour.request("matches", type="list")
     await neighbour.close()
+
+
+async def test_a_connection_that_ignores_retry_hints_is_read_slowly(serve: Serve) -> None:
+    """Past `refusal_pause_after` load refusals in a row the server waits out each hint (at most 1 s) before it
+    reads the connection's next message: every message is still answered, and the pause is counted."""
+    server = await serve(rate=0.1, burst=2, refusal_pause_after=5, max_refused=1000)
+    client = await Client.open(server.url, None, source=attacker(0))
+    for _ in range(8):
+        await client.send(type="list")
+    replies = [await client.next() for _ in range(8)]
+    assert [r["type"] for r in replies] == ["matches"] * 2 + ["error"] * 6
+    assert {r["code"] for r in replies[2:]} == {"rate_limited"}
+    await eventually(lambda: server.admission.paused == 1, what="the sixth refusal in a row to be waited out")
+    await client.close()
