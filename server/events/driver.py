@@ -175,6 +175,8 @@ class EventDriver:
             stored = await self._read(event_id)
             if stored is None or (have is None and stored.status not in LIVE):
                 return
+            if have is not None and stored.version <= have.version and stored.status in LIVE:
+                return  # nothing newer stored (a notice or a heartbeat's check ahead of the database's answer)
             known = set() if have is None else {p.match_id for p in have.pairings}
             self.add(stored)
             self.followers.publish(stored)
