@@ -14,6 +14,7 @@ from server.events.driver import EventDriver
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.pg import query
+from tests.test_fault_clock import health
 from tests.wire import Client, Json
 
 QUICK = "kalah(1,1,clock=60+1)"
@@ -55,7 +56,8 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
     """A Swiss created on node A (which pairs it) is entered by four players on node B; A is killed with SIGKILL
     after one game of round 1 is recorded and while the other is under way. B takes the event over: the game
     ends there and is recorded, round 2 is paired exactly once, a follower on B gets every change, and the
-    event finishes with the right standings; every game is stored finished and no pairing is stored twice."""
+    event finishes with the right standings; every game is stored finished, no pairing is stored twice, and B's
+    `/health` counts the event it took over."""
     procs = [await start_node(pg_url, bus_url, name) for name in ("evA", "evB")]
     (owner, owner_url), (_, survivor_url) = procs
     clients: list[Client] = []
@@ -84,6 +86,8 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
         for p in second:
             await _play(players, p, "1/2-1/2")
         final = await watcher.expect("event_state", 10, lambda m: m["status"] == "finished")
+        seen = health(survivor_url)["cluster"]  # what the operator sees: one event taken over, none left to run
+        assert (seen["events_taken_over"], seen["events_owned"], seen["nodes"]) == (1, 0, ["evB"])
     finally:
         for client in clients:
             await client.close()
