@@ -1,6 +1,6 @@
-"""Events in a cluster on real PostgreSQL and Redis: the node pairing a Swiss killed with SIGKILL mid-round (the
-survivor takes the event over, the round finishes, the next one is paired once), and two nodes pairing the
-same round at once (one round is stored)."""
+"""Events on real PostgreSQL (and Redis, in a cluster): the node pairing a Swiss killed with SIGKILL mid-round
+(the survivor takes the event over, the round finishes, the next one is paired once), two nodes pairing the
+same round at once (one round is stored), and a result whose write fails (written again)."""
 
 from __future__ import annotations
 
@@ -143,3 +143,34 @@ async def test_two_nodes_pairing_the_same_round_at_once_store_it_once(
     assert [r[0] for r in made] == [p["match_id"] for p in second]
     events = await query(pg_url, "SELECT status, version FROM events WHERE id = $1", eid)
     assert events[0][0] == "finished"
+
+
+FAIL_TWICE = [
+    "CREATE SEQUENCE result_writes",
+    "CREATE FUNCTION fail_twice() RETURNS trigger AS $$ BEGIN IF nextval('result_writes') <= 2 THEN"
+    " RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+    "CREATE TRIGGER fail_results BEFORE UPDATE ON event_pairings FOR EACH ROW EXECUTE FUNCTION fail_twice()",
+]
+"""A trigger that fails the first two writes of a game's result (the batch, then the write alone)."""
+
+
+async def test_a_result_whose_write_fails_is_recorded_at_the_next_try(serve: Serve, pg_url: str) -> None:
+    """PostgreSQL refuses the write of an event game's result (a trigger fails it, as a database outage would):
+    the game's end is stored, and the result is written again a second later, so the event still finishes."""
+    node = await serve(pg_url)
+    players = {name: await Client.open(node.url, name) for name in NAMES[:2]}
+    try:
+        settings = SWISS | {"rounds": 1, "min_entrants": 2}
+        eid = (await players["ann"].request("event_state", type="event_create", settings=settings))["event_id"]
+        for name in players:
+            await players[name].request("event_state", type="event_join", event_id=eid)
+        state = await players["ann"].expect("event_state", 10, lambda m: m["round"] == 1)
+        for statement in FAIL_TWICE:
+            await query(pg_url, statement)
+        await _play(players, _round(state, 1)[0], "1-0")
+        final = await players["ann"].expect("event_state", 10, lambda m: m["status"] == "finished")
+    finally:
+        for client in players.values():
+            await client.close()
+    assert [p["result"] for p in final["pairings"]] == ["1-0"]
+    assert (await query(pg_url, "SELECT last_value FROM result_writes"))[0][0] == 3

@@ -86,9 +86,11 @@ class ClusterEvents:
             self.cluster.arena.spawn(self.host.refresh(notice.event_id, notice.version))
 
     async def start(self) -> None:
-        """A node started again under its old name before its lease ran out: its events are its own again."""
-        for event_id in await self.cluster.nodes.owned_events():
-            await self._adopt(event_id)
+        """At the start, and when a fenced node's beat reaches the database again: the events the database says
+        are this node's (one started again under its old name before its lease ran out) are resumed from the store."""
+        for event_id in await self.cluster.nodes.owned_events() - self.owned:
+            self.owned.add(event_id)
+            await self.host.adopt(event_id)
 
     async def let_go(self) -> None:
         """This node's lease had run out: let go of the events another node took meanwhile."""
@@ -125,7 +127,8 @@ class ClusterEvents:
             self.versions[event.event_id] = event.version
 
     def handover(self) -> None:
-        """Drain: let every owned event go (the others take them when this node's row is gone)."""
+        """Drain (the others take them when this node's row is gone), or fenced (cut off from the database): stop
+        pairing every owned event."""
         for event_id in list(self.owned):
             self.owned.discard(event_id)
             self.host.release(event_id)

@@ -175,6 +175,7 @@ class Cluster:
         log_event("node_fenced", node=self.node_id, owned=len(self.owned), level=30)
         for match_id in list(self.owned):
             self.release(match_id)
+        self.event_owners.handover()  # nor pair its events
 
     async def unfence(self) -> None:
         """A beat reached the database again: run the matches the database still says are this node's."""
@@ -182,6 +183,7 @@ class Cluster:
         still = await self.nodes.owned()
         for match_id in still - self.owned:
             await self.adopt(match_id, taken=False)
+        await self.event_owners.start()
         log_event("node_unfenced", node=self.node_id, owned=len(still))
 
     async def adopt(self, match_id: str, taken: bool = True) -> None:

@@ -409,14 +409,21 @@ class EventDriver:
                 return
             try:
                 await self._record(event_id, batch)
-            except KalahError as exc:
-                if isinstance(exc, ConflictError) and not self.arena.closing:  # other nodes kept storing first
-                    for match_id, score in batch:
-                        self._ended(event_id, match_id, score)  # try again: a result is never dropped
+            except Exception as exc:
+                if self.arena.closing:  # the results are read back from the matches at the next start or takeover
+                    log_event("event_result_deferred", event_id=event_id, matches=[m for m, _ in batch],
+                              reason=str(exc)[:200])
                     return
-                # the server is stopping: the results are read back from the matches by the next owner
-                log_event("event_result_deferred", event_id=event_id, matches=[m for m, _ in batch],
-                          reason=str(exc)[:200])
+                conflict = isinstance(exc, ConflictError)  # other nodes kept storing first: at once
+                if not conflict:  # the database failed: in a second (a result is never dropped)
+                    log_event("event_result_retry", event_id=event_id, reason=repr(exc)[:200], level=30)
+                self.arena.loop.call_later(0.0 if conflict else 1.0, self._ended_again, event_id, batch)
+
+    def _ended_again(self, event_id: str, batch: list[tuple[str, float]]) -> None:
+        """Queue results whose write failed again (if the event is still this server's to pair)."""
+        if self.owners.owns(event_id):
+            for match_id, score in batch:
+                self._ended(event_id, match_id, score)
 
     async def _record(self, event_id: str, results: list[tuple[str, float]]) -> None:
         """Store and apply games' results, each once (the caller holds the event's lock)."""
