@@ -11,7 +11,7 @@ from typing import cast
 from server.app import RunningServer
 from server.cluster.events import ClusterEvents
 from server.events.driver import EventDriver
-from tests.cluster_play import start_node, stop_nodes
+from tests.cluster_play import start_nodes, stop_nodes
 from tests.conftest import Serve
 from tests.pg import query
 from tests.test_fault_clock import health
@@ -58,7 +58,7 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
     ends there and is recorded, round 2 is paired exactly once, a follower on B gets every change, and the
     event finishes with the right standings; every game is stored finished, no pairing is stored twice, and B's
     `/health` counts the event it took over."""
-    procs = [await start_node(pg_url, bus_url, name) for name in ("evA", "evB")]
+    procs = await start_nodes(pg_url, bus_url, ["evA", "evB"])
     (owner, owner_url), (_, survivor_url) = procs
     clients: list[Client] = []
     try:
