@@ -53,11 +53,11 @@ async def _stored_pairings(pg_url: str, eid: str) -> list[tuple[int, int, str, s
 
 async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_round_paired_once(
         pg_url: str, bus_url: str) -> None:
-    """A Swiss created on node A (which pairs it) is entered by four players on node B; A is killed with SIGKILL
-    after one game of round 1 is recorded and while the other is under way. B takes the event over: the game
-    ends there and is recorded, round 2 is paired exactly once, a follower on B gets every change, and the
-    event finishes with the right standings; every game is stored finished, no pairing is stored twice, and B's
-    `/health` counts the event it took over."""
+    """A Swiss created on node A (which pairs it) is entered by four players on node B, each shown its game there;
+    A is killed with SIGKILL after one game of round 1 is recorded and while the other is under way. B takes the
+    event over: the game ends there and is recorded, round 2 is paired exactly once, a follower on B gets every
+    change, and the event finishes with the right standings; every game is stored finished, no pairing is stored
+    twice, and B's `/health` counts the event it took over."""
     procs = await start_nodes(pg_url, bus_url, ["evA", "evB"])
     (owner, owner_url), (_, survivor_url) = procs
     clients: list[Client] = []
@@ -74,6 +74,9 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
         state = await watcher.expect("event_state", 10, lambda m: m["round"] == 1)
         first = _round(state, 1)
         assert len(first) == 2 and all(p["result"] == "*" for p in first)
+        for p in first:  # A paired them: B shows each player on B its game
+            for name in (p["south"], p["north"]):
+                await players[name].expect("snapshot", 10, lambda m, mid=p["match_id"]: m["match_id"] == mid)
         await _play(players, first[0], "1-0")
         await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
         os.kill(owner.pid, signal.SIGKILL)
