@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from typing import cast
 
 from server.app import RunningServer
@@ -26,6 +27,11 @@ SWISS = {"name": "Nodes", "kind": "swiss", "rounds": 2, "variant": QUICK, "min_e
 def _round(state: Json, rnd: int) -> list[Json]:
     """The pairings of round `rnd` in an event state."""
     return [p for p in state["pairings"] if p["round"] == rnd]
+
+
+def _of(match_id: str) -> Callable[[Json], bool]:
+    """Whether a message is about `match_id`."""
+    return lambda m: m.get("match_id") == match_id
 
 
 def _result(state: Json, match_id: str) -> str:
@@ -76,7 +82,7 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
         assert len(first) == 2 and all(p["result"] == "*" for p in first)
         for p in first:  # A paired them: B shows each player on B its game
             for name in (p["south"], p["north"]):
-                await players[name].expect("snapshot", 10, lambda m, mid=p["match_id"]: m["match_id"] == mid)
+                await players[name].expect("snapshot", 10, _of(p["match_id"]))
         await _play(players, first[0], "1-0")
         await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
         os.kill(owner.pid, signal.SIGKILL)
