@@ -6,6 +6,7 @@ import re
 import signal
 import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.kalah_process import kalah
@@ -28,10 +29,13 @@ def test_busy_port_exits_1_at_once_with_one_line(tmp_path: Path) -> None:
 
 def test_ports_are_validated(tmp_path: Path) -> None:
     """--port 99999 (or -1, or a word) is refused with status 2 in one line, before anything is bound."""
-    for bad in ("99999", "-1", "http"):
-        done = run([*SERVE, "--port", bad, "--db", str(tmp_path / "a.sqlite3")], timeout=30)
-        assert done.returncode == 2 and done.stderr.count("\n") == 1
-        assert f"argument --port: {bad!r} is not a port number 0..65535" in done.stderr
+    bad_ports = ("99999", "-1", "http")
+    with ThreadPoolExecutor(len(bad_ports)) as pool:  # three processes at once
+        runs = pool.map(lambda bad: run([*SERVE, "--port", bad, "--db", str(tmp_path / "a.sqlite3")], timeout=30),
+                        bad_ports)
+        for bad, done in zip(bad_ports, runs, strict=True):
+            assert done.returncode == 2 and done.stderr.count("\n") == 1
+            assert f"argument --port: {bad!r} is not a port number 0..65535" in done.stderr
     assert not (tmp_path / "a.sqlite3").exists()
 
 
