@@ -3,7 +3,7 @@
 `ArenaPool` holds who is waiting, who is playing and everyone's points; it is told of joins,
 pauses and game ends, and `pair()` answers the games to start now. Waiting entrants are taken
 in ranking order (points, then who waited longest), each paired with the nearest one below
-that is not the opponent of their last game (an immediate rematch only when nobody else is
+that neither played in their last game (an immediate rematch only when nobody else is
 active). An entrant is in at most one game at a time. Points: win 2, draw 1, loss 0; with the
 streak bonus, after two wins in a row a game counts double until a draw or a loss ends the
 streak.
@@ -92,13 +92,16 @@ class ArenaPool:
         games: list[tuple[str, str]] = []
         while len(queue) >= 2:
             first = queue.pop(0)
-            mate = next((other for other in queue if self.entrants[first].last_opponent != other
-                         or active == 2), None)
+            mate = next((other for other in queue if active == 2 or not self._rematch(first, other)), None)
             if mate is None:
                 continue
             queue.remove(mate)
             games.append(self._start(first, mate))
         return games
+
+    def _rematch(self, a: str, b: str) -> bool:
+        """Whether `a` and `b` met in the last game of either of them."""
+        return self.entrants[a].last_opponent == b or self.entrants[b].last_opponent == a
 
     def _start(self, a: str, b: str) -> tuple[str, str]:
         """Mark a game between `a` and `b` started; the one with fewer south games moves first."""
