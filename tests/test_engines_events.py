@@ -198,7 +198,7 @@ async def test_a_bridge_short_of_wins_against_random_is_refused_in_one_line(serv
         _, err = await asyncio.wait_for(bridge.communicate(), 30)
     assert bridge.returncode == 1
     assert err.decode().strip().splitlines()[-1] == (
-        f"kalah bridge: the server refused to enter event {eid}: not_eligible: event {eid} asks an engine for 1 wins"
+        f"kalah bridge: the server refused to enter event {eid}: not_eligible: event {eid} asks an engine for 1 win"
         " against random first (engine:stdio-engine has 0)")
 
 

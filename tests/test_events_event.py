@@ -276,3 +276,11 @@ def test_a_start_seeds_the_entrants_by_rating() -> None:
     assert list(ev.entrants) == ["d", "b", "a", "c"]
     assert [(p.south, p.north) for p in first] == [("d", "a"), ("c", "b")]
     assert list(_restored(ev).entrants) == ["d", "b", "a", "c"]
+
+
+@pytest.mark.parametrize(("asked", "said"), [(1, "1 win against random"), (2, "2 wins against random")])
+def test_eligibility_refusal_counts_wins_in_words(asked: int, said: str) -> None:
+    """The refusal of an engine short of wins against random says "1 win" or "N wins"."""
+    ev = _event(kind="swiss", rounds=1, sanity_games=asked)
+    with pytest.raises(NotEligibleError, match=f"asks an engine for {said} first"):
+        ev.join("engine:x", ENGINE)

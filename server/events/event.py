@@ -90,7 +90,8 @@ class Event:
         if s.entry is Entry.LISTED and name not in s.names:
             raise NotEligibleError(f"event {self.event_id} is for a list of names, and {name} is not on it")
         if kind is EntrantKind.ENGINE and wins_against_random < s.sanity_games:
-            raise NotEligibleError(f"event {self.event_id} asks an engine for {s.sanity_games} wins against random"
+            wins = "1 win" if s.sanity_games == 1 else f"{s.sanity_games} wins"
+            raise NotEligibleError(f"event {self.event_id} asks an engine for {wins} against random"
                                    f" first ({name} has {wins_against_random})")
 
     def join(self, name: str, kind: EntrantKind, wins_against_random: int = 0) -> list[Pairing]:
