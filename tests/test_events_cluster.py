@@ -183,3 +183,30 @@ async def test_a_result_whose_write_fails_is_recorded_at_the_next_try(serve: Ser
             await client.close()
     assert [p["result"] for p in final["pairings"]] == ["1-0"]
     assert (await query(pg_url, "SELECT last_value FROM result_writes"))[0][0] == 3
+
+
+async def test_a_join_on_a_node_not_owning_the_event_enters_it(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Players on node A join an open Swiss and a running arena that node B created and runs: each join is
+    entered (no `event_started`), and B, the owner, holds the arena's newcomer."""
+    a, b = [await serve(pg_url, bus=bus_url) for _ in range(2)]
+    on_b = {name: await Client.open(b.url, name) for name in ("ann", "ben")}
+    on_a = {name: await Client.open(a.url, name) for name in ("cat", "dan")}
+    try:
+        sid = (await on_b["ann"].request("event_state", type="event_create", settings=SWISS))["event_id"]
+        joined = await on_a["dan"].request("event_state", type="event_join", event_id=sid)
+        assert joined["status"] == "open" and [r["name"] for r in joined["standings"]] == ["dan"]
+        arena = {"name": "Far", "kind": "arena", "duration_s": 30, "min_entrants": 2, "variant": QUICK}
+        aid = (await on_b["ben"].request("event_state", type="event_create", settings=arena))["event_id"]
+        await on_b["ben"].request("event_state", type="event_join", event_id=aid)
+        await on_b["ann"].send(type="event_join", event_id=aid)  # ann follows the Swiss too: its state may come first
+        running = await on_b["ann"].expect("event_state", 5, lambda m: m["event_id"] == aid)
+        assert running["status"] == "running"
+        late = await on_a["cat"].request("event_state", type="event_join", event_id=aid)
+        assert late["status"] == "running" and "cat" in {r["name"] for r in late["standings"]}
+        seen = await on_b["ann"].expect("event_state", 5, lambda m: m["event_id"] == aid and len(m["standings"]) == 3)
+        assert "cat" in {r["name"] for r in seen["standings"]}  # B's followers see the entrant A stored
+        assert "cat" in _driver(b).events[aid].entrants
+        assert _driver(b).owners.owns(aid) and not _driver(a).owners.owns(aid)
+    finally:
+        for client in [*on_b.values(), *on_a.values()]:
+            await client.close()
