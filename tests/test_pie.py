@@ -30,6 +30,8 @@ def opener_minimax(position: Position) -> int:
 def _minimax(variant: Variant, pits: tuple[int, ...], to_move: Side, pie_open: bool, swapped: bool,
              over: bool) -> int:
     """`opener_minimax` of a position by what decides its future (not its ply), so transpositions are shared."""
+    if swapped and not pie_open:  # after the swap the same boards as without it, the opener on the other side
+        return -_minimax(variant, pits, to_move, False, False, over)
     position = Position(variant, pits, to_move, 0, pie_open, False, swapped, None)
     if over:
         return position.margin if not swapped else -position.margin
