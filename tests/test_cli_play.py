@@ -17,6 +17,7 @@ from client.app import KalahApp
 from client.screens.dialogs import HelpScreen
 from client.screens.game import GameScreen
 from client.screens.lobby import LobbyScreen
+from client.screens.replay import ReplayScreen
 from protocol import Side
 from protocol.messages import Hello, decode_server, encode
 from tests.client_hosts import until
@@ -46,9 +47,11 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
     def headless(app: KalahApp) -> None:
         async def session() -> None:
             async with app.run_test(size=(100, 32)) as pilot:
-                for _ in range(60):  # a game screen comes within 3 s, or none is coming
+                for _ in range(60):  # a game (or replay) screen comes within 3 s, or none is coming
                     await pilot.pause(0.05)
                     if isinstance(app.screen, GameScreen) and app.screen.state.variant is not None:
+                        break
+                    if isinstance(app.screen, ReplayScreen):
                         break
                 await pilot.pause(0.3)  # anything that would follow the first screen has come
                 screen = app.screen
@@ -57,7 +60,10 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
                 if isinstance(screen, GameScreen):
                     before = screen.state.ply
                     await pilot.press("1")  # a house key: a move if (and only if) the viewer is seated
-                    await pilot.pause(0.5)
+                    for _ in range(10):  # the move shows within 0.5 s, or none is coming
+                        await pilot.pause(0.05)
+                        if screen.state.ply > before:
+                            break
                     st = screen.state
                     seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before, player))
                 else:
