@@ -18,7 +18,7 @@ from protocol import Position
 from protocol.actions import Action
 from protocol.event_settings import EventSettings
 from server.events.event import EntrantKind, Event
-from server.storage import Storage
+from server.storage import Op, Storage
 from server.storage.events import op_entrant, op_event, op_event_status, op_pairings
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
@@ -354,3 +354,29 @@ async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Ser
     paused = await host.expect("event_state", 10.0, lambda m: m["event_id"] == aid and any(
         r["name"] == "bot:slow:3" and not r["active"] for r in m["standings"]))
     assert paused["status"] == "running"
+
+
+async def test_a_throttled_state_shows_no_change_still_being_stored(serve: Serve, connect: Opener) -> None:
+    """A follower's throttled state that comes due while the next change is being stored is the state as it
+    was published, without that change; the change comes in its own state once stored (one state per change,
+    where a cancelled Swiss used to be sent as cancelled twice)."""
+    running = await serve()
+    host, ann = (await _players(connect, running.url, ["host", "ann"])).values()
+    settings = {"name": "Held", "kind": "swiss", "rounds": 2, "min_entrants": 3}
+    eid = (await host.request("event_state", type="event_create", settings=settings))["event_id"]
+    await ann.request("event_state", type="event_join", event_id=eid)  # host is sent seq 2 at once
+    await ann.request("event_state", type="event_leave", event_id=eid)  # seq 3 waits for the next second
+    driver = running.events
+    assert driver is not None and eid in driver.followers.push_due
+
+    def stored_with_push_due(e: Event) -> list[Op]:
+        """The entrant's row; the throttled push comes due now, after the change and before its write."""
+        driver.followers.push_due[eid].cancel()
+        driver.followers._push(eid)
+        return [op_entrant(eid, e.entrants["bob"])]
+
+    async with driver.locks[eid]:
+        await driver.apply(eid, lambda e: e.join("bob", EntrantKind.PERSON), stored_with_push_due)
+    states = await host.until_received("event_state", 4, lambda m: m["event_id"] == eid)
+    assert [(m["seq"], [r["name"] for r in m["standings"]]) for m in states] == [
+        (1, []), (2, ["ann"]), (3, []), (4, ["bob"])]

@@ -24,8 +24,8 @@ class Followers:
         self.loop = loop
         self.seq: dict[str, int] = {}
         self.of: dict[str, set[Session]] = {}
-        self.to_push: dict[str, tuple[Event, set[Session]]] = {}
-        """Event id -> its latest state not sent yet, and to whom."""
+        self.to_push: dict[str, tuple[EventState, set[Session]]] = {}
+        """Event id -> its latest state not sent yet (as published: a change under way is not in it), and to whom."""
         self.push_due: dict[str, asyncio.TimerHandle] = {}
         self.pushed_at: dict[str, float] = {}
 
@@ -56,13 +56,14 @@ class Followers:
 
     def publish(self, event: Event) -> None:
         """Count a change and send the new state to the followers: at once if none was sent in the last
-        `PUSH_INTERVAL_S`, else once at the end of it (the latest state then; a follower may skip numbers)."""
+        `PUSH_INTERVAL_S`, else once at the end of it (the latest state published then, taken now: a change
+        being stored meanwhile is sent once, when it is published; a follower may skip numbers)."""
         eid = event.event_id
         self.seq[eid] = self.seq.get(eid, 0) + 1
         followers = self.of.get(eid)
         if not followers:
             return
-        self.to_push[eid] = (event, followers)
+        self.to_push[eid] = (state(event, self.seq[eid]), followers)
         if eid in self.push_due:
             return
         wait = self.pushed_at.get(eid, -PUSH_INTERVAL_S) + PUSH_INTERVAL_S - self.loop.time()
@@ -77,11 +78,11 @@ class Followers:
         item = self.to_push.pop(eid, None)
         if item is None:
             return
-        event, followers = item
+        snapshot, followers = item
         self.pushed_at[eid] = self.loop.time()
-        if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
+        if snapshot.status in (EventStatus.FINISHED.value, EventStatus.CANCELLED.value):
             del self.pushed_at[eid]
-        text = encode(state(event, self.seq[eid])).encode()
+        text = encode(snapshot).encode()
         for session in list(followers):
             if not session.push([text]):
                 followers.discard(session)
