@@ -231,3 +231,23 @@ async def test_an_engine_that_drops_out_forfeits_that_game_and_plays_on_when_it_
     assert gamma["active"] and gamma["wins"] + gamma["draws"] + gamma["losses"] == 4
     [(match, detail)] = [(f.match_id, f.detail) for f in forfeits(tmp_path / "arena.sqlite3")]
     assert match == f"{eid}-r1-t1" and detail.startswith("connection closed")
+
+
+async def test_engines_on_a_node_not_owning_the_event_get_its_games(
+        serve: Serve, kgp: KgpClients, host: list[Client], pg_url: str, bus_url: str) -> None:
+    """In a cluster, an event created on node A is owned by A; two engines connected to node B's gateway enter
+    it there, are paired by A and get their game over their connections on B, and the event finishes."""
+    owner = await serve(pg_url, bus=bus_url, bot_factory=StandIns.make)
+    other = await gateway(serve, db=pg_url, bus=bus_url, bot_factory=StandIns.make)
+    creator = await Client.open(owner.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Far engines", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 2,
+                "entry": "engines"}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    agents = [await kgp.open(port_of(other)) for _ in range(2)]
+    for name, agent in zip(("alpha", "beta"), agents, strict=True):
+        assert (await enter(agent, name, eid))[1].name == "ok"
+    results = await asyncio.gather(*(play_games(agent, 1) for agent in agents))
+    assert sorted(r[0].split()[0] for r in results) == ["loss", "win"]  # first legal pits: North wins
+    final: Json = await creator.expect("event_state", 15.0, lambda m: m["status"] == "finished")
+    assert [(p["round"], p["match_id"]) for p in final["pairings"]] == [(1, f"{eid}-r1-t1")]
