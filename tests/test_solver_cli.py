@@ -116,8 +116,9 @@ def solve_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, obje
 def test_position_solves_as_the_record_that_reaches_it(impl: str, capsys: pytest.CaptureFixture[str]) -> None:
     """--position TEXT of the position after a record gives that record's value, best moves and per-move values."""
     fen = Game.from_record(Variant(houses=4, seeds=3), "1 7").position.fen()
-    by_record = solve_json(capsys, "-H", "4", "-s", "3", "--per-move", "--impl", impl, "--moves", "1 7")
-    by_text = solve_json(capsys, "-H", "4", "-s", "3", "--per-move", "--impl", impl, "--position", fen)
+    board = ("-H", "4", "-s", "3", "--per-move", "--impl", impl, "--egdb-seeds", "6")  # small databases: built at once
+    by_record = solve_json(capsys, *board, "--moves", "1 7")
+    by_text = solve_json(capsys, *board, "--position", fen)
     assert by_text["per_move"] and {k: by_text[k] for k in ("value", "best", "per_move", "exact")} == \
         {k: by_record[k] for k in ("value", "best", "per_move", "exact")}
 
