@@ -8,7 +8,18 @@ import asyncio
 import random
 import signal
 
-from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes, watch
+from tests.cluster_play import (
+    Nodes,
+    Peer,
+    Tally,
+    loopback,
+    play,
+    start_match,
+    start_node,
+    start_nodes,
+    stop_nodes,
+    watch,
+)
 from tests.pg import query
 
 VARIANT = "kalah(4,3)"
@@ -29,7 +40,7 @@ async def plies(url: str, match_id: str) -> int:
 async def test_a_node_killed_mid_play_loses_nothing(pg_url: str, bus_url: str) -> None:
     """200 rated matches, players and a spectator each on a random one of three nodes; the second node is
     killed with SIGKILL once a third of the actions are in; its clients reconnect elsewhere with their tokens."""
-    procs = [await start_node(pg_url, bus_url, f"node{i}") for i in range(3)]
+    procs = await start_nodes(pg_url, bus_url, [f"node{i}" for i in range(3)])
     rng = random.Random(7)
     nodes = Nodes([url for _, url in procs], rng)
     tally = Tally()
@@ -74,7 +85,7 @@ async def test_clocks_and_bots_of_a_killed_owner_go_on_on_another_node(pg_url: s
     """The node that owns a paced bot exhibition and a timed game is killed with SIGKILL: a surviving node takes
     both over, the bots play the exhibition to its end from there, and the timed game's flag falls there on the
     clock as stored (its player never moved), though no node was running it at the moment it fell."""
-    (owner, owner_url), (other, other_url) = [await start_node(pg_url, bus_url, f"clock{i}") for i in range(2)]
+    (owner, owner_url), (other, other_url) = await start_nodes(pg_url, bus_url, ["clock0", "clock1"])
     tally = Tally()
     nodes = Nodes([owner_url], random.Random(3))
     try:
@@ -111,7 +122,7 @@ async def test_a_rolling_restart_of_every_node_loses_no_game(pg_url: str, bus_ur
     """Three nodes are restarted one after another with SIGTERM while 60 matches are played over them: each
     drained node hands its matches over and closes with 1001, its clients move on, and every game finishes
     with every acknowledged action stored as sent."""
-    procs = [await start_node(pg_url, bus_url, f"roll{i}") for i in range(3)]
+    procs = await start_nodes(pg_url, bus_url, [f"roll{i}" for i in range(3)])
     nodes = Nodes([url for _, url in procs], random.Random(11))
     tally = Tally()
     matches = 60
