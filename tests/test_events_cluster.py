@@ -1,6 +1,7 @@
 """Events on real PostgreSQL (and Redis, in a cluster): the node pairing a Swiss killed with SIGKILL mid-round
 (the survivor takes the event over, the round finishes, the next one is paired once), two nodes pairing the
-same round at once (one round is stored), and a result whose write fails (written again)."""
+same round at once (one round is stored), a result whose write fails (written again), and a change meeting an end
+the node had not heard of."""
 
 from __future__ import annotations
 
@@ -209,4 +210,29 @@ async def test_a_join_on_a_node_not_owning_the_event_enters_it(serve: Serve, pg_
         assert _driver(b).owners.owns(aid) and not _driver(a).owners.owns(aid)
     finally:
         for client in [*on_b.values(), *on_a.values()]:
+            await client.close()
+
+
+async def test_a_change_on_a_node_whose_copy_missed_the_end_ends_the_event_there(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Node B's open Swiss is cancelled in the database before node A has heard of it (the owner's notice still on
+    its way): a join on A meets the stored change, is refused `event_started`, and A's follower is told the event
+    was cancelled (A used to drop its copy silently, so its followers never heard the end)."""
+    a, b = [await serve(pg_url, bus=bus_url) for _ in range(2)]
+    owner = await Client.open(b.url, "ann")
+    follower, joiner = await Client.open(a.url, "cat"), await Client.open(a.url, "dan")
+    try:
+        eid = (await owner.request("event_state", type="event_create", settings=SWISS))["event_id"]
+        await follower.request("event_state", type="event", event_id=eid, follow=True)
+        version = (await query(pg_url, "SELECT version FROM events WHERE id = $1", eid))[0][0]
+        assert _driver(a).events[eid].version == version
+        await query(pg_url, "INSERT INTO guards (key) VALUES ($1)", f"e:{eid}:{version}")  # the owner stores a change
+        await query(pg_url, "UPDATE events SET status = 'cancelled', version = $2 WHERE id = $1", eid, version + 1)
+        await joiner.send(type="event_join", event_id=eid)
+        assert await joiner.error() == "event_started"
+        told = await follower.expect("event_state", 5, lambda m: m["event_id"] == eid)
+        assert told["status"] == "cancelled"
+        assert eid not in _driver(a).events
+    finally:
+        for client in (owner, follower, joiner):
             await client.close()

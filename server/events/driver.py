@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from protocol.errors import KalahError, MatchExistsError, UnknownEventError
+from protocol.errors import EventStartedError, KalahError, MatchExistsError, UnknownEventError
 from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.arena import Arena
@@ -184,9 +184,7 @@ class EventDriver:
                 if p.match_id not in known:
                     await self._show_here(p)
             if stored.status not in LIVE:
-                self._forget(event_id)
-                for hook in self.end_hooks:
-                    hook(stored)
+                self._end_here(stored)
                 return
             if self.owners.owns(event_id):
                 await self._pair_waiting(event_id)
@@ -236,7 +234,10 @@ class EventDriver:
                     await self.arena.write(guards + rows + [op_event_version(event)])
                 except ConflictError:
                     log_event("event_conflict", event_id=event_id, version=before, attempt=attempt + 1)
-                    await self._reload(event_id)
+                    stored = await self._reload(event_id)
+                    if stored is not None and stored.status not in LIVE:
+                        raise EventStartedError(
+                            f"event {event_id} has ended: look up its results with event {event_id}") from None
                     if attempt + 1 < self.owners.retries and event_id in self.events:
                         continue
                     raise
@@ -255,25 +256,35 @@ class EventDriver:
             self.followers.publish(event)
             if event.status not in LIVE:
                 log_event("event_ended", event_id=event_id, status=event.status.value)
-                self._forget(event_id)
-                for hook in self.end_hooks:
-                    hook(event)
+                self._end_here(event)
             return event
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _reload(self, event_id: str) -> None:
-        """Put the event back as stored after a failed write (or forget it until the next start, if that fails)."""
+    async def _reload(self, event_id: str) -> Event | None:
+        """Put the event back as stored after a failed write (or forget it until the next start, if that fails);
+        returns it as stored."""
         stored = await self._read(event_id)
-        if stored is None or stored.status not in LIVE:
+        if stored is None:
             self.events.pop(event_id, None)
+        elif stored.status not in LIVE:  # another server ended it meanwhile: end it here as its notice would
+            self.add(stored)
+            self.followers.publish(stored)
+            self._end_here(stored)
         else:
             self.add(stored)
+        return stored
 
     async def maybe_start(self, event_id: str) -> None:
         """Start an event that is due, if this server owns it (the caller holds its lock)."""
         event = self.events.get(event_id)
         if event is not None and self.owners.owns(event_id) and event.due(time.time()):
             await self.apply(event_id, lambda e: e.start(time.time(), self._ratings(e)), self._seeds)
+
+    def _end_here(self, event: Event) -> None:
+        """The event ended (here or on another server): drop it from memory, tell its followers, run the end hooks."""
+        self._forget(event.event_id)
+        for hook in self.end_hooks:
+            hook(event)
 
     def _forget(self, event_id: str) -> None:
         """Drop a finished or cancelled event from memory (it stays in the database); its followers are told."""
