@@ -16,6 +16,7 @@ from server.events.driver import EventDriver
 from tests.cluster_play import start_nodes, stop_nodes
 from tests.conftest import Serve
 from tests.pg import query
+from tests.test_events_server import end_game
 from tests.test_fault_clock import health
 from tests.wire import Client, Json
 
@@ -39,16 +40,6 @@ def _result(state: Json, match_id: str) -> str:
     """The result shown for one game of an event state."""
     return str(next(p["result"] for p in state["pairings"] if p["match_id"] == match_id))
 
-
-async def _play(players: dict[str, Client], pairing: Json, result: str) -> None:
-    """End a game with `result`: the loser resigns, or South's only sowing draws it."""
-    mid = pairing["match_id"]
-    if result == "1-0":
-        await players[pairing["north"]].send(type="resign", match_id=mid)
-    elif result == "0-1":
-        await players[pairing["south"]].send(type="resign", match_id=mid)
-    else:
-        await players[pairing["south"]].send(type="move", match_id=mid, ply=0, bin=1)
 
 
 async def _stored_pairings(pg_url: str, eid: str) -> list[tuple[int, int, str, str | None, str, float | None]]:
@@ -84,17 +75,17 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
         for p in first:  # A paired them: B shows each player on B its game
             for name in (p["south"], p["north"]):
                 await players[name].expect("snapshot", 10, _of(p["match_id"]))
-        await _play(players, first[0], "1-0")
+        await end_game(players, first[0], "1-0")
         await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
         os.kill(owner.pid, signal.SIGKILL)
         await owner.wait()
-        await _play(players, first[1], "0-1")
+        await end_game(players, first[1], "0-1")
         state = await watcher.expect("event_state", 30, lambda m: m["round"] == 2)
         assert [_result(state, p["match_id"]) for p in first] == ["1-0", "0-1"]
         second = _round(state, 2)
         assert {p["match_id"] for p in second} == {f"{eid}-r2-t1", f"{eid}-r2-t2"}
         for p in second:
-            await _play(players, p, "1/2-1/2")
+            await end_game(players, p, "1/2-1/2")
         final = await watcher.expect("event_state", 10, lambda m: m["status"] == "finished")
         seen = health(survivor_url)["cluster"]  # what the operator sees: one event taken over, none left to run
         assert (seen["events_taken_over"], seen["events_owned"], seen["nodes"]) == (1, 0, ["evB"])
@@ -134,14 +125,14 @@ async def test_two_nodes_pairing_the_same_round_at_once_store_it_once(
         watcher = players["ann"]
         state = await watcher.expect("event_state", 10, lambda m: m["round"] == 1)
         first = _round(state, 1)
-        await _play(players, first[0], "1-0")
+        await end_game(players, first[0], "1-0")
         await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
         cast(ClusterEvents, _driver(b).owners).owned.add(eid)
-        await _play(players, first[1], "1-0")
+        await end_game(players, first[1], "1-0")
         state = await watcher.expect("event_state", 10, lambda m: m["round"] == 2)
         second = _round(state, 2)
         for p in second:
-            await _play(players, p, "1-0")
+            await end_game(players, p, "1-0")
         await watcher.expect("event_state", 10, lambda m: m["status"] == "finished")
     finally:
         for client in players.values():
@@ -177,7 +168,7 @@ async def test_a_result_whose_write_fails_is_recorded_at_the_next_try(serve: Ser
         state = await players["ann"].expect("event_state", 10, lambda m: m["round"] == 1)
         for statement in FAIL_TWICE:
             await query(pg_url, statement)
-        await _play(players, _round(state, 1)[0], "1-0")
+        await end_game(players, _round(state, 1)[0], "1-0")
         final = await players["ann"].expect("event_state", 10, lambda m: m["status"] == "finished")
     finally:
         for client in players.values():

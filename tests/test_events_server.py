@@ -53,7 +53,7 @@ async def _players(connect: Opener, url: str, names: list[str]) -> dict[str, Cli
     return {name: await connect(url, name) for name in names}
 
 
-async def _play(clients: dict[str, Client], pairing: Json, result: str) -> None:
+async def end_game(clients: dict[str, Client], pairing: Json, result: str) -> None:
     """Make a game of the event end with `result` (`1-0`, `0-1` or `1/2-1/2`): the loser resigns, or south's
     only sowing draws it."""
     mid = pairing["match_id"]
@@ -105,7 +105,7 @@ async def test_swiss_of_seven_matches_the_worked_pairings_with_a_bye_each_round(
     for rnd in (1, 2, 3):
         for p in _round(state, rnd):
             if p["north"] is not None:
-                await _play(clients, p, script[rnd][(p["south"], p["north"])])
+                await end_game(clients, p, script[rnd][(p["south"], p["north"])])
         if rnd < 3:
             state = await _state(watcher, lambda m, r=rnd: m["round"] == r + 1)
             assert _pairs(_round(state, rnd + 1)) == expected[rnd + 1]
@@ -204,10 +204,10 @@ async def test_restart_mid_round_keeps_the_round_once_and_play_goes_on(serve: Se
     again = await watcher.request("event_state", type="event", event_id=eid, follow=True)
     assert again["status"] == "running" and _round(again, 1) == first
     for p in first:
-        await _play(clients, p, "1-0")
+        await end_game(clients, p, "1-0")
     second = await _state(watcher, lambda m: m["round"] == 2)
     for p in _round(second, 2):
-        await _play(clients, p, "1/2-1/2")
+        await end_game(clients, p, "1/2-1/2")
     final = await _state(watcher, lambda m: m["status"] == "finished")
     assert [r["score"] for r in final["standings"]] == [1.5, 1.5, 0.5, 0.5]
 
@@ -296,7 +296,7 @@ async def test_kill_9_as_a_round_ends_then_restart_pairs_the_next_round_once(
             state = await clients[name].request("event_state", type="event_join", event_id=eid)
         first = _round(state, 1)
         for p in first:
-            await _play(clients, p, "1-0")
+            await end_game(clients, p, "1-0")
         os.kill(proc.pid, signal.SIGKILL)
         await proc.wait()
     finally:
@@ -313,13 +313,13 @@ async def test_kill_9_as_a_round_ends_then_restart_pairs_the_next_round_once(
             [(p["south"], p["north"], p["match_id"]) for p in first]
         for p in _round(state, 1):  # a game whose end was not stored before the kill is played again to its end
             if p["result"] == "*":
-                await _play(clients, p, "1-0")
+                await end_game(clients, p, "1-0")
         if state["round"] < 2:
             state = await _state(watcher, lambda m: m["round"] == 2)
         second = _round(state, 2)
         assert len(second) == 2 and {p["match_id"] for p in second} == {f"{eid}-r2-t1", f"{eid}-r2-t2"}
         for p in second:
-            await _play(clients, p, "1/2-1/2")
+            await end_game(clients, p, "1/2-1/2")
         if state["status"] != "finished":
             state = await _state(watcher, lambda m: m["status"] == "finished")
         assert [r["score"] for r in state["standings"]] == [1.5, 1.5, 0.5, 0.5]

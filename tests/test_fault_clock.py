@@ -20,19 +20,11 @@ from protocol import Position, Sow, Variant
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.redis_server import RedisServer
-from tests.wire import Client, Json, eventually, live_match
+from tests.wire import Client, Json, eventually, live_match, move_answer
 
 VARIANT = "kalah(6,4,clock=20+0)"
 BASE_MS = 20_000
 
-
-async def move(client: Client, match_id: str, ply: int, house: int) -> Json:
-    """Send a move; its ack or its refusal."""
-    await client.send(type="move", match_id=match_id, ply=ply, bin=house)
-    while True:
-        reply = await client.next(timeout=30)
-        if reply["type"] in ("ack", "error"):
-            return reply
 
 
 @pytest.mark.parametrize("step", [30.0, -30.0])
@@ -41,15 +33,15 @@ async def test_a_wall_clock_step_moves_no_flag(serve: Serve, monkeypatch: pytest
     move is acknowledged), and its clock lost the seconds really spent (well under 10 s), not the step."""
     server = await serve()
     alice, bob, match_id = await live_match(server.url, variant="kalah(6,4,clock=60+0)")
-    assert (await move(alice, match_id, 0, 1))["type"] == "ack"
+    assert (await move_answer(alice, match_id, 0, 1))["type"] == "ack"
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() + step)
-    reply = await move(bob, match_id, 1, 8)
+    reply = await move_answer(bob, match_id, 1, 8)
     assert reply["type"] == "ack", reply
     event = await alice.expect("event", where=lambda e: e.get("ply") == 1)
     clocks = event["clocks"]
     assert 50_000 < clocks["north_ms"] <= 60_000 and clocks["running"] == "south", clocks
-    assert (await move(alice, match_id, 2, 2))["type"] == "ack"
+    assert (await move_answer(alice, match_id, 2, 2))["type"] == "ack"
     assert server.arena.rooms[match_id].match.status == "live"
     for client in (alice, bob):
         await client.close()
@@ -65,7 +57,7 @@ def health(url: str) -> Json:
 async def play_first(client: Client, match_id: str, position: Position) -> tuple[Json, Position]:
     """The side to move plays its first legal house: the reply, and the position after it."""
     house = position.legal_bins()[0]
-    return await move(client, match_id, position.ply, house), position.apply(Sow(house))
+    return await move_answer(client, match_id, position.ply, house), position.apply(Sow(house))
 
 
 @pytest.mark.parametrize("step", [30.0, -30.0])

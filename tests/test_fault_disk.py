@@ -18,7 +18,7 @@ import pytest
 
 from protocol import Position, Sow, Variant
 from tests.conftest import Serve
-from tests.wire import Client, Json, live_match
+from tests.wire import Client, Json, live_match, move_answer
 
 DISK_BYTES = 16 << 20
 
@@ -54,14 +54,6 @@ def fill(path: Path) -> None:
     assert stat.f_bavail * stat.f_frsize < 64 << 10
 
 
-async def move(client: Client, match_id: str, ply: int, house: int) -> Json:
-    """Send a move; its ack or its refusal."""
-    await client.send(type="move", match_id=match_id, ply=ply, bin=house)
-    while True:
-        reply = await client.next(timeout=30)
-        if reply["type"] in ("ack", "error"):
-            return reply
-
 
 async def test_a_full_disk_refuses_changes_typed_and_play_resumes(serve: Serve, small_disk: Path) -> None:
     """With the disk full, a move is refused `unavailable` with a retry hint and nothing else changes; `list` and
@@ -81,7 +73,7 @@ async def test_a_full_disk_refuses_changes_typed_and_play_resumes(serve: Serve, 
             fill(filler)
         mover = alice if position.to_move.name == "SOUTH" else bob
         house = position.legal_bins()[0]
-        reply = await move(mover, match_id, ply, house)
+        reply = await move_answer(mover, match_id, ply, house)
         if reply["type"] == "error":
             refused = (mover, ply, house, reply)
             break
@@ -93,7 +85,7 @@ async def test_a_full_disk_refuses_changes_typed_and_play_resumes(serve: Serve, 
     await mover.request("matches", type="list")
     await mover.request("game_list", type="games")
     filler.unlink()
-    assert (await move(mover, match_id, ply, house))["type"] == "ack"
+    assert (await move_answer(mover, match_id, ply, house))["type"] == "ack"
     acked.append(str(house))
     await server.close()
     with closing(sqlite3.connect(db)) as conn:

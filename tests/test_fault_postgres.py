@@ -16,7 +16,7 @@ from server.cluster import Cluster, ClusterOptions
 from tests.conftest import Serve
 from tests.pg import PostgresServer, find_bindir, query
 from tests.tcp_proxy import TcpProxy
-from tests.wire import Client, Json, eventually, live_match
+from tests.wire import Client, Json, eventually, live_match, move_answer
 
 LEASE_S = ClusterOptions("").lease_s
 OUTAGE_S = LEASE_S + 2.0
@@ -43,14 +43,6 @@ def own_postgres() -> Iterator[PostgresServer]:
         server.stop()
 
 
-async def move(client: Client, match_id: str, ply: int, house: int) -> Json:
-    """Send a move; its ack or its refusal."""
-    await client.send(type="move", match_id=match_id, ply=ply, bin=house)
-    while True:
-        reply = await client.next(timeout=60)
-        if reply["type"] in ("ack", "error"):
-            return reply
-
 
 async def test_moves_are_refused_while_postgres_is_down_and_play_resumes(serve: Serve,
                                                                          own_postgres: PostgresServer) -> None:
@@ -66,7 +58,7 @@ async def test_moves_are_refused_while_postgres_is_down_and_play_resumes(serve: 
     async def play(ply: int) -> Json:
         """The side to move plays its first legal house."""
         mover = alice if position.to_move.name == "SOUTH" else bob
-        return await move(mover, match_id, ply, position.legal_bins()[0])
+        return await move_answer(mover, match_id, ply, position.legal_bins()[0], timeout=60)
 
     for ply in range(4):
         assert (await play(ply))["type"] == "ack"
@@ -115,7 +107,8 @@ async def test_a_postgres_outage_under_two_nodes_refuses_moves_and_moves_no_owne
         """The side to move in game `i` plays its first legal house; acknowledged moves are noted."""
         south, north, match_id, position, acked = games[i]
         house = position.legal_bins()[0]
-        reply = await move(south if position.to_move.name == "SOUTH" else north, match_id, len(acked), house)
+        mover = south if position.to_move.name == "SOUTH" else north
+        reply = await move_answer(mover, match_id, len(acked), house, timeout=60)
         if reply["type"] == "ack":
             acked.append(str(house))
             games[i] = (south, north, match_id, position.apply(Sow(house)), acked)
@@ -199,7 +192,8 @@ async def test_a_node_cut_off_from_postgres_lets_its_game_go_before_another_take
             """The side to move plays its first legal house on node A: acknowledged."""
             nonlocal position
             house = position.legal_bins()[0]
-            reply = await move(south if position.to_move.name == "SOUTH" else north, match_id, position.ply, house)
+            mover = south if position.to_move.name == "SOUTH" else north
+            reply = await move_answer(mover, match_id, position.ply, house, timeout=60)
             assert reply["type"] == "ack", reply
             position = position.apply(Sow(house))
 

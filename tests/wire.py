@@ -108,6 +108,15 @@ class Client:
         await self.ws.close()
 
 
+async def move_answer(client: Client, match_id: str, ply: int, house: int, timeout: float = 30.0) -> Json:
+    """Send a move; its ack or its refusal (other messages on the way are skipped)."""
+    await client.send(type="move", match_id=match_id, ply=ply, bin=house)
+    while True:
+        reply = await client.next(timeout=timeout)
+        if reply["type"] in ("ack", "error"):
+            return reply
+
+
 def is_game_over(msg: Json) -> bool:
     """Whether an event message ends its match."""
     return bool(msg.get("kind") == "game_over")
