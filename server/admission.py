@@ -20,6 +20,7 @@ from websockets.http11 import Response
 
 from server.arena import Arena
 from server.errors import RateLimitedError
+from server.gate import SeatlessGate
 from server.logs import event as log_event
 from server.peers import PeerTable, address_of, prefix_of
 from server.session import Peer, RateLimiter, Session, SharedLimiter
@@ -64,6 +65,10 @@ class Admission:
         """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.busy_until = 0.0
         """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
+        self.pressed_until = 0.0
+        """Loop time until which connections without a seat wait at the gate (the loop fell behind lately)."""
+        self.gate = SeatlessGate()
+        """Where messages of connections without a seat wait their turn while the loop runs late."""
         self.paused = 0
         """Times a connection's reading waited out a retry hint it kept ignoring."""
         self.anonymous: dict[str, set[Session]] = {}
@@ -161,7 +166,7 @@ class Admission:
         """The state of an address seen for the first time (or again after its budgets refilled)."""
         reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, self.all_reads)
         messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
-        return Peer(host, reads, messages)
+        return Peer(host, reads, messages, network=prefix_of(host))
 
     def admit(self, ws: ServerConnection) -> Session:
         """A connection let in: its session, counted under its address and prefix."""
@@ -201,7 +206,12 @@ class Admission:
             start = loop.time()
             await asyncio.sleep(step)
             now = loop.time()
-            late = late + 1 if now - start - step > self.opts.overload_lag_s else 0
+            lag = now - start - step
+            if lag > self.opts.seatless_lag_s:
+                if not self.pressed():
+                    log_event("seatless_gated", lag_ms=round(1000 * lag), connections=self.connections)
+                self.pressed_until = now + self.opts.seatless_hold_s
+            late = late + 1 if lag > self.opts.overload_lag_s else 0
             if late >= 3:
                 if now >= self.busy_until:
                     log_event("overloaded", lag_ms=round(1000 * (now - start - step)), connections=self.connections)
@@ -210,6 +220,16 @@ class Admission:
     def overloaded(self) -> bool:
         """Whether the event loop fell behind lately (then players seated in a game are served first)."""
         return bool(self.busy_until) and asyncio.get_running_loop().time() < self.busy_until
+
+    def pressed(self) -> bool:
+        """Whether connections without a seat wait at the gate: the loop fell behind lately, or some still wait."""
+        return self.gate.waiting > 0 or asyncio.get_running_loop().time() < self.pressed_until
+
+    async def turn(self, session: Session) -> None:
+        """Before a connection's next message is read: while the loop runs late, one without a seat in an unfinished
+        match waits for its network's turn at the gate (a seated player's message is served at once)."""
+        if (self.gate.waiting or self.pressed_until) and self.pressed() and not seated(self.arena, session):
+            await self.gate.wait(session.peer.network)
 
     def over_rate(self, session: Session) -> RateLimitedError | None:
         """None if the connection's and its address's message budgets allow one more message (and, while the

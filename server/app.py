@@ -122,6 +122,11 @@ class ServerOptions:
     overload_address_rate: float = 10.0
     """Messages a second (bursts of twice that) the connections without a seat of one address may send in all
     while the server is overloaded (many connections of one address get no more than a few)."""
+    seatless_lag_s: float = 0.05
+    """Event-loop lag (one sample) past which messages of connections without a seat in an unfinished match wait
+    at the seatless gate, let through in turns by network at the pace the loop keeps (see `server.gate`)."""
+    seatless_hold_s: float = 1.0
+    """How long after the loop last fell behind (and while any message still waits) the gate stays in force."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -160,6 +165,7 @@ class RunningServer:
         self._closed = True
         if self.handler.lag_task is not None:
             self.handler.lag_task.cancel()
+        self.handler.admission.gate.close()
         log_event("shutdown_started", matches=len(self.arena.rooms))
         self.server.server.close()  # stop accepting; connections stay open while writes finish
         if self.kgp is not None:
@@ -234,6 +240,7 @@ class _Handler:
                     "connections": self.admission.connections,
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
+                    "seatless_waiting": self.admission.gate.waiting, "seatless_held": self.admission.gate.held,
                     "commit_seconds": round(arena.storage.commit_seconds, 3),
                     "role": arena.replication.role, **arena.replication.health()}
             response = conn.respond(status, json.dumps(body) + "\n")
@@ -280,6 +287,7 @@ class _Handler:
             async for data in ws:
                 if closing is not None:
                     continue  # keep reading (and dropping) so the closing handshake gets through
+                await admission.turn(session)  # seated players first while the loop runs late
                 refusal = admission.over_rate(session)
                 if refusal is not None:
                     self.router.arena.metrics.refused(refusal.code)

@@ -146,6 +146,8 @@ class Peer:
     """The address's slow lane while the server is overloaded (made on first need)."""
     cooling_until: float = 0.0
     """Until when (monotonic seconds) new connections from the address are refused: one was closed for flooding."""
+    network: str = ""
+    """The address's network prefix (an IPv4 /24, an IPv6 /64): the unit the seatless gate takes in turns."""
 
     def full_at(self) -> float:
         """When every budget of the address will have refilled and its cooling ended (it can be forgotten then)."""

@@ -314,3 +314,39 @@ async def test_a_connection_that_ignores_retry_hints_is_read_slowly(serve: Serve
     assert {r["code"] for r in replies[2:]} == {"rate_limited"}
     await eventually(lambda: server.admission.paused == 1, what="the sixth refusal in a row to be waited out")
     await client.close()
+
+
+async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_turn(serve: Serve) -> None:
+    """While the event loop runs late, a message of a connection without a seat waits at the gate, unread, and
+    the networks take turns however many messages one sends; a seated player's move is acknowledged while they
+    wait, and every waiting message is answered once let through."""
+    server = await serve(seatless_hold_s=60)
+    alice, bob, match_id = await live_match(server.url)
+    many = await Client.open(server.url, "many", source=attacker(0, network=1))
+    other = await Client.open(server.url, "other", source=attacker(0, network=2))
+    gate = server.admission.gate
+    gate.step = 60  # lets nothing through by itself: the test lets one message through at a time
+    loop = asyncio.get_running_loop()
+    while not server.admission.pressed():  # the loop falls behind, as under a flood
+        loop.call_soon(time.sleep, 0.06)
+        await asyncio.sleep(0.01)
+    for _ in range(3):
+        await many.send(type="list")
+    await eventually(lambda: gate.waiting == 1, what="the first message of the flooding network at the gate")
+    await other.send(type="list")
+    await eventually(lambda: gate.waiting == 2, what="the other network's message at the gate")
+    await alice.request("ack", type="move", match_id=match_id, ply=0, bin=1)
+    assert gate.waiting == 2
+    assert gate.release(1) == 1
+    assert (await many.next())["type"] == "matches"
+    await eventually(lambda: gate.waiting == 2, what="the flooding network's second message at the gate")
+    assert gate.release(1) == 1
+    assert (await other.next())["type"] == "matches"  # its turn came before the flooding network's second
+    assert gate.waiting == 1
+    gate.release(1)
+    await eventually(lambda: gate.waiting == 1, what="the flooding network's third message at the gate")
+    gate.release(1)
+    assert [(await many.next())["type"] for _ in range(2)] == ["matches"] * 2
+    assert gate.held == 4
+    for client in (alice, bob, many, other):
+        await client.close()

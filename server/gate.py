@@ -1,0 +1,84 @@
+"""The seatless gate: while the event loop runs late, messages of connections without a seat wait their turn.
+
+Players seated in an unfinished match are served as their messages come; everything else (lobby
+reads, spectators, analyses, exhibitions, connections not yet said hello) waits here, unread, and
+is let through a few at a time, the networks in turns (one message of each network that has one
+waiting, then again). How many pass per step follows the loop itself: the gate sleeps one step and
+measures how late it woke; on time, one more passes per step than the last time, late, half as
+many (at least one). A waiting connection's further frames stay in its socket, so the flood
+costs the loop nothing until its turn (TCP holds the rest back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict, deque
+
+STEP_S = 0.01
+"""How often the gate lets some through (and measures the loop's lateness)."""
+LATE_S = 0.01
+"""A step that woke later than this counts as the loop falling behind: fewer pass."""
+MAX_PER_STEP = 64
+
+
+class SeatlessGate:
+    """Waiting messages by network, let through in turns at a pace the loop keeps up with."""
+
+    def __init__(self, step: float = STEP_S, late: float = LATE_S, max_per_step: int = MAX_PER_STEP) -> None:
+        self.step = step
+        self.late = late
+        self.max_per_step = max_per_step
+        self.per_step = 1
+        self.queues: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self.waiting = 0
+        """Messages waiting now."""
+        self.held = 0
+        """Messages that waited here since the start."""
+        self._task: asyncio.Task[None] | None = None
+
+    async def wait(self, network: str) -> None:
+        """Wait for this network's turn (the caller then reads and serves one message)."""
+        loop = asyncio.get_running_loop()
+        turn: asyncio.Future[None] = loop.create_future()
+        queue = self.queues.get(network)
+        if queue is None:
+            queue = self.queues[network] = deque()
+        queue.append(turn)
+        self.waiting += 1
+        self.held += 1
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="seatless-gate")
+        await turn
+
+    def release(self, count: int) -> int:
+        """Let up to `count` waiting messages through, one per network in turn; how many went."""
+        went = 0
+        while went < count and self.queues:
+            network, queue = self.queues.popitem(last=False)
+            turn = queue.popleft()
+            self.waiting -= 1
+            if queue:
+                self.queues[network] = queue  # its next message waits for the other networks' turns
+            if not turn.done():  # not cancelled (the connection's handler was)
+                turn.set_result(None)
+                went += 1
+        return went
+
+    async def _run(self) -> None:
+        """Let waiting messages through, more per step while the loop keeps time, fewer when it falls behind."""
+        loop = asyncio.get_running_loop()
+        while self.waiting:
+            start = loop.time()
+            await asyncio.sleep(self.step)
+            late = loop.time() - start - self.step
+            if late > self.late:
+                self.per_step = max(1, self.per_step // 2)
+            else:
+                self.per_step = min(self.max_per_step, self.per_step + 1)
+            self.release(self.per_step)
+
+    def close(self) -> None:
+        """Let every waiter go (the server is stopping) and stop the gate's task."""
+        self.release(self.waiting)
+        if self._task is not None:
+            self._task.cancel()
