@@ -110,6 +110,8 @@ class _Workers:
         self._heap: list[_Job] = []
         self._threads: list[threading.Thread] = []
         self._closed = False
+        self._idle_reserved = 0
+        """Reserved workers not running a job (a human move is theirs while one is free)."""
         self.queued_exhibition = 0
 
     def submit(self, job: _Job) -> None:
@@ -119,6 +121,7 @@ class _Workers:
                 raise RuntimeError("the bot runner is closed")
             if not self._threads:
                 general, reserved = self._sizes
+                self._idle_reserved = reserved
                 for i in range(general + reserved):
                     t = threading.Thread(target=self._work, args=(i >= general,), daemon=True,
                                          name=f"hosted-bot-{'human' if i >= general else 'any'}-{i}")
@@ -129,13 +132,20 @@ class _Workers:
             self._cond.notify_all()
 
     def _next(self, human_only: bool) -> _Job | None:
-        """The next job this worker may take, waiting for one; None once closed."""
+        """The next job this worker may take, waiting for one; None once closed. A human move goes to an idle
+        reserved worker when there is one (it runs at the higher priority), a general worker taking it only when
+        every reserved one is busy."""
         with self._cond:
             while not self._closed:
-                if self._heap and (not human_only or self._heap[0].priority == Priority.HUMAN):
-                    job = heapq.heappop(self._heap)
-                    self.queued_exhibition -= job.priority == Priority.EXHIBITION
-                    return job
+                if self._heap:
+                    human = self._heap[0].priority == Priority.HUMAN
+                    if human if human_only else not human or not self._idle_reserved:
+                        job = heapq.heappop(self._heap)
+                        self.queued_exhibition -= job.priority == Priority.EXHIBITION
+                        self._idle_reserved -= human_only
+                        if self._heap:
+                            self._cond.notify_all()  # the next job may be another worker's to take
+                        return job
                 self._cond.wait()
             return None
 
@@ -145,6 +155,9 @@ class _Workers:
             lower_priority()
         while (job := self._next(human_only)) is not None:
             job.run()
+            if human_only:
+                with self._cond:
+                    self._idle_reserved += 1
 
     def close(self) -> None:
         """Cancel queued jobs and let the threads end (a running search finishes on its own)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from protocol import Action, Position, Variant
 from server.errors import UnknownBotError
-from server.hosted import BotRunner, Priority
+from server.hosted import BACKGROUND_NICE, BotRunner, Priority
 from tests.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
@@ -204,5 +206,33 @@ async def test_stand_in_factory_ids_must_have_the_canonical_shape() -> None:
             with pytest.raises(UnknownBotError):
                 runner.check(text)
         assert made == ["first", "other"]
+    finally:
+        runner.close()
+
+
+class Niceness:
+    """A stand-in bot that notes its name and the OS priority (nice value) of the thread deciding."""
+
+    def __init__(self, name: str, log: list[tuple[str, int]]) -> None:
+        self.name, self.log = name, log
+
+    def decide(self, position: Position, budget_s: float) -> Action:
+        """Note (name, nice), play the last legal action."""
+        self.log.append((self.name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return position.legal_actions()[-1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
+async def test_human_moves_run_at_the_servers_priority_and_exhibitions_below() -> None:
+    """With the general worker free, a human's move still goes to the reserved worker, which runs at the
+    server's own OS priority; exhibition moves run on the general worker, 10 nice levels lower."""
+    log: list[tuple[str, int]] = []
+    runner = BotRunner(lambda name: Niceness(name, log), 1, reserved=1)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    try:
+        for _ in range(5):
+            await runner.choose("human", START, 1.0)
+        await runner.choose("show", START, 1.0, priority=Priority.EXHIBITION)
+        assert log == [("human", base)] * 5 + [("show", min(19, base + BACKGROUND_NICE))]
     finally:
         runner.close()
