@@ -22,6 +22,7 @@ attack of many addresses the per-address limits alone do not stop.
 
     python bench/flood.py [--games 4] [--bot alphabeta:16] [--flood-addresses 4] [--stalled 12]
     python bench/flood.py --many-addresses [--flood-addresses 200 --flood-networks 50]
+    python bench/flood.py --many-addresses --games 2 --warmup 5 --baseline main   # before/after in one run
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from flooders import add_flood_options
-from harness import LeanConnection, action_msg, proc_usage, quantile, spawn_server
+from harness import ROOT, LeanConnection, action_msg, proc_usage, quantile, spawn_server
+from load import baseline_tree
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Position, Variant, parse_action
@@ -248,14 +250,15 @@ def flood_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-async def run_phase(name: str, args: argparse.Namespace) -> Phase:
-    """Start a server on a fresh database, flood it if asked, play the honest games, collect the figures."""
+async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> Phase:
+    """Start a server (of the source tree `root`) on a fresh database, flood it if asked, play the honest games,
+    collect the figures."""
     phase = Phase(name)
     tmp = Path(tempfile.mkdtemp(prefix=f"kalah-flood-{name}-"))
     log_path = tmp / "server.log"
     with log_path.open("w") as log:
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
-                                       "--operator-token", OPERATOR, stderr=log)
+                                       "--operator-token", OPERATOR, stderr=log, root=root)
     flooders = None
     until = time.time() + 3600
     try:
@@ -348,6 +351,12 @@ def counts(tally: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1])) or "none"
 
 
+def ratios_of(quiet: Phase, flood: Phase) -> dict[str, float]:
+    """The bot's move latency under flood over quiet, at p50, p90, p99 and on average."""
+    return {"p50": flood.ms(0.5) / quiet.ms(0.5), "p90": flood.ms(0.9) / quiet.ms(0.9),
+            "p99": flood.ms(0.99) / quiet.ms(0.99), "mean": flood.mean_ms() / quiet.mean_ms()}
+
+
 def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     """Print the table and the goals; whether every goal holds."""
     print(f"flood benchmark: {args.games} games of {args.variant} (untimed) against {args.bot}, player thinks "
@@ -365,9 +374,7 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
               f"{p.mean_ms():>9.1f}"
               f"{p.ms(1.0):>9.1f}{p.rss_peak / 2**20:>9.0f}{100 * p.cpu_share:>7.0f}{len(p.errors):>8}"
               f"{1000 * quantile(lobby, 0.5):>10.0f}/{1000 * quantile(lobby, 1.0):<7.0f}  {counts(p.analyses)}")
-    ratios = {"p50": flood.ms(0.5) / quiet.ms(0.5), "p90": flood.ms(0.9) / quiet.ms(0.9),
-              "p99": flood.ms(0.99) / quiet.ms(0.99),
-              "mean": flood.mean_ms() / quiet.mean_ms()}
+    ratios = ratios_of(quiet, flood)
     print(f"{'ratio':<8}{'':>10}{ratios['p50']:>8.2f}x{ratios['p90']:>8.2f}x{ratios['p99']:>8.2f}x"
           f"{ratios['mean']:>8.2f}x")
     same = sum(a == b for a, b in zip(quiet.records, flood.records, strict=False))
@@ -407,10 +414,24 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
 
 
 async def run(args: argparse.Namespace) -> int:
-    """The quiet phase, then the flood phase; print the comparison."""
-    quiet = await run_phase("quiet", args)
-    flood = await run_phase("flood", args)
-    return 0 if report(args, quiet, flood) else 1
+    """The quiet phase, then the flood phase; print the comparison (with `--baseline`, first both phases on the
+    baseline revision's server, then both on this tree's, and the two ratios side by side)."""
+    if not args.baseline:
+        quiet = await run_phase("quiet", args)
+        flood = await run_phase("flood", args)
+        return 0 if report(args, quiet, flood) else 1
+    with baseline_tree(args.baseline) as before:
+        print(f"[before: {args.baseline}]", flush=True)
+        old = (await run_phase("quiet", args, before), await run_phase("flood", args, before))
+        report(args, *old)
+    print("\n[after: this tree]", flush=True)
+    new = (await run_phase("quiet", args), await run_phase("flood", args))
+    held = report(args, *new)
+    print(f"\nflood / quiet{'':<10}{'p50':>9}{'p90':>9}{'p99':>9}{'mean':>9}")
+    for label, (quiet, flood) in ((f"before ({args.baseline})", old), ("after (this tree)", new)):
+        ratios = ratios_of(quiet, flood)
+        print(f"{label[:23]:<23}" + "".join(f"{ratios[k]:>8.2f}x" for k in ("p50", "p90", "p99", "mean")))
+    return 0 if held else 1
 
 
 def main() -> None:
@@ -434,6 +455,9 @@ def main() -> None:
     parser.add_argument("--egdb-dir", default=None, metavar="DIR",
                         help="endgame databases the server's perfect bots may load (default: none, an empty "
                              "directory, so the figures show what clients cost, not the operator's databases)")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="first run both phases on the server of git revision REV (a temporary worktree), then "
+                             "on this tree's, and print both ratios (before/after in one run)")
     add_flood_options(parser)
     args = parser.parse_args()
     if args.many_addresses:
