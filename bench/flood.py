@@ -49,7 +49,7 @@ from typing import Any
 
 from flooders import add_flood_options
 from harness import ROOT, LeanConnection, action_msg, proc_usage, quantile, spawn_server
-from load import baseline_tree
+from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Position, Variant, parse_action

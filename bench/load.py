@@ -24,20 +24,18 @@ import gc
 import json
 import os
 import random
-import shutil
 import signal
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import ROOT, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
+from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Swap, Variant, parse_action
@@ -341,26 +339,6 @@ class Figures:
     cpu_per_action_s: float
     writes_per_action: float
     ok: bool
-
-
-@contextlib.contextmanager
-def baseline_tree(rev: str) -> Iterator[Path]:
-    """A temporary worktree of git revision `rev` with its C extension: this tree's copied in if the C sources are
-    the same, else built there; removed after."""
-    changed = subprocess.run(["git", "diff", "--quiet", rev, "--", "*.c", "*.h", "setup.py"], cwd=ROOT)
-    where = Path(tempfile.mkdtemp(prefix="kalah-baseline-")) / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(where), rev], cwd=ROOT, check=True)
-    try:
-        if changed.returncode == 0:
-            for built in ROOT.glob("bots/*.so"):
-                shutil.copy2(built, where / built.relative_to(ROOT))
-        else:
-            print(f"building {rev}'s C extension (its C sources differ from this tree's)", flush=True)
-            subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where, check=True,
-                           stdout=subprocess.DEVNULL)
-        yield where
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, check=False)
 
 
 async def compare(args: argparse.Namespace) -> int:

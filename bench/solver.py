@@ -7,9 +7,12 @@ Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 27 --no-tw
 Kalah(6,4) (both rule sets) against itself and other bots: results, how each of its moves was found and
 (`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
 databases, from the books alone, judged with the databases on disk), or
-`python bench/solver.py --cold-start [--runs N]`: the time to open the databases on disk, and wall
-time and memory (peak, private, file pages) of whole `kalah solve` processes, with the databases
-mapped (now) and read into each process (before), in the same run.
+`python bench/solver.py --cold-start [--runs N] [--per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
+[--baseline REV]`: wall time, search time, nodes and memory (peak, private, file pages) of whole
+`kalah solve --no-book --json` processes with the database levels on disk (none: one line saying how to
+build them), then each setup's nodes on one thread: the databases mapped (now) against read into each
+process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
+built there) against this tree's, runs alternated in the same run.
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
@@ -24,18 +27,25 @@ import json
 import os
 import random
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from trees import ROOT, baseline_tree
+
 from bots import egdb
 from bots.engines import Engines
 from bots.players import PerfectPlayer, RandomPlayer, SearchPlayer, make_player
-from bots.solver import Engine, implementation, relative_board
+from bots.solver import Engine, auto_egdb_seeds, implementation, relative_board
+from cli import solve as solve_cli
+from cli.egdb import build_command
+from cli.variant_args import variant_from_args
 from protocol import Capture, Position, Sow, Variant, compile_variant
 
 GOAL_VALUE_S = 1.0
@@ -183,8 +193,19 @@ def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[s
               + verdict, flush=True)
 
 
-COLD_START = ["solve", "-H", "6", "-s", "4", "--no-book", "--json"]
-"""The cold start measured: Kalah(6,4)'s value by search, with every database level on disk."""
+COLD_START = "-H 6 -s 4"
+"""The position of the cold starts measured by default: Kalah(6,4)'s start (`kalah solve` arguments)."""
+
+
+@dataclass
+class Setup:
+    """What one series of cold starts runs: a name, the source tree run from, and extra environment."""
+
+    name: str
+    root: Path
+    env: dict[str, str]
+
+
 @dataclass
 class ColdStart:
     """One `kalah` process: wall time, peak resident memory, and the most private and file-backed memory (MiB)."""
@@ -203,26 +224,32 @@ def _memory(pid: int) -> tuple[int, int, int]:
     return peak, anon, file
 
 
-def cold_start(argv: list[str], read: bool) -> ColdStart:
-    """One `kalah ARGV` process with the levels mapped or (`read`) read into it, its memory sampled as it runs."""
-    env = dict(os.environ, **{egdb.READ_ENV: "1" if read else "0"})
+def cold_start(argv: list[str], setup: Setup) -> ColdStart:
+    """One `kalah ARGV` process run from `setup`'s tree, its memory sampled as it runs; exit with its one-line
+    error if it fails."""
+    env = dict(os.environ, **setup.env)
+    env["PYTHONPATH"] = os.pathsep.join([str(setup.root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)
-    most = [0, 0, 0]
-    try:
-        while proc.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                most = [max(a, b) for a, b in zip(most, _memory(proc.pid), strict=True)]
-            time.sleep(0.02)
-        out = proc.stdout.read() if proc.stdout is not None else ""
-    finally:
-        proc.kill()
-        proc.wait()
-    if proc.returncode != 0:
-        raise SystemExit(f"kalah {' '.join(argv)} failed with status {proc.returncode}")
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv], stdout=subprocess.PIPE, stderr=err,
+                                text=True, env=env, cwd=setup.root)
+        most = [0, 0, 0]
+        try:
+            while proc.poll() is None:
+                with contextlib.suppress(OSError, ValueError):
+                    most = [max(a, b) for a, b in zip(most, _memory(proc.pid), strict=True)]
+                time.sleep(0.02)
+            out = proc.stdout.read() if proc.stdout is not None else ""
+        finally:
+            proc.kill()
+            proc.wait()
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            err.seek(0)
+            why = (err.read().strip().splitlines() or ["no message"])[-1]
+            raise SystemExit(f"kalah {' '.join(argv)} ({setup.name}) failed with status {proc.returncode}: {why}")
     peak, anon, file = (x / 1024 for x in most)
-    return ColdStart(time.perf_counter() - t0, peak, anon, file, out.strip())
+    return ColdStart(wall, peak, anon, file, out.strip())
 
 
 def open_seconds(variant: Variant, read: bool) -> float:
@@ -238,32 +265,56 @@ def open_seconds(variant: Variant, read: bool) -> float:
         del os.environ[egdb.READ_ENV]
 
 
-def cold_starts(runs: int, argv: list[str]) -> None:
-    """Medians of `kalah ARGV` with the levels read into each process (before) and mapped (now), runs
-    alternated so that a loaded machine weighs on both alike; and what ten such processes would hold."""
-    variant = Variant()
+def solve_target(solve_args: str) -> tuple[Variant, list[str]]:
+    """The variant and `kalah solve` arguments of a cold start: `solve_args` searched (`--no-book --json`) with the
+    database levels on disk; `SystemExit` with one line when there are none (a solve would want to build them)."""
+    parser = argparse.ArgumentParser(prog="kalah solve")
+    solve_cli.configure(parser)
+    words = shlex.split(solve_args)
+    args = parser.parse_args(words)
+    variant = variant_from_args(args)
+    seeds = egdb.present_seeds(variant)
+    if egdb.applies(variant) and seeds == 0:
+        raise SystemExit(f"no endgame databases of {variant.text()} in {egdb.cache_dir()}: build them first "
+                         f"(`{build_command(variant, auto_egdb_seeds(variant))}`) or point ${egdb.ENV_DIR} at them")
+    extra = [] if args.egdb_seeds is not None else ["--egdb-seeds", str(seeds)]
+    return variant, ["solve", *words, *extra, "--no-book", "--json"]
+
+
+def _median_line(name: str, runs_of: list[ColdStart], files_shared: bool) -> str:
+    """One setup's medians: wall time and its search share, nodes, and memory (and what ten processes hold)."""
+    wall, peak = statistics.median(r.wall for r in runs_of), statistics.median(r.peak for r in runs_of)
+    anon, file = statistics.median(r.anon for r in runs_of), statistics.median(r.file for r in runs_of)
+    search = statistics.median(float(json.loads(r.out)["seconds"]) for r in runs_of)
+    nodes = statistics.median(int(json.loads(r.out)["nodes"]) for r in runs_of)
+    ten = 10 * anon + (file if files_shared else 10 * file)
+    return (f"  {name:<34}: whole process {wall:6.2f} s (of it the search {search:6.2f} s, the rest "
+            f"{wall - search:5.2f} s), {nodes:,.0f} nodes; peak RSS {peak:6,.0f} MiB, of it private {anon:6,.0f} "
+            f"and file pages {file:6,.0f}; ten such processes hold about {ten:7,.0f} MiB")
+
+
+def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup], loaders: bool) -> None:
+    """Medians of `kalah ARGV` processes of each setup, runs alternated so that a loaded machine weighs on all
+    alike, then each setup's nodes on one thread (which do not depend on the load); with `loaders`, also the time
+    to open the levels read in and mapped in this process."""
     seeds = egdb.present_seeds(variant)
     size = sum(lv.size for lv in egdb.plan(variant, seeds)) / 2**20
     print(f"`kalah {' '.join(argv)}`, {seeds} database levels ({size:,.0f} MiB) on disk in {egdb.cache_dir()}, "
-          f"median of {runs} runs each:")
-    found: dict[bool, list[ColdStart]] = {True: [], False: []}
-    opened: dict[bool, list[float]] = {True: [], False: []}
+          f"median of {runs} runs each, load average {os.getloadavg()[0]:.1f} at the start:", flush=True)
+    found: dict[str, list[ColdStart]] = {setup.name: [] for setup in setups}
     for _ in range(runs):
+        for setup in setups:
+            found[setup.name].append(cold_start(argv, setup))
+    for setup in setups:
+        print(_median_line(setup.name, found[setup.name], setup.env.get(egdb.READ_ENV) != "1"), flush=True)
+    if loaders:
         for read in (True, False):
-            found[read].append(cold_start(argv, read))
-            opened[read].append(open_seconds(variant, read))
-    for read in (True, False):
-        runs_of = found[read]
-        wall, peak = statistics.median(r.wall for r in runs_of), statistics.median(r.peak for r in runs_of)
-        anon, file = statistics.median(r.anon for r in runs_of), statistics.median(r.file for r in runs_of)
-        ten = 10 * anon + (file if not read else 0)
-        search = statistics.median(float(json.loads(r.out)["seconds"]) for r in runs_of)
-        how = "read into each process (before)" if read else "mapped, shared (now)           "
-        print(f"  {how}: opened in {statistics.median(opened[read]) * 1000:7,.1f} ms, whole process {wall:6.2f} s "
-              f"(of it the search {search:6.2f} s, the rest {wall - search:5.2f} s), "
-              f"peak RSS {peak:6,.0f} MiB, of it private {anon:6,.0f} and file pages {file:6,.0f}; "
-              f"ten such processes hold about {ten:7,.0f} MiB")
-    print(f"  answer: {found[False][0].out}")
+            opened = statistics.median(open_seconds(variant, read) for _ in range(runs))
+            print(f"  opening the levels {'read in' if read else 'mapped'}: {opened * 1000:,.1f} ms")
+    for setup in setups:
+        one = cold_start([*argv, "--threads", "1"], setup)
+        print(f"  {setup.name:<34}: {int(json.loads(one.out)['nodes']):,} nodes on one thread", flush=True)
+    print(f"  load average {os.getloadavg()[0]:.1f} at the end; answer: {found[setups[-1].name][0].out}")
 
 
 def main() -> None:
@@ -287,11 +338,27 @@ def main() -> None:
                         help="for --perfect: check each move the bot did not prove with a solve (databases on disk)")
     parser.add_argument("--cold-start", action="store_true",
                         help="instead: whole `kalah solve` processes with the databases mapped and read in")
-    parser.add_argument("--runs", type=int, default=3, help="runs of each loader for --cold-start")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each setup for --cold-start")
     parser.add_argument("--per-move", action="store_true", help="for --cold-start: solve every first move too")
+    parser.add_argument("--solve-args", default=COLD_START, metavar="ARGS",
+                        help='for --cold-start: the position solved, as `kalah solve` arguments, e.g. '
+                             '"-H 6 -s 5 --moves \'2 1\'"')
+    parser.add_argument("--baseline", metavar="REV",
+                        help="for --cold-start: the same processes run from git revision REV too (a temporary "
+                             "worktree with its C extension built), alternating with this tree's: before and after")
     args = parser.parse_args()
     if args.cold_start:
-        cold_starts(args.runs, COLD_START + (["--per-move"] if args.per_move else []))
+        variant, argv = solve_target(args.solve_args)
+        argv += ["--per-move"] if args.per_move else []
+        if args.baseline:
+            with baseline_tree(args.baseline) as before:
+                cold_starts(args.runs, argv, variant,
+                            [Setup(f"before ({args.baseline})", before, {}), Setup("after (this tree)", ROOT, {})],
+                            loaders=False)
+        else:
+            cold_starts(args.runs, argv, variant, [Setup("read into each process (before)", ROOT, {egdb.READ_ENV: "1"}),
+                                                   Setup("mapped, shared (now)", ROOT, {egdb.READ_ENV: "0"})],
+                        loaders=True)
         return
     if args.perfect:
         for capture in args.captures.split(","):
