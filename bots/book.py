@@ -34,8 +34,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from bots import egdb
 from protocol.variant import Variant
 
@@ -157,7 +155,7 @@ def house_key(board: tuple[int, ...]) -> Key:
 def book_dir() -> Path:
     """Where operators' books live: `$KALAH_BOOK_DIR` or the user cache directory."""
     env = os.environ.get(ENV_DIR)
-    return Path(env) if env else platformdirs.user_cache_path("kalah-arena") / "book"
+    return Path(env) if env else egdb.user_cache() / "book"
 
 
 def file_name(variant: Variant) -> str:

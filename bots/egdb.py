@@ -7,7 +7,7 @@ majority-end variants have no databases; clockwise and relay sowing can cycle, s
 have none either (see `applies`).
 
 Files live in `$KALAH_EGDB_DIR`, or else in the user cache directory
-(`platformdirs.user_cache_path("kalah-arena") / "egdb"`). A level is built in memory,
+(`platformdirs.user_cache_path("kalah-arena") / "egdb"`, `user_cache`). A level is built in memory,
 written to a temporary file and renamed into place (read-only), so an interrupted build leaves
 no partial file: the next run resumes from the first missing level.
 
@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
 from typing import TYPE_CHECKING, Any
-
-import platformdirs
 
 from bots import pysearch
 from protocol.tables import compile_variant
@@ -62,7 +60,15 @@ def cache_dir() -> Path:
     env = os.environ.get(ENV_DIR)
     if env:
         return Path(env)
-    return platformdirs.user_cache_path("kalah-arena") / "egdb"
+    return user_cache() / "egdb"
+
+
+def user_cache() -> Path:
+    """The arena's user cache directory (platformdirs is imported here, on first need: a process that finds its
+    directories in the environment starts without it)."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("kalah-arena")
 
 
 def applies(variant: Variant) -> bool:
