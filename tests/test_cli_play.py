@@ -38,32 +38,41 @@ class Seen:
     """The identity the server welcomed: `name player_id`."""
 
 
+def first_screen_shown(app: KalahApp) -> bool:
+    """Whether the session shows the screen it opens with: the game (or replay) screen its launch asks for (a bot
+    game, a watch, a replay, `--resume` with a seat to reopen), or else the lobby, once the server's welcome came."""
+    if isinstance(app.screen, ReplayScreen):
+        return True
+    if isinstance(app.screen, GameScreen):
+        return app.screen.state.variant is not None
+    welcome = app.connection.welcome if app.connection is not None else None
+    if welcome is None:
+        return False
+    launch = app.launch
+    return launch.start == "lobby" and not (launch.resume and welcome.seats and not launch.spectate)
+
+
 @pytest.fixture
 def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
-    """Run every `KalahApp` headless until a game screen shows (or a while passes); record what it showed."""
+    """Run every `KalahApp` headless until the screen it opens with shows; record what it showed."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # identities.json of these tests only
     seen: list[Seen] = []
 
     def headless(app: KalahApp) -> None:
         async def session() -> None:
             async with app.run_test(size=(100, 32)) as pilot:
-                for _ in range(60):  # a game (or replay) screen comes within 3 s, or none is coming
-                    await pilot.pause(0.05)
-                    if isinstance(app.screen, GameScreen) and app.screen.state.variant is not None:
-                        break
-                    if isinstance(app.screen, ReplayScreen):
-                        break
+                # a game (or replay) screen comes if the launch asks for one; else the welcome ends the wait
+                await until(pilot, lambda: first_screen_shown(app), timeout=60)
                 await pilot.pause(0.3)  # anything that would follow the first screen has come
                 screen = app.screen
                 welcome = app.connection.welcome if app.connection is not None else None
                 player = None if welcome is None else f"{welcome.name} {welcome.player_id}"
                 if isinstance(screen, GameScreen):
-                    before = screen.state.ply
+                    before, hint = screen.state.ply, screen.hint
                     await pilot.press("1")  # a house key: a move if (and only if) the viewer is seated
-                    for _ in range(10):  # the move shows within 0.5 s, or none is coming
-                        await pilot.pause(0.05)
-                        if screen.state.ply > before:
-                            break
+                    # the move shows, or the server refuses it, or the screen says why the key made none
+                    await until(pilot, lambda: screen.state.ply > before or screen.error is not None
+                                or (not screen.pending and screen.hint not in (None, hint)), timeout=30)
                     st = screen.state
                     seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before, player))
                 else:
