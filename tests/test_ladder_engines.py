@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.games import with_detail
+from cli.ladder_engines import UNTIMED_MOVE_S
 from cli.main import main
 from cli.stored_games import get_game
 from server.engines.results import forfeits
@@ -21,10 +22,12 @@ AGENTS = Path(__file__).resolve().parent / "agents"
 ENGINE = f"{sys.executable} {AGENTS / 'pipe_engine.py'}"
 
 
-def ladder(tmp_path: Path, *args: str) -> list[str]:
-    """Run `kalah ladder` over a database of its own (unrated, 2 s a move); the ladder's arguments."""
+def ladder(tmp_path: Path, *args: str, clock: str | None = "2/move") -> list[str]:
+    """Run `kalah ladder` over a database of its own (unrated, `clock`: 2 s a move; None: untimed); the ladder's
+    arguments."""
+    timed = [] if clock is None else ["--clock", clock]
     return ["ladder", "--db", str(tmp_path / "ladder.sqlite3"), "--state", str(tmp_path / "state.jsonl"),
-            "--unrated", "--clock", "2/move", *args]
+            "--unrated", *timed, *args]
 
 
 def stored(tmp_path: Path) -> tuple[list[StoredGame], dict[str, str]]:
@@ -42,7 +45,7 @@ def loser(game: StoredGame) -> str | None:
 
 FAULTS = {
     "crash": "engine exited with status 3 (stderr: boom: deliberate crash)",
-    "hang": "no move within",
+    "hang": f"no move within {UNTIMED_MOVE_S:.2f} s",
     "illegal": "illegal move",
     "garbage": "protocol error: malformed command",
     "longline": "protocol error: line of 20",
@@ -51,11 +54,13 @@ FAULTS = {
 
 def test_broken_engines_lose_by_forfeit_with_their_reason_and_disturb_no_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Crashing, hanging, illegal, garbage and 20 KiB-line engines play a good engine and a hosted bot, four
+    """Crashing, hanging, illegal, garbage and 20 KiB-line engines play a good engine and a hosted bot, eight
     games at once: each of their games is lost by forfeit with its reason stored; the good ones finish on
-    the board."""
+    the board. Untimed (each move bounded by the ladder's UNTIMED_MOVE_S): under a clock a loaded machine could
+    let a flag fall before the forfeit it races, a broken engine's or a good one's late answer."""
     engines = [f"--engine=good={ENGINE}", *(f"--engine={fault}={ENGINE} {fault}" for fault in FAULTS)]
-    assert main(ladder(tmp_path, "--bots", "random", *engines, "--games", "2", "--concurrency", "4")) == 0
+    args = ladder(tmp_path, "--bots", "random", *engines, "--games", "2", "--concurrency", "8", clock=None)
+    assert main(args) == 0
     out = capsys.readouterr().out
     games, why = stored(tmp_path)
     assert len(games) == 21 * 2
