@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -25,6 +26,32 @@ pytest_plugins = ["tests.pg", "tests.redis_server"]
 USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config"}
 """The per-user folders (platformdirs, on Linux) where the project keeps its endgame databases (cache), its default
 databases (data) and the identities the client remembers (config), each in a `kalah-arena` folder."""
+
+
+TERMINATED: list[int] = []
+"""The SIGTERMs this run got (the first stops it, tearing everything down)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM stops the run as Ctrl-C does: the test is interrupted and every fixture torn down (the session's
+    PostgreSQL and redis-server stopped); a second SIGTERM ends the process at once."""
+    TERMINATED.append(signum)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run ended by SIGTERM (a CI job stopped, `timeout`) tears down like one ended by Ctrl-C."""
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+@pytest.fixture(autouse=True)
+def sigterm_tears_down() -> Iterator[None]:
+    """After every test, SIGTERM still tears the run down (the test may have run code that set a handler of its
+    own, then the default), unless one came already."""
+    yield
+    if not TERMINATED and signal.getsignal(signal.SIGTERM) is not _terminated:
+        signal.signal(signal.SIGTERM, _terminated)
 
 
 @pytest.fixture(scope="session", autouse=True)
