@@ -130,15 +130,15 @@ class Match:
         self.end: EndChange | None = None
         self._action_seq: dict[int, int] = {}
         self._ack_head: str | None = None
+        self._status: Status = "open"
+        """Kept as seats are taken and the match ends (read several times an action, so not worked out each time)."""
 
     # --- queries ----------------------------------------------------------------------
 
     @property
     def status(self) -> Status:
         """`finished` once ended, `live` once both seats are taken, else `open`."""
-        if self.end is not None:
-            return "finished"
-        return "live" if all(self.seats) else "open"
+        return self._status
 
     @property
     def position(self) -> Position:
@@ -375,6 +375,8 @@ class Match:
         self.seats[change.seat] = change.player
         clocks = None
         if all(self.seats):
+            if self.end is None:
+                self._status = "live"
             now = self.now()
             self.live_since = now
             self.clocks.start(self.seat_of_side(self.position.to_move), now)
@@ -423,6 +425,7 @@ class Match:
         if change.reason is EndReason.TIME and change.winner is not None:
             self.clocks.left_ms[1 - change.winner] = 0
         self.end = change
+        self._status = "finished"
         winner = None if change.winner is None else self.seats[change.winner]
         event = GameOverEvent(match_id=self.match_id, seq=self.seq + 1, reason=change.reason, result=change.result,
                               winner=self._winner_side(change), player=winner.name if winner else None,
