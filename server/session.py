@@ -43,16 +43,14 @@ def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_
     """`push` for texts already framed (`frame`): on a `BatchedConnection` written at once, or, when it already
     wrote in this turn of the loop, held and joined with the rest of the turn's; else written after whatever
     websockets itself has queued (a pong), in one write."""
+    if isinstance(ws, BatchedConnection):
+        return ws.push(frames, limit)
     transport = ws.transport
     if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
         return False
-    if isinstance(ws, BatchedConnection):
-        unsent = ws.send_frames(frames)
-    else:
-        queued = ws.protocol.data_to_send()
-        transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
-        unsent = transport.get_write_buffer_size()
-    if unsent > limit:
+    queued = ws.protocol.data_to_send()
+    transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
+    if transport.get_write_buffer_size() > limit:
         transport.abort()
         return False
     return True

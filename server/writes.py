@@ -17,6 +17,7 @@ import asyncio
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
+from websockets.protocol import OPEN
 
 
 class WriteBatch:
@@ -63,17 +64,33 @@ class BatchedConnection(ServerConnection):
         """Write frames (already framed), or hold them if this connection already wrote this turn; the bytes not yet
         taken by the kernel, held and buffered (what the send limit bounds)."""
         batch = self.batch
+        transport = self.transport
         if self.turn == batch.turn:
             if not self.held:
                 batch.dirty.append(self)
             self.held += frames
             self.held_bytes += sum(map(len, frames))
-            return self.held_bytes + self.transport.get_write_buffer_size()
+            return self.held_bytes + transport.get_write_buffer_size()
         self.turn = batch.turn
-        batch.start_turn()
-        queued = self.protocol.data_to_send()  # websockets writes its own at once: normally nothing
-        self.transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
-        return self.transport.get_write_buffer_size()
+        if not batch.scheduled:
+            batch.scheduled = True
+            batch.loop.call_soon(batch.end_turn)
+        if self.protocol.writes:  # websockets writes its own at once: normally nothing is queued
+            transport.write(b"".join(self.protocol.data_to_send() + frames))
+        else:
+            transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        return transport.get_write_buffer_size()
+
+    def push(self, frames: list[bytes], limit: int) -> bool:
+        """Send frames on the open connection without waiting (`send_frames`); one whose unsent bytes pass `limit` has
+        stopped reading and is aborted (its handler then cleans up). Whether it is still open."""
+        transport = self.transport
+        if self.protocol.state is not OPEN or transport.is_closing():
+            return False
+        if self.send_frames(frames) > limit:
+            transport.abort()
+            return False
+        return True
 
     def flush(self) -> None:
         """Write the held frames now, in one write (nothing once the connection is closing or aborted).
