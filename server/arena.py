@@ -22,7 +22,7 @@ from typing import Any
 
 from protocol.actions import Action
 from protocol.errors import OutOfTurnError
-from protocol.messages import Ack, AnyMatchEvent
+from protocol.messages import Ack
 from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.arena_options import ArenaOptions
@@ -250,21 +250,20 @@ class Arena:
             self.busy -= 1
 
     async def apply(self, room: Room, change: ArenaChange, actor: Session | None = None,
-                    follow: Session | None = None) -> list[AnyMatchEvent]:
+                    follow: Session | None = None) -> None:
         """The one path of every change made here (the caller holds the room's lock, a new room's is free):
         `store`; the other servers are told (a new match is this one's from then on); then `publish` (the
         actor's ack first; `follow` added as a follower after the events, its caller sending it the snapshot
         that holds them)."""
-        events, updates = await self.store(room, change)
+        logged, updates = await self.store(room, change)
         self.replication.stored(room, change)
-        self.publish(room, change, events, updates, actor, follow)
+        self.publish(room, change, logged, updates, actor, follow)
         if isinstance(change, ActionChange):  # its followers here had it then (another node's: bus_follower_seconds)
             self.metrics.local_follower_seconds.observe(self.now() - change.at)
-        return events
 
-    async def store(self, room: Room, change: ArenaChange) -> tuple[list[AnyMatchEvent], list[tuple[str, Rating, int]]]:
+    async def store(self, room: Room, change: ArenaChange) -> tuple[int, list[tuple[str, Rating, int]]]:
         """Refuse while closing; store the change (with the ratings an end brings, and what the deployment adds)
-        as one durable write; commit it to the match. Its events, and the rating updates stored."""
+        as one durable write; commit it to the match. How many events it logged, and the rating updates stored."""
         m = room.match
         end = end_of(change)
         if end is not None and m.rated:
@@ -277,16 +276,17 @@ class Arena:
             if not isinstance(change, CreateChange):
                 await self.replication.conflict(room)
             raise
-        events = [] if isinstance(change, CreateChange | CancelChange) else m.commit(change)
+        logged = 0 if isinstance(change, CreateChange | CancelChange) else m.commit_logged(change)
         if isinstance(change, ActionChange):
             self.actions += 1  # counted where it was stored (each node's copy publishes it too)
-        return events, updates
+        return logged, updates
 
-    def publish(self, room: Room, change: ArenaChange, events: list[AnyMatchEvent],
+    def publish(self, room: Room, change: ArenaChange, logged: int,
                 updates: Sequence[tuple[str, Rating, int]] = (), actor: Session | None = None,
                 follow: Session | None = None) -> None:
-        """After a change was stored and committed to the match (here, or by another node): the indexes, quotas,
-        ratings and logs; the events to every follower; then clocks, bots and expiry."""
+        """After a change was stored and committed to the match (here, or by another node), which logged the match's
+        last `logged` events: the indexes, quotas, ratings and logs; the events to every follower; then clocks, bots
+        and expiry."""
         m = room.match
         end = end_of(change)
         if isinstance(change, CreateChange):
@@ -315,8 +315,8 @@ class Arena:
                       winner_seat=end.winner, ply=m.ply)
         first = None
         if actor is not None and isinstance(change, ActionChange):
-            first = (actor, m.ack_text(change.ply, events[0].seq))
-        room.send_texts(m.texts(events), first)  # each event encoded once, when the match logged it
+            first = (actor, m.ack_text(change.ply, m.seq - logged + 1))  # the action's event, the first it logged
+        room.send_texts(m.logged_texts(logged), first)  # each event encoded once, when the match logged it
         if follow is not None:  # after the events: its first message is the snapshot its caller sends, which holds them
             room.follow(follow)
         self.after_change(room)

@@ -11,6 +11,7 @@ seats exchange sides, so `side_of(seat)` is `seat ^ swapped`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -18,9 +19,7 @@ from typing import Literal
 from protocol.actions import Action
 from protocol.errors import GameOverError
 from protocol.events import (
-    ActionEvent,
     AnyMatchEvent,
-    Captured,
     CatchUp,
     GameOverEvent,
     JoinedEvent,
@@ -130,6 +129,8 @@ class Match:
         self.end: EndChange | None = None
         self._action_seq: dict[int, int] = {}
         self._ack_head: str | None = None
+        self._event_head = f'{{"type":"event","match_id":{json.dumps(match_id)},"seq":'
+        """The start of every event's text (an action's is written out directly, the others by their models)."""
         self._status: Status = "open"
         """Kept as seats are taken and the match ends (read several times an action, so not worked out each time)."""
 
@@ -219,9 +220,11 @@ class Match:
             head = self._ack_head = full[:full.index('"ply":') + 6]
         return f'{head}{ply},"seq":{seq},"duplicate":false}}'.encode()
 
-    def texts(self, events: list[AnyMatchEvent]) -> list[bytes]:
-        """The wire text of events this match logged (encoded once, when logged), to send as they are."""
-        return [self._log[event.seq - 1].encode() for event in events]
+    def logged_texts(self, count: int) -> list[bytes]:
+        """The wire text of the last `count` events this match logged (encoded once, when logged), to send as they
+        are."""
+        log = self._log
+        return [text.encode() for text in log[len(log) - count:]] if count else []
 
     @property
     def events(self) -> list[AnyMatchEvent]:
@@ -354,11 +357,17 @@ class Match:
 
     def commit(self, change: Change) -> list[AnyMatchEvent]:
         """Apply a prepared (and stored) change; returns the new events."""
+        count = self.commit_logged(change)
+        return [decode_event(text) for text in self._log[len(self._log) - count:]] if count else []
+
+    def commit_logged(self, change: Change) -> int:
+        """Apply a prepared (and stored) change, its events logged as text and not returned as values (what the
+        server sends: `logged_texts`); how many it logged."""
+        if isinstance(change, ActionChange):
+            return self._commit_action(change)
         if isinstance(change, JoinChange):
             return self._commit_join(change)
-        if isinstance(change, EndChange):
-            return self._commit_end(change)
-        return self._commit_action(change)
+        return self._commit_end(change)
 
     def play(self, seat: int, action: Action, ply: int) -> list[AnyMatchEvent]:
         """Prepare and commit an action at once (no storage); a duplicate gives no events."""
@@ -370,7 +379,7 @@ class Match:
         assert event.seq == len(self._log) + 1
         self._log.append(encode(event))
 
-    def _commit_join(self, change: JoinChange) -> list[AnyMatchEvent]:
+    def _commit_join(self, change: JoinChange) -> int:
         """Seat a player; the match goes live (clocks start) when both seats are taken."""
         self.seats[change.seat] = change.player
         clocks = None
@@ -384,9 +393,9 @@ class Match:
         event = JoinedEvent(match_id=self.match_id, seq=self.seq + 1, side=SIDE_NAMES[self.side_of(change.seat)],
                             player=change.player.name, clocks=clocks)
         self._log_event(event)
-        return [event]
+        return 1
 
-    def _commit_action(self, change: ActionChange) -> list[AnyMatchEvent]:
+    def _commit_action(self, change: ActionChange) -> int:
         """Play the action, move the clocks on, and end the game if it ended on the board."""
         game = self.game
         if change.after is not None and change.ply == game.ply and change.after[0].ply == game.ply + 1:
@@ -398,18 +407,29 @@ class Match:
         nxt = None if pos.over or change.end else self.seat_of_side(pos.to_move)
         self.clocks.apply(change.clocks_ms, nxt, change.at)
         self.last_action_at = change.at
-        cap = None if mv.capture is None else Captured(bin=mv.capture[0] + 1, seeds=mv.capture[1])
-        # validated: pydantic-core checks these few fields faster than `model_construct` fills them in Python
-        event = ActionEvent(
-            match_id=self.match_id, seq=self.seq + 1, ply=change.ply, side=SIDE_NAMES[mv.side],
-            action=change.action.token(), path=list(mv.path), capture=cap, extra_turn=mv.extra_turn,
-            position=pos.fen(), clocks=self.wire_clocks(change.at))
-        self._log_event(event)
-        self._action_seq[change.ply] = event.seq
-        events: list[AnyMatchEvent] = [event]
-        if change.end is not None:
-            events += self._commit_end(change.end)
-        return events
+        seq = len(self._log) + 1
+        self._log.append(self._action_text(seq, change.ply, mv, change.action.token(), pos.fen(), change.at))
+        self._action_seq[change.ply] = seq
+        return 1 if change.end is None else 1 + self._commit_end(change.end)
+
+    def _action_text(self, seq: int, ply: int, mv: MoveEvent, token: str, fen: str, at: float) -> str:
+        """The text of an action event, byte for byte what `encode(ActionEvent(...))` gives, written out directly:
+        one is made for every action, and building and serialising the model cost more than the rest of the commit.
+        Every value is the server's own (a token, a position, numbers), so none needs escaping."""
+        capture = "null" if mv.capture is None else f'{{"bin":{mv.capture[0] + 1},"seeds":{mv.capture[1]}}}'
+        return (f'{self._event_head}{seq},"kind":"action","ply":{ply},"side":"{SIDE_NAMES[mv.side]}",'
+                f'"action":"{token}","path":[{",".join(map(str, mv.path))}],"capture":{capture},'
+                f'"extra_turn":{"true" if mv.extra_turn else "false"},"position":"{fen}",'
+                f'"clocks":{self._clocks_text(at)}}}')
+
+    def _clocks_text(self, now: float) -> str:
+        """`wire_clocks(now)` as JSON text (`null`: untimed)."""
+        clocks = self.clocks
+        if not clocks.enabled:
+            return "null"
+        south, north = self.seat_of_side(Side.SOUTH), self.seat_of_side(Side.NORTH)
+        running = "null" if clocks.running is None else f'"{SIDE_NAMES[self.side_of(clocks.running)]}"'
+        return f'{{"south_ms":{clocks.left(south, now)},"north_ms":{clocks.left(north, now)},"running":{running}}}'
 
     def _winner_side(self, end: EndChange | None) -> Literal["south", "north"] | None:
         """The side the winning seat plays at the end."""
@@ -417,10 +437,10 @@ class Match:
             return None
         return SIDE_NAMES[self.side_of(end.winner)]
 
-    def _commit_end(self, change: EndChange) -> list[AnyMatchEvent]:
+    def _commit_end(self, change: EndChange) -> int:
         """Finish the match."""
         if self.status == "finished":
-            return []
+            return 0
         self.clocks.stop()
         if change.reason is EndReason.TIME and change.winner is not None:
             self.clocks.left_ms[1 - change.winner] = 0
@@ -431,7 +451,7 @@ class Match:
                               winner=self._winner_side(change), player=winner.name if winner else None,
                               position=self.position.fen(), clocks=self.wire_clocks())
         self._log_event(event)
-        return [event]
+        return 1
 
     # --- resuming ----------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
         return []
     if stored.status not in ("open", "live", "finished"):
         if m.match_id in arena.rooms:
-            arena.publish(room, CancelChange(), [])
+            arena.publish(room, CancelChange(), 0)
         return []
     changes: list[JoinChange | ActionChange | EndChange] = []
     for seat in (stored.creator_seat, 1 - stored.creator_seat):
@@ -83,7 +83,7 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
 def commit(arena: Arena, room: Room, change: JoinChange | ActionChange | EndChange) -> list[AnyMatchEvent]:
     """Commit a change another node stored to this node's copy, and publish it as the arena publishes its own."""
     events = room.match.commit(change)
-    arena.publish(room, change, events)
+    arena.publish(room, change, len(events))
     return events
 
 
@@ -127,10 +127,10 @@ def apply_carried(arena: Arena, room: Room, notice: Changed) -> bool:
     else:
         change = EndChange(c.reason, c.winner, c.result)
     try:
-        events = m.commit(change)
+        logged = m.commit_logged(change)
     except (ValueError, KeyError, TypeError):
         return False
-    arena.publish(room, change, events)
+    arena.publish(room, change, logged)
     if isinstance(c, Acted):
         arena.metrics.bus_follower_seconds.observe(max(0.0, time.time() - c.at))
     return True
