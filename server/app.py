@@ -26,6 +26,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_c
 from server.admission import Admission, host_of
 from server.arena import Arena, Deployment, single_node
 from server.arena_options import ArenaOptions
+from server.connection import connection_class
 from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError
@@ -42,7 +43,6 @@ from server.storage import Storage, StorageError, is_database_failure
 from server.storage.writer import unavailable
 from server.web import ClaimLimits
 from server.web import respond as web_page
-from server.writes import connection_class
 
 STORE_HEADER = "Kalah-Store"
 """The handshake header that names the server's database (its random identity, the same on every node)."""

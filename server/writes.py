@@ -109,8 +109,3 @@ class BatchedConnection(ServerConnection):
         """websockets' own writes (a pong, a close frame) go after the frames held before them."""
         self.flush()
         super().send_data()
-
-
-def connection_class(loop: asyncio.AbstractEventLoop) -> type[BatchedConnection]:
-    """The connection class of one server, sharing one `WriteBatch` on its loop."""
-    return type("ArenaConnection", (BatchedConnection,), {"batch": WriteBatch(loop)})

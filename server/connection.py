@@ -1,0 +1,97 @@
+"""The server's websocket connection: batched writes (`server.writes`), and whole text frames read without websockets'
+frame parser.
+
+Nearly everything a client sends is one short text message, and it nearly always arrives in one
+read: a whole masked text frame. websockets parses each frame with a chain of generators (the
+stream's `at_eof` and `read_exact`, `Frame.parse`, an `Opcode` look-up, the protocol's
+`recv_frame`, its event list) before the frame reaches the connection's message queue. When
+the parser waits at a frame boundary with nothing buffered, and a read holds only whole final
+text frames under the size limit, `ArenaConnection` unmasks them and queues the same `Frame`
+values itself; anything else (a fragment, a control frame, a partial frame, a frame too big, a
+closing connection) goes to websockets' parser as before, which then sees exactly the bytes it
+would have seen. The message queue, its flow control and the UTF-8 check when a message is read
+are websockets' own either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from websockets.frames import Frame, Opcode
+from websockets.protocol import OPEN, Protocol
+from websockets.streams import StreamReader
+
+try:
+    from websockets.speedups import apply_mask  # what websockets' own parser unmasks with
+except ImportError:  # pragma: no cover - websockets without its C extension
+    from websockets.utils import apply_mask
+
+from server.writes import BatchedConnection, WriteBatch
+
+_AT_EOF = StreamReader.at_eof.__code__
+_PARSE = Protocol.parse.__code__
+"""websockets' frame parser waits in the stream's `at_eof` only between frames (its `discard`, after a close, too)."""
+_FINAL_TEXT = 0x81
+"""The first byte of a final text frame without extension bits."""
+
+
+def between_frames(protocol: Protocol) -> bool:
+    """Whether websockets' parser waits between two frames: its frame loop (under the server's handshake parser)
+    is suspended in the stream's `at_eof`, not within a frame."""
+    outer: object = protocol.parser
+    inner = getattr(outer, "gi_yieldfrom", None)
+    while inner is not None and getattr(inner, "gi_yieldfrom", None) is not None:
+        outer, inner = inner, inner.gi_yieldfrom
+    return getattr(inner, "gi_code", None) is _AT_EOF and getattr(outer, "gi_code", None) is _PARSE
+
+
+def whole_text_frames(data: bytes, max_size: int | None) -> list[bytes] | None:
+    """The unmasked payloads of `data` if it is only whole, final, masked text frames (no extension bits) of at most
+    `max_size` bytes each (None: no limit) and a 7- or 16-bit length, else None."""
+    payloads = []
+    end = len(data)
+    at = 0
+    while at < end:
+        if end - at < 6 or data[at] != _FINAL_TEXT:
+            return None
+        size = data[at + 1] ^ 0x80  # the mask bit must be set: a size below 128 remains
+        if size > 126:
+            return None
+        at += 2
+        if size == 126:
+            if end - at < 6:
+                return None
+            size = int.from_bytes(data[at:at + 2], "big")
+            at += 2
+        if max_size is not None and size > max_size:
+            return None
+        start = at + 4
+        if start + size > end:
+            return None
+        payloads.append(apply_mask(data[start:start + size], data[at:start]))
+        at = start + size
+    return payloads or None
+
+
+class ArenaConnection(BatchedConnection):
+    """A server connection with batched writes that queues whole text frames without websockets' frame parser."""
+
+    def data_received(self, data: bytes) -> None:
+        """Queue the messages of a read that holds only whole text frames, with websockets' parser between frames;
+        give any other read to websockets."""
+        protocol = self.protocol
+        if (protocol.state is OPEN and protocol.current_size is None and not protocol.reader.buffer
+                and not protocol.reader.eof and not protocol.debug and not protocol.extensions
+                and between_frames(protocol)):
+            limits = [size for size in (protocol.max_message_size, protocol.max_fragment_size) if size is not None]
+            payloads = whole_text_frames(data, min(limits) if limits else None)
+            if payloads is not None:
+                for payload in payloads:
+                    self.recv_messages.put(Frame(Opcode.TEXT, payload))
+                return
+        super().data_received(data)
+
+
+def connection_class(loop: asyncio.AbstractEventLoop) -> type[ArenaConnection]:
+    """The connection class of one server, sharing one `WriteBatch` on its loop."""
+    return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop)})
