@@ -2,7 +2,7 @@
 
 Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--workers W] [--games 6,3:standard,...]`
 (Kalah(6,4) as the issue measures it: `--egdb-seeds 26 --games 6,4:standard,6,4:empty --no-twins`;
-Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 27 --no-twins --no-baseline`), or
+Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 24 --no-twins --no-baseline`), or
 `python bench/solver.py --perfect [--budget S] [--egdb-seeds 0 --judge]` for the perfect bot's games in
 Kalah(6,4) (both rule sets) against itself and other bots: results, how each of its moves was found and
 (`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
@@ -247,7 +247,7 @@ def cold_start(argv: list[str], setup: Setup) -> ColdStart:
         if proc.returncode != 0:
             err.seek(0)
             why = (err.read().strip().splitlines() or ["no message"])[-1]
-            raise SystemExit(f"kalah {' '.join(argv)} ({setup.name}) failed with status {proc.returncode}: {why}")
+            raise SystemExit(f"kalah {shlex.join(argv)} ({setup.name}) failed with status {proc.returncode}: {why}")
     peak, anon, file = (x / 1024 for x in most)
     return ColdStart(wall, peak, anon, file, out.strip())
 
@@ -299,7 +299,7 @@ def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup
     to open the levels read in and mapped in this process."""
     seeds = egdb.present_seeds(variant)
     size = sum(lv.size for lv in egdb.plan(variant, seeds)) / 2**20
-    print(f"`kalah {' '.join(argv)}`, {seeds} database levels ({size:,.0f} MiB) on disk in {egdb.cache_dir()}, "
+    print(f"`kalah {shlex.join(argv)}`, {seeds} database levels ({size:,.0f} MiB) on disk in {egdb.cache_dir()}, "
           f"median of {runs} runs each, load average {os.getloadavg()[0]:.1f} at the start:", flush=True)
     found: dict[str, list[ColdStart]] = {setup.name: [] for setup in setups}
     for _ in range(runs):
