@@ -12,7 +12,9 @@ databases, from the books alone, judged with the databases on disk), or
 `kalah solve --no-book --json` processes with the database levels on disk (none: one line saying how to
 build them), then each setup's nodes on one thread: the databases mapped (now) against read into each
 process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
-built there) against this tree's, runs alternated in the same run.
+built there) against this tree's, runs alternated in the same run; or `python bench/solver.py --where
+[--solve-args ARGS]`: where such a solve's time goes (imports, opening the databases, the value's and
+each first move's nodes and seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
@@ -40,13 +42,14 @@ from pathlib import Path
 from trees import ROOT, baseline_tree
 
 from bots import egdb
+from bots.core import pit_to_bin
 from bots.engines import Engines
 from bots.players import PerfectPlayer, RandomPlayer, SearchPlayer, make_player
-from bots.solver import Engine, auto_egdb_seeds, implementation, relative_board
+from bots.solver import Engine, auto_egdb_seeds, auto_tt_bits, implementation, relative_board
 from cli import solve as solve_cli
 from cli.egdb import build_command
 from cli.variant_args import variant_from_args
-from protocol import Capture, Position, Sow, Variant, compile_variant
+from protocol import Capture, KalahError, Position, Sow, Variant, compile_variant
 
 GOAL_VALUE_S = 1.0
 GOAL_PER_MOVE_S = 1.0
@@ -265,20 +268,25 @@ def open_seconds(variant: Variant, read: bool) -> float:
         del os.environ[egdb.READ_ENV]
 
 
-def solve_target(solve_args: str) -> tuple[Variant, list[str]]:
-    """The variant and `kalah solve` arguments of a cold start: `solve_args` searched (`--no-book --json`) with the
-    database levels on disk; `SystemExit` with one line when there are none (a solve would want to build them)."""
+def solve_target(solve_args: str) -> tuple[Position, list[str]]:
+    """The position and `kalah solve` arguments of a cold start: `solve_args` searched (`--no-book --json`) with
+    the database levels on disk; `SystemExit` with one line when the position is not one or there are no levels
+    (a solve would want to build them)."""
     parser = argparse.ArgumentParser(prog="kalah solve")
     solve_cli.configure(parser)
     words = shlex.split(solve_args)
     args = parser.parse_args(words)
-    variant = variant_from_args(args)
+    try:
+        variant = variant_from_args(args)
+        position = solve_cli.start_position(variant, args.moves, args.position)
+    except KalahError as exc:
+        raise SystemExit(f"--solve-args {solve_args!r}: {exc}") from None
     seeds = egdb.present_seeds(variant)
     if egdb.applies(variant) and seeds == 0:
         raise SystemExit(f"no endgame databases of {variant.text()} in {egdb.cache_dir()}: build them first "
                          f"(`{build_command(variant, auto_egdb_seeds(variant))}`) or point ${egdb.ENV_DIR} at them")
     extra = [] if args.egdb_seeds is not None else ["--egdb-seeds", str(seeds)]
-    return variant, ["solve", *words, *extra, "--no-book", "--json"]
+    return position, ["solve", *words, *extra, "--no-book", "--json"]
 
 
 def _median_line(name: str, runs_of: list[ColdStart], files_shared: bool) -> str:
@@ -317,6 +325,40 @@ def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup
     print(f"  load average {os.getloadavg()[0]:.1f} at the end; answer: {found[setups[-1].name][0].out}")
 
 
+def import_seconds(runs: int) -> float:
+    """Median seconds a fresh interpreter takes to import what `kalah solve` imports (its start-up less Python's)."""
+    code = "import time; t = time.perf_counter(); import cli.main, cli.solve; print(time.perf_counter() - t)"
+    return statistics.median(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                                  check=True, cwd=ROOT).stdout) for _ in range(runs))
+
+
+def where_time_goes(solve_args: str, runs: int) -> None:
+    """Where a cold `kalah solve --per-move` spends its time: imports, opening the databases, then the value's and
+    each first move's search on one thread, each move from an empty table as the threads of a solve do."""
+    position, _ = solve_target(solve_args)
+    variant = position.variant
+    print(f"{variant.text()}, position {position.fen()}: imports {import_seconds(runs) * 1000:,.0f} ms "
+          f"(median of {runs})", flush=True)
+    t0 = time.perf_counter()
+    engine = Engine(variant, tt_log2=auto_tt_bits(variant), egdb_seeds=egdb.present_seeds(variant), build_egdb=False,
+                    workers=1)
+    print(f"  opening {len(engine.levels) - 1 if engine.levels else 0} database levels and the engine: "
+          f"{(time.perf_counter() - t0) * 1000:,.1f} ms", flush=True)
+    value = engine.solve(position)
+    print(f"  the value {value.value:+d}: {value.nodes:,} nodes in {value.seconds:.2f} s", flush=True)
+    board = relative_board(position)
+    moves = []
+    for pit, after, gain, extra, over in engine.children(board):
+        engine.searcher.clear()
+        n0, t1 = engine.searcher.nodes, time.perf_counter()
+        engine.child_value((after, gain, extra, over), -1, 0, 0.0)
+        moves.append((pit_to_bin(position, pit), engine.searcher.nodes - n0, time.perf_counter() - t1))
+    total = sum(n for _, n, _ in moves)
+    print("  every first move, each from an empty table: " + "  ".join(f"{b}: {n:,} ({s:.2f} s)" for b, n, s in moves)
+          + f"; {total:,} nodes, the largest {max(n for _, n, _ in moves) / max(total, 1):.0%} of them")
+    print(f"  load average {os.getloadavg()[0]:.1f} (times depend on it, nodes do not)")
+
+
 def main() -> None:
     """Print the solver's figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -346,9 +388,16 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV",
                         help="for --cold-start: the same processes run from git revision REV too (a temporary "
                              "worktree with its C extension built), alternating with this tree's: before and after")
+    parser.add_argument("--where", action="store_true",
+                        help="instead: where a cold solve of --solve-args spends its time (imports, databases, "
+                             "the value and each first move on one thread)")
     args = parser.parse_args()
+    if args.where:
+        where_time_goes(args.solve_args, args.runs)
+        return
     if args.cold_start:
-        variant, argv = solve_target(args.solve_args)
+        position, argv = solve_target(args.solve_args)
+        variant = position.variant
         argv += ["--per-move"] if args.per_move else []
         if args.baseline:
             with baseline_tree(args.baseline) as before:
