@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.engines.gateway import GatewayOptions, engine_id, gateway_variant
+from server.engines.gateway import GatewayOptions, engine_id
+from server.engines.kgp import gateway_variant
 from server.storage import fetch_game
 from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve

@@ -8,7 +8,7 @@ both go back to the queue, as on go-kgp's practice server. An agent that set `au
 is a persistent engine account (`engine:NAME`, its id derived from the token, the token
 stored only as a hash) and its games are rated; an agent without a token plays unrated
 games under a name of its connection alone. The arena's clock is the authority: see
-`server.engines.driver`.
+`server.engines.driver`. Agents that enter the server's events go the way of `server.engines.event_entry`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from protocol.errors import KalahError, NameTakenError, NotEligibleError, UnknownBotError
-from protocol.event_settings import MAX_SANITY_GAMES
-from protocol.variant import Variant
+from protocol.errors import NameTakenError
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
+from server.engines.event_entry import SANITY_BOT, EventEntry
+from server.engines.kgp import gateway_variant
 from server.engines.links import Link, TcpLink
-from server.events.event import EntrantKind, Event
 from server.identity import ENGINE_PREFIX, hash_token, new_id, token_matches
 from server.logs import event as log_event
 from server.match import Seat
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
     from server.events.requests import EventRequests
 
 DEFAULT_BOTS = ("random", "greedy", "alphabeta:2", "alphabeta:4", "alphabeta:6")
-SANITY_BOT = "random"
-"""The hosted bot an engine beats to become eligible for an event that asks for wins against it."""
 
 
 @dataclass
@@ -83,14 +80,6 @@ def engine_id(token: str) -> str:
     return "e" + hashlib.sha256(b"kgp-agent:" + token.encode()).hexdigest()[:11]
 
 
-def gateway_variant(text: str) -> Variant:
-    """The variant of gateway matches; refuses what KGP cannot express (pie rule, opening transfer)."""
-    variant = Variant.parse(text)
-    if variant.pie or variant.opening_transfer:
-        raise ValueError("KGP agents can only sow: a gateway variant has no pie rule and no opening transfer")
-    return variant
-
-
 class Gateway:
     """The listener, the agents, the queue and the matches they play."""
 
@@ -110,14 +99,8 @@ class Gateway:
         self.sessions: dict[Agent, AgentSession] = {}
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
-        self.held: set[Agent] = set()
-        """Agents entered in an event, waiting for its next game instead of freeplay."""
-        self.seated: dict[Agent, list[str]] = {}
-        """Live matches the arena seated an agent in unasked (its event's games), to play in turn."""
-        self.events: EventRequests | None = None
-        """The server's events, which agents may enter (set by the server)."""
-        self.event_settings = DriverSettings(move_s=options.kgp_move_s, rng=self.rng, no_move_forfeits=True)
-        """How event games run: as in freeplay, but no move by the deadline forfeits (as engine testers rule)."""
+        self.entry = EventEntry(self)
+        """The agents' way into the server's events, and the event games they wait for."""
         self.games = 0
         self.closing = False
         self.server: asyncio.Server | None = None
@@ -187,7 +170,7 @@ class Gateway:
             link.close()
             return
         agent = Agent(link, self.limits, self.enqueue, self.gone)
-        agent.on_event = self.wants_event
+        agent.on_event = self.entry.wants_event
         self.agents.add(agent)
         self.per_host[host] = self.per_host.get(host, 0) + 1
         try:
@@ -238,8 +221,7 @@ class Gateway:
     def gone(self, agent: Agent) -> None:
         """An agent's connection closed: out of the queue; its match (if any) hears of it."""
         self.unqueue(agent)
-        self.held.discard(agent)
-        self.seated.pop(agent, None)
+        self.entry.forget(agent)
         session = self.sessions.pop(agent, None)
         if session is not None:
             session.wake()
@@ -257,21 +239,15 @@ class Gateway:
         return agent.anon_key
 
     def enqueue(self, agent: Agent) -> None:
-        """An agent is free (it asked for freeplay, or a game ended): its next event game if one waits, else
-        where it goes (`route`): its event, or the queue."""
+        """An agent is free (it asked for freeplay, or a game ended): the events' way if it goes there (its next
+        event game, or its event: `EventEntry.claim`), else the queue."""
         if self.closing or agent.closed.is_set() or agent in self.waiting or agent in self.busy:
             return
         why = self.ban_of(agent)
         if why is not None:  # a banned identity's token
             agent.kill(why)
             return
-        if self.seated.get(agent):
-            self.busy[agent] = None
-            self.spawn(self.seated_games(agent))
-        elif self.events is not None and (agent.token is not None or agent.event is not None):
-            self.busy[agent] = None  # a game the arena seats it in meanwhile waits until it is routed
-            self.spawn(self.route(agent))
-        else:
+        if not self.entry.claim(agent):
             self.queue(agent)
 
     def queue(self, agent: Agent) -> None:
@@ -279,7 +255,7 @@ class Gateway:
         (at once `random`, for an agent that needs wins against it to enter an event)."""
         if self.closing or agent.closed.is_set() or agent in self.waiting or agent in self.busy:
             return
-        self.held.discard(agent)
+        self.entry.held.discard(agent)
         if agent.sanity_stage:
             self.busy[agent] = None
             self.spawn(self.game([agent], SANITY_BOT))
@@ -364,12 +340,12 @@ class Gateway:
         if session is not None:
             a.disconnect(session)
         session = self.sessions[agent] = AgentSession(agent, pid, player.name)
-        session.seated = lambda match_id: self.seat_taken(agent, match_id)
+        session.seated = lambda match_id: self.entry.seat_taken(agent, match_id)
         agent.player_id = pid
         for match_id in a.connect(session):  # a game its identity holds (an event's, paired while it was away)
             room = a.rooms.get(match_id)
             if room is not None and room.match.status == "live":
-                self.seat_taken(agent, match_id)
+                self.entry.seat_taken(agent, match_id)
         return session
 
     async def game(self, agents: list[Agent], bot: str | None) -> None:
@@ -417,127 +393,4 @@ class Gateway:
 
     def join_events(self, events: EventRequests) -> None:
         """Let agents enter the server's events (`set arena:event ID`) and play their games there."""
-        self.events = events
-        events.driver.end_hooks.append(self.event_ended)
-
-    def wants_event(self, agent: Agent) -> None:
-        """The agent asked to enter an event: tried when it is free (at once if it waits in the queue; before
-        `mode`, once it asks for freeplay)."""
-        if agent.mode is None or agent in self.busy:
-            return
-        self.unqueue(agent)
-        self.held.discard(agent)
-        self.enqueue(agent)
-
-    async def route(self, agent: Agent) -> None:
-        """Where a free agent with an identity goes: into the event it asked for, then, while it is entered in an
-        open or running event, it waits for that event's games; else the queue."""
-        assert self.events is not None
-        try:
-            session = await self.identity(agent)
-            if agent.event is not None:
-                await self.enter(agent, session)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a fault of the server: the agent is told and dropped
-            log_event("kgp_route_failed", error=repr(exc), level=40)
-            agent.kill("the server failed to find the agent a game")
-            return
-        finally:
-            self.busy.pop(agent, None)
-        if self.closing or agent.closed.is_set():
-            return
-        if self.seated.get(agent) or (agent.event is not None and not agent.sanity_stage):
-            self.enqueue(agent)  # its game, or an event it asked for meanwhile
-        elif self.events.driver.entered(session.name or "") is not None:
-            self.held.add(agent)
-        else:
-            self.queue(agent)
-
-    async def enter(self, agent: Agent, session: AgentSession) -> None:
-        """Enter the agent in the event it asked for (`ok`), or tell it why not (`error CODE: why`). An engine that
-        only lacks wins against `random` plays `random` (the sanity stage) and is entered once it has them."""
-        assert self.events is not None and agent.event is not None
-        event_id, ref, name = agent.event, agent.event_ref, session.name or ""
-        sanity, told = False, agent.sanity_stage
-        agent.event, agent.sanity_stage = None, False
-        try:
-            if agent.token is None:
-                raise NotEligibleError("an event's entrant comes back as itself: set auth:token before arena:event")
-            event = await self.events.open_event(event_id)
-            try:
-                gateway_variant(event.settings.variant)
-            except ValueError:
-                raise NotEligibleError(f"event {event_id} plays {event.settings.variant}, which KGP cannot say "
-                                       "(no pie rule, no opening transfer)") from None
-            entrant = event.entrants.get(name)
-            if entrant is None or not entrant.active:
-                event.check_entry(name, EntrantKind.ENGINE, MAX_SANITY_GAMES)  # every rule but the wins
-                sanity = event.settings.sanity_games > 0
-                self.arena.bots.check(SANITY_BOT)
-                await self.events.enter(event, name, EntrantKind.ENGINE)
-        except UnknownBotError:
-            agent.error(f"not_eligible: event {event_id} asks for wins against {SANITY_BOT}, which this server "
-                        "does not host", ref=ref)
-        except NotEligibleError as exc:
-            if sanity:  # tried again after each game against random
-                agent.event, agent.sanity_stage = event_id, True
-            if not (sanity and told):  # told once
-                agent.error(f"{exc.code}: {exc}" + (f": playing {SANITY_BOT} until then" if sanity else ""), ref=ref)
-        except KalahError as exc:
-            agent.error(f"{exc.code}: {exc}", ref=ref)
-        else:
-            log_event("kgp_event_entered", event_id=event_id, player=session.player_id, engine=name)
-            agent.send("ok", ref=ref)
-
-    def seat_taken(self, agent: Agent, match_id: str) -> None:
-        """The arena seated the agent's identity in a live match it did not ask the gateway for (its event's
-        game): played now, or when its current game ends."""
-        waiting = self.seated.setdefault(agent, [])
-        if self.closing or agent.closed.is_set() or match_id in waiting or self.busy.get(agent) == match_id:
-            return
-        waiting.append(match_id)
-        if agent not in self.busy:
-            if agent in self.waiting:
-                self.take(agent)
-            self.held.discard(agent)
-            self.busy[agent] = None
-            self.spawn(self.seated_games(agent))
-
-    async def seated_games(self, agent: Agent) -> None:
-        """Play the agent's seat in each match it was seated in, in turn; then it is free again."""
-        a = self.arena
-        try:
-            while waiting := self.seated.get(agent):
-                room = a.rooms.get(waiting.pop(0))
-                session = self.sessions.get(agent)
-                seat = None if room is None or session is None else room.match.seat_of(session.player_id or "")
-                if room is None or session is None or seat is None or room.match.status != "live":
-                    continue
-                self.busy[agent] = room.match.match_id
-                await MatchDriver(a, room, {seat: session}, self.settings_of(room.match.match_id)).run()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a fault of the server: the agent is told and dropped, never looped
-            if not self.closing:
-                log_event("kgp_game_failed", error=repr(exc), level=40)
-                agent.kill("the server failed to run a game")
-            return
-        finally:
-            self.busy.pop(agent, None)
-        if not self.closing:
-            self.enqueue(agent)
-
-    def settings_of(self, match_id: str) -> DriverSettings:
-        """How the gateway plays a seat it was given: an event's game as events rule, any other as freeplay."""
-        events = self.events.driver.events if self.events is not None else {}
-        return self.event_settings if match_id.rsplit("-r", 1)[0] in events else self.settings
-
-    def event_ended(self, event: Event) -> None:
-        """An event finished or was cancelled: its agents that were waiting for its games are free again."""
-        assert self.events is not None
-        for agent in list(self.held):
-            session = self.sessions.get(agent)
-            if session is None or self.events.driver.entered(session.name or "") is None:
-                self.held.discard(agent)
-                self.enqueue(agent)
+        self.entry.join(events)

@@ -98,6 +98,14 @@ def bin_of(move: int, side: Side, houses: int) -> int:
     return move if side == Side.SOUTH else move + houses + 1
 
 
+def gateway_variant(text: str) -> Variant:
+    """The variant of gateway matches; refuses what KGP cannot express (pie rule, opening transfer)."""
+    variant = Variant.parse(text)
+    if variant.pie or variant.opening_transfer:
+        raise ValueError("KGP agents can only sow: a gateway variant has no pie rule and no opening transfer")
+    return variant
+
+
 @dataclass(frozen=True, slots=True)
 class Line:
     """One command: its optional id and reference, its name and its arguments."""
