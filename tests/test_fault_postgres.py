@@ -202,7 +202,7 @@ async def test_a_node_cut_off_from_postgres_lets_its_game_go_before_another_take
         await eventually(lambda: match_id in cluster(a).owned, timeout=20, what="A to take the game over")
         await play()
         proxy.restore()
-        await eventually(lambda: cluster(b).database == "ok" and not cluster(b).owned, timeout=20,
+        await eventually(lambda: cluster(b).lease.database == "ok" and not cluster(b).owned, timeout=20,
                          what="B to beat again and find the game gone")
         await play()
         assert not doubled, f"two owners at once: {doubled[:3]}"

@@ -1,10 +1,8 @@
-"""One node of a cluster: the arena's `Replication` (guards, ownership, notices, copies, the seek queue) and its
-heartbeat; `ClusterPresence` is its presence."""
+"""One node of a cluster: the arena's `Replication` (guards, ownership, takeover, notices, copies, the seek queue);
+`Lease` is its heartbeat and fence, `ClusterPresence` its presence."""
 
 from __future__ import annotations
 
-import asyncio
-import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,6 +14,7 @@ from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
 from server.cluster.bus import Bus, describe_bus
 from server.cluster.events import ClusterEvents
+from server.cluster.lease import Lease
 from server.cluster.messages import (
     Cancelled,
     Changed,
@@ -75,15 +74,8 @@ class Cluster:
         self.before: dict[str, int] = {}
         """Match id -> its version before the change being stored (between `ops` and `stored`)."""
         self.conflicts = 0
-        self.database = "ok"
-        self.beating_since: float | None = -math.inf
-        """When (loop time) this node's current run of heartbeats that reached the database began (None: the last
-        one failed). Other nodes are judged dead only once it is a lease old: after an outage of the database
-        (or of this node's way to it) nobody could beat, and the others get a lease to beat again."""
-        self.fenced = False
-        """Whether this node stopped running its matches for want of a beat that reached the database (`fence`)."""
-        self._fence: asyncio.TimerHandle | None = None
-        self._ticker: asyncio.Task[None] | None = None
+        self.lease = Lease(self)
+        """This node's heartbeat, its lease in the database and its fence."""
         self.event_owners = ClusterEvents(self)
         """The events this node pairs and drives, and their takeover."""
 
@@ -105,7 +97,7 @@ class Cluster:
             await self.adopt(match_id)
         await self.event_owners.start()
         await self.tick()
-        self._ticker = asyncio.create_task(self._beat())
+        self.lease.start()
         log_event("node_started", node=self.node_id, owned=len(self.owned))
 
     def owns(self, match_id: str) -> bool:
@@ -114,40 +106,12 @@ class Cluster:
 
     # --- heartbeat and takeover -------------------------------------------------------------------
 
-    async def _beat(self) -> None:
-        """Beat and take over every `beat_s` until cancelled; a failing database is logged and retried (a beat
-        that hangs is given up after a lease)."""
-        while True:
-            await asyncio.sleep(self.options.beat_s)
-            try:
-                await asyncio.wait_for(self.tick(), self.options.lease_s)
-                if self.database != "ok":
-                    log_event("node_beat_resumed", node=self.node_id)
-                self.database = "ok"
-            except Exception as exc:
-                self.database = "unreachable"
-                self.beating_since = None
-                log_event("node_beat_failed", node=self.node_id, error=repr(exc), level=30)
-
     async def tick(self) -> None:
-        """Renew the lease (letting go of matches taken while this node seemed dead), then take orphans."""
+        """Renew the lease, then (once this node has beaten for a lease) take the matches of dead nodes."""
         if self.arena.closing:
             return
         self.bus.keep_addresses(self.node_id)
-        lost = not await self.nodes.beat()
-        self._arm_fence()
-        if lost:
-            still = await self.nodes.owned()
-            for match_id in self.owned - still:
-                self.release(match_id)
-            await self.event_owners.let_go()
-            log_event("node_lease_lost", node=self.node_id, kept=len(still))
-        if self.fenced:
-            await self.unfence()
-        now = asyncio.get_running_loop().time()
-        if self.beating_since is None:
-            self.beating_since = now
-        if now - self.beating_since < self.options.lease_s:  # back from an outage: the others beat again first
+        if not await self.lease.renew():  # back from an outage: the others beat again first
             self.live_nodes = await self.nodes.live()
             return
         dead, taken = await self.nodes.take_orphans(self.options.takeover_batch)
@@ -158,33 +122,6 @@ class Cluster:
             await self.adopt(match_id)
         self.live_nodes = await self.nodes.live()
         await self.event_owners.tick()  # after the matches: an event taken over follows its games' copies
-
-    def _arm_fence(self) -> None:
-        """A beat reached the database: fence this node if no other does within a lease less a beat."""
-        if self._fence is not None:
-            self._fence.cancel()
-        self._fence = asyncio.get_running_loop().call_later(self.options.lease_s - self.options.beat_s, self.fence)
-
-    def fence(self) -> None:
-        """No beat has reached the database for a lease less a beat: before the other nodes may judge this one dead
-        and take its matches, stop running their clocks and bots (they stay as copies), so that no match ever has
-        two owners; the next beat that reaches the database takes up those still this node's (`unfence`)."""
-        if self.arena.closing or self.fenced:
-            return
-        self.fenced = True
-        log_event("node_fenced", node=self.node_id, owned=len(self.owned), level=30)
-        for match_id in list(self.owned):
-            self.release(match_id)
-        self.event_owners.handover()  # nor pair its events
-
-    async def unfence(self) -> None:
-        """A beat reached the database again: run the matches the database still says are this node's."""
-        self.fenced = False
-        still = await self.nodes.owned()
-        for match_id in still - self.owned:
-            await self.adopt(match_id, taken=False)
-        await self.event_owners.start()
-        log_event("node_unfenced", node=self.node_id, owned=len(still))
 
     async def adopt(self, match_id: str, taken: bool = True) -> None:
         """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots (`taken`:
@@ -430,10 +367,7 @@ class Cluster:
 
     async def handover(self) -> None:
         """Drain: let every owned match go at once, so the other nodes take them without waiting for a lease."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-        if self._fence is not None:
-            self._fence.cancel()
+        self.lease.stop()
         for match_id in list(self.owned):
             self.release(match_id)
         self.event_owners.handover()
@@ -446,11 +380,7 @@ class Cluster:
 
     async def close(self) -> None:
         """Stop beating and close the bus."""
-        if self._fence is not None:
-            self._fence.cancel()
-        if self._ticker is not None:
-            self._ticker.cancel()
-            await asyncio.gather(self._ticker, return_exceptions=True)
+        await self.lease.close()
         await self.bus.close()
 
     def health(self) -> dict[str, Any]:
@@ -463,7 +393,7 @@ class Cluster:
         return {"node": self.node_id, "role": "cluster-node", "owned": live,
                 "copies": len(self.arena.rooms) - len(self.owned & self.arena.rooms.keys()),
                 "nodes": sorted(self.live_nodes),
-                "bus": self.bus.status, "database": self.database, "taken_over": self.taken,
+                "bus": self.bus.status, "database": self.lease.database, "taken_over": self.taken,
                 "events_owned": len(self.event_owners.owned), "events_taken_over": self.event_owners.taken,
                 "refreshes": self.refreshes, "applied": self.applied, "conflicts": self.conflicts,
                 "bus_published": self.bus.published,
