@@ -15,6 +15,7 @@ from server.engines.results import forfeits
 from server.storage import fetch_game
 from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve
+from tests.test_server_metrics import scrape
 from tests.wire import Client, eventually, is_game_over
 
 
@@ -251,3 +252,29 @@ async def test_an_agent_whose_partner_left_before_the_game_goes_back_to_the_queu
     assert first == second
     assert running.kgp is not None and running.kgp.games == 1
 
+
+
+@pytest.mark.parametrize(("cap", "playing"), [({"kgp_bot_games": 2}, 2), ({"kgp_bot_games_per_address": 1}, 1)])
+async def test_games_against_hosted_bots_are_capped_and_a_refused_agent_plays_when_one_ends(
+        serve: Serve, kgp: KgpClients, cap: dict[str, int], playing: int) -> None:
+    """With every place for a game against a hosted bot taken (in all, or of the agent's address), the next agent
+    due one is told `too_many` with a retry hint, counted in /metrics, and stays queued: it plays the bot as soon
+    as one of the running games ends."""
+    running = await gateway(serve, kgp_variant="kalah(6,4)", kgp_move_s=30, **cap)  # untimed: games stay live
+    port = port_of(running)
+    agents = [await kgp.open(port) for _ in range(playing)]
+    for agent in agents:
+        await agent.hello()
+        await agent.until_game()
+    late = await kgp.open(port)
+    await late.hello()
+    refusal = str((await late.expect("error")).args[0])
+    assert refusal.startswith("too_many: ") and "you stay queued" in refusal, refusal
+    assert "retry_ms=30001" in refusal
+    assert late.games == []
+    samples = await scrape(running)
+    assert samples[("kalah_refusals_total", (("code", "too_many"),))] == 1
+    await agents[0].close()  # its game ends (forfeit): its place goes to the agent waiting for one
+    await late.until_game()
+    opponent = await late.expect("set", where=lambda line: line.args[0] == "game:opponent")
+    assert opponent.args[1] == "bot:first"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from protocol.errors import NameTakenError
+from protocol.errors import NameTakenError, retry_after_ms
 from server.engines.agent import Agent, AgentLimits
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.engines.event_entry import SANITY_BOT, EventEntry
@@ -61,6 +61,10 @@ class GatewayOptions:
     """States in a row an agent may leave without a move before it forfeits and is let go."""
     kgp_max_connections: int = 1000
     kgp_max_per_address: int = 16
+    kgp_bot_games: int = 32
+    """Games against hosted bots the gateway runs at once, for all agents together (each costs bot thinking time)."""
+    kgp_bot_games_per_address: int = 4
+    """Games against hosted bots the agents of one address (an IPv6 /64) play at once."""
     kgp_rate: float = 100.0
     """Lines a second one agent may send (bursts of `kgp_burst`)."""
     kgp_burst: int = 200
@@ -96,6 +100,10 @@ class Gateway:
         self.per_host: dict[str, int] = {}
         self.waiting: list[Agent] = []
         self.timers: dict[Agent, asyncio.TimerHandle] = {}
+        self.bot_games: Counter[str] = Counter()
+        """Games against hosted bots running: per address, and `""` for all together."""
+        self.wanting_bot: dict[Agent, str] = {}
+        """Agents due a game against a hosted bot (the bot chosen) while every place for one is taken, oldest first."""
         self.sessions: dict[Agent, AgentSession] = {}
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
@@ -257,8 +265,7 @@ class Gateway:
             return
         self.entry.held.discard(agent)
         if agent.sanity_stage:
-            self.busy[agent] = None
-            self.spawn(self.game([agent], SANITY_BOT))
+            self.bot_game(agent, SANITY_BOT)
             return
         self.waiting.append(agent)
         self.timers[agent] = asyncio.get_running_loop().call_later(self.options.kgp_pair_wait_s, self.alone, agent)
@@ -271,6 +278,7 @@ class Gateway:
 
     def unqueue(self, agent: Agent) -> None:
         """Take an agent out of the queue (if it is there)."""
+        self.wanting_bot.pop(agent, None)
         if agent in self.waiting:
             self.waiting.remove(agent)
         timer = self.timers.pop(agent, None)
@@ -293,8 +301,49 @@ class Gateway:
     def alone(self, agent: Agent) -> None:
         """An agent waited long enough alone: it plays a hosted bot."""
         if agent in self.waiting and not self.closing:
+            self.bot_game(agent, self.rng.choice(self.options.kgp_bots))
+
+    def bot_places(self, agent: Agent) -> str | None:
+        """Why the agent may not start a game against a hosted bot now (every place for one is taken), if so."""
+        opts = self.options
+        if self.bot_games[""] >= opts.kgp_bot_games:
+            return f"all {opts.kgp_bot_games} games against hosted bots the server runs at once are taken"
+        if self.bot_games[address_of(agent.host)] >= opts.kgp_bot_games_per_address:
+            return f"your address plays {opts.kgp_bot_games_per_address} games against hosted bots already"
+        return None
+
+    def bot_game(self, agent: Agent, bot: str) -> None:
+        """Start the agent's game against `bot` if a place for one is free; else it waits for one (told once, with
+        `too_many`), still queued for another agent (a sanity game waits for its bot alone)."""
+        why = self.bot_places(agent)
+        if why is None:
             self.take(agent)
-            self.spawn(self.game([agent], self.rng.choice(self.options.kgp_bots)))
+            address = address_of(agent.host)
+            self.bot_games[""] += 1
+            self.bot_games[address] += 1
+            self.spawn(self.game([agent], bot, address))
+            return
+        if agent in self.wanting_bot:
+            return
+        self.wanting_bot[agent] = bot
+        self.arena.metrics.refused("too_many")
+        log_event("kgp_bot_game_deferred", remote=agent.remote, reason=why, waiting=len(self.wanting_bot))
+        retry_ms = retry_after_ms(self.options.kgp_move_s)
+        agent.error(f"too_many: {why}: you stay queued and play as soon as one ends (retry_ms={retry_ms})")
+
+    def bot_game_ended(self, address: str) -> None:
+        """A game against a hosted bot ended: its place goes to the agents waiting for one, oldest first."""
+        for where in ("", address):
+            self.bot_games[where] -= 1
+            if not self.bot_games[where]:
+                del self.bot_games[where]
+        for agent, bot in list(self.wanting_bot.items()):
+            if self.closing or self.bot_games[""] >= self.options.kgp_bot_games:
+                return
+            if agent.closed.is_set():
+                self.wanting_bot.pop(agent, None)
+            elif self.bot_places(agent) is None:
+                self.bot_game(agent, bot)
 
     # --- identities and games ------------------------------------------------------------------
 
@@ -348,8 +397,9 @@ class Gateway:
                 self.entry.seat_taken(agent, match_id)
         return session
 
-    async def game(self, agents: list[Agent], bot: str | None) -> None:
-        """One match of the agents (and a hosted bot), then the agents still connected go back to the queue."""
+    async def game(self, agents: list[Agent], bot: str | None, address: str | None = None) -> None:
+        """One match of the agents (and a hosted bot, taking a place for one of `address`), then the agents still
+        connected go back to the queue."""
         try:
             await self.play(agents, bot)
         except asyncio.CancelledError:
@@ -363,6 +413,8 @@ class Gateway:
         finally:
             for agent in agents:
                 self.busy.pop(agent, None)
+            if address is not None:
+                self.bot_game_ended(address)
         if not self.closing:
             for agent in agents:
                 self.enqueue(agent)
