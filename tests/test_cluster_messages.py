@@ -70,3 +70,23 @@ def test_unreadable_node_notices_and_entries_are_typed_errors(text: str) -> None
     if text.count(" ") < 2:
         with pytest.raises(BusMessageError):
             Waiting.parse(text)
+
+
+@pytest.mark.parametrize(("text", "notice"), [
+    ('9 {"b":8,"a":[5,1,"3",59000,58250,1795000000.25],"e":null}',
+     Changed(9, 8, Acted(5, 1, "3", (59_000, 58_250), 1_795_000_000.25, None, 0.0))),
+    ('12 {"b":10,"a":[9,0,"S",1,2,1.5],"e":[-4,1,"empty"]}',
+     Changed(12, 10, Acted(9, 0, "S", (1, 2), 1.5, Ended(-4, 1, EndReason.EMPTY)))),
+])
+def test_a_notice_of_the_previous_version_is_read_with_no_age(text: str, notice: Changed) -> None:
+    """During a rolling upgrade a node of the previous version sends an action without its `age` (six fields, as
+    its `Changed.text` printed them): it is read, with an age of 0, not refused as unreadable."""
+    assert parse_match_notice(text) == notice
+
+
+def test_fields_a_newer_version_appends_are_ignored() -> None:
+    """A carried change with more fields than this version knows (a newer node's) is read by the fields it knows."""
+    acted = Changed(9, 8, Acted(5, 1, "3", (59_000, 58_250), 1.5, None, 0.25))
+    assert parse_match_notice('9 {"b":8,"a":[5,1,"3",59000,58250,1.5,0.25,"new"],"e":null,"x":1}') == acted
+    joined = Changed(3, 2, Joined(1, "p-bob", "bob", None))
+    assert parse_match_notice('3 {"b":2,"j":[1,"p-bob","bob",null,7]}') == joined

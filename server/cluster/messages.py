@@ -4,6 +4,11 @@ On a match's channel: `Changed` (the match reached a version; with the change it
 notice carries it) and `Cancelled`. On the nodes' channel: `NodeLeft`, `Paired`, `Online` and `EventChanged`.
 In a seek queue: `Waiting`. A text this node cannot read (a newer node's, or a damaged one)
 raises `BusMessageError`, and the listener ignores it: a missed notice costs a read, never a gap.
+
+Nodes of two versions share the bus during a rolling upgrade, so a carried change's fields are read by position
+and a newer field is only ever appended: a reader takes the fields it knows and ignores those after them, and
+fills a field the writer's version did not have yet with its default (an action's `age`, added after the
+first release, is 0 when absent).
 """
 
 from __future__ import annotations
@@ -110,11 +115,12 @@ class Changed:
             data = json.loads(payload)
             change: Carried
             if "j" in data:
-                seat, pid, name, bot = data["j"]
+                seat, pid, name, bot = data["j"][:4]
                 change = Joined(seat, pid, name, bot)
             elif "a" in data:
-                ply, seat, action, ms0, ms1, at, age = data["a"]
-                change = Acted(ply, seat, action, (ms0, ms1), at, _end_of(data.get("e")), max(0.0, float(age)))
+                ply, seat, action, ms0, ms1, at = data["a"][:6]
+                age = float(data["a"][6]) if len(data["a"]) > 6 else 0.0  # a node before `age` sent six fields
+                change = Acted(ply, seat, action, (ms0, ms1), at, _end_of(data.get("e")), max(0.0, age))
             else:
                 end = _end_of(data.get("e"))
                 if end is None:
