@@ -160,13 +160,15 @@ async def test_replay_a_stored_game_both_ways(arena: RunningServer, pages: Pages
     late = len(fens) - 5
     await page.goto(pages.base + f"/game/replay-1#ply={late}")
     await wait_fen(page, fens[late])
-    await page.wait_for_function("() => document.getElementById('analysis').dataset.value !== undefined",
-                                 timeout=20_000)
+    shown = "(fen) => { const node = document.getElementById('analysis'); " \
+            "return node.dataset.fen === fen && node.dataset.value !== undefined; }"
+    await page.wait_for_function(shown, arg=fens[late], timeout=20_000)
     want = Analyst().analyse(Analyse(variant="kalah(6,4,pie=on)", position=fens[late], budget_ms=1000))
     assert want.exact and await page.get_attribute("#analysis", "data-exact") == "true"
     assert int(await page.get_attribute("#analysis", "data-value") or "") == want.value
-    asked = [m for m in await page.evaluate("window.__sent") if m["type"] == "analyse"]
-    assert asked[-1]["position"] == fens[late]
+    asked = [m["position"] for m in await page.evaluate("window.__sent") if m["type"] == "analyse"]
+    assert fens[late] in asked  # the value shown is the server's answer (asked after the jump, or while stepping
+    # through the moves if a step outlasted the page's settling delay, as on a busy machine)
     assert max(waiting(await page.evaluate("window.__log"))) == 1
     await host.close()
 
