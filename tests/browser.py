@@ -195,7 +195,7 @@ class Pages:
         """No page had a script error, a console error (a dropped websocket aside) or a CSP violation (a closed
         page: no script error while it was open)."""
         for page, errors in self.opened:
-            violations = [] if page.is_closed() else await page.evaluate("window.__violations")
+            violations = [] if page.is_closed() else await asyncio.wait_for(page.evaluate("window.__violations"), 30)
             assert errors == [] and violations == [], (errors, violations)
 
 
