@@ -251,3 +251,31 @@ async def test_engines_on_a_node_not_owning_the_event_get_its_games(
     assert sorted(r[0].split()[0] for r in results) == ["loss", "win"]  # first legal pits: North wins
     final: Json = await creator.expect("event_state", 15.0, lambda m: m["status"] == "finished")
     assert [(p["round"], p["match_id"]) for p in final["pairings"]] == [(1, f"{eid}-r1-t1")]
+
+
+async def test_an_engine_earning_its_entry_waits_for_a_place_against_random_when_all_are_taken(
+        serve: Serve, kgp: KgpClients, host: list[Client]) -> None:
+    """The sanity stage's games against `random` count against the cap on games against hosted bots: with the only
+    place taken, the engine is told `too_many` after `not_eligible`, plays `random` once the place is free, and is
+    entered after its win."""
+    running = await gateway(serve, bot_factory=StandIns.make, kgp_variant="kalah(4,3)", kgp_move_s=30,
+                            kgp_bot_games=1)
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    settings = {"name": "Sane", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
+                "entry": "engines", "sanity_games": 1}
+    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    holder = await kgp.open(port_of(running))
+    await holder.hello("holder")
+    await holder.until_game()  # untimed, 30 s a move: it holds the one place while it thinks
+    agent = await kgp.open(port_of(running))
+    ref, refusal = await enter(agent, "novice", eid)
+    assert refusal.name == "error" and str(refusal.args[0]).startswith("not_eligible: ")
+    waiting = str((await agent.expect("error")).args[0])
+    assert waiting.startswith("too_many: all 1 games against hosted bots") and agent.games == [], waiting
+    await holder.close()
+    results: list[str] = []
+    while "win" not in results:
+        results.append((await agent.play()).split()[0])
+    assert (await agent.expect("ok", where=lambda line: line.ref == ref)).ref == ref
+    assert {line.args[1] for line in agent.received("set") if line.args[0] == "game:opponent"} == {"bot:random"}

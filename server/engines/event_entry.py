@@ -148,10 +148,8 @@ class EventEntry:
             return
         waiting.append(match_id)
         if agent not in g.busy:
-            if agent in g.waiting:
-                g.take(agent)
+            g.take(agent)  # out of the queue, and no longer waiting for a hosted bot
             self.held.discard(agent)
-            g.busy[agent] = None
             g.spawn(self.seated_games(agent))
 
     async def seated_games(self, agent: Agent) -> None:

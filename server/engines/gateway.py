@@ -340,7 +340,7 @@ class Gateway:
         for agent, bot in list(self.wanting_bot.items()):
             if self.closing or self.bot_games[""] >= self.options.kgp_bot_games:
                 return
-            if agent.closed.is_set():
+            if agent.closed.is_set() or agent in self.busy:  # gone, or seated in an event's game meanwhile
                 self.wanting_bot.pop(agent, None)
             elif self.bot_places(agent) is None:
                 self.bot_game(agent, bot)
