@@ -45,6 +45,18 @@ def between_frames(protocol: Protocol) -> bool:
     return getattr(inner, "gi_code", None) is _AT_EOF and getattr(outer, "gi_code", None) is _PARSE
 
 
+def in_message(protocol: Protocol) -> bool:
+    """Whether websockets has read part of a fragmented message (`current_size`; `cur_size` before websockets 16)."""
+    return getattr(protocol, "current_size", getattr(protocol, "cur_size", None)) is not None
+
+
+def frame_limit(protocol: Protocol) -> int | None:
+    """The largest frame websockets' parser takes between messages: the least of its message and fragment limits
+    (`max_message_size`, `max_fragment_size`; one `max_size` before websockets 16), None without one."""
+    limits = [getattr(protocol, name, None) for name in ("max_message_size", "max_fragment_size", "max_size")]
+    return min((limit for limit in limits if isinstance(limit, int)), default=None)
+
+
 def whole_text_frames(data: bytes, max_size: int | None) -> list[bytes] | None:
     """The unmasked payloads of `data` if it is only whole, final, masked text frames (no extension bits) of at most
     `max_size` bytes each (None: no limit) and a 7- or 16-bit length, else None."""
@@ -80,11 +92,9 @@ class ArenaConnection(BatchedConnection):
         """Queue the messages of a read that holds only whole text frames, with websockets' parser between frames;
         give any other read to websockets."""
         protocol = self.protocol
-        if (protocol.state is OPEN and protocol.current_size is None and not protocol.reader.buffer
-                and not protocol.reader.eof and not protocol.debug and not protocol.extensions
-                and between_frames(protocol)):
-            limits = [size for size in (protocol.max_message_size, protocol.max_fragment_size) if size is not None]
-            payloads = whole_text_frames(data, min(limits) if limits else None)
+        if (protocol.state is OPEN and not protocol.reader.buffer and not protocol.reader.eof and not protocol.debug
+                and not protocol.extensions and not in_message(protocol) and between_frames(protocol)):
+            payloads = whole_text_frames(data, frame_limit(protocol))
             if payloads is not None:
                 for payload in payloads:
                     self.recv_messages.put(Frame(Opcode.TEXT, payload))
