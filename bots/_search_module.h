@@ -212,7 +212,17 @@ static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignore
         PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
         return NULL;
     }
-    if (self->tt) memset(self->tt, 0, self->tt_bytes);
+    if (self->tt) {
+        /* Up to hundreds of MiB: without the GIL; busy keeps search, clear and __init__ (which frees the table)
+           of other threads off it meanwhile. */
+        void *tt = self->tt;
+        size_t bytes = self->tt_bytes;
+        self->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        memset(tt, 0, bytes);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
+    }
     Py_RETURN_NONE;
 }
 
