@@ -272,7 +272,8 @@ async def test_an_engine_earning_its_entry_waits_for_a_place_against_random_when
     ref, refusal = await enter(agent, "novice", eid)
     assert refusal.name == "error" and str(refusal.args[0]).startswith("not_eligible: ")
     waiting = str((await agent.expect("error")).args[0])
-    assert waiting.startswith("too_many: all 1 games against hosted bots") and agent.games == [], waiting
+    assert waiting.startswith("too_many: all places for games against hosted bots are taken (1 at once)"), waiting
+    assert agent.games == []
     await holder.close()
     results: list[str] = []
     while "win" not in results:

@@ -307,9 +307,9 @@ class Gateway:
         """Why the agent may not start a game against a hosted bot now (every place for one is taken), if so."""
         opts = self.options
         if self.bot_games[""] >= opts.kgp_bot_games:
-            return f"all {opts.kgp_bot_games} games against hosted bots the server runs at once are taken"
+            return f"all places for games against hosted bots are taken ({opts.kgp_bot_games} at once)"
         if self.bot_games[address_of(agent.host)] >= opts.kgp_bot_games_per_address:
-            return f"your address plays {opts.kgp_bot_games_per_address} games against hosted bots already"
+            return f"your address plays {opts.kgp_bot_games_per_address} games against hosted bots at once already"
         return None
 
     def bot_game(self, agent: Agent, bot: str) -> None:
