@@ -5,14 +5,12 @@ script errors and CSP violations; starting games from the lobby and playing them
 The browser tests are skipped, with the reason, when playwright or Chromium is missing, unless
 KALAH_REQUIRE_BROWSER=1 (CI), which makes them fail instead: `tests/install-test-deps.sh` installs both.
 KALAH_CHROMIUM names another Chromium; KALAH_WEB_SCREENSHOTS=DIR writes the pages' screenshots there (`docs/`
-for the README's pictures). The `browser` and `pages` fixtures are in tests/conftest.py: one Chromium serves the
-whole session, each test in browser contexts of its own, so browser tests share the session's event loop.
+for the README's pictures). The `browser` and `pages` fixtures are in tests/conftest.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import os
 from collections.abc import AsyncIterator
@@ -21,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from protocol import Game, Variant
 from server.app import RunningServer
-from tests.serving import Serve, servers
 from tests.wire import Client
 
 CHROMIUM = os.environ.get("KALAH_CHROMIUM", "/usr/bin/chromium")
@@ -45,7 +41,7 @@ def _missing() -> str | None:
 
 MISSING = _missing()
 SKIP = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"browser tests: {MISSING}")
-"""Every browser test module's mark (`pytestmark = [SKIP, ON_BROWSER_LOOP]`)."""
+"""Every browser test module's mark (`pytestmark = SKIP`)."""
 
 SPY = """
 (() => {
@@ -100,71 +96,19 @@ SPY = """
 """
 
 
-class SharedChromium:
-    """A headless Chromium shared by the browser tests of a session: launched on first use (and again if a test
-    left it dead); each test's browser contexts are closed at its end, and the browser with the session."""
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """A headless Chromium, closed on every path (fails when KALAH_REQUIRE_BROWSER=1 and it cannot start)."""
+    if MISSING is not None:
+        pytest.fail(f"KALAH_REQUIRE_BROWSER=1 but {MISSING}")
+    from playwright.async_api import async_playwright
 
-    def __init__(self) -> None:
-        self._playwright: Any = None
-        self._browser: Any = None
-
-    async def _launched(self) -> Any:
-        """The browser, launched if none runs (fails when KALAH_REQUIRE_BROWSER=1 and it cannot start)."""
-        if MISSING is not None:
-            pytest.fail(f"KALAH_REQUIRE_BROWSER=1 but {MISSING}")
-        if self._browser is not None and not self._browser.is_connected():
-            await self.close()  # it crashed, or a test closed it: a new one
-        if self._playwright is None:
-            from playwright.async_api import async_playwright
-
-            self._playwright = await async_playwright().start()
-        if self._browser is None:
-            self._browser = await self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        return self._browser
-
-    @asynccontextmanager
-    async def for_a_test(self) -> AsyncIterator[Any]:
-        """The browser for one test; on the way out every context it opened is closed (the browser too, if one
-        does not close: the next test gets a new one)."""
-        launched = await self._launched()
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield launched
         finally:
-            try:
-                for context in list(launched.contexts):
-                    await asyncio.wait_for(context.close(), 30)
-            except Exception:  # a browser that cannot close a context is not given to another test
-                await self.close()
-
-    async def close(self) -> None:
-        """Close the browser and stop Playwright's driver (which kills a browser that did not close)."""
-        launched, self._browser = self._browser, None
-        driver, self._playwright = self._playwright, None
-        try:
-            if launched is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(launched.close(), 30)
-        finally:
-            if driver is not None:
-                await driver.stop()
-
-
-ON_BROWSER_LOOP = pytest.mark.asyncio(loop_scope="session")
-"""Every browser test module's mark with `SKIP`: its tests and async fixtures run on the session's event loop, the
-shared browser's (import `browser_serve` and `browser_arena` for `serve` and `arena` on that loop)."""
-
-
-@pytest_asyncio.fixture(loop_scope="session", name="serve")
-async def browser_serve(tmp_path: Path) -> AsyncIterator[Serve]:
-    """`serve` (tests/conftest.py) on the browser's event loop."""
-    async with servers(tmp_path) as start:
-        yield start
-
-
-@pytest_asyncio.fixture(loop_scope="session", name="arena")
-async def browser_arena(serve: Serve) -> RunningServer:
-    """`arena` (tests/conftest.py) on the browser's event loop."""
-    return await serve()
+            await launched.close()
 
 
 class Pages:

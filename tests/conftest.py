@@ -6,20 +6,18 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
-import pytest_asyncio
 
 from protocol import Position, Side, Variant
-from server.app import RunningServer
-from tests.browser import Pages, SharedChromium
+from server.app import RunningServer, start_server
+from tests.browser import Pages, chromium
 from tests.processes import reap
-from tests.serving import Serve as Serve  # re-exported: tests import it from here
-from tests.serving import servers
-from tests.wire import FakeClock
+from tests.wire import OPERATOR, FakeClock
 
 # PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
 pytest_plugins = ["tests.pg", "tests.redis_server"]
@@ -104,10 +102,25 @@ def pos(variant: str | Variant, pits: list[int], to_move: str = "S", flags: str 
 SOUTH, NORTH = Side.SOUTH, Side.NORTH
 
 
+class Serve(Protocol):
+    """Starts a server on a free port; the `serve` fixture closes every one it started."""
+
+    def __call__(self, db: str | Path | None = None, **options: Any) -> Awaitable[RunningServer]:
+        """A started server on `db` (a path or URL; default: the test's `arena.sqlite3`) with `start_server` options."""
+        ...
+
+
 @pytest.fixture
 async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
     """Start servers on free ports (a restart reuses the same database); all are closed at the end, even on failure."""
-    async with servers(tmp_path) as start:
+    async with AsyncExitStack() as stack:
+
+        async def start(db: str | Path | None = None, **options: Any) -> RunningServer:
+            options.setdefault("operator_token", OPERATOR)
+            running = await start_server(db or tmp_path / "arena.sqlite3", **options)
+            stack.push_async_callback(running.close)
+            return running
+
         yield start
 
 
@@ -123,27 +136,14 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def chromium() -> AsyncIterator[SharedChromium]:
-    """One headless Chromium for the session's browser tests (each test gets contexts of its own), closed at its end
-    (also when SIGTERM stops the run); skipped or failed as tests/browser.py says."""
-    shared = SharedChromium()
-    try:
-        yield shared
-    finally:
-        await shared.close()
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def browser(chromium: SharedChromium) -> AsyncIterator[Any]:
-    """The session's headless Chromium (launched again if an earlier test left it dead); every browser context the
-    test opened is closed at its end. A browser test runs on the session's event loop (tests/browser.py's
-    `ON_BROWSER_LOOP`), with `serve` and `arena` from there."""
-    async with chromium.for_a_test() as launched:
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """A headless Chromium for the test, closed at its end (skipped or failed as tests/browser.py says)."""
+    async with chromium() as launched:
         yield launched
 
 
-@pytest_asyncio.fixture(loop_scope="session")
+@pytest.fixture
 async def pages(browser: Any, arena: RunningServer) -> AsyncIterator[Pages]:
     """Pages of the test's server in a headless Chromium; checked for script errors and CSP violations at the end."""
     opened = Pages(browser, arena)

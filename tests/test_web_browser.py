@@ -14,22 +14,10 @@ from protocol import Game, Variant
 from protocol.messages import Analyse
 from server.analysis import Analyst
 from server.app import RunningServer
-from tests.browser import (
-    ON_BROWSER_LOOP,
-    SKIP,
-    Pages,
-    browser_arena,
-    browser_serve,
-    fens_of,
-    screenshot_path,
-    still_screenshot,
-    wait_fen,
-)
+from tests.browser import SKIP, Pages, fens_of, screenshot_path, still_screenshot, wait_fen
 from tests.wire import OPERATOR, Client, is_game_over
 
-pytestmark = [SKIP, ON_BROWSER_LOOP]
-ON_LOOP = (browser_serve, browser_arena)
-"""`serve` and `arena` here are these, on the browser's event loop."""
+pytestmark = SKIP
 PACE_MS = 150
 
 

@@ -8,21 +8,19 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest_asyncio
+import pytest
 
 from server.app import RunningServer
-from tests.browser import ON_BROWSER_LOOP, SKIP, Pages, browser_arena, browser_serve, screenshot_path
+from tests.browser import SKIP, Pages, screenshot_path
 from tests.wire import Client, Json
 
-pytestmark = [SKIP, ON_BROWSER_LOOP]
-ON_LOOP = (browser_serve, browser_arena)
-"""`serve` and `arena` here are these, on the browser's event loop."""
+pytestmark = SKIP
 
 QUICK = "kalah(1,1,clock=60+1)"
 """One house, one seed: South's only sowing ends the game drawn 1-1; until then the game stays under way."""
 
 
-@pytest_asyncio.fixture(loop_scope="session")
+@pytest.fixture
 async def players(arena: RunningServer) -> AsyncIterator[dict[str, Client]]:
     """Four connected people, closed at the end of the test, even on failure."""
     clients: dict[str, Client] = {}

@@ -10,14 +10,11 @@ from typing import Any
 
 from server.app import RunningServer
 from tests.browser import (
-    ON_BROWSER_LOOP,
     OVER,
     READY_OR_OVER,
     SKIP,
     Pages,
     assert_shown_is_record,
-    browser_arena,
-    browser_serve,
     fens_of,
     host_wait_finished,
     my_turn,
@@ -28,9 +25,7 @@ from tests.browser import (
 )
 from tests.wire import OPERATOR, Client
 
-pytestmark = [SKIP, ON_BROWSER_LOOP]
-ON_LOOP = (browser_serve, browser_arena)
-"""`serve` and `arena` here are these, on the browser's event loop."""
+pytestmark = SKIP
 
 
 async def sent_moves(page: Any) -> int:

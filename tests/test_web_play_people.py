@@ -11,13 +11,10 @@ from typing import Any
 
 from server.app import RunningServer
 from tests.browser import (
-    ON_BROWSER_LOOP,
     OVER,
     SKIP,
     Pages,
     assert_shown_is_record,
-    browser_arena,
-    browser_serve,
     my_turn,
     play_out,
     screenshot_path,
@@ -26,9 +23,7 @@ from tests.browser import (
 from tests.conftest import Serve
 from tests.wire import Client
 
-pytestmark = [SKIP, ON_BROWSER_LOOP]
-ON_LOOP = (browser_serve, browser_arena)
-"""`serve` and `arena` here are these, on the browser's event loop."""
+pytestmark = SKIP
 
 
 async def test_two_seekers_are_paired(arena: RunningServer, pages: Pages) -> None:
