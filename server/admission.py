@@ -28,6 +28,8 @@ from server.session import Peer, RateLimiter, Session, SharedLimiter
 if TYPE_CHECKING:
     from server.app import ServerOptions
 
+EXHIBITIONS = "exhibitions"
+"""The seatless gate's queue of exhibitions' bot moves (they take one turn together, like one network)."""
 RETRY_AFTER_S = 5
 """A refused handshake's `Retry-After`: connections free up as clients leave or are shed."""
 
@@ -67,7 +69,7 @@ class Admission:
         """Loop time until which the server counts as overloaded (the loop fell behind lately)."""
         self.pressed_until = 0.0
         """Loop time until which connections without a seat wait at the gate (the loop fell behind lately)."""
-        self.gate = SeatlessGate()
+        self.gate = SeatlessGate(busy=opts.seatless_busy)
         """Where messages of connections without a seat wait their turn while the loop runs late."""
         self.paused = 0
         """Times a connection's reading waited out a retry hint it kept ignoring."""
@@ -172,7 +174,9 @@ class Admission:
         """A connection let in: its session, counted under its address and prefix."""
         self.connections += 1
         peer = self.peers.acquire(host_of(ws))
-        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer)
+        session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer,
+                          self.opts.seatless_send_buffer)
+        session.holds_seat = lambda: seated(self.arena, session)
         peer.sessions.add(session)
         self.anonymous.setdefault(prefix_of(peer.address), set()).add(session)
         self.anonymous_count += 1
@@ -230,6 +234,12 @@ class Admission:
         match waits for its network's turn at the gate (a seated player's message is served at once)."""
         if (self.gate.waiting or self.pressed_until) and self.pressed() and not seated(self.arena, session):
             await self.gate.wait(session.peer.network)
+
+    async def exhibition_turn(self) -> None:
+        """Before an untimed exhibition's bot move: while the loop runs late, wait at the gate in the exhibitions'
+        own turn (all of them one, as one network)."""
+        if (self.gate.waiting or self.pressed_until) and self.pressed():
+            await self.gate.wait(EXHIBITIONS)
 
     def over_rate(self, session: Session) -> RateLimitedError | None:
         """None if the connection's and its address's message budgets allow one more message (and, while the

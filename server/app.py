@@ -79,6 +79,8 @@ class ServerOptions:
     """Memory their transposition tables may hold (what many different bot ids multiply)."""
     send_buffer: int = DEFAULT_SEND_BUFFER
     """Bytes a connection may leave unread before it is dropped."""
+    seatless_send_buffer: int = 256 * 1024
+    """Bytes a connection without a seat in an unfinished match may leave unread before it is dropped."""
     hello_timeout: float = 10.0
     """Seconds a connection may stay without saying hello (public reads are served meanwhile)."""
     flood_cooling_s: float = 10.0
@@ -127,6 +129,9 @@ class ServerOptions:
     at the seatless gate, let through in turns by network at the pace the loop keeps (see `server.gate`)."""
     seatless_hold_s: float = 1.0
     """How long after the loop last fell behind (and while any message still waits) the gate stays in force."""
+    seatless_busy: float = 0.5
+    """The share of a core the event loop's thread may use while messages wait at the seatless gate (beyond it
+    fewer pass): the rest is left to the threads that serve seated players too (their bots, the database's)."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -381,6 +386,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
         router.busy = handler.admission.overloaded  # public reads are shared while the loop falls behind
+        arena.bot_turns.wait_turn = handler.admission.exhibition_turn  # exhibitions after seated players too
         router.answers.max_age = server_opts.shared_reads_s
         arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
         peers = handler.admission.peers

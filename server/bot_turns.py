@@ -37,6 +37,10 @@ class BotTurns:
         self.metrics = metrics
         self.paces: dict[str, float] = {}
         """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
+        self.wait_turn: Callable[[], Awaitable[None]] | None = None
+        """Awaited before each bot move of an untimed exhibition (no person seated): while the server serves
+        seated players first, exhibitions wait their turn there like connections without a seat (set by the
+        server; a timed match's clock would run meanwhile, so its moves never wait)."""
 
     def maybe(self, room: Room) -> None:
         """If a hosted bot is to move, let it think (once at a time)."""
@@ -53,11 +57,15 @@ class BotTurns:
         """One hosted-bot action, chosen off the event loop within the bot's clock."""
         m = room.match
         ply = m.ply
-        began = self.loop.time()
         try:
-            think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
             human = any(who is not None and who.bot is None for who in m.seats)
             priority = Priority.HUMAN if human else Priority.EXHIBITION
+            if priority == Priority.EXHIBITION and not m.clocks.enabled and self.wait_turn is not None:
+                await self.wait_turn()
+                if m.status != "live" or m.ply != ply:
+                    return
+            began = self.loop.time()
+            think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
             action = await self.bots.choose(bot, m.position, think, priority=priority)
             self.metrics.bot_move_seconds.labels(bot).observe(self.loop.time() - began)
             await self.pace(room, seat, began)

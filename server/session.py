@@ -39,18 +39,26 @@ def push(ws: ServerConnection, texts: list[bytes], limit: int = DEFAULT_SEND_BUF
     return push_frames(ws, [frame(text) for text in texts], limit)
 
 
-def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_SEND_BUFFER) -> bool:
+def push_frames(ws: ServerConnection, frames: list[bytes], limit: int = DEFAULT_SEND_BUFFER,
+                too_many: Callable[[int], bool] | None = None) -> bool:
     """`push` for texts already framed (`frame`): on a `BatchedConnection` written at once, or, when it already
     wrote in this turn of the loop, held and joined with the rest of the turn's; else written after whatever
-    websockets itself has queued (a pong), in one write."""
-    if isinstance(ws, BatchedConnection):
-        return ws.push(frames, limit)
+    websockets itself has queued (a pong), in one write. `too_many(unsent)`, if given, says instead of `limit`
+    whether the connection's unsent bytes are more than it may leave."""
     transport = ws.transport
-    if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
-        return False
-    queued = ws.protocol.data_to_send()
-    transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
-    if transport.get_write_buffer_size() > limit:
+    if isinstance(ws, BatchedConnection):
+        if too_many is None:
+            return ws.push(frames, limit)
+        if ws.protocol.state is not State.OPEN or transport.is_closing():
+            return False
+        unsent = ws.send_frames(frames)
+    else:
+        if ws.protocol.state is not State.OPEN or transport is None or transport.is_closing():
+            return False
+        queued = ws.protocol.data_to_send()
+        transport.write(b"".join(queued + frames) if queued or len(frames) != 1 else frames[0])
+        unsent = transport.get_write_buffer_size()
+    if unsent > limit if too_many is None else too_many(unsent):
         transport.abort()
         return False
     return True
@@ -156,11 +164,18 @@ class Session:
     """A connection: its websocket, the identity it said hello as, the matches it follows."""
 
     def __init__(self, ws: ServerConnection, limiter: RateLimiter, peer: Peer | None = None,
-                 send_limit: int = DEFAULT_SEND_BUFFER) -> None:
+                 send_limit: int = DEFAULT_SEND_BUFFER, seatless_send_limit: int | None = None,
+                 holds_seat: Callable[[], bool] = lambda: False) -> None:
         self.ws = ws
         self.limiter = limiter
         self.peer = peer or Peer(self.remote_host, RateLimiter(1e9, 10**9))
         self.send_limit = send_limit
+        self.seatless_send_limit = send_limit if seatless_send_limit is None else min(send_limit, seatless_send_limit)
+        """The unsent bytes a connection without a seat in an unfinished match may leave (a spectator or lobby
+        that stopped reading is dropped sooner than a player)."""
+        self.holds_seat = holds_seat
+        """Whether the connection's identity holds a seat in an unfinished match (asked only past the seatless
+        limit)."""
         self.player_id: str | None = None
         self.name: str | None = None
         self.following: set[str] = set()
@@ -189,7 +204,11 @@ class Session:
 
     def push_frames(self, frames: list[bytes]) -> bool:
         """`push` for messages already framed (`frame`)."""
-        return push_frames(self.ws, frames, self.send_limit)
+        return push_frames(self.ws, frames, self.send_limit, self.too_many)
+
+    def too_many(self, unsent: int) -> bool:
+        """Whether `unsent` bytes are more than this connection may leave unread (fewer without a seat)."""
+        return unsent > self.send_limit or (unsent > self.seatless_send_limit and not self.holds_seat())
 
     @property
     def remote_host(self) -> str:

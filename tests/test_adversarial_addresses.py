@@ -316,6 +316,14 @@ async def test_a_connection_that_ignores_retry_hints_is_read_slowly(serve: Serve
     await client.close()
 
 
+async def fall_behind_a_little(server: RunningServer) -> None:
+    """Make the server's event loop run late until connections without a seat wait at the gate."""
+    loop = asyncio.get_running_loop()
+    while not server.admission.pressed():
+        loop.call_soon(time.sleep, 0.06)
+        await asyncio.sleep(0.01)
+
+
 async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_turn(serve: Serve) -> None:
     """While the event loop runs late, a message of a connection without a seat waits at the gate, unread, and
     the networks take turns however many messages one sends; a seated player's move is acknowledged while they
@@ -326,10 +334,7 @@ async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_t
     other = await Client.open(server.url, "other", source=attacker(0, network=2))
     gate = server.admission.gate
     gate.step = 60  # lets nothing through by itself: the test lets one message through at a time
-    loop = asyncio.get_running_loop()
-    while not server.admission.pressed():  # the loop falls behind, as under a flood
-        loop.call_soon(time.sleep, 0.06)
-        await asyncio.sleep(0.01)
+    await fall_behind_a_little(server)
     for _ in range(3):
         await many.send(type="list")
     await eventually(lambda: gate.waiting == 1, what="the first message of the flooding network at the gate")
@@ -349,4 +354,28 @@ async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_t
     assert [(await many.next())["type"] for _ in range(2)] == ["matches"] * 2
     assert gate.held == 4
     for client in (alice, bob, many, other):
+        await client.close()
+
+
+async def test_a_late_loop_holds_exhibition_moves_at_the_gate(serve: Serve) -> None:
+    """While the event loop runs late, an untimed exhibition's next bot move waits at the seatless gate (the
+    exhibitions' own turn) and its game stands still while a seated player's move is acknowledged; let through,
+    the exhibition plays on."""
+    server = await serve(seatless_hold_s=60)
+    alice, bob, match_id = await live_match(server.url)
+    fan = await Client.open(server.url, "fan", source=attacker(0))
+    show = await fan.request("snapshot", type="exhibition", variant="kalah(6,4)", south="random", north="random",
+                             pace_ms=100, rated=False)
+    gate = server.admission.gate
+    gate.step = 60  # lets nothing through by itself
+    await fall_behind_a_little(server)
+    await eventually(lambda: "exhibitions" in gate.queues, what="the exhibition's bot move at the gate")
+    room = server.arena.rooms[show["match_id"]]
+    ply = room.match.ply
+    await alice.request("ack", type="move", match_id=match_id, ply=0, bin=1)
+    assert room.match.ply == ply and room.match.status == "live"
+    assert gate.release(1) == 1
+    await eventually(lambda: room.match.ply > ply, what="the exhibition's move once let through")
+    await eventually(lambda: "exhibitions" in gate.queues, what="its next move at the gate again")
+    for client in (alice, bob, fan):
         await client.close()

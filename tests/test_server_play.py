@@ -298,26 +298,56 @@ async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
     await eventually(lambda: listed_only_live(bob), what="the absent creator's match leaving the listing")
 
 
+async def stalled_watcher(server: RunningServer, name: str, match_id: str, token: str | None = None) -> Client:
+    """A spectator of `match_id` that stops reading (as `name`, with its `token` if it has one): tiny kernel buffers
+    both ways, so its backlog piles up."""
+    sock = socket.create_connection((server.host, server.port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    stalled = Client(await connect(server.url, sock=sock, max_queue=1))
+    await stalled.send(type="hello", name=name, token=token)
+    await stalled.expect("welcome")
+    await stalled.send(type="watch", match_id=match_id)
+    await stalled.expect("snapshot")
+    for session in server.arena.rooms[match_id].followers:
+        if session.name == name:
+            session.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    return stalled
+
+
 async def test_spectator_that_stops_reading_is_dropped(serve: Serve) -> None:
     """A spectator that reads nothing never holds the match up; once its backlog is too big it is dropped."""
     variant = "kalah(12,24)"
     server = await serve(rate=1000, burst=1000, send_buffer=2048)
     alice, bob, mid = await live_match(server.url, variant)
-    sock = socket.create_connection((server.host, server.port))
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-    stalled = Client(await connect(server.url, sock=sock, max_queue=1))
+    stalled = await stalled_watcher(server, "stalled", mid)
     try:
-        await stalled.send(type="hello", name="stalled")
-        await stalled.expect("welcome")
-        await stalled.send(type="watch", match_id=mid)
-        await stalled.expect("snapshot")
         room = server.arena.rooms[mid]
         assert room.spectators == 1
-        for session in room.followers:
-            if session.name == "stalled":
-                session.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         await play_out(alice, bob, mid, variant, random.Random(5))
         assert room.spectators == 0
     finally:
         stalled.ws.transport.abort()
         await stalled.ws.wait_closed()
+
+
+async def test_a_spectator_without_a_seat_is_dropped_sooner_than_a_player(serve: Serve) -> None:
+    """Past the smaller unsent-bytes limit of a connection without a seat, a spectator that stopped reading is
+    dropped; one whose identity is seated in an unfinished match, with the same backlog, is kept (the bigger
+    limit is a player's)."""
+    variant = "kalah(12,24)"
+    server = await serve(rate=1000, burst=1000, seatless_send_buffer=2048)
+    alice, bob, mid = await live_match(server.url, variant)
+    carol, dave, _ = await live_match(server.url, names=("carol", "dave"))  # carol holds a seat elsewhere
+    lurker = await stalled_watcher(server, "lurker", mid)
+    seated = await stalled_watcher(server, "carol", mid, carol.welcome["token"])
+    try:
+        await play_out(alice, bob, mid, variant, random.Random(5))
+        followers = {session.name: session for session in server.arena.rooms[mid].followers}
+        assert "lurker" not in followers
+        assert followers["carol"].ws.transport.get_write_buffer_size() > 2048  # kept with more unsent
+    finally:
+        for stalled in (lurker, seated):
+            stalled.ws.transport.abort()
+            await stalled.ws.wait_closed()
+        for client in (alice, bob, carol, dave):
+            await client.close()
