@@ -97,3 +97,4 @@ class SeatlessGate:
         self.release(self.waiting)
         if self._task is not None:
             self._task.cancel()
+            self._task = None

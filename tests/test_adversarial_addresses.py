@@ -333,6 +333,7 @@ async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_t
     many = await Client.open(server.url, "many", source=attacker(0, network=1))
     other = await Client.open(server.url, "other", source=attacker(0, network=2))
     gate = server.admission.gate
+    gate.close()  # a gate already at work (a loaded machine's late loop) stops
     gate.step = 60  # lets nothing through by itself: the test lets one message through at a time
     await fall_behind_a_little(server)
     for _ in range(3):
@@ -365,17 +366,18 @@ async def test_a_late_loop_holds_exhibition_moves_at_the_gate(serve: Serve) -> N
     alice, bob, match_id = await live_match(server.url)
     fan = await Client.open(server.url, "fan", source=attacker(0))
     show = await fan.request("snapshot", type="exhibition", variant="kalah(6,4)", south="random", north="random",
-                             pace_ms=100, rated=False)
+                             pace_ms=1000, rated=False)  # a move a second: live throughout the test
     gate = server.admission.gate
+    gate.close()  # a gate already at work (a loaded machine's late loop) stops
     gate.step = 60  # lets nothing through by itself
     await fall_behind_a_little(server)
-    await eventually(lambda: "exhibitions" in gate.queues, what="the exhibition's bot move at the gate")
+    await eventually(lambda: "exhibitions" in gate.queues, timeout=15, what="the exhibition's bot move at the gate")
     room = server.arena.rooms[show["match_id"]]
     ply = room.match.ply
     await alice.request("ack", type="move", match_id=match_id, ply=0, bin=1)
     assert room.match.ply == ply and room.match.status == "live"
     assert gate.release(1) == 1
-    await eventually(lambda: room.match.ply > ply, what="the exhibition's move once let through")
-    await eventually(lambda: "exhibitions" in gate.queues, what="its next move at the gate again")
+    await eventually(lambda: room.match.ply > ply, timeout=15, what="the exhibition's move once let through")
+    await eventually(lambda: "exhibitions" in gate.queues, timeout=15, what="its next move at the gate again")
     for client in (alice, bob, fan):
         await client.close()
