@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from server.engines.agent import Agent, AgentLimits
 from server.engines.gateway import GatewayOptions, engine_id
-from server.engines.kgp import gateway_variant
+from server.engines.kgp import Board, gateway_variant
+from server.engines.links import TcpLink
 from server.storage import fetch_game
 from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve
@@ -143,3 +146,28 @@ def test_gateway_options_and_ids() -> None:
         except ValueError:
             continue
         raise AssertionError(f"{bad} was accepted")
+
+
+async def test_a_state_whose_write_finds_the_connection_lost_is_not_waited_for() -> None:
+    """A `state` whose write is the first to find the connection lost (the peer reset it during an earlier write,
+    before the agent read the end) returns at once with no move, the agent closed: its game is forfeited now, not
+    after the whole think time (it used to wait that long, holding the game and its hosted bot)."""
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def keep(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Hold the server's end of the connection."""
+        accepted.append(writer)
+
+    server = await asyncio.start_server(keep, "127.0.0.1", 0)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+        agent = Agent(TcpLink(reader, writer), AgentLimits(), lambda agent: None, lambda agent: None)
+        writer.transport.abort()  # lost, as a failed write leaves it; the agent has not read its end yet
+        answer = await asyncio.wait_for(agent.ask(Board(0, 0, (4,) * 6, (4,) * 6), 30.0, []), 2.0)
+        assert answer.move is None and agent.closed.is_set()
+        assert agent.close_reason == "connection lost"
+    finally:
+        for end in accepted:
+            end.close()
+        server.close()
+        await server.wait_closed()

@@ -111,12 +111,13 @@ class Agent:
     # --- sending ---------------------------------------------------------------------------
 
     def send(self, name: str, *args: Arg, ref: int | None = None) -> int:
-        """Send one command with the next even id (as go-kgp numbers them); returns the id (0 if closed)."""
+        """Send one command with the next even id (as go-kgp numbers them); returns the id (0 if closed, also when
+        this write found the connection lost)."""
         if self.closed.is_set():
             return 0
         self._last_id += 2
         self._write(Line(name, args, self._last_id, ref).wire())
-        return self._last_id
+        return 0 if self.closed.is_set() else self._last_id
 
     def _write(self, data: bytes) -> None:
         """Queue bytes without waiting; an agent that leaves too much unread is dropped."""
