@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import NameTakenError, retry_after_ms
 from server.engines.agent import Agent, AgentLimits
+from server.engines.bot_places import BotPlaces
 from server.engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.engines.event_entry import SANITY_BOT, EventEntry
 from server.engines.kgp import gateway_variant
@@ -100,10 +101,8 @@ class Gateway:
         self.per_host: dict[str, int] = {}
         self.waiting: list[Agent] = []
         self.timers: dict[Agent, asyncio.TimerHandle] = {}
-        self.bot_games: Counter[str] = Counter()
-        """Games against hosted bots running: per address, and `""` for all together."""
-        self.wanting_bot: dict[Agent, str] = {}
-        """Agents due a game against a hosted bot (the bot chosen) while every place for one is taken, oldest first."""
+        self.bot_places = BotPlaces(options.kgp_bot_games, options.kgp_bot_games_per_address)
+        """Games against hosted bots running, and the agents waiting for a place."""
         self.sessions: dict[Agent, AgentSession] = {}
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
@@ -278,7 +277,7 @@ class Gateway:
 
     def unqueue(self, agent: Agent) -> None:
         """Take an agent out of the queue (if it is there)."""
-        self.wanting_bot.pop(agent, None)
+        self.bot_places.waiting.pop(agent, None)
         if agent in self.waiting:
             self.waiting.remove(agent)
         timer = self.timers.pop(agent, None)
@@ -303,46 +302,32 @@ class Gateway:
         if agent in self.waiting and not self.closing:
             self.bot_game(agent, self.rng.choice(self.options.kgp_bots))
 
-    def bot_places(self, agent: Agent) -> str | None:
-        """Why the agent may not start a game against a hosted bot now (every place for one is taken), if so."""
-        opts = self.options
-        if self.bot_games[""] >= opts.kgp_bot_games:
-            return f"all places for games against hosted bots are taken ({opts.kgp_bot_games} at once)"
-        if self.bot_games[address_of(agent.host)] >= opts.kgp_bot_games_per_address:
-            return f"your address plays {opts.kgp_bot_games_per_address} games against hosted bots at once already"
-        return None
-
     def bot_game(self, agent: Agent, bot: str) -> None:
         """Start the agent's game against `bot` if a place for one is free; else it waits for one (told once, with
         `too_many`), still queued for another agent (a sanity game waits for its bot alone)."""
-        why = self.bot_places(agent)
+        places, address = self.bot_places, address_of(agent.host)
+        why = places.refusal(address)
         if why is None:
             self.take(agent)
-            address = address_of(agent.host)
-            self.bot_games[""] += 1
-            self.bot_games[address] += 1
+            places.take(address)
             self.spawn(self.game([agent], bot, address))
-            return
-        if agent in self.wanting_bot:
-            return
-        self.wanting_bot[agent] = bot
-        self.arena.metrics.refused("too_many")
-        log_event("kgp_bot_game_deferred", remote=agent.remote, reason=why, waiting=len(self.wanting_bot))
-        retry_ms = retry_after_ms(self.options.kgp_move_s)
-        agent.error(f"too_many: {why}: you stay queued and play as soon as one ends (retry_ms={retry_ms})")
+        elif agent not in places.waiting:
+            places.waiting[agent] = bot
+            self.arena.metrics.refused("too_many")
+            log_event("kgp_bot_game_deferred", remote=agent.remote, reason=why, waiting=len(places.waiting))
+            retry_ms = retry_after_ms(self.options.kgp_move_s)
+            agent.error(f"too_many: {why}: you stay queued and play as soon as one ends (retry_ms={retry_ms})")
 
     def bot_game_ended(self, address: str) -> None:
         """A game against a hosted bot ended: its place goes to the agents waiting for one, oldest first."""
-        for where in ("", address):
-            self.bot_games[where] -= 1
-            if not self.bot_games[where]:
-                del self.bot_games[where]
-        for agent, bot in list(self.wanting_bot.items()):
-            if self.closing or self.bot_games[""] >= self.options.kgp_bot_games:
+        places = self.bot_places
+        places.free(address)
+        for agent, bot in list(places.waiting.items()):
+            if self.closing or places.full():
                 return
             if agent.closed.is_set() or agent in self.busy:  # gone, or seated in an event's game meanwhile
-                self.wanting_bot.pop(agent, None)
-            elif self.bot_places(agent) is None:
+                places.waiting.pop(agent, None)
+            elif places.refusal(address_of(agent.host)) is None:
                 self.bot_game(agent, bot)
 
     # --- identities and games ------------------------------------------------------------------
