@@ -10,6 +10,7 @@ import pytest
 
 from protocol import Game, Position, Variant
 from protocol.actions import Action
+from server.app import RunningServer
 from server.engines.kgp import Board, Line
 from server.engines.results import forfeits
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
@@ -69,6 +70,13 @@ async def enter(agent: KgpClient, name: str, event_id: str) -> tuple[int, Line]:
     return ref, line
 
 
+async def organise(running: RunningServer, host: list[Client], settings: Json) -> tuple[Client, str]:
+    """The organiser's connection (closed at the end of the test) and the id of the event it created."""
+    creator = await Client.open(running.url, "organiser")
+    host.append(creator)
+    return creator, str((await creator.request("event_state", type="event_create", settings=settings))["event_id"])
+
+
 def first_pit(board: Board) -> int:
     """The engine's first non-empty pit (it is always South)."""
     return next(i + 1 for i, seeds in enumerate(board.south) if seeds)
@@ -106,11 +114,9 @@ async def test_round_robin_of_three_engines_one_broken_finishes_with_the_right_c
     """Three engines enter over KGP (`set arena:event`); the round-robin pairs them into games played over their
     connections; the broken one forfeits both its games (an illegal move, then silence) and stays in the table."""
     running = await gateway(serve, bot_factory=StandIns.make)
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "KGP final", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
                 "entry": "engines"}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    creator, eid = await organise(running, host, settings)
     agents = {name: await kgp.open(port_of(running)) for name in ("alpha", "beta", "broken")}
     for name, agent in agents.items():
         assert (await enter(agent, name, eid))[1].name == "ok" and agent.games == []  # entered, then its games
@@ -140,11 +146,9 @@ async def test_an_engine_short_of_wins_against_random_is_refused_plays_random_th
     naming what is missing) before any game; the gateway then gives it games against `random` only, and enters it
     (`ok`) after its second win."""
     running = await gateway(serve, bot_factory=StandIns.make, kgp_variant=VARIANT)
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "Sane only", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
                 "entry": "engines", "sanity_games": 2}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    creator, eid = await organise(running, host, settings)
     agent = await kgp.open(port_of(running))
     ref, refusal = await enter(agent, "novice", eid)
     assert refusal.name == "error" and refusal.ref == ref and agent.games == []
@@ -165,10 +169,8 @@ async def test_a_bridged_engine_and_a_kgp_engine_play_a_round_robin_and_the_brid
     """`kalah bridge --event ID` enters its engine over the websocket (`event_join` as an engine), the other engine
     enters over KGP; both play the event's game, and the bridge exits 0 once the event has finished."""
     running = await gateway(serve, bot_factory=StandIns.make)
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "Two ways in", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "entry": "engines"}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    creator, eid = await organise(running, host, settings)
     argv = [*KALAH, "bridge", "--server", running.url, "--engine", engine(), "--event", eid]
     async with spawned(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as bridge:
         await creator.expect("event_state", 30.0, lambda m: len(m["standings"]) == 1)
@@ -189,10 +191,8 @@ async def test_a_bridge_short_of_wins_against_random_is_refused_in_one_line(serv
     """`kalah bridge --event` for an event asking for a win against `random` the engine never had: status 1 and
     one line naming what is missing."""
     running = await serve()
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "Sane", "kind": "swiss", "rounds": 1, "entry": "engines", "sanity_games": 1}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    _, eid = await organise(running, host, settings)
     argv = [*KALAH, "bridge", "--server", running.url, "--engine", engine(), "--event", eid]
     async with spawned(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as bridge:
         _, err = await asyncio.wait_for(bridge.communicate(), 30)
@@ -207,10 +207,8 @@ async def test_an_engine_that_drops_out_forfeits_that_game_and_plays_on_when_it_
     """A double round-robin: one engine closes its connection at its first state (that game is forfeited), connects
     again with its token and only `mode freeplay`; it is still entered, so it waits for and plays its other games."""
     running = await gateway(serve, bot_factory=StandIns.make)
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "Comeback", "kind": "round_robin", "variant": VARIANT, "min_entrants": 3, "entry": "engines"}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    creator, eid = await organise(running, host, settings)
     agents = {name: await kgp.open(port_of(running)) for name in ("alpha", "beta", "gamma")}
     for name, agent in agents.items():
         assert (await enter(agent, name, eid))[1].name == "ok"
@@ -239,11 +237,9 @@ async def test_engines_on_a_node_not_owning_the_event_get_its_games(
     it there, are paired by A and get their game over their connections on B, and the event finishes."""
     owner = await serve(pg_url, bus=bus_url, bot_factory=StandIns.make)
     other = await gateway(serve, db=pg_url, bus=bus_url, bot_factory=StandIns.make)
-    creator = await Client.open(owner.url, "organiser")
-    host.append(creator)
     settings = {"name": "Far engines", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 2,
                 "entry": "engines"}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    creator, eid = await organise(owner, host, settings)
     agents = [await kgp.open(port_of(other)) for _ in range(2)]
     for name, agent in zip(("alpha", "beta"), agents, strict=True):
         assert (await enter(agent, name, eid))[1].name == "ok"
@@ -260,11 +256,9 @@ async def test_an_engine_earning_its_entry_waits_for_a_place_against_random_when
     entered after its win."""
     running = await gateway(serve, bot_factory=StandIns.make, kgp_variant="kalah(4,3)", kgp_move_s=30,
                             kgp_bot_games=1)
-    creator = await Client.open(running.url, "organiser")
-    host.append(creator)
     settings = {"name": "Sane", "kind": "round_robin", "cycles": 1, "variant": VARIANT, "min_entrants": 3,
                 "entry": "engines", "sanity_games": 1}
-    eid = (await creator.request("event_state", type="event_create", settings=settings))["event_id"]
+    _, eid = await organise(running, host, settings)
     holder = await kgp.open(port_of(running))
     await holder.hello("holder")
     await holder.until_game()  # untimed, 30 s a move: it holds the one place while it thinks
