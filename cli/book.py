@@ -106,10 +106,11 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
             f"(table 2^{plan.check_tt_log2}), databases up to {args.egdb_seeds} seeds")
     if note not in book.notes:
         book.notes.append(note)
-    print(f"book {path}: {len(book):,} positions; adding those of {note}", flush=True)
 
     def work() -> BuildStats:
         """Build the book (saving as it goes, and what is proved when interrupted)."""
+        # printed here, once SIGTERM is handled: a stop at this line saves and exits 130 like any other
+        print(f"book {path}: {len(book):,} positions; adding those of {note}", flush=True)
         builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
         return builder.run(Position.initial(variant))
 

@@ -15,7 +15,8 @@ import time
 from typing import Any
 
 from websockets.exceptions import WebSocketException
-from websockets.sync.client import ClientConnection, connect
+from websockets.sync.client import connect
+from websockets.sync.connection import Connection
 
 from cli.client_args import default_name
 from cli.server_args import CommandError, add_server_arg, chosen_server
@@ -136,7 +137,7 @@ def _ask(url: str, request: Message, identity: str | None = None) -> Any:
     return answer
 
 
-def _hello(ws: ClientConnection, url: str, name: str) -> None:
+def _hello(ws: Connection, url: str, name: str) -> None:
     """Say hello as `name` with the token this machine keeps for it on this server; keep a new one."""
     from client.identities import default_identity_file, load_token, save_token, server_keys
 
