@@ -319,9 +319,14 @@ async def test_a_connection_that_ignores_retry_hints_is_read_slowly(serve: Serve
 async def fall_behind_a_little(server: RunningServer) -> None:
     """Make the server's event loop run late until connections without a seat wait at the gate."""
     loop = asyncio.get_running_loop()
-    while not server.admission.pressed():
-        loop.call_soon(time.sleep, 0.06)
+    for _ in range(100):
+        if server.admission.pressed():
+            return
+        # longer than the lag sampler's step and threshold together, so whatever the phase of its sleep, it wakes
+        # late by more than the threshold (a block of 60 ms could lock to its phase and never be seen late)
+        loop.call_soon(time.sleep, 0.15)
         await asyncio.sleep(0.01)
+    raise AssertionError("the server's event loop was never seen late")
 
 
 async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_turn(serve: Serve) -> None:
