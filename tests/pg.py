@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from tests.services_watchdog import register
+
 SUPERUSER = "kalah"
 MEMORY = Path("/dev/shm")
 """A file system in memory, used for the server's files when it has `MEMORY_NEEDED` bytes free."""
@@ -103,6 +105,8 @@ class PostgresServer:
 
     def start(self) -> None:
         """initdb (no fsync: a test cluster need not survive the machine), then start on a free port."""
+        register(f"postgres {self.data}")  # before it starts: a run killed meanwhile stops it all the same
+        register(f"remove {self.root}")
         if self.user is not None:
             shutil.chown(self.root, self.user)
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--no-sync")

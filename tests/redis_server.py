@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.pg import _free_port, _unavailable
+from tests.services_watchdog import register
 
 
 class RedisServer:
@@ -41,6 +42,8 @@ class RedisServer:
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.root), "--protected-mode", "no", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        register(f"process {self.process.pid} {self.port}")  # in its command line before and after it renames itself
+        register(f"remove {self.root}")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:

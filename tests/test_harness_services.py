@@ -1,5 +1,6 @@
 """The test run's own services: a pytest run stopped by SIGTERM (a CI job cancelled, `timeout`) still stops the
-PostgreSQL and redis-server it started for its session, as one stopped by Ctrl-C does."""
+PostgreSQL and redis-server it started for its session, as one stopped by Ctrl-C does, and so does one killed
+outright (SIGKILL), through the services' watchdog."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.processes import ROOT, started
 
@@ -43,9 +46,10 @@ def survivors(pg_root: str, redis_port: int) -> list[int]:
     return found
 
 
-def test_a_run_stopped_by_sigterm_stops_its_postgres_and_redis(tmp_path: Path) -> None:
-    """A child pytest holding the session's PostgreSQL and redis-server gets SIGTERM: it exits, and neither
-    server is left running (nor the PostgreSQL's files); whatever was left is killed here."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_run_stopped_by_a_signal_stops_its_postgres_and_redis(tmp_path: Path, sig: signal.Signals) -> None:
+    """A child pytest holding the session's PostgreSQL and redis-server gets SIGTERM or SIGKILL: it exits, and
+    neither server is left running (nor their files) soon after; whatever was left is killed here."""
     (tmp_path / "test_child.py").write_text(CHILD)
     at = tmp_path / "services.json"
     env = {**os.environ, "KALAH_SERVICES_AT": str(at), "KALAH_REQUIRE_SERVICES": "1"}
@@ -62,11 +66,15 @@ def test_a_run_stopped_by_sigterm_stops_its_postgres_and_redis(tmp_path: Path) -
                 time.sleep(0.05)
             services = json.loads(at.read_text())
             assert survivors(str(services["pg"]), int(str(services["redis"]))), "the services are running"
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(sig)
             out, _ = proc.communicate(timeout=60)
         assert proc.returncode != 0, out
-        left = survivors(str(services["pg"]), int(str(services["redis"])))
-        assert left == [], f"left running after SIGTERM: {left}\n{out}"
+        deadline = time.monotonic() + 30  # after a SIGKILL the watchdog, another process, stops them
+        while (left := survivors(str(services["pg"]), int(str(services["redis"])))) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], f"left running after {sig.name}: {left}\n{out}"
+        while Path(str(services["pg"])).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not Path(str(services["pg"])).exists(), "the PostgreSQL files are removed"
     finally:
         if services:
