@@ -8,6 +8,7 @@ import contextlib
 import time
 from pathlib import Path
 
+import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import RunningServer
@@ -110,14 +111,24 @@ async def test_many_identities_of_few_addresses_cannot_fill_the_lobby(serve: Ser
         await client.close()
 
 
-async def test_analyses_are_shared_fairly_across_addresses(serve: Serve) -> None:
-    """Addresses that keep the analysis queue full do not starve a newcomer: it takes the place of the address that
-    used the most analysis time lately (refused `too_many` with a retry hint) and is served next."""
+async def ask(client: Client, budget_ms: int = 150) -> Json:
+    """One analysis request of Kalah(6,6)'s start and its answer (an analysis or an error)."""
+    await client.send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=budget_ms)
+    while True:
+        reply = await client.next(30)
+        if reply["type"] in ("analysis", "error"):
+            return reply
+
+
+async def test_analyses_are_shared_fairly_across_the_addresses_of_a_network(serve: Serve) -> None:
+    """Addresses of one /24 that keep the analysis queue full do not starve a newcomer of that /24 (so the networks'
+    turns do not help it): it takes the place of the address that used the most analysis time lately (refused
+    `too_many` with a retry hint) and is served next."""
     server = await serve()
     server.router.analyst.max_queued = 4
     stop = asyncio.Event()
     served: dict[int, int] = {}
-    refused: list[dict[str, object]] = []
+    refused: list[Json] = []
 
     async def hog(i: int) -> None:
         """Keep one short analysis in flight from the `i`-th address, asking again at once."""
@@ -132,25 +143,46 @@ async def test_analyses_are_shared_fairly_across_addresses(serve: Serve) -> None
                     await asyncio.sleep(0.02)
         await client.close()
 
-    async def ask(client: Client) -> dict[str, object]:
-        """One analysis request and its answer."""
-        await client.send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=150)
-        while True:
-            reply = await client.next(30)
-            if reply["type"] in ("analysis", "error"):
-                return reply
-
     hogs = [asyncio.create_task(hog(i)) for i in range(6)]
     try:
         await eventually(lambda: len(served) == 6, timeout=30, what="every hog to have used some analysis time")
-        honest = await Client.open(server.url, "honest", source=HONEST)
-        answer = await ask(honest)
+        newcomer = await Client.open(server.url, "newcomer", source=attacker(6))
+        answer = await ask(newcomer)
         assert answer["type"] == "analysis", answer
-        await honest.close()
+        await newcomer.close()
     finally:
         stop.set()
         await asyncio.gather(*hogs)
     assert refused and all(r["code"] == "too_many" and isinstance(r["retry_ms"], int) for r in refused)
+
+
+@pytest.mark.parametrize("networks", [1, 6])
+async def test_analyses_are_shared_by_network_before_address(serve: Serve, networks: int) -> None:
+    """12 addresses that fill the analysis queue and used more analysis time in all than an honest client's network
+    (but each less than it) make room for it when they share one /24 (its newcomer's request takes the place of one
+    of theirs, refused `too_many` with a retry hint); spread over 6 networks, each of which used less than the
+    honest one, they keep their places and the honest request is refused `too_many` with a retry hint."""
+    server = await serve()
+    analyst = server.router.analyst
+    analyst.max_queued = 4
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    assert (await ask(honest, 300))["type"] == "analysis"
+    hogs = [await Client.open(server.url, f"hog{i}", source=attacker(i // networks, network=10 + i % networks))
+            for i in range(12)]
+    for hog in hogs:  # 12 x 60 ms: more than the honest network's 300 ms in all, less on each network of 2
+        assert (await ask(hog, 60))["type"] == "analysis"
+    await hogs[0].send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=1500)  # alone: all of it
+    await eventually(lambda: analyst.pending == 1, what="the first hog's analysis to run")
+    waiting = [asyncio.create_task(ask(hog, 60)) for hog in hogs[1:4]]
+    await eventually(lambda: analyst.pending == 4, what="the queue to be full")
+    answer = await ask(honest, 60)
+    replies = await asyncio.gather(*waiting)
+    refusals = [r for r in (answer, *replies) if r["type"] == "error"]
+    assert len(refusals) == 1 and refusals[0]["code"] == "too_many" and isinstance(refusals[0]["retry_ms"], int)
+    assert (answer["type"] == "analysis") == (networks == 1), answer
+    assert (await hogs[0].next(30))["type"] == "analysis"
+    for client in (honest, *hogs):
+        await client.close()
 
 
 async def test_an_overloaded_server_serves_seated_players_first(serve: Serve) -> None:
