@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.actions import Sow
 from protocol.errors import NotationError, TooManyError
@@ -23,6 +23,7 @@ from protocol.messages import Analyse, Analysis
 from protocol.position import Position
 from protocol.variant import Variant
 from server.hosted import lower_priority
+from server.peers import prefix_of
 from server.session import Peer
 
 MAX_ENGINES = 4
@@ -33,7 +34,26 @@ CROWDED_BUDGET_MS = 1000
 MAX_PER_ADDRESS = 1
 """Analyses queued or running for one network address (so a few addresses cannot fill the queue)."""
 USAGE_HALF_LIFE_S = 60.0
-"""How fast an address's record of analysis time fades (what the fair queue orders by)."""
+"""How fast the record of an address's or a network's analysis time fades (what the fair queue orders by)."""
+MAX_NETWORKS = 10_000
+"""Networks whose analysis time is remembered; past it those whose record faded below `FORGOTTEN_S` are dropped,
+then the longest unserved (the records that stay above it number at most about 8,700: one thread's time, fading)."""
+FORGOTTEN_S = 0.01
+
+
+class _Used(Protocol):
+    """A record of analysis time used lately: an address's `Peer`, or a network's `_NetworkUse`."""
+
+    analysis_used: float
+    analysis_at: float
+
+
+@dataclass
+class _NetworkUse:
+    """The analysis time a network prefix (an IPv4 /24, an IPv6 /64) used lately."""
+
+    analysis_used: float = 0.0
+    analysis_at: float = 0.0
 
 
 @dataclass
@@ -42,32 +62,43 @@ class _Ticket:
 
     msg: Analyse
     peer: Peer | None
+    network: str
     done: asyncio.Future[Analysis]
     order: int
 
 
-def _usage(peer: Peer | None) -> float:
-    """The analysis seconds `peer`'s address used lately (halved every `USAGE_HALF_LIFE_S`)."""
-    if peer is None:
+def _usage(record: _Used | None, now: float) -> float:
+    """The analysis seconds `record` used lately, as of `now` (halved every `USAGE_HALF_LIFE_S`)."""
+    if record is None:
         return 0.0
-    return float(peer.analysis_used * 0.5 ** ((time.monotonic() - peer.analysis_at) / USAGE_HALF_LIFE_S))
+    return float(record.analysis_used * 0.5 ** ((now - record.analysis_at) / USAGE_HALF_LIFE_S))
 
 
-def _charge(peer: Peer | None, seconds: float) -> None:
-    """Add `seconds` of analysis to `peer`'s record."""
-    if peer is not None:
-        peer.analysis_used = _usage(peer) + seconds
-        peer.analysis_at = time.monotonic()
+def _charge(record: _Used, seconds: float, now: float) -> None:
+    """Add `seconds` of analysis to `record`."""
+    record.analysis_used = _usage(record, now) + seconds
+    record.analysis_at = now
+
+
+def network_of(peer: Peer | None) -> str:
+    """The network prefix `peer`'s address counts in (`""` without a peer)."""
+    if peer is None:
+        return ""
+    return peer.network or prefix_of(peer.address)
 
 
 class Analyst:
     """Keeps a few search engines (one per variant) and answers `analyse` requests within a budget."""
 
-    def __init__(self, max_queued: int = MAX_QUEUED, max_per_address: int = MAX_PER_ADDRESS) -> None:
+    def __init__(self, max_queued: int = MAX_QUEUED, max_per_address: int = MAX_PER_ADDRESS,
+                 max_networks: int = MAX_NETWORKS) -> None:
         self.max_queued = max_queued
         self.max_per_address = max_per_address
+        self.max_networks = max_networks
         self.pending = 0
         self._waiting: list[_Ticket] = []
+        self.networks: dict[str, _NetworkUse] = {}
+        """Each network's analysis time lately, the least recently charged first (at most `max_networks`)."""
         self._running = False
         self._order = itertools.count()
         self._player: Any = None
@@ -112,10 +143,13 @@ class Analyst:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
         At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
-        queue is fair across addresses, not first come first served: the waiting analysis of the
-        address that used the least analysis time lately runs next, and when the queue is full a
-        newcomer that used less than some waiting address takes that one's place (the displaced
-        request is refused with `too_many` and a retry hint), else it is refused. If `gone()` (the
+        queue is fair across networks (an IPv4 /24, an IPv6 /64), then across the addresses of a
+        network, not first come first served: the waiting analysis of the network that used the
+        least analysis time lately runs next (of its addresses, the one that used the least), and
+        when the queue is full a newcomer whose network used less than some waiting one's (or, of
+        the same network, whose address used less) takes the place of the heaviest such request
+        (refused with `too_many` and a retry hint), else it is refused. So many addresses of one
+        network count as one network, and cannot starve a client of another. If `gone()` (the
         connection's closing) completes first, a queued analysis is dropped and one already
         running is left to end within its budget (the answer is then None: no one to send it to).
         """
@@ -125,7 +159,7 @@ class Analyst:
         if self.pending >= self.max_queued:
             self._make_room(peer)
         loop = asyncio.get_running_loop()
-        ticket = _Ticket(msg, peer, loop.create_future(), next(self._order))
+        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order))
         self._waiting.append(ticket)
         self.pending += 1
         if peer is not None:
@@ -150,32 +184,53 @@ class Analyst:
             if peer is not None:
                 peer.analyses -= 1
 
+    def _weight(self, network: str, peer: Peer | None, now: float) -> tuple[float, float]:
+        """What the fair queue orders by: the analysis seconds `network` used lately, then `peer`'s address."""
+        return _usage(self.networks.get(network), now), _usage(peer, now)
+
     def _make_room(self, peer: Peer | None) -> None:
-        """The queue is full: refuse the waiting request of the address that used the most analysis time lately
-        if it used more than `peer`, else raise `too_many` for `peer`."""
-        mine = _usage(peer)
-        heaviest = max(self._waiting, key=lambda t: (_usage(t.peer), t.order), default=None)
-        if heaviest is None or _usage(heaviest.peer) <= mine:
+        """The queue is full: refuse the waiting request of the network that used the most analysis time lately
+        (of its addresses, the one that used the most) if it weighs more than `peer`, else raise `too_many`."""
+        now = time.monotonic()
+        mine = self._weight(network_of(peer), peer, now)
+        heaviest = max(self._waiting, key=lambda t: (*self._weight(t.network, t.peer, now), t.order), default=None)
+        if heaviest is None or self._weight(heaviest.network, heaviest.peer, now) <= mine:
             raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly",
                                CROWDED_BUDGET_MS / 1000)
         self._waiting.remove(heaviest)
         heaviest.done.set_exception(TooManyError("the analysis queue is full and others asked less lately: try "
                                                  "again shortly", self.max_queued * CROWDED_BUDGET_MS / 1000))
 
+    def _charge(self, ticket: _Ticket, seconds: float) -> None:
+        """Add `seconds` of analysis to the ticket's address and network (forgetting faded networks past the bound)."""
+        if ticket.peer is None:
+            return
+        now = time.monotonic()
+        _charge(ticket.peer, seconds, now)
+        record = self.networks.pop(ticket.network, None) or _NetworkUse()
+        _charge(record, seconds, now)
+        self.networks[ticket.network] = record  # the most recently charged last
+        if len(self.networks) > self.max_networks:
+            self.networks = {network: used for network, used in self.networks.items()
+                             if _usage(used, now) >= FORGOTTEN_S}
+            while len(self.networks) > self.max_networks:
+                del self.networks[next(iter(self.networks))]
+
     def _dispatch(self) -> None:
-        """Start the waiting analysis of the least busy address, if the thread is free."""
+        """Start the waiting analysis of the least busy network's least busy address, if the thread is free."""
         if self._running or not self._waiting:
             return
-        ticket = min(self._waiting, key=lambda t: (_usage(t.peer), t.order))
+        now = time.monotonic()
+        ticket = min(self._waiting, key=lambda t: (*self._weight(t.network, t.peer, now), t.order))
         self._waiting.remove(ticket)
         self._running = True
         started = time.monotonic()
         work = asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, ticket.msg)
 
         def finished(work: asyncio.Future[Analysis]) -> None:
-            """Hand the answer over, charge the address for the time, start the next one."""
+            """Hand the answer over, charge the address and its network for the time, start the next one."""
             self._running = False
-            _charge(ticket.peer, time.monotonic() - started)
+            self._charge(ticket, time.monotonic() - started)
             if not ticket.done.done():
                 if work.cancelled():
                     ticket.done.cancel()

@@ -145,7 +145,7 @@ class Peer:
     analyses: int = 0
     """Analyses queued or running for this address."""
     analysis_used: float = 0.0
-    """Seconds of analysis the address used lately (fading; see `server.analysis`)."""
+    """Seconds of analysis the address used lately (fading; see `server.analysis`, which keeps its network's too)."""
     analysis_at: float = 0.0
     sessions: set[Session] = field(default_factory=set)
     lane: RateLimiter | None = None

@@ -8,6 +8,8 @@ from protocol import Game, Position, Variant
 from protocol.messages import Analyse
 from server.analysis import CROWDED_BUDGET_MS, Analyst
 from server.app import RunningServer
+from server.peers import prefix_of
+from server.session import Peer, RateLimiter
 from tests.wire import Client
 
 
@@ -47,6 +49,22 @@ async def test_big_board_gives_a_bounded_value_in_budget(arena: RunningServer) -
     answer = await c.expect("analysis", timeout=10)
     assert not answer["exact"] and 1 <= answer["best"][0] <= 12
     await c.close()
+
+
+async def test_the_analysis_time_of_networks_is_remembered_within_a_bound() -> None:
+    """Each network's analysis time is kept for the fair queue, at most `max_networks` of them: past it, those
+    whose record faded away (finished positions cost next to nothing), then the least recently served, are forgotten."""
+    analyst = Analyst(max_networks=3)
+    over = Game.from_record(Variant(houses=1, seeds=3), "1").position.fen()
+    sizes = []
+    for i in range(5):
+        address = f"10.{i}.0.1"
+        peer = Peer(address, RateLimiter(1e9, 10**9), network=prefix_of(address))
+        answer = await analyst.aanalyse(Analyse(variant="kalah(1,3)", position=over), peer)
+        assert answer is not None and answer.value == 6
+        sizes.append(len(analyst.networks))
+    analyst.close()
+    assert sizes[:3] == [1, 2, 3] and max(sizes) == 3
 
 
 def test_an_analysis_thinks_less_while_others_wait(monkeypatch: pytest.MonkeyPatch) -> None:
