@@ -23,6 +23,13 @@ class Searcher:
         Raises TimeoutError past `time_limit` seconds or `node_limit` nodes of this call (0: no limit).
         An exact search may run on `threads` threads sharing the table (simplified ABDADA).
         """
+    def deepen(self, board: Sequence[int], time_limit: float, max_depth: int = -1,
+               acyclic: bool = True) -> tuple[int, int, bool, int] | None:
+        """A move by iterative deepening within `time_limit` seconds (0: none), without the GIL throughout.
+
+        (pit, mover value, exact, depth) of the deepest iteration finished, None if none was: depths 1, 3, ...
+        up to `max_depth` (< 0: 254), then, with `max_depth` < 0 and `acyclic`, an exact one (depth -1).
+        """
     def clear(self) -> None:
         """Empty the transposition table."""
     @property

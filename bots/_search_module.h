@@ -236,11 +236,17 @@ static PyObject *Searcher_get_stats(SearcherObject *self, void *c) {
 }
 static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return PyLong_FromLong(self->egdb_max); }
 
+#include "_search_deepen.h"
+
 static PyMethodDef Searcher_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Searcher_search, METH_VARARGS | METH_KEYWORDS,
      "Alpha-beta value of a mover-relative board (depth < 0: exact); fail-soft in (alpha, beta); "
      "TimeoutError past time_limit seconds or node_limit nodes (0: none); an exact search may use "
      "several threads over the one table."},
+    {"deepen", (PyCFunction)(void (*)(void))Searcher_deepen, METH_VARARGS | METH_KEYWORDS,
+     "A move by iterative deepening within time_limit seconds (0: none), wholly without the GIL: "
+     "(pit, value, exact, depth) of the deepest iteration finished, None if none was; depths 1, 3, ... "
+     "up to max_depth, then (max_depth < 0, acyclic) an exact one; an acyclic iteration without horizon ends it."},
     {"clear", (PyCFunction)Searcher_clear, METH_NOARGS, "Empty the transposition table."},
     {NULL, NULL, 0, NULL},
 };

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from math import comb
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.sowing import end_reason, sow, sweep
 from protocol.tables import SOUTH, Tables
@@ -143,6 +143,20 @@ class Searcher:
     def clear(self) -> None:
         """Empty the transposition table."""
         self._tt.clear()
+
+    def deepen(self, board: Sequence[int], time_limit: float, max_depth: int = -1,
+               acyclic: bool = True) -> tuple[int, int, bool, int] | None:
+        """A move by iterative deepening within `time_limit` seconds (0: none), as `deepen` makes it.
+
+        (pit, mover value, exact, depth) of the deepest iteration finished, None if none was.
+        """
+        b = tuple(board)
+        if len(b) != self.rules.n:
+            raise ValueError(f"a board has {self.rules.n} pits")
+        if end_reason(self.rules.tables, list(b)) is not None:
+            raise ValueError("the game is over on this board")
+        kids = [(p, *play(self.rules, b, p)) for p in legal(self.rules, b)]
+        return deepen(self, kids, time_limit, max_depth, acyclic)
 
     def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
                node_limit: int = 0, threads: int = 1) -> int:
@@ -372,3 +386,112 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
 def interrupt(on: bool = True, /) -> None:
     """Stop every search and database build of the process at once (KeyboardInterrupt); False: let them run."""
     _interrupted[0] = on
+
+
+class Searching(Protocol):
+    """What `deepen` needs of a searcher: the C core's or this twin's."""
+
+    def search(self, board: Sequence[int], depth: int, alpha: int, beta: int, time_limit: float = 0.0,
+               node_limit: int = 0, threads: int = 1) -> int:
+        """Alpha-beta value of a mover-relative board (depth < 0: exact); TimeoutError past `time_limit`."""
+        ...
+
+    @property
+    def exact(self) -> bool:
+        """Whether the last search reached no depth horizon."""
+        ...
+
+
+Kid = tuple[int, tuple[int, ...], int, bool, bool]
+"""A legal pit with its outcome: (pit, board after, gain, extra turn, game over)."""
+
+
+class _Deepening:
+    """One deepening's search calls: each with the time left before its deadline, noting horizons reached."""
+
+    def __init__(self, searcher: Searching, time_limit: float) -> None:
+        self.searcher = searcher
+        self.deadline = time.monotonic() + time_limit if time_limit > 0 else 0.0
+        self.all_exact = True
+
+    def search(self, board: tuple[int, ...], depth: int, alpha: int, beta: int) -> int:
+        """One null-window (or wider) search; TimeoutError once the deadline has passed."""
+        left = 0.0
+        if self.deadline:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("search time limit reached")
+        value = int(self.searcher.search(board, depth, alpha, beta, left))
+        if not self.searcher.exact:
+            self.all_exact = False
+        return value
+
+    def mtdf(self, board: tuple[int, ...], guess: int, depth: int) -> int:
+        """Mover's value of a board by MTD(f) null-window searches from `guess`."""
+        k = sum(board) - board[len(board) // 2 - 1] - board[-1]
+        lower, upper = -k, k
+        g = max(lower, min(upper, guess))
+        while lower < upper:
+            beta = max(g, lower + 1)
+            g = self.search(board, depth, beta - 1, beta)
+            if g < beta:
+                upper = g
+            else:
+                lower = g
+        return g
+
+    def value(self, kid: Kid, depth: int, guess: int) -> int:
+        """Mover's value of a root move from a guess of the root's value."""
+        _, board, gain, extra, over = kid
+        if over:
+            return gain
+        sign = 1 if extra else -1
+        return gain + sign * self.mtdf(board, sign * (guess - gain), depth)
+
+    def reaches(self, kid: Kid, value: int, depth: int) -> bool:
+        """Whether a root move attains at least `value` for the mover (one null-window search)."""
+        _, board, gain, extra, over = kid
+        if over:
+            return gain >= value
+        if extra:
+            return gain + self.search(board, depth, value - gain - 1, value - gain) >= value
+        return gain - self.search(board, depth, gain - value, gain - value + 1) >= value
+
+    def root(self, kids: list[Kid], depth: int, guess: int, first: int) -> tuple[int, int]:
+        """(pit, mover value) of the best root move at `depth`, trying pit `first` first."""
+        best_pit, best_v = -1, -(10**6)
+        for kid in sorted(kids, key=lambda c: c[0] != first):
+            if best_pit >= 0 and not self.reaches(kid, best_v + 1, depth):
+                continue
+            v = self.value(kid, depth, guess)
+            if v > best_v:
+                best_pit, best_v = kid[0], v
+        return best_pit, best_v
+
+
+def deepen(searcher: Searching, kids: list[Kid], time_limit: float, max_depth: int = -1,
+           acyclic: bool = True) -> tuple[int, int, bool, int] | None:
+    """(pit, mover value, exact, depth) of the deepest iteration finished within `time_limit` (0: none), or None.
+
+    Depths 1, 3, 5, ... below the top (`max_depth`, at most EXACT - 1; < 0: EXACT - 1), the top, then, with
+    `max_depth` < 0 and `acyclic`, an exact one (depth -1). Each iteration tries the previous one's best move
+    first and values the others only where a null-window search shows they beat the best so far (MTD(f) from
+    the previous value); in an acyclic variant an iteration that reached no horizon is exact and ends it.
+    The C core's `Searcher.deepen` makes the same search calls in the same order, without the GIL throughout.
+    """
+    top = EXACT - 1 if max_depth < 0 else min(max_depth, EXACT - 1)
+    depths = [*range(1, top, 2), top]
+    if max_depth < 0 and acyclic:
+        depths.append(-1)
+    run = _Deepening(searcher, time_limit)
+    found: tuple[int, int, bool, int] | None = None
+    for depth in depths:
+        run.all_exact = True
+        try:
+            pit, v = run.root(kids, depth, found[1] if found else 0, found[0] if found else -1)
+        except TimeoutError:
+            break
+        found = (pit, v, run.all_exact and acyclic, depth)
+        if found[2]:
+            break
+    return found

@@ -6,7 +6,8 @@ repetition rule, so those variants get a depth-limited search and `exact=False`.
 Relay variants always use the Python twin (the C core does not play relay sowing).
 
 The driver is here, in Python: MTD(f) null-window calls into the core's alpha-beta, each of
-which releases the GIL. An exact solve's value runs each null-window search on every core over
+which releases the GIL; a bot's iterative deepening is one call (`Searcher.deepen`), so a move
+does not take the GIL back between its searches. An exact solve's value runs each null-window search on every core over
 one table (the C core's simplified ABDADA: a thread leaves a large subtree another thread is in
 for last); per-move values are solved on every core, one searcher (and transposition table) per
 thread, which measured faster for them. The endgame databases are shared read-only.
@@ -322,46 +323,20 @@ class Engine:
             return gain + self._search(board, depth, value - gain - 1, value - gain, deadline, None, threads) >= value
         return gain - self._search(board, depth, gain - value, gain - value + 1, deadline, None, threads) >= value
 
-    def _root(self, kids: list[Kid], depth: int, guess: int,
-              first: int, deadline: float) -> tuple[int, int]:
-        """(pit, mover value) of the best root move at `depth`, trying pit `first` first."""
-        best_pit, best_v = -1, -(10**6)
-        for pit, board, gain, extra, over in sorted(kids, key=lambda c: c[0] != first):
-            child = (board, gain, extra, over)
-            if best_pit >= 0 and not self._reaches(child, best_v + 1, depth, deadline):
-                continue
-            v = self.child_value(child, depth, guess, deadline)
-            if v > best_v:
-                best_pit, best_v = pit, v
-        return best_pit, best_v
-
     def best_by_deepening(self, position: Position, budget_s: float,
                           max_depth: int | None = None) -> tuple[int, int, bool, int]:
         """(bin, mover value, exact, depth) of the deepest iterative-deepening search in budget.
 
         Depths are counted in sowings after the root move; without `max_depth` the last
-        iteration is the exact search (acyclic variants only).
+        iteration is the exact search (acyclic variants only). The whole deepening is one call into
+        the core (`Searcher.deepen`), which holds no GIL from its first search to its last.
         """
-        deadline = time.monotonic() + max(budget_s, 0.001)
-        kids = self.children(relative_board(position))
-        found: tuple[int, int, bool, int] | None = None
-        top = MAX_DEPTH if max_depth is None else max(0, min(max_depth, MAX_DEPTH))
-        depths: list[int] = sorted({*range(1, top, 2), top})
-        if max_depth is None and self.exact_possible:
-            depths.append(-1)
+        board = relative_board(position)
+        top = -1 if max_depth is None else max(0, min(max_depth, MAX_DEPTH))
         with self.lock:
-            for depth in depths:
-                self.all_exact = True
-                try:
-                    pit, v = self._root(kids, depth, found[1] if found else 0,
-                                        found[0] if found else -1, deadline)
-                except TimeoutError:
-                    break
-                exact = self.all_exact and self.exact_possible
-                found = (pit, v, exact, depth)
-                if exact:
-                    break
+            found = self.searcher.deepen(board, max(budget_s, 0.001), top, self.exact_possible)
         if found is None:
-            pit = max(kids, key=lambda c: (c[4], c[3], c[2]))[0]
+            pit = max(self.children(board), key=lambda c: (c[4], c[3], c[2]))[0]
             return pit_to_bin(position, pit), 0, False, 0
+        self.all_exact = found[2]
         return pit_to_bin(position, found[0]), found[1], found[2], found[3]
