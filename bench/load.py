@@ -13,6 +13,7 @@ per-network caps.
     python bench/load.py --backup          # also a kalah backup halfway, restored and checked after
     python bench/load.py --baseline main   # also main's server, in turn with this tree's: before/after
     python bench/load.py --matches 200 --rate 2000   # the latency at about 2,000 actions/s
+    python bench/load.py --rate 2000 --stalls /tmp/st  # where the slow actions' time went (bench/stall_probe.py)
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import stall_probe
 from harness import ROOT, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
 from trees import baseline_tree
 
@@ -53,6 +55,8 @@ class Stats:
     games: int = 0
     tables: int = 0
     events_seen_by_spectators: int = 0
+    slow: list[tuple[float, float]] = field(default_factory=list)
+    """(sent, received) of each action slower than `stall_probe.SLOW_S`."""
 
 
 class Player:
@@ -110,7 +114,10 @@ class Player:
                 action = parse_action(msg["action"])
                 sent = self.stats.sent_at.get((self.match_id, ply))
                 if msg["side"] != self.side and sent is not None:
-                    self.stats.latencies.append(time.perf_counter() - sent)
+                    now = time.perf_counter()
+                    self.stats.latencies.append(now - sent)
+                    if now - sent > stall_probe.SLOW_S:
+                        self.stats.slow.append((sent, now))
                 self.game.play(action)
                 if isinstance(action, Swap):
                     self.side = "south" if self.side == "north" else "north"
@@ -191,6 +198,10 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     tmp = Path(tempfile.mkdtemp(prefix="kalah-load-"))
     db = tmp / "arena.sqlite3"
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+    if args.stalls:
+        Path(args.stalls).mkdir(parents=True, exist_ok=True)
+        probes = Path(tempfile.mkstemp(dir=args.stalls, prefix="server-", suffix=".jsonl")[1])
+        profile = [str(Path(stall_probe.__file__).resolve()), str(probes)]
     proc, url = await spawn_server(db, "--log-level", "warning", "--synchronous", args.synchronous,
                                    "--rate", "1000", "--burst", "1000", python_flags=profile, root=root)
     stats = Stats()
@@ -217,6 +228,10 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     gc.collect()
     gc.freeze()  # the clients' own long-lived objects: keep full collections short in this process too
     stats.latencies.clear()
+    stats.slow.clear()
+    client_probes: list[dict[str, Any]] = []
+    watcher = asyncio.create_task(stall_probe.watch_loop(
+        lambda kind, **fields: client_probes.append({"kind": kind, **fields}), stacks=False)) if args.stalls else None
     h0 = await asyncio.to_thread(health, url)
     acked0, cpu0, writes0, t0 = stats.acked, proc_usage(proc.pid)[0], loop_writes(proc.pid), time.perf_counter()
     own0 = time.process_time()
@@ -228,6 +243,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
+    if watcher is not None:
+        watcher.cancel()
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
     writes = loop_writes(proc.pid) - writes0
     h1 = await asyncio.to_thread(health, url)
@@ -272,6 +289,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     print(f"{'acked actions lost after kill -9':<32}{len(lost):>12}   (of {len(stats.durable)})")
     for err in stats.errors[:5]:
         print("  error:", err)
+    if args.stalls:
+        stall_probe.attribute(stall_probe.load(probes), client_probes, stats.slow, (t0, t0 + elapsed), elapsed)
     backup_ok = not args.backup or await check_backup(backup, tmp / "restored.sqlite3", set(stats.durable))
     return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked), writes / max(1, acked),
                    ok=not lost and not stats.errors and backup_ok)
@@ -376,6 +395,9 @@ def main() -> None:
                         help="tables each spectator follows (their events reach it in the same turns of the server's "
                              "loop when their actions share a commit)")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stopped by SIGTERM)")
+    parser.add_argument("--stalls", metavar="DIR",
+                        help="run the server under bench/stall_probe.py (its records in DIR) and print which stalls "
+                             "(commits, checkpoints, collections, a late event loop) overlap the slow actions")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
     parser.add_argument("--baseline", metavar="REV",
                         help="also run the server of git revision REV (a temporary worktree), alternating with this "

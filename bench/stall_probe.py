@@ -1,0 +1,348 @@
+"""Where a server's stalls come from: probes run inside `kalah serve`, and their correlation with slow actions.
+
+`python bench/stall_probe.py OUT.jsonl -m cli.main serve ...` runs the server with probes that
+append one JSON object a line to OUT.jsonl, each with `t` (seconds of CLOCK_MONOTONIC, the
+clock `time.perf_counter` reads in every process on Linux, so the clients' times compare):
+
+- `commit`: each group commit in the database thread: when it began and ended there, the
+  statements' and the COMMIT's own seconds, the writes it held, whether the main file changed
+  (a WAL checkpoint ran in it), and the hand-offs from and back to the event loop;
+- `gc`: each garbage collection over 1 ms (generation, seconds), and each `gc.freeze`;
+- `lag`: the event loop late by over 5 ms on a 5 ms timer (how late), with the main thread's
+  stack when it was held over 20 ms (a watchdog thread takes it while the loop is stuck);
+- `cpu`: every 100 ms, the CPU seconds of the event loop's thread and of the database thread.
+
+`bench/load.py --stalls DIR` runs its server under these probes, records the slow actions and the
+clients' own loop lag, and prints `attribute(...)`: which probe's stalls overlap each slow action.
+The probes cost a few percent of CPU; the figures of a run with them are not for comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import runpy
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TextIO, cast
+
+SLOW_S = 0.050
+"""An action slower than this is a slow action (the p99 goal)."""
+
+
+class Record(Protocol):
+    """Where a probe writes a record."""
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        """Keep one record of `kind`."""
+
+
+class Recorder:
+    """Appends probe records to a file, from any thread."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.lock = threading.Lock()
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        """Write one record."""
+        line = json.dumps({"kind": kind, **fields})
+        with self.lock:
+            self.out.write(line + "\n")
+
+
+def probe_gc(record: Recorder) -> None:
+    """Record collections over 1 ms and each `gc.freeze` (the server freezes its heap now and then)."""
+    started: dict[str, float] = {}
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        """A collection starts or stops."""
+        now = time.perf_counter()
+        if phase == "start":
+            started["t"] = now
+        elif "t" in started and now - started["t"] > 0.001:
+            record("gc", t=started["t"], s=now - started["t"], gen=info["generation"],
+                   collected=info.get("collected", 0))
+
+    gc.callbacks.append(on_gc)
+    freeze = gc.freeze
+
+    def timed_freeze() -> None:
+        """gc.freeze, timed."""
+        t = time.perf_counter()
+        freeze()
+        record("freeze", t=t, s=time.perf_counter() - t, frozen=gc.get_freeze_count())
+
+    gc.freeze = timed_freeze
+
+
+class TimedConnection:
+    """A sqlite3 connection whose COMMIT (or lone autocommitted statement) is timed apart from the statements."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.commit_s = 0.0
+        self.exec_s = 0.0
+
+    @property
+    def in_transaction(self) -> bool:
+        """The connection's own flag."""
+        return bool(self.db.in_transaction)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        """Run and time one statement."""
+        t = time.perf_counter()
+        try:
+            return self.db.execute(sql, *args)
+        finally:
+            spent = time.perf_counter() - t
+            if sql == "COMMIT" or (not self.db.in_transaction and not sql.startswith(("BEGIN", "ROLLBACK"))):
+                self.commit_s += spent
+            else:
+                self.exec_s += spent
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        """Run and time one statement over many rows."""
+        t = time.perf_counter()
+        try:
+            return self.db.executemany(sql, rows)
+        finally:
+            spent = time.perf_counter() - t
+            if self.db.in_transaction:
+                self.exec_s += spent
+            else:
+                self.commit_s += spent
+
+
+def probe_commits(record: Recorder) -> None:
+    """Time each group commit of the SQLite backend, in its thread and around its hand-offs."""
+    try:
+        from server.storage import sqlite as backend
+    except ImportError:
+        return
+    run_batch = backend._run_batch
+    threads: dict[str, int] = {}
+    paths: dict[str, str] = {}
+
+    def timed_run_batch(db: Any, items: list[Any]) -> Any:
+        """The batch, timed, with whether the main database file changed (a checkpoint)."""
+        if "path" not in paths:
+            threads["db"] = threading.get_native_id()
+            paths["path"] = db.execute("PRAGMA database_list").fetchone()[2]
+        path = paths["path"]
+        before = os.stat(path).st_mtime_ns
+        t = time.perf_counter()
+        timed = TimedConnection(db)
+        results = run_batch(cast(Any, timed), items)
+        end = time.perf_counter()
+        wal = os.stat(path + "-wal").st_size if os.path.exists(path + "-wal") else 0
+        checkpoint = os.stat(path).st_mtime_ns != before
+        record("commit", t=t, s=end - t, commit_s=timed.commit_s, exec_s=timed.exec_s, items=len(items),
+               checkpoint=checkpoint, wal=wal)
+        return results
+
+    backend._run_batch = timed_run_batch
+    storage_class = backend.SQLiteStorage
+    commit_batch = storage_class.commit_batch
+
+    async def timed_commit_batch(self: Any, items: list[Any]) -> Any:
+        """The whole round trip through the database thread."""
+        t = time.perf_counter()
+        result = await commit_batch(self, items)
+        record("round_trip", t=t, s=time.perf_counter() - t, items=len(items))
+        return result
+
+    storage_class.commit_batch = timed_commit_batch  # type: ignore[method-assign]
+    PROBE_THREADS_REF.append(threads)
+
+
+CENSUS: list[asyncio.Task[None]] = []
+PROBE_THREADS_REF: list[dict[str, int]] = []
+
+
+def thread_cpu(tid: int) -> float:
+    """CPU seconds of one thread of this process (from /proc)."""
+    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def watch_loop(record: Record, period_s: float = 0.005, stuck_s: float = 0.020,
+                     stacks: bool = True) -> None:
+    """Record the loop's lateness on a `period_s` timer; a watchdog thread takes the main thread's stack when the loop
+    has not come round for `stuck_s`; every 100 ms, the threads' CPU."""
+    main = threading.main_thread().ident
+    main_tid = threading.get_native_id()
+    beat = [time.perf_counter()]
+    stop = threading.Event()
+
+    def watchdog() -> None:
+        """Take the stack of a loop stuck for `stuck_s` (once a stall)."""
+        taken = 0.0
+        while not stop.wait(0.002):
+            last = beat[0]
+            now = time.perf_counter()
+            if now - last > stuck_s and taken != last:
+                taken = last
+                frame = sys._current_frames().get(main or 0)
+                if frame is not None:
+                    stack = [f"{Path(f.filename).name}:{f.lineno} {f.name}"
+                             for f in traceback.extract_stack(frame)[-12:]]
+                    record("stack", t=last, at=now, stack=stack)
+
+    if stacks:
+        threading.Thread(target=watchdog, name="stall-watchdog", daemon=True).start()
+    next_cpu = 0.0
+    try:
+        while True:
+            t = time.perf_counter()
+            beat[0] = t
+            await asyncio.sleep(period_s)
+            now = time.perf_counter()
+            late = now - t - period_s
+            if late > 0.005:
+                record("lag", t=t + period_s, s=late)
+            if now >= next_cpu:
+                next_cpu = now + 0.1
+                cpu = {"loop": thread_cpu(main_tid)}
+                for refs in PROBE_THREADS_REF:
+                    if "db" in refs:
+                        cpu["db"] = thread_cpu(refs["db"])
+                record("cpu", t=now, **cpu)
+    finally:
+        stop.set()
+
+
+def probe_loop(record: Recorder) -> None:
+    """Start `watch_loop` beside the server: wrap the heap freezer `kalah serve` starts in its loop."""
+    from cli import serve
+
+    keep = vars(serve)["keep_heap_frozen"]
+
+    async def census(after_s: float) -> None:
+        """Once, `after_s` after start: how many unreachable objects a full collection of the whole heap finds (the
+        cyclic garbage the freezes kept), and how long it takes."""
+        await asyncio.sleep(after_s)
+        gc.unfreeze()
+        t = time.perf_counter()
+        found = gc.collect()
+        record("census", t=t, s=time.perf_counter() - t, unreachable=found, after_s=after_s)
+        gc.freeze()
+
+    async def both(*args: Any, **kwargs: Any) -> None:
+        """The server's own freezer and the loop watcher (and a census if STALL_PROBE_CENSUS gives its time)."""
+        watcher = asyncio.create_task(watch_loop(record))
+        if os.environ.get("STALL_PROBE_CENSUS"):
+            CENSUS.append(asyncio.create_task(census(float(os.environ["STALL_PROBE_CENSUS"]))))
+        try:
+            await keep(*args, **kwargs)
+        finally:
+            watcher.cancel()
+
+    vars(serve)["keep_heap_frozen"] = both
+
+
+def main() -> None:
+    """Run `-m MODULE ARGS...` with the probes writing to the file named first."""
+    out_path, flag, module, *rest = sys.argv[1:]
+    assert flag == "-m", "usage: stall_probe.py OUT.jsonl -m MODULE ARGS..."
+    out = open(out_path, "a", buffering=1)  # noqa: SIM115 - open for the process's life
+    record = Recorder(out)
+    sys.path.insert(0, os.getcwd())
+    probe_gc(record)
+    probe_commits(record)
+    probe_loop(record)
+    sys.argv = [module, *rest]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+# --- correlation ----------------------------------------------------------------------------
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The records of a probe file."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def overlaps(records: list[dict[str, Any]], start: float, end: float, when: Callable[[dict[str, Any]], bool]) -> list[
+        dict[str, Any]]:
+    """The records (with `t` and `s`) that overlap [start, end] and pass `when`."""
+    return [r for r in records if r["t"] < end and r["t"] + r.get("s", 0.0) > start and when(r)]
+
+
+def attribute(server: list[dict[str, Any]], client: list[dict[str, Any]], slow: list[tuple[float, float]],
+              window: tuple[float, float], rounds_s: float) -> None:
+    """Print the stalls of each probe in the measured window and which of them overlap the slow actions."""
+    t0, t1 = window
+    span = [r for r in server if t0 <= r["t"] <= t1]
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for r in span:
+        kinds.setdefault(r["kind"], []).append(r)
+    commits = kinds.get("commit", [])
+    trips = kinds.get("round_trip", [])
+    print(f"\nstalls in the measured {rounds_s:.0f} s ({len(slow)} actions over {1000 * SLOW_S:.0f} ms):")
+    if commits:
+        secs = sorted(c["s"] for c in commits)
+        ck = [c for c in commits if c["checkpoint"]]
+        print(f"  commits {len(commits)}: in the db thread p50 {1000 * secs[len(secs) // 2]:.1f} ms, "
+              f"p99 {1000 * secs[int(0.99 * len(secs))]:.1f} ms, max {1000 * secs[-1]:.1f} ms; "
+              f"COMMIT alone max {1000 * max(c['commit_s'] for c in commits):.1f} ms; over 20 ms: "
+              f"{sum(c['s'] > 0.02 for c in commits)}")
+        if ck:
+            each = ", ".join(f"{1000 * c['s']:.0f}" for c in ck)
+            rest = max((c["s"] for c in commits if not c["checkpoint"]), default=0.0)
+            print(f"  checkpoints in a commit {len(ck)}: {each} ms (their commits); other commits' max "
+                  f"{1000 * rest:.1f} ms")
+    if trips:
+        ts = sorted(c["s"] for c in trips)
+        print(f"  commit round trips from the loop: p50 {1000 * ts[len(ts) // 2]:.1f} ms, "
+              f"p99 {1000 * ts[int(0.99 * len(ts))]:.1f} ms, max {1000 * ts[-1]:.1f} ms")
+    for name in ("gc", "freeze"):
+        rs = kinds.get(name, [])
+        if rs:
+            print(f"  {name} over 1 ms: {len(rs)}, total {1000 * sum(r['s'] for r in rs):.0f} ms, max "
+                  f"{1000 * max(r['s'] for r in rs):.1f} ms (gen {max(rs, key=lambda r: r['s']).get('gen', '-')})")
+    for who in ("server", "client"):
+        lags = [r for r in (server if who == "server" else client) if r["kind"] == "lag" and t0 <= r["t"] <= t1]
+        if lags:
+            print(f"  {who} loop late over 5 ms: {len(lags)} times, over 20 ms {sum(r['s'] > 0.02 for r in lags)}, "
+                  f"max {1000 * max(r['s'] for r in lags):.0f} ms")
+    cpu = kinds.get("cpu", [])
+    if len(cpu) > 1:
+        dt = cpu[-1]["t"] - cpu[0]["t"]
+        shares = {k: (cpu[-1][k] - cpu[0][k]) / dt for k in cpu[-1] if k not in ("t", "kind") and k in cpu[0]}
+        print("  server threads' CPU: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items()))
+    # group the slow actions into bursts (a stall delays many at once) and name what overlaps each
+    bursts: list[list[tuple[float, float]]] = []
+    for s, e in sorted(slow):
+        if bursts and s <= max(x[1] for x in bursts[-1]):
+            bursts[-1].append((s, e))
+        else:
+            bursts.append([(s, e)])
+    print(f"  slow actions in {len(bursts)} bursts:")
+    for burst in bursts:
+        s = min(x[0] for x in burst)
+        e = max(x[1] for x in burst)
+        found = []
+        for c in overlaps(commits, s, e, lambda r: r["s"] > 0.015):
+            found.append(f"commit {1000 * c['s']:.0f} ms (COMMIT {1000 * c['commit_s']:.0f}, "
+                         f"{'checkpoint, ' if c['checkpoint'] else ''}{c['items']} writes)")
+        for g in overlaps(kinds.get("gc", []) + kinds.get("freeze", []), s, e, lambda r: r["s"] > 0.005):
+            found.append(f"{g['kind']} {1000 * g['s']:.0f} ms" + (f" gen {g['gen']}" if "gen" in g else ""))
+        for who, recs in (("server", server), ("client", client)):
+            lag = overlaps([r for r in recs if r["kind"] == "lag"], s - 0.01, e, lambda r: r["s"] > 0.015)
+            if lag:
+                found.append(f"{who} loop late {1000 * max(r['s'] for r in lag):.0f} ms")
+        for st in overlaps([r for r in server if r["kind"] == "stack"], s, e, lambda r: True)[:2]:
+            found.append("stuck in " + " < ".join(reversed(st["stack"][-4:])))
+        print(f"    {t0 and s - t0:6.2f} s +{1000 * (e - s):4.0f} ms, {len(burst):4} actions, worst "
+              f"{1000 * max(x[1] - x[0] for x in burst):4.0f} ms: {'; '.join(found) or 'nothing recorded'}")
+
+
+if __name__ == "__main__":
+    main()
