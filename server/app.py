@@ -32,6 +32,7 @@ from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError
 from server.events.driver import EventDriver
 from server.events.requests import EventRequests
+from server.gc_tuning import watch_collections
 from server.hosted import BotRunner, PlayerFactory
 from server.logs import event as log_event
 from server.metrics import respond as metrics_page
@@ -152,6 +153,8 @@ class RunningServer:
         self.events: EventDriver | None = None
         """The events this server runs and holds (set once they are loaded)."""
         self._closed = False
+        self.unwatch_collections: Callable[[], None] = lambda: None
+        """Stops timing the process's garbage collections for /metrics."""
 
     @property
     def admission(self) -> Admission:
@@ -171,6 +174,7 @@ class RunningServer:
         if self.handler.lag_task is not None:
             self.handler.lag_task.cancel()
         self.handler.admission.gate.close()
+        self.unwatch_collections()
         log_event("shutdown_started", matches=len(self.arena.rooms))
         self.server.server.close()  # stop accepting; connections stay open while writes finish
         if self.kgp is not None:
@@ -415,6 +419,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     shown_host = host if host not in ("", "0.0.0.0") else bound_host
     handler.lag_task = asyncio.create_task(handler.admission.watch_lag(), name="loop-lag")
     running = RunningServer(server, arena, router, handler, shown_host, bound_port)
+    running.unwatch_collections = watch_collections(arena.metrics.collection)
     running.events = events
     if kgp_opts.kgp_port is not None:
         try:

@@ -32,6 +32,8 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 """Seconds: from half a millisecond (a quiet commit) to seconds (a database in trouble)."""
+PAUSE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+"""Seconds of a pause: a young generation's collection takes under a millisecond, a full one of a big heap 0.1 s+."""
 BOT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -114,6 +116,9 @@ class Metrics:
         self.bot_move_seconds = LabelledTimings(
             "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", "bot",
             BOT_BUCKETS)
+        self.gc_pause_seconds = LabelledTimings(
+            "kalah_gc_pause_seconds", "Time of each garbage collection in the server's process, by generation "
+            "(every thread waits while it runs).", "generation", PAUSE_BUCKETS)
         self.refusals: Counter[str] = Counter()
         """Refusals by error code, counted without a lock (a flood is refused thousands of times a second)."""
         self.registry.register(_RefusalCollector(self.refusals))
@@ -122,13 +127,18 @@ class Metrics:
         """Count one refusal of `code`."""
         self.refusals[code] += 1
 
+    def collection(self, generation: int, seconds: float) -> None:
+        """Count one garbage collection of `generation` that took `seconds`."""
+        self.gc_pause_seconds.labels(str(generation)).observe(seconds)
+
     def watch(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
         """Read the arena's state at every scrape (called once the server is built)."""
         self.registry.register(_ArenaCollector(arena, analyst, connections))
 
     def timings(self) -> list[HistogramMetricFamily]:
         """The histograms, as metric families."""
-        return [self.commit_seconds.family(), self.follower_seconds.family(), self.bot_move_seconds.family()]
+        return [self.commit_seconds.family(), self.follower_seconds.family(), self.bot_move_seconds.family(),
+                self.gc_pause_seconds.family()]
 
     def render(self) -> bytes:
         """The whole registry in the Prometheus text format."""

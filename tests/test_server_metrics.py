@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import re
 import urllib.error
@@ -109,6 +110,19 @@ async def test_metrics_need_the_operator_token_and_are_off_without_one(serve: Se
     assert (await scrape(other))[("kalah_actions_total", ())] == 0
     await south.close()
     await north.close()
+
+
+async def test_garbage_collections_are_timed_by_generation_while_the_server_runs(serve: Serve) -> None:
+    """A full collection in the server's process shows in kalah_gc_pause_seconds{generation="2"}; a closed server
+    stops timing collections (its callback leaves gc.callbacks)."""
+    callbacks = len(gc.callbacks)
+    server = await serve()
+    gc.collect()
+    samples = await scrape(server)
+    assert samples[("kalah_gc_pause_seconds_count", (("generation", "2"),))] >= 1
+    assert samples[("kalah_gc_pause_seconds_sum", (("generation", "2"),))] > 0
+    await server.close()
+    assert len(gc.callbacks) == callbacks
 
 
 async def test_cluster_nodes_report_owned_matches_copies_and_bus_latency(serve: Serve, pg_url: str,
