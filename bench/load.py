@@ -41,6 +41,7 @@ from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Swap, Variant, parse_action
+from server.gc_tuning import keep_heap_frozen
 
 
 @dataclass
@@ -226,12 +227,21 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         await asyncio.sleep(0.05)
     setup_s = time.perf_counter() - t_setup
     gc.collect()
-    gc.freeze()  # the clients' own long-lived objects: keep full collections short in this process too
+    # The clients' process is tuned as `kalah serve` is (its objects frozen out of the collector every second, young
+    # collections every 10,000 allocations): with Python's defaults it spent about 8% of the time in collections of
+    # up to 48 ms at 2,000 actions/s, which the latencies it measures took in.
+    thresholds = gc.get_threshold()
+    freezer = asyncio.create_task(keep_heap_frozen(1.0, collect_every_s=float("inf")))
     stats.latencies.clear()
     stats.slow.clear()
     client_probes: list[dict[str, Any]] = []
-    watcher = asyncio.create_task(stall_probe.watch_loop(
-        lambda kind, **fields: client_probes.append({"kind": kind, **fields}), stacks=False)) if args.stalls else None
+
+    def client_record(kind: str, **fields: Any) -> None:
+        """Keep one record of the clients' own probes."""
+        client_probes.append({"kind": kind, **fields})
+
+    watcher = asyncio.create_task(stall_probe.watch_loop(client_record, stacks=False)) if args.stalls else None
+    unwatch_gc = stall_probe.probe_gc(client_record, freezes=False) if args.stalls else None
     h0 = await asyncio.to_thread(health, url)
     acked0, cpu0, writes0, t0 = stats.acked, proc_usage(proc.pid)[0], loop_writes(proc.pid), time.perf_counter()
     own0 = time.process_time()
@@ -243,8 +253,10 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
-    if watcher is not None:
+    freezer.cancel()
+    if watcher is not None and unwatch_gc is not None:
         watcher.cancel()
+        unwatch_gc()
     acked, (cpu1, peak) = stats.acked - acked0, proc_usage(proc.pid)
     writes = loop_writes(proc.pid) - writes0
     h1 = await asyncio.to_thread(health, url)
@@ -258,6 +270,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     with contextlib.closing(sqlite3.connect(db)) as database:
         stored = set(database.execute("SELECT match_id, ply FROM actions").fetchall())
     lost = [d for d in stats.durable if d not in stored]
+    gc.unfreeze()  # what this run's clients left is garbage now, for a later run's
+    gc.set_threshold(*thresholds)
     for spectator in spectators:
         if spectator.transport is not None:
             spectator.transport.abort()

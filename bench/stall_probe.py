@@ -57,8 +57,9 @@ class Recorder:
             self.out.write(line + "\n")
 
 
-def probe_gc(record: Recorder) -> None:
-    """Record collections over 1 ms and each `gc.freeze` (the server freezes its heap now and then)."""
+def probe_gc(record: Record, freezes: bool = True) -> Callable[[], None]:
+    """Record collections over 1 ms (and each `gc.freeze`: the server freezes its heap now and then); the function that
+    stops recording collections."""
     started: dict[str, float] = {}
 
     def on_gc(phase: str, info: dict[str, int]) -> None:
@@ -71,6 +72,8 @@ def probe_gc(record: Recorder) -> None:
                    collected=info.get("collected", 0))
 
     gc.callbacks.append(on_gc)
+    if not freezes:
+        return lambda: gc.callbacks.remove(on_gc)
     freeze = gc.freeze
 
     def timed_freeze() -> None:
@@ -80,6 +83,7 @@ def probe_gc(record: Recorder) -> None:
         record("freeze", t=t, s=time.perf_counter() - t, frozen=gc.get_freeze_count())
 
     gc.freeze = timed_freeze
+    return lambda: gc.callbacks.remove(on_gc)
 
 
 class TimedConnection:
@@ -307,6 +311,10 @@ def attribute(server: list[dict[str, Any]], client: list[dict[str, Any]], slow: 
         if rs:
             print(f"  {name} over 1 ms: {len(rs)}, total {1000 * sum(r['s'] for r in rs):.0f} ms, max "
                   f"{1000 * max(r['s'] for r in rs):.1f} ms (gen {max(rs, key=lambda r: r['s']).get('gen', '-')})")
+    client_gc = [r for r in client if r["kind"] == "gc"]
+    if client_gc:
+        print(f"  client gc over 1 ms: {len(client_gc)}, total {1000 * sum(r['s'] for r in client_gc):.0f} ms, max "
+              f"{1000 * max(r['s'] for r in client_gc):.1f} ms")
     for who in ("server", "client"):
         lags = [r for r in (server if who == "server" else client) if r["kind"] == "lag" and t0 <= r["t"] <= t1]
         if lags:
@@ -334,6 +342,8 @@ def attribute(server: list[dict[str, Any]], client: list[dict[str, Any]], slow: 
                          f"{'checkpoint, ' if c['checkpoint'] else ''}{c['items']} writes)")
         for g in overlaps(kinds.get("gc", []) + kinds.get("freeze", []), s, e, lambda r: r["s"] > 0.005):
             found.append(f"{g['kind']} {1000 * g['s']:.0f} ms" + (f" gen {g['gen']}" if "gen" in g else ""))
+        for g in overlaps(client_gc, s, e, lambda r: r["s"] > 0.005):
+            found.append(f"client gc {1000 * g['s']:.0f} ms gen {g['gen']}")
         for who, recs in (("server", server), ("client", client)):
             lag = overlaps([r for r in recs if r["kind"] == "lag"], s - 0.01, e, lambda r: r["s"] > 0.015)
             if lag:
