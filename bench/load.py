@@ -390,6 +390,8 @@ async def compare(args: argparse.Namespace) -> int:
     for title, name, scale, fmt in rows:
         before_value, after_value = (scale * statistics.median(getattr(f, name) for f in runs[k]) for k in runs)
         print(f"{title:<32}{before_value:>12{fmt}}{after_value:>12{fmt}}")
+    for name, figures in runs.items():
+        print(f"latency p99 of each round, {name}: {', '.join(f'{f.p99_ms:.1f}' for f in figures)} ms")
     ratios = [a.cpu_per_action_s / b.cpu_per_action_s for b, a in zip(runs["before"], runs["after"], strict=True)]
     print(f"server CPU per action, after / before in each round (the one it followed): "
           f"{' '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}")
