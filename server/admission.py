@@ -211,6 +211,7 @@ class Admission:
             await asyncio.sleep(step)
             now = loop.time()
             lag = now - start - step
+            self.arena.metrics.loop_lag_seconds.observe(max(0.0, lag))
             if lag > self.opts.seatless_lag_s:
                 if not self.pressed():
                     log_event("seatless_gated", lag_ms=round(1000 * lag), connections=self.connections)

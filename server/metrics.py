@@ -116,6 +116,10 @@ class Metrics:
         self.bot_move_seconds = LabelledTimings(
             "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", "bot",
             BOT_BUCKETS)
+        self.loop_lag_seconds = Timings(
+            "kalah_event_loop_lag_seconds", "How late the server's event loop ran a 50 ms timer, sampled every 50 ms: "
+            "what a message waited behind other work (collections and a descheduled process included).",
+            PAUSE_BUCKETS)
         self.gc_pause_seconds = LabelledTimings(
             "kalah_gc_pause_seconds", "Time of each garbage collection in the server's process, by generation "
             "(every thread waits while it runs).", "generation", PAUSE_BUCKETS)
@@ -138,7 +142,7 @@ class Metrics:
     def timings(self) -> list[HistogramMetricFamily]:
         """The histograms, as metric families."""
         return [self.commit_seconds.family(), self.follower_seconds.family(), self.bot_move_seconds.family(),
-                self.gc_pause_seconds.family()]
+                self.loop_lag_seconds.family(), self.gc_pause_seconds.family()]
 
     def render(self) -> bytes:
         """The whole registry in the Prometheus text format."""

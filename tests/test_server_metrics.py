@@ -6,6 +6,7 @@ import asyncio
 import gc
 import random
 import re
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -112,15 +113,22 @@ async def test_metrics_need_the_operator_token_and_are_off_without_one(serve: Se
     await north.close()
 
 
-async def test_garbage_collections_are_timed_by_generation_while_the_server_runs(serve: Serve) -> None:
-    """A full collection in the server's process shows in kalah_gc_pause_seconds{generation="2"}; a closed server
-    stops timing collections (its callback leaves gc.callbacks)."""
+async def test_collections_and_a_late_event_loop_are_timed_while_the_server_runs(serve: Serve) -> None:
+    """A full collection in the server's process shows in kalah_gc_pause_seconds{generation="2"}, and the loop held
+    200 ms in kalah_event_loop_lag_seconds above 0.1 s; a closed server stops timing collections (its callback leaves
+    gc.callbacks)."""
     callbacks = len(gc.callbacks)
     server = await serve()
     gc.collect()
+    lag = server.arena.metrics.loop_lag_seconds
+    await eventually(lambda: sum(lag.counts) > 0)  # the lag sampler has begun its rounds
+    time.sleep(0.2)  # the server's loop is this test's: the sample due meanwhile comes at least 0.15 s late
+    await eventually(lambda: sum(lag.counts[lag.bounds.index(0.1) + 1:]) > 0)
     samples = await scrape(server)
     assert samples[("kalah_gc_pause_seconds_count", (("generation", "2"),))] >= 1
     assert samples[("kalah_gc_pause_seconds_sum", (("generation", "2"),))] > 0
+    assert samples[("kalah_event_loop_lag_seconds_count", ())] > samples[
+        ("kalah_event_loop_lag_seconds_bucket", (("le", "0.1"),))]
     await server.close()
     assert len(gc.callbacks) == callbacks
 
