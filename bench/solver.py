@@ -8,11 +8,13 @@ Kalah(6,4) (both rule sets) against itself and other bots: results, how each of 
 (`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
 databases, from the books alone, judged with the databases on disk), or
 `python bench/solver.py --cold-start [--runs N] [--per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
-[--baseline REV]`: wall time, search time, nodes and memory (peak, private, file pages) of whole
-`kalah solve --no-book --json` processes with the database levels on disk (none: one line saying how to
-build them), then each setup's nodes on one thread: the databases mapped (now) against read into each
-process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
-built there) against this tree's, runs alternated in the same run; or `python bench/solver.py --where
+[--baseline REV] [--page-cache huge|small]`: wall time, search time, processor time, nodes and memory (peak,
+private, file pages) of whole `kalah solve --no-book --json` processes with the database levels on disk (none:
+one line saying how to build them), then each setup's nodes on one thread: the databases mapped (now) against
+read into each process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
+built there) against this tree's, runs alternated in the same run (`--page-cache`: the levels first dropped
+from the page cache and read back in 2 MiB or 4 KiB folios; each setup prints how much it mapped as 2 MiB pages);
+or `python bench/solver.py --where
 [--solve-args ARGS]`: where such a solve's time goes (imports, opening the databases, the value's and
 each first move's nodes and seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import mmap
 import os
 import random
 import resource
@@ -218,6 +221,10 @@ class ColdStart:
     anon: float
     file: float
     out: str
+    cpu: float = 0.0
+    """Seconds of processor time (user and system, every thread): what a loaded machine changes least."""
+    huge: float = 0.0
+    """MiB of the file pages mapped whole as 2 MiB pages (FilePmdMapped): the page cache's folios for the levels."""
 
 
 def _memory(pid: int) -> tuple[int, int, int]:
@@ -227,20 +234,33 @@ def _memory(pid: int) -> tuple[int, int, int]:
     return peak, anon, file
 
 
+def _file_pmd(pid: int) -> int:
+    """kB of a running process's file pages mapped as 2 MiB pages (/proc/PID/smaps_rollup FilePmdMapped)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("FilePmdMapped:"):
+            return int(line.split()[1])
+    return 0
+
+
 def cold_start(argv: list[str], setup: Setup) -> ColdStart:
     """One `kalah ARGV` process run from `setup`'s tree, its memory sampled as it runs; exit with its one-line
     error if it fails."""
     env = dict(os.environ, **setup.env)
     env["PYTHONPATH"] = os.pathsep.join([str(setup.root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     t0 = time.perf_counter()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv], stdout=subprocess.PIPE, stderr=err,
                                 text=True, env=env, cwd=setup.root)
         most = [0, 0, 0]
+        huge, samples = 0, 0
         try:
             while proc.poll() is None:
                 with contextlib.suppress(OSError, ValueError):
                     most = [max(a, b) for a, b in zip(most, _memory(proc.pid), strict=True)]
+                    if samples % 10 == 9:  # smaps_rollup walks the page tables: now and then only
+                        huge = max(huge, _file_pmd(proc.pid))
+                samples += 1
                 time.sleep(0.02)
             out = proc.stdout.read() if proc.stdout is not None else ""
         finally:
@@ -252,7 +272,9 @@ def cold_start(argv: list[str], setup: Setup) -> ColdStart:
             why = (err.read().strip().splitlines() or ["no message"])[-1]
             raise SystemExit(f"kalah {shlex.join(argv)} ({setup.name}) failed with status {proc.returncode}: {why}")
     peak, anon, file = (x / 1024 for x in most)
-    return ColdStart(wall, peak, anon, file, out.strip())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+    return ColdStart(wall, peak, anon, file, out.strip(), cpu, huge / 1024)
 
 
 def open_seconds(variant: Variant, read: bool) -> float:
@@ -296,9 +318,12 @@ def _median_line(name: str, runs_of: list[ColdStart], files_shared: bool) -> str
     search = statistics.median(float(json.loads(r.out)["seconds"]) for r in runs_of)
     nodes = statistics.median(int(json.loads(r.out)["nodes"]) for r in runs_of)
     ten = 10 * anon + (file if files_shared else 10 * file)
+    huge, cpu = statistics.median(r.huge for r in runs_of), statistics.median(r.cpu for r in runs_of)
     return (f"  {name:<34}: whole process {wall:6.2f} s (of it the search {search:6.2f} s, the rest "
-            f"{wall - search:5.2f} s), {nodes:,.0f} nodes; peak RSS {peak:6,.0f} MiB, of it private {anon:6,.0f} "
-            f"and file pages {file:6,.0f}; ten such processes hold about {ten:7,.0f} MiB")
+            f"{wall - search:5.2f} s; processor time {cpu:5.2f} s), {nodes:,.0f} nodes; peak RSS {peak:6,.0f} MiB, "
+            f"of it private {anon:6,.0f} "
+            f"and file pages {file:6,.0f} ({huge:,.0f} mapped as 2 MiB pages); ten such processes hold about "
+            f"{ten:7,.0f} MiB")
 
 
 def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup], loaders: bool) -> None:
@@ -323,6 +348,30 @@ def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup
         one = cold_start([*argv, "--threads", "1"], setup)
         print(f"  {setup.name:<34}: {int(json.loads(one.out)['nodes']):,} nodes on one thread", flush=True)
     print(f"  load average {os.getloadavg()[0]:.1f} at the end; answer: {found[setups[-1].name][0].out}")
+
+
+def recache(variant: Variant, folios: str) -> None:
+    """Drop the page cache's copy of the rule set's levels on disk (the pages no process maps) and read them back in
+    2 MiB folios (`huge`: through mappings advised huge pages, as the loader maps them) or in 4 KiB ones (`small`:
+    read without read-ahead, as a loader that gives no advice leaves them after its random probes)."""
+    t0 = time.perf_counter()
+    paths = [lv.path for lv in egdb.plan(variant, egdb.present_seeds(variant))]
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            if folios == "small":
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+                while os.read(fd, 1 << 20):
+                    pass
+                continue
+            with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapped:
+                egdb.advise_huge(mapped)
+                sum(memoryview(mapped)[:: 1 << 16])
+        finally:
+            os.close(fd)
+    print(f"the page cache's copy of {len(paths)} levels dropped and read back in {folios} folios in "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
 
 
 def import_seconds(runs: int) -> float:
@@ -391,6 +440,10 @@ def main() -> None:
     parser.add_argument("--where", action="store_true",
                         help="instead: where a cold solve of --solve-args spends its time (imports, databases, "
                              "the value and each first move on one thread)")
+    parser.add_argument("--page-cache", choices=["huge", "small"], default=None,
+                        help="for --cold-start: first drop the levels from the page cache and read them back in "
+                             "2 MiB folios (what the loader's advice gives) or 4 KiB ones (what a loader without it "
+                             "leaves), then measure")
     args = parser.parse_args()
     if args.where:
         where_time_goes(args.solve_args, args.runs)
@@ -399,6 +452,8 @@ def main() -> None:
         position, argv = solve_target(args.solve_args)
         variant = position.variant
         argv += ["--per-move"] if args.per_move else []
+        if args.page_cache:
+            recache(variant, args.page_cache)
         if args.baseline:
             with baseline_tree(args.baseline) as before:
                 cold_starts(args.runs, argv, variant,

@@ -13,7 +13,9 @@ no partial file: the next run resumes from the first missing level.
 
 Opening a level maps its file read-only: nothing is read until the search probes it, and every
 process on the machine shares the same pages (the kernel's page cache), so a solve or a server
-starts in milliseconds and ten processes do not hold ten copies. A file of the wrong size or
+starts in milliseconds and ten processes do not hold ten copies; levels of 2 MiB and more are
+advised to use huge pages, so the page cache reads them in 2 MiB folios that each process maps
+whole (few page faults and TLB misses; `advise_huge`). A file of the wrong size or
 with impossible values at its ends raises `LevelFileError` (when building, it is rebuilt).
 `KALAH_EGDB_READ=1` reads levels of 2 MiB and more into private huge-page memory instead (the
 former loader, kept for comparison: each process its own copy; huge pages may save TLB misses).
@@ -24,6 +26,7 @@ Databases are built by `kalah egdb build` (and `kalah solve`) only: hosted bots 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import sys
@@ -121,12 +124,25 @@ def _check(data: mmap.mmap, k: int, path: Path) -> None:
         raise LevelFileError(path, k, f"values out of range for {k} seeds")
 
 
+def advise_huge(mapped: mmap.mmap) -> None:
+    """Advise huge pages for a mapped level of 2 MiB and more (where the system has them).
+
+    The search probes the levels at random: with 4 KiB pages nearly every probe misses the TLB, and a
+    cold process faults in the mapping 64 KiB at a time (about 80,000 faults, 0.4-0.8 s of system time
+    for the 5.3 GiB of Kalah(6,4)'s 28 levels). Advised, the pages the kernel reads in for this mapping
+    are 2 MiB folios, which this and every later process map whole (800 faults for level 28's 1.6 GiB):
+    the page cache keeps the level that way for every process on the machine.
+    """
+    if len(mapped) >= HUGE_PAGE and hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # a kernel without transparent huge pages refuses the advice
+            mapped.madvise(mmap.MADV_HUGEPAGE)
+
+
 def _open_level(path: Path, k: int, size: int, copy: bool) -> mmap.mmap | None:
     """Map a complete level file read-only; None if there is no file, `LevelFileError` if it is not a level.
 
-    With `copy`, a level of 2 MiB and more is read once into anonymous memory advised to use
-    huge pages instead (each process its own copy; the search probes at random and 4 KiB pages
-    cost a TLB miss on nearly every probe).
+    A mapped level of 2 MiB and more is advised to use huge pages (`advise_huge`). With `copy`, such a
+    level is read once into anonymous memory advised to use huge pages instead (each process its own copy).
     """
     try:
         fh = path.open("rb")
@@ -141,6 +157,7 @@ def _open_level(path: Path, k: int, size: int, copy: bool) -> mmap.mmap | None:
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         _check(mapped, k, path)
         if not copy or size < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):
+            advise_huge(mapped)
             return mapped
         mapped.close()
         mem = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import random
 import subprocess
@@ -237,6 +238,31 @@ def test_opening_levels_reads_none_of_them(mapped_dir: Path, monkeypatch: pytest
     read = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
     assert _read_chars() - before >= size // 2  # the levels of 2 MiB and more are read
     assert [bytes(x) for x in read] == [bytes(x) for x in levels]
+
+
+def _huge_advised(directory: Path) -> dict[str, bool]:
+    """Each of this process's mappings of a file in `directory`: whether it is advised huge pages (smaps 'hg')."""
+    found: dict[str, bool] = {}
+    name = ""
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+            name = fields[5] if len(fields) >= 6 and fields[5].startswith(str(directory)) else ""
+        elif name and fields[0] == "VmFlags:":
+            found[Path(name).name] = "hg" in fields[1:]
+    return found
+
+
+@pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE"), reason="no transparent huge pages on this system")
+def test_large_levels_are_mapped_with_huge_pages_advised(mapped_dir: Path) -> None:
+    """Levels of 2 MiB and more are mapped advised to use huge pages (the page cache reads them in 2 MiB folios,
+    mapped whole: few faults and TLB misses); smaller ones are not."""
+    levels = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
+    advised = _huge_advised(mapped_dir)
+    for k in range(1, MAPPED_SEEDS + 1):
+        name = egdb.level_path(mapped_dir, MAPPED, k).name
+        assert advised[name] == (len(levels[k]) >= egdb.HUGE_PAGE), name
+    assert advised[egdb.level_path(mapped_dir, MAPPED, MAPPED_SEEDS).name]
 
 
 CHILD = """
