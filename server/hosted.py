@@ -176,6 +176,40 @@ class _Workers:
             return len(self._heap)
 
 
+async def _outcome(future: Future[Action], timeout: float) -> Action | None:
+    """The worker's action, None if it failed or is not done within `timeout` s (then it is cancelled, if queued).
+
+    The worker's result resumes the caller two turns of the event loop after it is posted (one sets it, the next
+    runs the caller; `asyncio.wait_for` over `asyncio.wrap_future` takes three on Python 3.11): under a flood
+    each turn is long.
+    """
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[Action | None] = loop.create_future()
+
+    def settle(done: Future[Action]) -> None:
+        """In the loop: the waiter gets the action, or None (failed, cancelled)."""
+        if not waiter.done():
+            waiter.set_result(None if done.cancelled() or done.exception() is not None else done.result())
+
+    def done_in_worker(done: Future[Action]) -> None:
+        """In the worker thread (or the loop, if already done): hand the outcome to the loop."""
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(settle, done)
+
+    def late() -> None:
+        """The time is up: no action."""
+        if not waiter.done():
+            waiter.set_result(None)
+
+    timer = loop.call_later(timeout, late)
+    future.add_done_callback(done_in_worker)
+    try:
+        return await waiter
+    finally:
+        timer.cancel()
+        future.cancel()  # late or abandoned: a job not yet started never runs (a running one finishes on its own)
+
+
 class BotRunner:
     """Runs hosted bots' decisions in worker threads, never on the server's event loop.
 
@@ -237,10 +271,7 @@ class BotRunner:
             future: Future[Action] = Future()
             job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
             self._workers.submit(job)
-            try:
-                action = await asyncio.wait_for(asyncio.wrap_future(future), timeout=budget_s * 1.5 + 0.5)
-            except Exception:
-                action = None
+            action = await _outcome(future, budget_s * 1.5 + 0.5)
         if action in legal:
             return action
         self.fallbacks += 1

@@ -6,13 +6,14 @@ import asyncio
 import os
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from protocol import Action, Position, Variant
 from server.errors import UnknownBotError
-from server.hosted import BACKGROUND_NICE, BotRunner, Priority
+from server.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
 from tests.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
@@ -163,6 +164,48 @@ async def test_late_or_failing_bot_gets_a_random_legal_action() -> None:
     finally:
         gate.set()
         runner.close()
+
+
+async def test_a_late_move_still_queued_never_runs() -> None:
+    """A move given up as late while it waited for a worker is cancelled: its bot never decides it."""
+    log: list[tuple[str, float]] = []
+    gate = threading.Event()
+    runner = runner_of(log, gate, reserved=0)
+    try:
+        first = asyncio.create_task(runner.choose("busy", START, 30.0))
+        await eventually(lambda: len(log) == 1, what="the first move running")
+        assert await runner.choose("late", START, 0.01) in START.legal_actions()
+        gate.set()
+        await first
+        await asyncio.sleep(0.05)
+        assert [name for name, _ in log] == ["busy"] and runner.queued == 0
+    finally:
+        gate.set()
+        runner.close()
+
+
+async def test_a_bots_action_resumes_its_turn_in_the_loops_second_turn() -> None:
+    """The worker's outcome reaches the waiting coroutine two loop turns after it is posted (under a flood each
+    turn is long; asyncio.wait_for over wrap_future took more), and a failed decision is None."""
+    turns, ticking = 0, True
+
+    def tick() -> None:
+        nonlocal turns
+        turns += 1
+        if ticking:
+            asyncio.get_running_loop().call_soon(tick)
+
+    done: Future[Action] = Future()
+    done.set_result(START.legal_actions()[0])
+    asyncio.get_running_loop().call_soon(tick)
+    await asyncio.sleep(0)
+    start = turns
+    assert await _outcome(done, 1.0) == START.legal_actions()[0]
+    assert turns - start <= 2
+    ticking = False
+    failed: Future[Action] = Future()
+    failed.set_exception(RuntimeError("bot failed"))
+    assert await _outcome(failed, 1.0) is None
 
 
 async def test_event_loop_keeps_serving_while_a_real_bot_searches() -> None:
