@@ -31,6 +31,7 @@
 #define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
 #define MAX_THREADS 64   /* threads of one search */
 #define DEFER_SEEDS 4    /* children this far beyond the databases take part in ABDADA's deferral */
+#define RECALLED 2       /* SearcherObject.aborted: stopped by recall() */
 
 typedef struct {
     PyObject_HEAD
@@ -77,6 +78,7 @@ typedef struct {
     int last_exact;
     int ply;
     int busy;
+    int recall;          /* set by any thread: a one-thread search stops with Recalled (to run again on more) */
     Race *race;          /* while several threads search: shared stop flag (NULL: one thread) */
     uint64_t *cs;        /* hashes of subtrees being searched, CS_WAYS per line (shared by the threads) */
 } SearcherObject;

@@ -12,6 +12,9 @@ class Rules:
     n: int
     def __init__(self, tables: Tables) -> None: ...
 
+class Recalled(Exception):
+    """A one-thread search stopped by `Searcher.recall()`."""
+
 class Searcher:
     """A search with its own transposition table and optional endgame databases."""
 
@@ -32,6 +35,9 @@ class Searcher:
         """
     def clear(self) -> None:
         """Empty the transposition table."""
+    def recall(self, on: bool = True, /) -> None:
+        """From any thread: the current or next one-thread search stops soon and raises `Recalled`, so that it can be
+        run again on more threads (the table keeps what it proved); recall(False) withdraws it."""
     @property
     def nodes(self) -> int:
         """Nodes searched so far."""

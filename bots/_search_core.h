@@ -168,10 +168,13 @@ static int ab_guarded(SearcherObject *S, const int16_t *b, int k, int depth, int
 static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, int beta) {
     const RulesObject *R = S->rules;
     S->nodes++;
-    if ((++S->checks & 0xFFF) == 0 &&
-        ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop) ||
-         (S->race && __atomic_load_n(&S->race->stop, __ATOMIC_RELAXED)) || interrupted()))
-        S->aborted = 1;
+    if ((++S->checks & 0xFFF) == 0) {
+        if ((S->deadline > 0 && now_s() > S->deadline) || (S->node_stop && S->nodes >= S->node_stop) ||
+            (S->race && __atomic_load_n(&S->race->stop, __ATOMIC_RELAXED)) || interrupted())
+            S->aborted = 1;
+        else if (!S->race && __atomic_load_n(&S->recall, __ATOMIC_RELAXED))
+            S->aborted = RECALLED;
+    }
     if (S->aborted) return 0;
     if (k <= S->egdb_max) { S->st_egdb++; return S->levels[k][rank_board(R, b)]; }
     if (k <= alpha) return k;

@@ -1,5 +1,7 @@
 /* Python-facing Searcher type and module functions; included by _search.c only. */
 
+static PyObject *RecalledError;  /* bots._search.Recalled */
+
 static void release_levels(SearcherObject *S) {
     for (int k = 1; k <= S->egdb_max; k++) {
         if (S->views[k].obj) PyBuffer_Release(&S->views[k]);
@@ -181,6 +183,11 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     int v;
     SearcherObject *helpers = NULL;
     if (d != EXACT) threads = 1;  /* depth-limited searches stay on one thread (their horizon is per thread) */
+    if (threads > 1) __atomic_store_n(&self->recall, 0, __ATOMIC_RELAXED);  /* already on more threads */
+    else if (__atomic_exchange_n(&self->recall, 0, __ATOMIC_RELAXED)) {
+        PyErr_SetString(RecalledError, "search recalled (to be run again, e.g. on more threads)");
+        return NULL;
+    }
     if (threads > 1) {
         if (!self->cs) self->cs = PyMem_RawCalloc(((size_t)1 << CS_LOG2) * CS_WAYS, sizeof(uint64_t));
         helpers = PyMem_RawMalloc(sizeof(SearcherObject) * (size_t)(threads - 1));
@@ -201,10 +208,20 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     self->last_exact = self->horizon == h0;
     if (self->aborted) {
         if (interrupted()) PyErr_SetNone(PyExc_KeyboardInterrupt);
-        else PyErr_SetString(PyExc_TimeoutError, "search time or node limit reached");
+        else if (self->aborted == RECALLED) {
+            __atomic_store_n(&self->recall, 0, __ATOMIC_RELAXED);
+            PyErr_SetString(RecalledError, "search recalled (to be run again, e.g. on more threads)");
+        } else PyErr_SetString(PyExc_TimeoutError, "search time or node limit reached");
         return NULL;
     }
     return PyLong_FromLong(v);
+}
+
+static PyObject *Searcher_recall(SearcherObject *self, PyObject *args) {
+    int on = 1;
+    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+    __atomic_store_n(&self->recall, on, __ATOMIC_RELAXED);
+    Py_RETURN_NONE;
 }
 
 static PyObject *Searcher_clear(SearcherObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -248,6 +265,9 @@ static PyMethodDef Searcher_methods[] = {
      "(pit, value, exact, depth) of the deepest iteration finished, None if none was; depths 1, 3, ... "
      "up to max_depth, then (max_depth < 0, acyclic) an exact one; an acyclic iteration without horizon ends it."},
     {"clear", (PyCFunction)Searcher_clear, METH_NOARGS, "Empty the transposition table."},
+    {"recall", (PyCFunction)Searcher_recall, METH_VARARGS,
+     "From any thread: this searcher's current or next one-thread search stops soon and raises Recalled, so "
+     "that it can be run again on more threads (the table keeps what it proved); recall(False) withdraws it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -400,8 +420,11 @@ PyMODINIT_FUNC PyInit__search(void) {
     if (PyType_Ready(&RulesType) < 0 || PyType_Ready(&SearcherType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&search_module);
     if (!mod) return NULL;
-    if (PyModule_AddObjectRef(mod, "Rules", (PyObject *)&RulesType) < 0 ||
-        PyModule_AddObjectRef(mod, "Searcher", (PyObject *)&SearcherType) < 0) {
+    RecalledError = PyErr_NewExceptionWithDoc("bots._search.Recalled",
+                                              "A one-thread search stopped by Searcher.recall().", NULL, NULL);
+    if (!RecalledError || PyModule_AddObjectRef(mod, "Rules", (PyObject *)&RulesType) < 0 ||
+        PyModule_AddObjectRef(mod, "Searcher", (PyObject *)&SearcherType) < 0 ||
+        PyModule_AddObjectRef(mod, "Recalled", RecalledError) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

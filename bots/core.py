@@ -86,6 +86,10 @@ class CoreSearcher(Protocol):
         """Empty the transposition table."""
         ...
 
+    def recall(self, on: bool = True, /) -> None:
+        """From any thread: the current or next one-thread search stops soon with `Recalled`; False withdraws it."""
+        ...
+
     @property
     def nodes(self) -> int:
         """Nodes searched so far."""
@@ -112,6 +116,11 @@ class SearchCore(Protocol[RulesT]):
 
     def Rules(self, tables: Tables, /) -> RulesT:
         """Compile a variant's tables for this core."""
+        ...
+
+    @property
+    def Recalled(self) -> type[Exception]:
+        """What a search stopped by `CoreSearcher.recall` raises."""
         ...
 
     def Searcher(self, rules: RulesT, tt_log2: int = 20, egdb: Sequence[Any] | None = None, /) -> CoreSearcher:

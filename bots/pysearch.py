@@ -26,6 +26,10 @@ _interrupted = [False]
 """The most threads an exact search may ask for (as in the C core)."""
 
 
+class Recalled(Exception):
+    """A one-thread search stopped by `Searcher.recall()` (the twin of bots._search.Recalled)."""
+
+
 class Rules:
     """A variant's tables, checked side-symmetric, for the mover-relative search."""
 
@@ -118,6 +122,8 @@ class Searcher:
         self._deadline = 0.0
         self._node_stop = 0
         self._aborted = False
+        self._recall = False
+        self._recallable = True
         self._ply = 0
 
     @property
@@ -175,6 +181,11 @@ class Searcher:
         if end_reason(r.tables, list(b)) is not None:
             raise ValueError("the game is over on this board")
         d = EXACT if depth < 0 or depth >= EXACT else depth
+        self._recallable = threads == 1  # as in the C core, a search asked for more threads drops a recall
+        if self._recall:
+            self._recall = False
+            if self._recallable:
+                raise Recalled("search recalled (to be run again, e.g. on more threads)")
         self._deadline = time.monotonic() + time_limit if time_limit > 0 else 0.0
         self._node_stop = self._nodes + node_limit if node_limit > 0 else 0
         self._aborted = False
@@ -185,8 +196,21 @@ class Searcher:
         if self._aborted:
             if _interrupted[0]:
                 raise KeyboardInterrupt
+            if self._recall and not self._timed_out():
+                self._recall = False
+                raise Recalled("search recalled (to be run again, e.g. on more threads)")
             raise TimeoutError("search time or node limit reached")
         return v
+
+    def recall(self, on: bool = True, /) -> None:
+        """From any thread: the current or next search stops soon and raises `Recalled` (the C core's twin: there,
+        to run it again on more threads); recall(False) withdraws it."""
+        self._recall = on
+
+    def _timed_out(self) -> bool:
+        """Whether the search's time or node limit is reached."""
+        return bool((self._deadline and time.monotonic() > self._deadline)
+                    or (self._node_stop and self._nodes >= self._node_stop))
 
     def _key(self, b: tuple[int, ...]) -> tuple[int, ...]:
         """Transposition key: houses, plus stores under majority end."""
@@ -235,9 +259,8 @@ class Searcher:
         """Fail-soft negamax alpha-beta; extra turns keep the sign."""
         r = self.rules
         self._nodes += 1
-        if self._nodes % _CHECK_EVERY == 0 and (
-                (self._deadline and time.monotonic() > self._deadline)
-                or (self._node_stop and self._nodes >= self._node_stop) or _interrupted[0]):
+        if self._nodes % _CHECK_EVERY == 0 and (self._timed_out() or _interrupted[0]
+                                                     or (self._recall and self._recallable)):
             self._aborted = True
         if self._aborted:
             return 0

@@ -10,7 +10,9 @@ which releases the GIL; a bot's iterative deepening is one call (`Searcher.deepe
 does not take the GIL back between its searches. An exact solve's value runs each null-window search on every core over
 one table (the C core's simplified ABDADA: a thread leaves a large subtree another thread is in
 for last); per-move values are solved on every core, one searcher (and transposition table) per
-thread, which measured faster for them. The endgame databases are shared read-only.
+thread, which measured faster for them, and a thread with no move left is lent to a move still
+being solved (its search recalled and run again on more threads over its table). The endgame
+databases are shared read-only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,14 +191,21 @@ class Engine:
         return value
 
     def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
-             searcher: CoreSearcher | None = None, threads: int = 1) -> int:
-        """Value of a non-terminal board for the mover by MTD(f) null-window searches."""
+             searcher: CoreSearcher | None = None, threads: int | Callable[[], int] = 1) -> int:
+        """Value of a non-terminal board for the mover by MTD(f) null-window searches.
+
+        `threads` may be a function, asked before each search: a search recalled (`CoreSearcher.recall`, when
+        another thread has come free) runs again with what it says, on the table that kept what was proved."""
         k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
         lower, upper = -k, k
         g = max(lower, min(upper, guess))
         while lower < upper:
             beta = max(g, lower + 1)
-            g = self._search(board, depth, beta - 1, beta, deadline, searcher, threads)
+            try:
+                g = self._search(board, depth, beta - 1, beta, deadline, searcher,
+                                 threads() if callable(threads) else threads)
+            except self.module.Recalled:
+                continue
             if g < beta:
                 upper = g
             else:
@@ -219,40 +229,72 @@ class Engine:
         self.all_exact = exact
         return out
 
-    def child_value(self, child: Child, depth: int, guess: int,
-                    deadline: float, searcher: CoreSearcher | None = None) -> int:
+    def child_value(self, child: Child, depth: int, guess: int, deadline: float,
+                    searcher: CoreSearcher | None = None, threads: int | Callable[[], int] = 1) -> int:
         """Mover's value of one move: its gain plus (or minus) the successor's value."""
         board, gain, extra, over = child
         if over:
             return gain
         sign = 1 if extra else -1
-        return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline, searcher)
+        return gain + sign * self.mtdf(board, sign * (guess - gain), depth, deadline, searcher, threads)
 
     def _per_move(self, kids: list[Kid], depth: int,
                   deadline: float, guesses: list[int] | None = None) -> tuple[dict[int, int], int]:
-        """(value of every move, nodes): moves in parallel, one searcher and table per worker."""
+        """(value of every move, nodes): moves in parallel, one searcher and table per worker.
+
+        A worker that finds no move left lends its thread to a move still being solved: that move's search is
+        recalled and runs again on one more thread over its table (`Searcher.search` with `threads`), and so do
+        its remaining MTD(f) steps. So the last, largest move does not run on one core while the other idles.
+        """
         first = dict(zip((kid[0] for kid in kids), guesses or [0] * len(kids), strict=True))
         workers = min(self.workers, len(kids))
         while len(self._pool) < workers:
             self._pool.append(self.module.Searcher(self.rules, self.tt_log2, self.levels or None))
         pool = self._pool[:workers]
         n0 = sum(int(s.nodes) for s in pool)
-        free: queue.SimpleQueue[CoreSearcher] = queue.SimpleQueue()
-        for s in pool:
-            free.put(s)
+        todo: queue.SimpleQueue[Kid] = queue.SimpleQueue()
+        for kid in kids:
+            todo.put(kid)
+        found: dict[int, int] = {}
+        lent = [0] * workers
+        """Threads lent to each worker's search by workers that found no move left."""
+        solving = [False] * workers
+        lock = threading.Lock()
 
-        def one(kid: Kid) -> int:
-            """Value of one move (a shallow first guess would leave misleading table moves)."""
-            child = (kid[1], kid[2], kid[3], kid[4])
-            s = free.get()
-            try:
-                return self.child_value(child, depth, first[kid[0]], deadline, s)
-            finally:
-                free.put(s)
+        def work(i: int) -> None:
+            """Solve moves until none is left (a shallow first guess would leave misleading table moves), then lend
+            this thread to the move being solved with the fewest threads."""
+            s = pool[i]
+            while True:
+                try:
+                    kid = todo.get_nowait()
+                except queue.Empty:
+                    break
+                with lock:
+                    solving[i] = True
+                try:
+                    found[kid[0]] = self.child_value((kid[1], kid[2], kid[3], kid[4]), depth, first[kid[0]],
+                                                     deadline, s, lambda: 1 + lent[i])
+                finally:
+                    with lock:
+                        solving[i] = False
+                        if lent[i]:
+                            lent[i] = 0  # the lent threads end with this move
+            with lock:
+                busy = [j for j in range(workers) if solving[j]]
+                if busy:
+                    j = min(busy, key=lambda j: lent[j])
+                    lent[j] += 1
+                    pool[j].recall()
 
-        with ThreadPoolExecutor(max_workers=workers) as executor:
-            found = list(executor.map(one, kids))
-        return {kid[0]: v for kid, v in zip(kids, found, strict=True)}, sum(int(s.nodes) for s in pool) - n0
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as executor:
+                for done in [executor.submit(work, i) for i in range(workers)]:
+                    done.result()
+        finally:
+            for s in pool:
+                s.recall(False)
+        return {kid[0]: found[kid[0]] for kid in kids}, sum(int(s.nodes) for s in pool) - n0
 
     def solve(self, position: Position, per_move: bool = False, time_limit: float = 0.0,
               depth: int = -1) -> Solution:

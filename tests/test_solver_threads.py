@@ -7,14 +7,16 @@ twin is the reference on the smallest board.
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bots import _search, pysearch
 from bots.core import CoreSearcher
 from bots.solver import Engine, relative_board
-from protocol import Capture, Position, Variant, compile_variant
+from protocol import Capture, Position, Sow, Variant, compile_variant
 from tests.test_solver_differential import random_boards
 
 VARIANTS = [
@@ -120,3 +122,55 @@ def test_thread_counts_out_of_range_are_refused(threads: int) -> None:
         searcher = module.Searcher(module.Rules(compile_variant(v)), 8)
         with pytest.raises(ValueError, match="threads"):
             searcher.search(board, -1, -1, 0, 0.0, 0, threads)
+
+
+@pytest.mark.parametrize("module", [_search, pysearch], ids=["c", "py"])
+def test_a_recalled_search_raises_recalled_and_runs_again(module: Any) -> None:
+    """A recall (pending, or from another thread) stops a one-thread search with Recalled; run again, on more
+    threads in the C core, it finds the value; recall(False) withdraws it, and a threaded search ignores it."""
+    v = Variant(houses=4, seeds=3)
+    rules = module.Rules(compile_variant(v))
+    board = relative_board(Position.initial(v))
+    want = mtdf(module.Searcher(rules, 16), board, 1)
+    searcher = module.Searcher(rules, 16)
+    searcher.recall()
+    with pytest.raises(module.Recalled):
+        searcher.search(board, -1, want - 1, want, 0.0, 0, 1)
+    assert searcher.search(board, -1, want - 1, want, 0.0, 0, 1) >= want  # a recall stops one search only
+    searcher.recall()
+    searcher.recall(False)
+    assert mtdf(searcher, board, 1) == want
+    searcher.recall()
+    assert mtdf(searcher, board, 2) == want  # already on more threads: nothing to recall
+    assert searcher.search(board, -1, want, want + 1, 0.0, 0, 1) <= want
+
+
+def test_recall_from_another_thread_stops_a_running_search() -> None:
+    """recall() from another thread stops a long one-thread search of the C core within moments."""
+    v = Variant(houses=6, seeds=6)
+    searcher = _search.Searcher(_search.Rules(compile_variant(v)), 16)
+    board = relative_board(Position.initial(v))
+    timer = threading.Timer(0.05, searcher.recall)
+    timer.start()
+    try:
+        with pytest.raises(_search.Recalled):
+            searcher.search(board, -1, 0, 1, 0.0, 0, 1)  # hours without databases
+    finally:
+        timer.cancel()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_per_move_values_on_threads_lent_to_the_last_moves_are_one_threads(tmp_path: Path, workers: int) -> None:
+    """Every first move's value with workers lending their threads to the moves still being solved (the recalled
+    searches run again on more threads) is the one-worker value, and no recall is left pending after."""
+    v = Variant(houses=4, seeds=4)
+    pos = Position.initial(v)
+    one = Engine(v, tt_log2=16, egdb_seeds=6, egdb_dir=tmp_path, workers=1)
+    engine = Engine(v, tt_log2=16, egdb_seeds=6, egdb_dir=tmp_path, workers=workers)
+    for after in [pos, pos.apply(Sow(pos.legal_bins()[0]))]:
+        want = one.solve(after, per_move=True)
+        got = engine.solve(after, per_move=True)
+        assert (got.value, got.per_move, got.exact) == (want.value, want.per_move, True)
+    board = relative_board(pos)
+    for searcher in engine._pool:
+        searcher.search(board, -1, 0, 1, 0.0, 0, 1)  # raises Recalled if a recall were left pending
