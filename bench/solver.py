@@ -7,12 +7,13 @@ Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 24 --no-tw
 Kalah(6,4) (both rule sets) against itself and other bots: results, how each of its moves was found and
 (`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
 databases, from the books alone, judged with the databases on disk), or
-`python bench/solver.py --cold-start [--runs N] [--per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
+`python bench/solver.py --cold-start [--runs N] [--value | --per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
 [--baseline REV] [--page-cache huge|small]`: wall time, search time, processor time, nodes and memory (peak,
 private, file pages) of whole `kalah solve --no-book --json` processes with the database levels on disk (none:
-one line saying how to build them), then each setup's nodes on one thread: the databases mapped (now) against
-read into each process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
-built there) against this tree's, runs alternated in the same run (`--page-cache`: the levels first dropped
+one line saying how to build them), the value's solves and then every first move's (`--value`, `--per-move`: one
+of them), then each setup's nodes on one thread: the databases mapped (now) against read into each process
+(before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension built there)
+against this tree's, runs alternated in the same run (`--page-cache`: the levels first dropped
 from the page cache and read back in 2 MiB or 4 KiB folios; each setup prints how much it mapped as 2 MiB pages);
 or `python bench/solver.py --where
 [--solve-args ARGS]`: where such a solve's time goes (imports, opening the databases, the value's and
@@ -20,7 +21,7 @@ each first move's nodes and seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
-thread as the baseline; per-move values one move per thread.
+thread as the baseline; per-move values one move per thread (a thread with no move left lent to one still solved).
 """
 
 from __future__ import annotations
@@ -430,7 +431,9 @@ def main() -> None:
     parser.add_argument("--cold-start", action="store_true",
                         help="instead: whole `kalah solve` processes with the databases mapped and read in")
     parser.add_argument("--runs", type=int, default=3, help="runs of each setup for --cold-start")
-    parser.add_argument("--per-move", action="store_true", help="for --cold-start: solve every first move too")
+    parser.add_argument("--per-move", action="store_true",
+                        help="for --cold-start: only the solves of every first move (default: the value's, then those)")
+    parser.add_argument("--value", action="store_true", help="for --cold-start: only the solves of the value")
     parser.add_argument("--solve-args", default=COLD_START, metavar="ARGS",
                         help='for --cold-start: the position solved, as `kalah solve` arguments, e.g. '
                              '"-H 6 -s 5 --moves \'2 1\'"')
@@ -449,20 +452,23 @@ def main() -> None:
         where_time_goes(args.solve_args, args.runs)
         return
     if args.cold_start:
-        position, argv = solve_target(args.solve_args)
+        position, solve_argv = solve_target(args.solve_args)
         variant = position.variant
-        argv += ["--per-move"] if args.per_move else []
+        series = [[]] if args.value else [["--per-move"]] if args.per_move else [[], ["--per-move"]]
         if args.page_cache:
             recache(variant, args.page_cache)
-        if args.baseline:
-            with baseline_tree(args.baseline) as before:
-                cold_starts(args.runs, argv, variant,
-                            [Setup(f"before ({args.baseline})", before, {}), Setup("after (this tree)", ROOT, {})],
-                            loaders=False)
-        else:
-            cold_starts(args.runs, argv, variant, [Setup("read into each process (before)", ROOT, {egdb.READ_ENV: "1"}),
-                                                   Setup("mapped, shared (now)", ROOT, {egdb.READ_ENV: "0"})],
-                        loaders=True)
+        with contextlib.ExitStack() as stack:
+            if args.baseline:
+                before = stack.enter_context(baseline_tree(args.baseline))
+                setups = [Setup(f"before ({args.baseline})", before, {}), Setup("after (this tree)", ROOT, {})]
+            else:
+                setups = [Setup("read into each process (before)", ROOT, {egdb.READ_ENV: "1"}),
+                          Setup("mapped, shared (now)", ROOT, {egdb.READ_ENV: "0"})]
+            for extra in series:
+                cold_starts(args.runs, solve_argv + extra, variant, setups, loaders=not args.baseline and not extra)
+        value_goal, moves_goal = goals(variant)
+        print(f"goals for {variant.text()} (a quiet machine, from a cold start): the value in under {value_goal:g} s "
+              f"and every first move in under {moves_goal:g} s of wall time")
         return
     if args.perfect:
         for capture in args.captures.split(","):
