@@ -9,7 +9,7 @@
  * counts) or after an iteration that reached no horizon in an acyclic variant (proved). */
 
 /* One deepening under way: its searcher, deadline (0: none), whether every search of the iteration reached
-   no horizon, and whether a search was stopped (time up, or the process interrupted). */
+   no horizon, and whether a search was stopped (1: time up or the process interrupted; RECALLED). */
 typedef struct {
     SearcherObject *S;
     double deadline;
@@ -27,7 +27,7 @@ static int dp_search(Deepening *D, const int16_t *b, int k, int depth, int alpha
     uint64_t h0 = S->horizon;
     int v = ab(S, b, k, depth, alpha, beta);
     S->last_exact = S->horizon == h0;
-    if (S->aborted) { D->failed = 1; return 0; }
+    if (S->aborted) { D->failed = S->aborted; return 0; }  /* RECALLED: by Searcher.recall() */
     if (!S->last_exact) D->all_exact = 0;
     return v;
 }
@@ -102,6 +102,10 @@ static PyObject *Searcher_deepen(SearcherObject *self, PyObject *args, PyObject 
         PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
         return NULL;
     }
+    if (__atomic_exchange_n(&self->recall, 0, __ATOMIC_RELAXED)) {  /* as a one-thread search: Recalled */
+        PyErr_SetString(RecalledError, "search recalled (to be run again, e.g. on more threads)");
+        return NULL;
+    }
     const int top = max_depth < 0 || max_depth > EXACT - 1 ? EXACT - 1 : max_depth;
     const int prove_last = max_depth < 0 && acyclic;
     Child kids[MAXH];
@@ -129,6 +133,11 @@ static PyObject *Searcher_deepen(SearcherObject *self, PyObject *args, PyObject 
     Py_END_ALLOW_THREADS
     self->busy = 0;
     if (D.failed && interrupted()) { PyErr_SetNone(PyExc_KeyboardInterrupt); return NULL; }
+    if (D.failed == RECALLED) {
+        __atomic_store_n(&self->recall, 0, __ATOMIC_RELAXED);
+        PyErr_SetString(RecalledError, "search recalled (to be run again, e.g. on more threads)");
+        return NULL;
+    }
     if (!found) Py_RETURN_NONE;
     return Py_BuildValue("(iiNi)", f_pit, f_value, PyBool_FromLong(f_exact), f_depth);
 }

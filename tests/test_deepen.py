@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,14 @@ def test_deepening_refuses_a_finished_board() -> None:
     rules = csearch.Rules(compile_variant(Variant(houses=2, seeds=1)))
     with pytest.raises(ValueError, match="game is over"):
         csearch.Searcher(rules, 8).deepen((0, 0, 3, 1, 0, 0), 0.0)
+
+
+@pytest.mark.parametrize("core", [csearch, pysearch])
+def test_a_recalled_searcher_does_not_deepen(core: Any) -> None:
+    """A recall pending when the deepening starts stops it with `Recalled`, as it stops a one-thread search."""
+    v = Variant(houses=3, seeds=3)
+    searcher = core.Searcher(core.Rules(compile_variant(v)), 12)
+    searcher.recall()
+    with pytest.raises(core.Recalled):
+        searcher.deepen(relative_board(Position.initial(v)), 0.0)
+    assert searcher.deepen(relative_board(Position.initial(v)), 0.0) is not None  # the recall was used up
