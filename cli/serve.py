@@ -54,8 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "PostgreSQL commits are always durable")
     parser.add_argument("--gc-freeze", type=float, default=1.0, metavar="SECONDS",
                         help="freeze the surviving objects out of the garbage collector at start and this often, so "
-                             "collections stay short (a full collection every 10 minutes reclaims cycles among them; "
-                             "0: off)")
+                             "collections stay short (a full collection every 10 to 60 minutes reclaims cycles among "
+                             "them; 0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="the least important log lines written to standard error")
     parser.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
