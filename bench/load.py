@@ -25,6 +25,7 @@ import gc
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -306,6 +307,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     if args.stalls:
         stall_probe.attribute(stall_probe.load(probes), client_probes, stats.slow, (t0, t0 + elapsed), elapsed)
     backup_ok = not args.backup or await check_backup(backup, tmp / "restored.sqlite3", set(stats.durable))
+    shutil.rmtree(tmp, ignore_errors=True)  # the run's database (and backup), checked: each run left megabytes in /tmp
     return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked), writes / max(1, acked),
                    ok=not lost and not stats.errors and backup_ok)
 
