@@ -153,16 +153,17 @@ def probe_commits(record: Recorder) -> None:
 
     backend._run_batch = timed_run_batch
     storage_class = backend.SQLiteStorage
-    commit_batch = storage_class.commit_batch
+    name = "commit_and_settle" if "commit_and_settle" in vars(storage_class) else "commit_batch"
+    round_trip = getattr(storage_class, name)
 
-    async def timed_commit_batch(self: Any, items: list[Any]) -> Any:
-        """The whole round trip through the database thread."""
+    async def timed_round_trip(self: Any, items: list[Any]) -> Any:
+        """The whole round trip through the database thread, until the writer task goes on."""
         t = time.perf_counter()
-        result = await commit_batch(self, items)
+        result = await round_trip(self, items)
         record("round_trip", t=t, s=time.perf_counter() - t, items=len(items))
         return result
 
-    storage_class.commit_batch = timed_commit_batch  # type: ignore[method-assign]
+    setattr(storage_class, name, timed_round_trip)
     PROBE_THREADS_REF.append(threads)
 
 

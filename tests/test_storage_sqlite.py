@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -16,6 +18,7 @@ from server.storage.schema import SCHEMA
 from server.storage.sqlite import _run_batch
 from server.storage.writer import op_create, op_finish, op_join, op_player, op_rating
 from tests.test_storage_writer import act
+from tests.wire import eventually
 
 
 @pytest.fixture
@@ -84,6 +87,44 @@ async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_pa
         with closing(sqlite3.connect(tmp_path / "w.sqlite3")) as conn:
             assert actions(conn) == [("m1", 0, "1")]
     finally:
+        await storage.close()
+
+
+async def test_a_commits_writers_resume_in_the_second_turn_after_the_commit_ends(tmp_path: Path) -> None:
+    """The database thread hands a finished commit to the event loop, which settles its writers in that turn: the
+    writer resumes in the loop's second turn after the commit ended (through an awaited future it took three)."""
+    storage = await Storage.open(f"sqlite:{tmp_path}/t.sqlite3")
+    assert isinstance(storage, sqlite.SQLiteStorage)
+    worker = storage._conn._tx  # the connection thread's queue: it runs what is put there, in order
+    holding, gate, posted = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        """Hold the thread until the commit is queued behind."""
+        holding.set()
+        gate.wait()
+
+    try:
+        worker.put_nowait((None, hold))
+        assert holding.wait(10)
+        write = asyncio.create_task(storage.write([act("m1", 0)]))
+        await eventually(lambda: worker.qsize() == 1, what="the commit queued")
+        worker.put_nowait((None, posted.set))  # runs once the commit has ended and handed its outcome over
+        gate.set()
+        assert posted.wait(10)  # the loop's thread waits here: the outcome is queued before any turn below
+        turns = 0
+
+        def tick() -> None:
+            """Count a turn of the loop, and come again in the next."""
+            nonlocal turns
+            turns += 1
+            if not write.done():
+                asyncio.get_running_loop().call_soon(tick)
+
+        asyncio.get_running_loop().call_soon(tick)
+        await write
+        assert turns <= 2
+    finally:
+        gate.set()
         await storage.close()
 
 

@@ -7,8 +7,11 @@ loop (WAL lets them run beside the writer).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
+import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ from server.storage.writer import (
     UNFINISHED,
     UNFINISHED_ACTIONS,
     Op,
+    Pending,
     Storage,
     StoredMatch,
     StoredPlayer,
@@ -118,6 +122,11 @@ def _run_batch(db: sqlite3.Connection, items: list[list[Op]]) -> list[BaseExcept
 
 
 
+def _conflicts(results: list[BaseException | None]) -> list[BaseException | None]:
+    """Outcomes of a batch with each constraint failure (a key taken) as `ConflictError`."""
+    return [ConflictError(str(error)) if isinstance(error, sqlite3.IntegrityError) else error for error in results]
+
+
 def store_id_of(path: Path) -> str | None:
     """The identity of a SQLite database file, read without changing it (the client files tokens under it); None
     when it has none: no such file, or one that no server of this version has opened yet."""
@@ -155,9 +164,40 @@ class SQLiteStorage(SQLiteReads, Storage):
 
     async def commit_batch(self, items: list[list[Op]]) -> list[BaseException | None]:
         """Commit in the connection's thread; a constraint failure (a key taken) becomes `ConflictError`."""
-        results: list[BaseException | None] = await self._in_thread(_run_batch, items)
-        return [ConflictError(str(error)) if isinstance(error, sqlite3.IntegrityError) else error
-                for error in results]
+        return _conflicts(await self._in_thread(_run_batch, items))
+
+    async def commit_and_settle(self, batch: list[Pending]) -> None:
+        """Commit in the connection's thread, which hands the outcome to the event loop to settle the writers at once.
+
+        Through an awaited future the writers would resume three turns of the loop after the commit
+        ended (the future's result, the writer task, then theirs); settled in the turn the outcome
+        arrives, they resume in the next, and under load a turn of the loop can take 10 ms or more.
+        """
+        loop = asyncio.get_running_loop()
+        settled = loop.create_future()
+        items = [ops for ops, _ in batch]
+        started = time.perf_counter()
+
+        def settle(results: list[BaseException | None]) -> None:
+            """On the loop: settle the writers, then let the writer task go on."""
+            self.settle(batch, _conflicts(results), time.perf_counter() - started)
+            if not settled.done():
+                settled.set_result(None)
+
+        def commit(db: sqlite3.Connection) -> None:
+            """In the connection's thread: commit (a failure of the connection fails every item), then hand over."""
+            try:
+                results = _run_batch(db, items)
+            except Exception as exc:
+                results = [exc] * len(items)
+            loop.call_soon_threadsafe(settle, results)
+
+        conn = self._conn
+        if not conn._running or conn._connection is None:  # closed: nothing would ever run the commit
+            self.settle(batch, [ConnectionError("the database connection is closed")] * len(batch), 0.0)
+            return
+        conn._tx.put_nowait((None, partial(commit, conn._connection)))
+        await settled
 
     async def _in_thread(self, fn: Any, *args: Any) -> Any:
         """Run `fn(sqlite3_connection, *args)` in the connection's own thread."""

@@ -27,6 +27,8 @@ from server.storage.games import GameReads
 
 Op = tuple[str, tuple[Any, ...]]
 """A statement kind (one of `PHASES`) and its parameters, in the order every backend's SQL takes them."""
+Pending = tuple[list[Op], "asyncio.Future[None]"]
+"""One queued write: its statements and the future its writer waits on."""
 
 
 MAX_BATCH = 2000
@@ -107,7 +109,7 @@ class Storage(GameReads):
     """The database, for logs and messages (a URL without its password)."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[list[Op], asyncio.Future[None]]] = []
+        self._pending: list[Pending] = []
         """Writes queued for the next group commit, in the order they came."""
         self._wake: asyncio.Future[None] | None = None
         """What the idle writer waits on (set by the next write, or by `close`)."""
@@ -163,26 +165,33 @@ class Storage(GameReads):
                 continue
             batch = self._pending[:MAX_BATCH]
             del self._pending[:MAX_BATCH]
-            started = time.perf_counter()
-            try:
-                results = await self.commit_batch([ops for ops, _ in batch])
-            except Exception as exc:  # the connection itself failed: fail every waiter
-                results = [exc] * len(batch)
-            elapsed = time.perf_counter() - started
-            self.commit_seconds += elapsed
-            self.on_commit(elapsed)
-            self.commits += 1
-            self.items += len(batch)
-            if any(error is not None and not isinstance(error, KalahError) for error in results):
-                log_event("storage_unavailable", level=40,
-                          error=next(repr(e) for e in results if e is not None and not isinstance(e, KalahError)))
-            for (_, fut), error in zip(batch, results, strict=True):
-                if fut.done():
-                    continue
-                if error is None:
-                    fut.set_result(None)
-                else:
-                    fut.set_exception(error if isinstance(error, KalahError) else unavailable(error))
+            await self.commit_and_settle(batch)
+
+    async def commit_and_settle(self, batch: list[Pending]) -> None:
+        """Commit one batch (`commit_batch`) and settle its writers (`settle`); a backend may settle them sooner."""
+        started = time.perf_counter()
+        try:
+            results = await self.commit_batch([ops for ops, _ in batch])
+        except Exception as exc:  # the connection itself failed: fail every waiter
+            results = [exc] * len(batch)
+        self.settle(batch, results, time.perf_counter() - started)
+
+    def settle(self, batch: list[Pending], results: list[BaseException | None], elapsed: float) -> None:
+        """Count a finished commit of `elapsed` seconds and wake each writer of the batch with its outcome."""
+        self.commit_seconds += elapsed
+        self.on_commit(elapsed)
+        self.commits += 1
+        self.items += len(batch)
+        if any(error is not None and not isinstance(error, KalahError) for error in results):
+            log_event("storage_unavailable", level=40,
+                      error=next(repr(e) for e in results if e is not None and not isinstance(e, KalahError)))
+        for (_, fut), error in zip(batch, results, strict=True):
+            if fut.done():
+                continue
+            if error is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(error if isinstance(error, KalahError) else unavailable(error))
 
     async def close(self) -> None:
         """Finish every queued write, then close the database."""
