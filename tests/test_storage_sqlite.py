@@ -90,9 +90,11 @@ async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_pa
         await storage.close()
 
 
-async def test_a_commits_writers_resume_in_the_second_turn_after_the_commit_ends(tmp_path: Path) -> None:
-    """The database thread hands a finished commit to the event loop, which settles its writers in that turn: the
-    writer resumes in the loop's second turn after the commit ended (through an awaited future it took three)."""
+async def test_a_commits_writers_resume_in_the_second_turn_after_it_ends_and_the_next_commit_starts_in_the_first(
+        tmp_path: Path) -> None:
+    """The database thread hands a finished commit to the event loop, which settles its writers in that turn and
+    starts the commit of the writes queued meanwhile: the writer resumes in the loop's second turn after the commit
+    ended (through an awaited future it took three) and the next commit leaves the queue in the first (it took two)."""
     storage = await Storage.open(f"sqlite:{tmp_path}/t.sqlite3")
     assert isinstance(storage, sqlite.SQLiteStorage)
     worker = storage._conn._tx  # the connection thread's queue: it runs what is put there, in order
@@ -108,21 +110,26 @@ async def test_a_commits_writers_resume_in_the_second_turn_after_the_commit_ends
         assert holding.wait(10)
         write = asyncio.create_task(storage.write([act("m1", 0)]))
         await eventually(lambda: worker.qsize() == 1, what="the commit queued")
+        later = asyncio.create_task(storage.write([act("m1", 1)]))
+        await eventually(lambda: len(storage._pending) == 1, what="a write queued behind the commit in flight")
         worker.put_nowait((None, posted.set))  # runs once the commit has ended and handed its outcome over
         gate.set()
         assert posted.wait(10)  # the loop's thread waits here: the outcome is queued before any turn below
-        turns = 0
+        turns, queued_at_first_turn = 0, -1
 
         def tick() -> None:
-            """Count a turn of the loop, and come again in the next."""
-            nonlocal turns
+            """Count a turn of the loop (and what waits for a commit in the first), and come again in the next."""
+            nonlocal turns, queued_at_first_turn
             turns += 1
+            if turns == 1:
+                queued_at_first_turn = len(storage._pending)
             if not write.done():
                 asyncio.get_running_loop().call_soon(tick)
 
         asyncio.get_running_loop().call_soon(tick)
         await write
-        assert turns <= 2
+        assert turns <= 2 and queued_at_first_turn == 0
+        await later
     finally:
         gate.set()
         await storage.close()

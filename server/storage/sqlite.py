@@ -25,6 +25,7 @@ from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
+    MAX_BATCH,
     PLAYER,
     PLAYERS,
     QUARANTINED,
@@ -167,22 +168,34 @@ class SQLiteStorage(SQLiteReads, Storage):
         return _conflicts(await self._in_thread(_run_batch, items))
 
     async def commit_and_settle(self, batch: list[Pending]) -> None:
-        """Commit in the connection's thread, which hands the outcome to the event loop to settle the writers at once.
+        """Commit in the connection's thread, which hands the outcome to the event loop to settle the writers at once;
+        writes queued meanwhile are committed next from that same turn, until none are left.
 
         Through an awaited future the writers would resume three turns of the loop after the commit
-        ended (the future's result, the writer task, then theirs); settled in the turn the outcome
-        arrives, they resume in the next, and under load a turn of the loop can take 10 ms or more.
+        ended (the future's result, the writer task, then theirs), and the next commit would start a
+        turn late; settled in the turn the outcome arrives, they resume in the next, and under load
+        a turn of the loop can take 10 ms or more.
         """
+        drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._commit_then_settle(batch, drained)
+        await drained
+
+    def _commit_then_settle(self, batch: list[Pending], drained: asyncio.Future[None]) -> None:
+        """Queue the commit of `batch` in the connection's thread; its outcome settles it on the loop and starts the
+        next batch, or marks the queue `drained`."""
         loop = asyncio.get_running_loop()
-        settled = loop.create_future()
         items = [ops for ops, _ in batch]
         started = time.perf_counter()
 
         def settle(results: list[BaseException | None]) -> None:
-            """On the loop: settle the writers, then let the writer task go on."""
+            """On the loop: settle the writers, then commit what was queued meanwhile (or let the writer task go on)."""
             self.settle(batch, _conflicts(results), time.perf_counter() - started)
-            if not settled.done():
-                settled.set_result(None)
+            if self._pending:
+                following = self._pending[:MAX_BATCH]
+                del self._pending[:MAX_BATCH]
+                self._commit_then_settle(following, drained)
+            elif not drained.done():
+                drained.set_result(None)
 
         def commit(db: sqlite3.Connection) -> None:
             """In the connection's thread: commit (a failure of the connection fails every item), then hand over."""
@@ -195,9 +208,10 @@ class SQLiteStorage(SQLiteReads, Storage):
         conn = self._conn
         if not conn._running or conn._connection is None:  # closed: nothing would ever run the commit
             self.settle(batch, [ConnectionError("the database connection is closed")] * len(batch), 0.0)
+            if not drained.done():
+                drained.set_result(None)
             return
         conn._tx.put_nowait((None, partial(commit, conn._connection)))
-        await settled
 
     async def _in_thread(self, fn: Any, *args: Any) -> Any:
         """Run `fn(sqlite3_connection, *args)` in the connection's own thread."""
