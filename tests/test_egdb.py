@@ -253,7 +253,8 @@ def _huge_advised(directory: Path) -> dict[str, bool]:
     return found
 
 
-@pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE"), reason="no transparent huge pages on this system")
+@pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE") or not Path("/sys/kernel/mm/transparent_hugepage").is_dir(),
+                    reason="no transparent huge pages on this system")
 def test_large_levels_are_mapped_with_huge_pages_advised(mapped_dir: Path) -> None:
     """Levels of 2 MiB and more are mapped advised to use huge pages (the page cache reads them in 2 MiB folios,
     mapped whole: few faults and TLB misses); smaller ones are not."""
