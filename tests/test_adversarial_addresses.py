@@ -111,6 +111,21 @@ async def test_many_identities_of_few_addresses_cannot_fill_the_lobby(serve: Ser
         await client.close()
 
 
+async def test_many_addresses_of_one_network_cannot_fill_the_lobby(serve: Serve) -> None:
+    """The listing takes creators' networks in turns before their addresses, so an honest player's match is listed
+    among newer ones of more addresses of one /24 than the list holds."""
+    server = await serve(max_list=6)
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    mine = (await honest.request("snapshot", type="create"))["match_id"]
+    flood = [await Client.open(server.url, f"f{i}", source=attacker(i)) for i in range(7)]
+    for client in flood:
+        await client.request("snapshot", type="create")
+    listed = [m["match_id"] for m in (await honest.request("matches", type="list"))["matches"]]
+    assert len(listed) == 6 and mine in listed
+    for client in (*flood, honest):
+        await client.close()
+
+
 async def ask(client: Client, budget_ms: int = 150) -> Json:
     """One analysis request of Kalah(6,6)'s start and its answer (an analysis or an error)."""
     await client.send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=budget_ms)
