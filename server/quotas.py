@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from server.errors import TooManyError
+from server.peers import prefix_of
 from server.session import RateLimiter
 
 if TYPE_CHECKING:
@@ -91,8 +92,8 @@ class Quotas:
         """New identities per address."""
         self.all_identities = RateLimiter(limits.identities_per_hour / 3600, max(1, limits.identities_per_hour // 10),
                                           now)
-        self.creators: dict[str, str] = {}
-        """Open match id -> the address of its creator (for the lobby's fair order)."""
+        self.creators: dict[str, tuple[str, str]] = {}
+        """Open match id -> the network prefix and the address of its creator (for the lobby's fair order)."""
         self.open: defaultdict[str, set[str]] = defaultdict(set)
         self.exhibitions: defaultdict[str, set[str]] = defaultdict(set)
         self._holders: dict[str, list[tuple[defaultdict[str, set[str]], str]]] = {}
@@ -134,7 +135,7 @@ class Quotas:
         self._hold(match_id, self.open, player_id)
         if address is not None:
             self._hold(match_id, self.open, "a:" + address)
-            self.creators[match_id] = address
+            self.creators[match_id] = (prefix_of(address), address)
 
     def hold_exhibition(self, match_id: str, player_id: str, address: str) -> None:
         """Count an exhibition against its requester and address until it ends."""

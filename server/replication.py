@@ -166,9 +166,15 @@ class SingleNode:
         rooms = [r for r in reversed(a.rooms.values())  # newest first
                  if r.match.status == "live" or (r.match.status == "open" and any(a.presence.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
-        creators = a.quotas.creators  # open ones in turns by creator address, so that many identities of a few
-        opened = sum(r.match.status == "open" for r in rooms)  # addresses cannot fill the list
-        rooms[:opened] = fair_order(rooms[:opened], lambda r: creators.get(r.match.match_id, r.match.match_id))
+        creators = a.quotas.creators  # open ones in turns by creator network, then address, so that many identities
+        opened = sum(r.match.status == "open" for r in rooms)  # of a few addresses or networks cannot fill the list
+
+        def creator(room: Room) -> tuple[str, str]:
+            """The network and the address of an open match's creator (the match itself if unknown)."""
+            return creators.get(room.match.match_id) or (room.match.match_id, room.match.match_id)
+
+        by_address = fair_order(rooms[:opened], lambda r: creator(r)[1])
+        rooms[:opened] = fair_order(by_address, lambda r: creator(r)[0])  # keeps the addresses' turns within each
         shown = rooms[:limit]
         charge(len(shown))
         return [r.match.summary(r.spectators) for r in shown]
