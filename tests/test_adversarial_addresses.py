@@ -237,6 +237,23 @@ async def test_exhibitions_are_capped_for_the_whole_server(serve: Serve) -> None
         await client.close()
 
 
+async def test_one_network_cannot_take_every_exhibition(serve: Serve) -> None:
+    """Unfinished exhibitions are capped per network too: addresses of one /24 cannot take every place the server
+    has (the next of them is refused `too_many`), and a client of another network still starts one."""
+    server = await serve(exhibitions_in_all=3, exhibitions_per_network=2)
+    ask: Json = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
+                 "pace_ms": 5000, "rated": False}
+    clients = [await Client.open(server.url, f"fan{i}", source=attacker(i)) for i in range(3)]
+    for client in clients[:2]:
+        await client.request("snapshot", **ask)
+    refusal = await clients[2].request("error", **ask)
+    assert refusal["code"] == "too_many" and "network" in refusal["message"]
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    await honest.request("snapshot", **ask)
+    for client in (*clients, honest):
+        await client.close()
+
+
 async def test_public_reads_of_many_addresses_share_one_budget(serve: Serve) -> None:
     """Each address's read budget also draws on the server's: once many addresses have taken it, another
     address's read is `rate_limited` with a retry hint though its own budget is full."""
