@@ -36,6 +36,8 @@ class ArenaOptions:
     """Unfinished exhibitions clients may have started, all together (the operator's rated ones aside)."""
     exhibitions_per_address: int = 8
     """Unfinished exhibitions the identities of one network address may have started."""
+    exhibitions_per_network: int = 16
+    """Unfinished exhibitions the identities of one network prefix (an IPv4 /24, an IPv6 /64) may have started."""
     presence_delay_s: float = 0.2
     """Presence changes within this long of each other are sent to the followers once."""
     max_follow: int = 64

@@ -39,13 +39,15 @@ class QuotaLimits:
     """New identities the whole server makes in an hour at most (bursts of a tenth of it)."""
     exhibitions_in_all: int = 64
     """Unfinished exhibitions clients may have started, all together (the operator's rated ones aside)."""
+    exhibitions_per_network: int = 16
+    """Unfinished bot exhibitions the identities of one network prefix (IPv4 /24, IPv6 /64) may have started."""
 
     @classmethod
     def of(cls, options: ArenaOptions) -> QuotaLimits:
         """The limits an arena's options set."""
         return cls(options.open_per_player, options.exhibitions_per_player, options.exhibitions_per_address,
                    options.open_per_address, options.identities_per_address, options.identities_per_hour,
-                   options.exhibitions_in_all)
+                   options.exhibitions_in_all, options.exhibitions_per_network)
 
 
 class Buckets:
@@ -119,8 +121,8 @@ class Quotas:
                                "wait for an opponent or leave one")
 
     def check_exhibition(self, player_id: str, address: str, operator: bool = False) -> None:
-        """Refuse a new exhibition past the identity's, the address's or (but for the operator's) the server's
-        limit."""
+        """Refuse a new exhibition past the identity's, the address's, its network's or (but for the operator's) the
+        server's limit."""
         if not operator and len(self.exhibitions.get("all", ())) >= self.limits.exhibitions_in_all:
             raise TooManyError(f"the server runs {self.limits.exhibitions_in_all} exhibitions already: try again "
                                "when one has ended", 10.0)
@@ -128,6 +130,9 @@ class Quotas:
             raise TooManyError(f"you have {self.limits.exhibitions_per_player} exhibitions running already")
         if len(self.exhibitions.get("a:" + address, ())) >= self.limits.exhibitions_per_address:
             raise TooManyError(f"your address has {self.limits.exhibitions_per_address} exhibitions running already")
+        if len(self.exhibitions.get("n:" + prefix_of(address), ())) >= self.limits.exhibitions_per_network:
+            raise TooManyError(f"your network has {self.limits.exhibitions_per_network} exhibitions running already: "
+                               "try again when one has ended", 10.0)
 
     def hold_open(self, match_id: str, player_id: str, address: str | None = None) -> None:
         """Count an open match against its creator (and the creator's address) until it starts, is cancelled
@@ -141,6 +146,7 @@ class Quotas:
         """Count an exhibition against its requester and address until it ends."""
         self._hold(match_id, self.exhibitions, "p:" + player_id)
         self._hold(match_id, self.exhibitions, "a:" + address)
+        self._hold(match_id, self.exhibitions, "n:" + prefix_of(address))
         self._hold(match_id, self.exhibitions, "all")
 
     def _hold(self, match_id: str, table: defaultdict[str, set[str]], key: str) -> None:
