@@ -47,6 +47,22 @@ async def test_new_identities_are_budgeted_per_address_and_in_all(serve: Serve, 
     assert codes == ["welcome"] * 4 + ["error"] * 2
 
 
+async def test_new_identities_are_budgeted_per_network(serve: Serve) -> None:
+    """The addresses of one /24 share a budget of new identities: past it the next is `too_many` with a retry hint,
+    whichever of its addresses asks, while a client of another network still makes one."""
+    server = await serve(identities_per_address=3, identities_per_network=4)
+    codes = []
+    for i in range(5):
+        client = await Client.open(server.url, None, source=attacker(i // 3))
+        reply = await client.request("error" if i == 4 else "welcome", type="hello", name=f"n{i}")
+        codes.append(reply["type"])
+        await client.close()
+    assert codes == ["welcome"] * 4 + ["error"]
+    assert reply["code"] == "too_many" and "network" in reply["message"] and reply["retry_ms"] > 60_000
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    await honest.close()
+
+
 async def test_a_full_server_sheds_the_crowded_network_for_a_newcomer(serve: Serve) -> None:
     """At the connection limit, a newcomer from another network is let in and the crowded network's cheapest
     connection is closed (1013, try again later); a seated player's never is. A newcomer of the crowded
