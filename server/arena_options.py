@@ -28,6 +28,9 @@ class ArenaOptions:
     """Open matches the identities of one network address may have waiting at once."""
     identities_per_address: int = 100
     """New identities one network address may make at once; its budget refills over an hour."""
+    identities_per_network: int = 1_000
+    """New identities the addresses of one network prefix (an IPv4 /24, an IPv6 /64) may make at once, together;
+    its budget refills over an hour."""
     identities_per_hour: int = 36_000
     """New identities the whole server may make in an hour (bursts of a tenth)."""
     exhibitions_per_player: int = 4

@@ -41,13 +41,16 @@ class QuotaLimits:
     """Unfinished exhibitions clients may have started, all together (the operator's rated ones aside)."""
     exhibitions_per_network: int = 16
     """Unfinished bot exhibitions the identities of one network prefix (IPv4 /24, IPv6 /64) may have started."""
+    identities_per_network: int = 1_000
+    """New identities the addresses of one network prefix may make at once, together; it refills over an hour."""
 
     @classmethod
     def of(cls, options: ArenaOptions) -> QuotaLimits:
         """The limits an arena's options set."""
         return cls(options.open_per_player, options.exhibitions_per_player, options.exhibitions_per_address,
                    options.open_per_address, options.identities_per_address, options.identities_per_hour,
-                   options.exhibitions_in_all, options.exhibitions_per_network)
+                   options.exhibitions_in_all, options.exhibitions_per_network,
+                   options.identities_per_network)
 
 
 class Buckets:
@@ -92,6 +95,9 @@ class Quotas:
         per_address = limits.identities_per_address
         self.identities = Buckets(per_address / 3600, per_address, now=now)
         """New identities per address."""
+        per_network = limits.identities_per_network
+        self.network_identities = Buckets(per_network / 3600, per_network, now=now)
+        """New identities per network prefix."""
         self.all_identities = RateLimiter(limits.identities_per_hour / 3600, max(1, limits.identities_per_hour // 10),
                                           now)
         self.creators: dict[str, tuple[str, str]] = {}
@@ -101,13 +107,20 @@ class Quotas:
         self._holders: dict[str, list[tuple[defaultdict[str, set[str]], str]]] = {}
 
     def take_identity(self, address: str) -> None:
-        """Count a new identity against its address's and the server's budgets; `too_many` past either."""
+        """Count a new identity against its address's, its network's and the server's budgets; `too_many` past
+        any."""
         mine = self.identities.of(address)
         if not mine.allow():
             raise TooManyError("your address made too many new identities: say hello with a token you have",
                                mine.wait_s())
-        if not self.all_identities.allow():
+        network = self.network_identities.of(prefix_of(address))
+        if not network.allow():
             mine.tokens += 1  # not made: the address keeps its share
+            raise TooManyError("your network made too many new identities: say hello with a token you have",
+                               network.wait_s())
+        if not self.all_identities.allow():
+            mine.tokens += 1  # not made: the address and its network keep their shares
+            network.tokens += 1
             raise TooManyError("the server makes no more new identities for now: say hello with a token you have",
                                self.all_identities.wait_s())
 
