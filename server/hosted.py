@@ -89,16 +89,24 @@ class _Job:
     deadline: float = field(compare=False)
     future: Future[Action] = field(compare=False)
 
-    def run(self) -> None:
-        """Decide with the time left before the deadline, unless the caller gave up waiting."""
+    def run(self, finished: Callable[[], None]) -> None:
+        """Decide with the time left before the deadline, unless the caller gave up waiting; `finished` is called
+        before the caller can learn the outcome (so the worker counts as free before the caller asks again)."""
         if not self.future.set_running_or_notify_cancel():
+            finished()
             return
         try:
             action = self.player.decide(self.position, max(MIN_THINK_S, self.deadline - monotonic()))
         except BaseException as exc:
+            finished()
             self.future.set_exception(exc)
         else:
+            finished()
             self.future.set_result(action)
+
+
+def _nothing() -> None:
+    """No bookkeeping when a general worker finishes a job."""
 
 
 class _Workers:
@@ -154,10 +162,12 @@ class _Workers:
         if not human_only:
             lower_priority()
         while (job := self._next(human_only)) is not None:
-            job.run()
-            if human_only:
-                with self._cond:
-                    self._idle_reserved += 1
+            job.run(self._reserved_freed if human_only else _nothing)
+
+    def _reserved_freed(self) -> None:
+        """A reserved worker is done with its job: the next human move is its again."""
+        with self._cond:
+            self._idle_reserved += 1
 
     def close(self) -> None:
         """Cancel queued jobs and let the threads end (a running search finishes on its own)."""

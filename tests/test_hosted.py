@@ -268,14 +268,15 @@ class Niceness:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
 async def test_human_moves_run_at_the_servers_priority_and_exhibitions_below() -> None:
     """With the general worker free, a human's move still goes to the reserved worker, which runs at the
-    server's own OS priority; exhibition moves run on the general worker, 10 nice levels lower."""
+    server's own OS priority, also when asked the moment the last one was answered; exhibition moves run on the
+    general worker, 10 nice levels lower."""
     log: list[tuple[str, int]] = []
     runner = BotRunner(lambda name: Niceness(name, log), 1, reserved=1)
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     try:
-        for _ in range(5):
+        for _ in range(200):  # back to back: each asked as soon as the last is answered
             await runner.choose("human", START, 1.0)
         await runner.choose("show", START, 1.0, priority=Priority.EXHIBITION)
-        assert log == [("human", base)] * 5 + [("show", min(19, base + BACKGROUND_NICE))]
+        assert log == [("human", base)] * 200 + [("show", min(19, base + BACKGROUND_NICE))]
     finally:
         runner.close()
