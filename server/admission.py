@@ -14,6 +14,7 @@ import math
 import time
 from http import HTTPStatus
 from typing import TYPE_CHECKING
+from weakref import WeakValueDictionary
 
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Response
@@ -23,7 +24,7 @@ from server.errors import RateLimitedError
 from server.gate import SeatlessGate
 from server.logs import event as log_event
 from server.peers import PeerTable, address_of, prefix_of
-from server.session import Peer, RateLimiter, Session, SharedLimiter
+from server.session import NetworkLimiter, Peer, RateLimiter, Session, SharedLimiter
 
 if TYPE_CHECKING:
     from server.app import ServerOptions
@@ -63,6 +64,9 @@ class Admission:
         self.peers = PeerTable(self.new_peer)
         self.all_reads = RateLimiter(opts.all_read_rows_rate, int(2 * opts.all_read_rows_rate))
         """Rows of public reads the whole server serves (each address's bucket also draws on it)."""
+        self.network_reads: WeakValueDictionary[str, NetworkLimiter] = WeakValueDictionary()
+        """Network prefix -> rows of public reads its addresses may fetch together (drawing on `all_reads`); a
+        network's bucket lives as long as a known address of it holds it."""
         self.evicting = 0
         """Connections being closed to make room for a newcomer (still counted until they are gone)."""
         self.busy_until = 0.0
@@ -166,9 +170,14 @@ class Admission:
 
     def new_peer(self, host: str) -> Peer:
         """The state of an address seen for the first time (or again after its budgets refilled)."""
-        reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, self.all_reads)
+        network = prefix_of(host)
+        shared = self.network_reads.get(network)
+        if shared is None:
+            rate = self.opts.network_read_rows_rate
+            shared = self.network_reads[network] = NetworkLimiter(rate, int(2 * rate), self.all_reads)
+        reads = SharedLimiter(self.opts.read_rows_rate, self.opts.read_rows_burst, shared)
         messages = RateLimiter(self.opts.address_rate, self.opts.address_burst)
-        return Peer(host, reads, messages, network=prefix_of(host))
+        return Peer(host, reads, messages, network=network)
 
     def admit(self, ws: ServerConnection) -> Session:
         """A connection let in: its session, counted under its address and prefix."""

@@ -103,6 +103,9 @@ class ServerOptions:
     read_rows_burst: int = 4000
     all_read_rows_rate: float = 20_000.0
     """Rows of public reads all addresses together may fetch a second (bursts of twice that)."""
+    network_read_rows_rate: float = 5_000.0
+    """Rows of public reads the addresses of one network (an IPv4 /24, an IPv6 /64) may fetch together a second
+    (bursts of twice that): many addresses of one network cannot take the whole server's budget."""
     address_rate: float = 200.0
     """Messages a second the connections of one address may send in all."""
     address_burst: int = 400

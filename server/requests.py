@@ -98,6 +98,12 @@ def _game_info(game: StoredGame) -> GameInfo:
                     detail=None if game.detail is None else game.detail[:1000])
 
 
+def too_many_rows(rows: int, wait_s: float) -> RateLimitedError:
+    """The refusal of a public read whose budgets (the address's, its network's, the server's) lack `rows`."""
+    return RateLimitedError(f"too many rows read from your address or its network: wait before asking for {rows} "
+                            "more", wait_s)
+
+
 class Router:
     """Serves each request of a connection with the handler of its type."""
 
@@ -158,10 +164,10 @@ class Router:
 
     @staticmethod
     def charge_rows(s: Session, rows: int) -> None:
-        """Take `rows` from the address's public-read quota, or refuse with `rate_limited`."""
+        """Take `rows` from the public-read quotas of the address, its network and the server, or refuse with
+        `rate_limited`."""
         if not s.peer.reads.allow(max(1, rows)):
-            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more",
-                                   s.peer.reads.wait_s(max(1, rows)))
+            raise too_many_rows(rows, s.peer.reads.wait_s(max(1, rows)))
 
     async def shared_read(self, s: Session, key: Hashable,
                           make: Callable[[], Awaitable[tuple[Message, int]]]) -> list[Message]:
@@ -177,7 +183,7 @@ class Router:
             return []
         rows = max(1, answers.rows(key))
         if (wait := s.peer.reads.wait_s(rows)) > 0:
-            raise RateLimitedError(f"too many rows read from your address: wait before asking for {rows} more", wait)
+            raise too_many_rows(rows, wait)
         with answers.making(key):
             reply, rows = await make()
         s.push([answers.keep(key, encode(reply).encode(), rows).text])

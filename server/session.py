@@ -132,6 +132,12 @@ class SharedLimiter(RateLimiter):
         return max(super().wait_s(cost), self.shared.wait_s(cost))
 
 
+class NetworkLimiter(SharedLimiter):
+    """A network's bucket between its addresses' buckets and the server's (kept while an address of it is known)."""
+
+    __slots__ = ("__weakref__",)
+
+
 @dataclass
 class Peer:
     """What the connections from one network address share: their count and their quotas."""
@@ -156,8 +162,12 @@ class Peer:
     """The address's network prefix (an IPv4 /24, an IPv6 /64): the unit the seatless gate takes in turns."""
 
     def full_at(self) -> float:
-        """When every budget of the address will have refilled and its cooling ended (it can be forgotten then)."""
-        return max(self.reads.full_at(), self.messages.full_at(), self.cooling_until)
+        """When every budget of the address (and its network's read budget) will have refilled and its cooling
+        ended: it can be forgotten then, and its network's budget with its last address."""
+        reads = self.reads
+        network = reads.shared.full_at() if isinstance(reads, SharedLimiter) and \
+            isinstance(reads.shared, NetworkLimiter) else 0.0
+        return max(reads.full_at(), network, self.messages.full_at(), self.cooling_until)
 
 
 class Session:

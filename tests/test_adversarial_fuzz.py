@@ -109,7 +109,7 @@ async def test_mutated_websocket_frames_get_typed_answers(serve: Serve, caplog: 
     probe after every batch is answered (a closed connection is reopened and counted)."""
     caplog.set_level(logging.INFO)
     server = await serve(rate=1e6, burst=10**6, address_rate=1e6, address_burst=10**6, read_rows_rate=1e9,
-                         read_rows_burst=10**9, all_read_rows_rate=1e9, max_refused=10**9)
+                         read_rows_burst=10**9, all_read_rows_rate=1e9, network_read_rows_rate=1e9, max_refused=10**9)
     rng = random.Random(20261126)
     client = await Client.open(server.url, "fuzzer")
     codes: set[str] = set()

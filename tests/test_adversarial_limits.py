@@ -56,7 +56,7 @@ async def test_one_address_cannot_hold_every_slot(serve: Serve) -> None:
 async def test_a_client_that_does_not_read_is_dropped(serve: Serve) -> None:
     """A client that asks for replies and never reads them is disconnected once its backlog passes the limit."""
     server = await serve(send_buffer=64 * 1024, rate=10_000, burst=10_000, read_rows_rate=1e9, read_rows_burst=10**9,
-                         all_read_rows_rate=1e9)
+                         all_read_rows_rate=1e9, network_read_rows_rate=1e9)
     for i in range(200):
         await server.arena.create(Variant(), False, 0, [(0, Seat(f"p{i}", f"p{i}")), (1, Seat(f"q{i}", f"q{i}"))])
     reader = await connect(server.url)
