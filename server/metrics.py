@@ -123,6 +123,8 @@ class Metrics:
         self.gc_pause_seconds = LabelledTimings(
             "kalah_gc_pause_seconds", "Time of each garbage collection in the server's process, by generation "
             "(every thread waits while it runs).", "generation", PAUSE_BUCKETS)
+        for generation in range(3):  # every generation's series from the start, at zero until one is timed
+            self.gc_pause_seconds.labels(str(generation))
         self.refusals: Counter[str] = Counter()
         """Refusals by error code, counted without a lock (a flood is refused thousands of times a second)."""
         self.registry.register(_RefusalCollector(self.refusals))

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from protocol import Game, Variant
 from server.app import RunningServer
+from server.metrics import Metrics
 from tests.cluster_play import ROOT
 from tests.conftest import Serve
 from tests.test_cluster_nodes import across
@@ -93,6 +94,14 @@ async def test_metrics_after_real_play_parse_and_count_what_happened(serve: Serv
     assert {name for name in shown if not name.startswith("kalah_cluster_")} <= {name for name, _ in samples}
     for client in (south, north, carol):
         await client.close()
+
+
+def test_every_generations_collection_series_is_there_before_any_collection_is_timed() -> None:
+    """A fresh registry shows the collections' histogram of generations 0, 1 and 2 at zero (a dashboard's series
+    exist before the first collection long enough to time; a scrape must not depend on one having happened)."""
+    counts = {sample.labels["generation"]: sample.value for family in Metrics().timings()
+              for sample in family.samples if sample.name == "kalah_gc_pause_seconds_count"}
+    assert counts == {"0": 0, "1": 0, "2": 0}
 
 
 async def test_metrics_need_the_operator_token_and_are_off_without_one(serve: Serve, tmp_path: Path) -> None:
