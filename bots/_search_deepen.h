@@ -87,21 +87,9 @@ static PyObject *Searcher_deepen(SearcherObject *self, PyObject *args, PyObject 
     double limit = 0.0;
     int max_depth = -1, acyclic = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|ip", kwlist, &seq, &limit, &max_depth, &acyclic)) return NULL;
-    if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return NULL; }
-    const RulesObject *R = self->rules;
     int16_t b[MAXP];
-    if (board_from_py(R, seq, b)) return NULL;
-    int sm = 0, so = 0;
-    for (int i = 0; i < R->h; i++) { sm += b[i]; so += b[i + R->h + 1]; }
-    if (sm == 0 || so == 0 ||
-        (R->majority && (2 * b[R->h] > R->total || 2 * b[R->n - 1] > R->total))) {
-        PyErr_SetString(PyExc_ValueError, "the game is over on this board");
-        return NULL;
-    }
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
-        return NULL;
-    }
+    if (searchable_board(self, seq, b) < 0) return NULL;
+    const RulesObject *R = self->rules;
     if (__atomic_exchange_n(&self->recall, 0, __ATOMIC_RELAXED)) {  /* as a one-thread search: Recalled */
         PyErr_SetString(RecalledError, "search recalled (to be run again, e.g. on more threads)");
         return NULL;

@@ -151,6 +151,26 @@ static int search_threads(SearcherObject *self, const int16_t *b, int k, int dep
     return race.value;
 }
 
+/* The board a search or deepening of `self` may start from, into `b`: the seeds in houses, or -1 with an
+   exception set (an uninitialised or busy searcher, a malformed board, a finished game). */
+static int searchable_board(SearcherObject *self, PyObject *seq, int16_t *b) {
+    if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return -1; }
+    const RulesObject *R = self->rules;
+    if (board_from_py(R, seq, b)) return -1;
+    int sm = 0, so = 0;
+    for (int i = 0; i < R->h; i++) { sm += b[i]; so += b[i + R->h + 1]; }
+    if (sm == 0 || so == 0 ||
+        (R->majority && (2 * b[R->h] > R->total || 2 * b[R->n - 1] > R->total))) {
+        PyErr_SetString(PyExc_ValueError, "the game is over on this board");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
+        return -1;
+    }
+    return sm + so;
+}
+
 static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"board", "depth", "alpha", "beta", "time_limit", "node_limit", "threads", NULL};
     PyObject *seq;
@@ -164,21 +184,9 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
         PyErr_Format(PyExc_ValueError, "threads must be 1..%d", MAX_THREADS);
         return NULL;
     }
-    if (!self->rules) { PyErr_SetString(PyExc_ValueError, "uninitialised Searcher"); return NULL; }
-    const RulesObject *R = self->rules;
     int16_t b[MAXP];
-    if (board_from_py(R, seq, b)) return NULL;
-    int sm = 0, so = 0;
-    for (int i = 0; i < R->h; i++) { sm += b[i]; so += b[i + R->h + 1]; }
-    if (sm == 0 || so == 0 ||
-        (R->majority && (2 * b[R->h] > R->total || 2 * b[R->n - 1] > R->total))) {
-        PyErr_SetString(PyExc_ValueError, "the game is over on this board");
-        return NULL;
-    }
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "this Searcher is searching in another thread");
-        return NULL;
-    }
+    const int in_houses = searchable_board(self, seq, b);
+    if (in_houses < 0) return NULL;
     int d = depth < 0 || depth >= EXACT ? EXACT : depth;
     int v;
     SearcherObject *helpers = NULL;
@@ -200,8 +208,8 @@ static PyObject *Searcher_search(SearcherObject *self, PyObject *args, PyObject 
     uint64_t h0 = self->horizon;
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    if (threads > 1) v = search_threads(self, b, sm + so, d, alpha, beta, threads, helpers);
-    else v = ab(self, b, sm + so, d, alpha, beta);
+    if (threads > 1) v = search_threads(self, b, in_houses, d, alpha, beta, threads, helpers);
+    else v = ab(self, b, in_houses, d, alpha, beta);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(helpers);
     self->busy = 0;
