@@ -106,13 +106,14 @@ async def test_a_commits_writers_resume_in_the_second_turn_after_it_ends_and_the
         gate.wait()
 
     try:
-        worker.put_nowait((None, hold))
+        loop = asyncio.get_running_loop()  # aiosqlite's thread sets the future each item comes with
+        worker.put_nowait((loop.create_future(), hold))
         assert holding.wait(10)
         write = asyncio.create_task(storage.write([act("m1", 0)]))
         await eventually(lambda: worker.qsize() == 1, what="the commit queued")
         later = asyncio.create_task(storage.write([act("m1", 1)]))
         await eventually(lambda: len(storage._pending) == 1, what="a write queued behind the commit in flight")
-        worker.put_nowait((None, posted.set))  # runs once the commit has ended and handed its outcome over
+        worker.put_nowait((loop.create_future(), posted.set))  # runs once the commit has handed its outcome over
         gate.set()
         assert posted.wait(10)  # the loop's thread waits here: the outcome is queued before any turn below
         turns, queued_at_first_turn = 0, -1

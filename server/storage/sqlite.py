@@ -211,7 +211,8 @@ class SQLiteStorage(SQLiteReads, Storage):
             if not drained.done():
                 drained.set_result(None)
             return
-        conn._tx.put_nowait((None, partial(commit, conn._connection)))
+        # aiosqlite's thread sets the future it is handed (0.20 and 0.21 fail on none); nobody awaits this one
+        conn._tx.put_nowait((loop.create_future(), partial(commit, conn._connection)))
 
     async def _in_thread(self, fn: Any, *args: Any) -> Any:
         """Run `fn(sqlite3_connection, *args)` in the connection's own thread."""
