@@ -143,6 +143,26 @@ async def test_many_addresses_of_one_network_cannot_fill_the_lobby(serve: Serve)
         await client.close()
 
 
+async def test_many_addresses_of_one_network_cannot_fill_a_clusters_lobby(serve: Serve, pg_url: str,
+                                                                          bus_url: str) -> None:
+    """A cluster's listing takes the stored open matches' creator networks in turns too (the same order as a single
+    node's), so the newer open matches of more addresses of one /24 than the list holds, made on another node,
+    cannot push an honest player's match out of either node's list."""
+    a, b = [await serve(pg_url, bus=bus_url, max_list=6) for _ in range(2)]
+    honest = await Client.open(a.url, "honest", source=HONEST)
+    mine = (await honest.request("snapshot", type="create"))["match_id"]
+    flood = [await Client.open(b.url, f"f{i}", source=attacker(i)) for i in range(7)]
+    for client in flood:
+        await client.request("snapshot", type="create")
+    for node in (a, b):
+        viewer = await Client.open(node.url, None, source=HONEST)
+        listed = [m["match_id"] for m in (await viewer.request("matches", type="list"))["matches"]]
+        assert len(listed) == 6 and mine in listed
+        await viewer.close()
+    for client in (*flood, honest):
+        await client.close()
+
+
 async def ask(client: Client, budget_ms: int = 150) -> Json:
     """One analysis request of Kalah(6,6)'s start and its answer (an analysis or an error)."""
     await client.send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=budget_ms)
