@@ -392,17 +392,19 @@ class Arena:
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
                      opening: list[Action] | None = None, match_id: str | None = None,
-                     follow: Session | None = None, pace_s: float = 0.0) -> Room:
+                     follow: Session | None = None, pace_s: float = 0.0,
+                     creator: tuple[str, str] | None = None) -> Room:
         """Open a new match with its first players (and an opening played), stored before it is visible.
 
-        `pace_s` holds each hosted bot's move until that long after its turn began (paced exhibitions).
+        `pace_s` holds each hosted bot's move until that long after its turn began (paced exhibitions);
+        `creator` is the network and the address of the client opening it to anyone (stored while it is open).
         """
         match_id = match_id or new_id("m")
         if self.id_taken(match_id):
             raise MatchExistsError(f"match {match_id!r} already exists")
         match = self.new_match(match_id, variant, rated)
         room = Room(match)
-        change = prepare_create(match, creator_seat, seats, opening or [])
+        change = prepare_create(match, creator_seat, seats, opening or [], creator)
         self.creating.add(match_id)
         try:
             await self.apply(room, change, follow=follow)

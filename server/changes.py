@@ -25,6 +25,9 @@ class CreateChange:
     creator_seat: int
     steps: tuple[JoinChange | ActionChange, ...]
     """The joins and opening actions already committed to the private match, in order."""
+    creator: tuple[str, str] | None = None
+    """The network prefix and the address of the client that opened it to anyone (stored while it is open, for
+    the lobby's fair order on every node); None for a match made with both seats."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +39,7 @@ ArenaChange = CreateChange | JoinChange | ActionChange | EndChange | CancelChang
 
 
 def prepare_create(match: Match, creator_seat: int, seats: list[tuple[int, Seat]],
-                   opening: list[Action]) -> CreateChange:
+                   opening: list[Action], creator: tuple[str, str] | None = None) -> CreateChange:
     """Seat the players and play the opening on a fresh, private match; raises if the opening is illegal."""
     steps: list[JoinChange | ActionChange] = []
     for seat, player in seats:
@@ -50,7 +53,7 @@ def prepare_create(match: Match, creator_seat: int, seats: list[tuple[int, Seat]
         assert isinstance(change, ActionChange), "a fresh ply is never a duplicate"
         match.commit(change)
         steps.append(change)
-    return CreateChange(match, creator_seat, tuple(steps))
+    return CreateChange(match, creator_seat, tuple(steps), creator)
 
 
 def end_of(change: ArenaChange) -> EndChange | None:
@@ -89,7 +92,7 @@ def ops_of(match: Match, change: ArenaChange) -> list[Op]:
     """The statements that store `change` to `match` (before it is committed), ratings aside."""
     mid = match.match_id
     if isinstance(change, CreateChange):
-        ops = [op_create(mid, match.variant.text(), match.rated, change.creator_seat)]
+        ops = [op_create(mid, match.variant.text(), match.rated, change.creator_seat, change.creator)]
         joined = 0
         for step in change.steps:
             if isinstance(step, JoinChange):

@@ -87,6 +87,14 @@ def fair_order(items: Iterable[T], owner: Callable[[T], str]) -> list[T]:
     return [item for one in rounds for item in one]
 
 
+def lobby_order(items: Iterable[T], creator: Callable[[T], tuple[str, str]]) -> list[T]:
+    """Open matches (given newest first) in the lobby's order: their creators' networks (IPv4 /24, IPv6 /64) in
+    turns, and within a network its addresses in turns, so that many identities of a few addresses, or many
+    addresses of one network, cannot fill the list. `creator` gives an item's (network, address)."""
+    by_address = fair_order(items, lambda item: creator(item)[1])
+    return fair_order(by_address, lambda item: creator(item)[0])  # keeps the addresses' turns within each network
+
+
 class Quotas:
     """Counts what each identity and address holds; refuses with `too_many` past the limits."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from protocol.messages import MatchSummary
 from server.changes import ArenaChange
 from server.match import Seat
-from server.quotas import fair_order
+from server.quotas import lobby_order
 from server.ratings import Rating
 from server.rooms import Room
 from server.session import Session
@@ -166,15 +166,14 @@ class SingleNode:
         rooms = [r for r in reversed(a.rooms.values())  # newest first
                  if r.match.status == "live" or (r.match.status == "open" and any(a.presence.connected(r)))]
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
-        creators = a.quotas.creators  # open ones in turns by creator network, then address, so that many identities
-        opened = sum(r.match.status == "open" for r in rooms)  # of a few addresses or networks cannot fill the list
+        creators = a.quotas.creators
+        opened = sum(r.match.status == "open" for r in rooms)
 
         def creator(room: Room) -> tuple[str, str]:
             """The network and the address of an open match's creator (the match itself if unknown)."""
             return creators.get(room.match.match_id) or (room.match.match_id, room.match.match_id)
 
-        by_address = fair_order(rooms[:opened], lambda r: creator(r)[1])
-        rooms[:opened] = fair_order(by_address, lambda r: creator(r)[0])  # keeps the addresses' turns within each
+        rooms[:opened] = lobby_order(rooms[:opened], creator)
         shown = rooms[:limit]
         charge(len(shown))
         return [r.match.summary(r.spectators) for r in shown]

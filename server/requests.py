@@ -248,7 +248,8 @@ class Router:
         else:
             a.quotas.hold_open(match_id, s.player_id, s.peer.address)
         try:
-            room = await a.create(variant, msg.rated, seat, seats, match_id=match_id, follow=s)
+            room = await a.create(variant, msg.rated, seat, seats, match_id=match_id, follow=s,
+                                  creator=a.quotas.creators.get(match_id))  # stored with an open match
         except BaseException:
             a.quotas.release(match_id)
             raise

@@ -14,6 +14,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import RunningServer
 from tests.conftest import Serve
+from tests.pg import query
 from tests.wire import OPERATOR, Client, Json, eventually, live_match
 
 HONEST = "127.0.0.2"
@@ -159,6 +160,9 @@ async def test_many_addresses_of_one_network_cannot_fill_a_clusters_lobby(serve:
         listed = [m["match_id"] for m in (await viewer.request("matches", type="list"))["matches"]]
         assert len(listed) == 6 and mine in listed
         await viewer.close()
+    await flood[0].request("snapshot", type="join", match_id=mine)  # a live match keeps no creator's address
+    rows = await query(pg_url, "SELECT creator_network, creator_address FROM matches WHERE id = $1", mine)
+    assert [tuple(r) for r in rows] == [(None, None)]
     for client in (*flood, honest):
         await client.close()
 

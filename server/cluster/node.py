@@ -29,11 +29,13 @@ from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
 from server.logs import event as log_event
 from server.match import Seat
+from server.quotas import lobby_order
 from server.ratings import Rating
 from server.replication import Ratings
 from server.rooms import Room
 from server.session import Session
 from server.storage import Op, StorageError
+from server.storage.lobby import open_creators, open_summaries
 from server.storage.nodes import Nodes
 from server.storage.writer import op_disown, op_guard, op_own
 
@@ -303,21 +305,30 @@ class Cluster:
             await self.arena.find_room(match_id)
 
     async def listing(self, limit: int, charge: Callable[[int], None]) -> list[MatchSummary]:
-        """The open and live matches of every node, as stored, newest first within each status (open ones first),
-        with this node's spectator counts."""
+        """The open and live matches of every node, as stored, with this node's spectator counts: the open ones
+        first, in the lobby's fair order by their creators' networks and addresses (as on a single node), then
+        the live ones newest first by spectators."""
         a = self.arena
         charge(2 * limit)
+        shown = [mid for mid, _ in lobby_order(await open_creators(a.storage), lambda row: row[1])[:limit]]
+        stored = await open_summaries(a.storage, shown)
         found: list[MatchSummary] = []
-        for status in ("open", "live"):
-            for game in await a.storage.list_games(limit, 0, status):
-                room = a.rooms.get(game.match_id)
-                if room is not None and room.match.status == status:
-                    found.append(room.match.summary(room.spectators))
-                else:
-                    found.append(MatchSummary(match_id=game.match_id, variant=game.variant, south=game.south,
-                                              north=game.north, status=status, ply=game.ply))
-        found.sort(key=lambda m: (m.status != "open", -m.spectators))
-        return found[:limit]
+        for mid in shown:
+            room = a.rooms.get(mid)
+            if room is not None and room.match.status == "open":
+                found.append(room.match.summary(room.spectators))
+            elif mid in stored:
+                found.append(stored[mid])
+        live: list[MatchSummary] = []
+        for game in await a.storage.list_games(limit, 0, "live") if len(found) < limit else []:
+            room = a.rooms.get(game.match_id)
+            if room is not None and room.match.status == "live":
+                live.append(room.match.summary(room.spectators))
+            else:
+                live.append(MatchSummary(match_id=game.match_id, variant=game.variant, south=game.south,
+                                         north=game.north, status="live", ply=game.ply))
+        live.sort(key=lambda m: -m.spectators)
+        return found + live[:limit - len(found)]
 
     async def ratings(self) -> Ratings:
         """The stored ratings (other nodes rate games too: they are the ones of record)."""

@@ -71,18 +71,21 @@ SQL = {
     "disown": "DELETE FROM match_owners WHERE match_id = $1",
     "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5, $6)"
               " ON CONFLICT (id) DO NOTHING",
-    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
-              " VALUES ($1, $2, $3, 'open', $4, $5)",
+    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
+              " creator_address) VALUES ($1, $2, $3, 'open', $4, $5, $6, $7)",
     "join": "UPDATE matches SET seat0 = CASE $1::integer WHEN 0 THEN $2 ELSE seat0 END,"
-            " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3 WHERE id = $4",
+            " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3::text,"
+            " creator_network = CASE $3::text WHEN 'open' THEN creator_network END,"
+            " creator_address = CASE $3::text WHEN 'open' THEN creator_address END WHERE id = $4",
     "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
               f" VALUES ($1, $2, $3, $4, $5, $6, {NOW})",
-    "finish": "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3, finished_at = $4"
-              " WHERE id = $5",
+    "finish": "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3, finished_at = $4,"
+              " creator_network = NULL, creator_address = NULL WHERE id = $5",
     "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES ($1, $2, $3, $4, $5)"
               " ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
               " volatility = excluded.volatility, games = excluded.games",
-    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = $1 WHERE id = $2",
+    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = $1, creator_network = NULL,"
+              " creator_address = NULL WHERE id = $2",
     "quarantine": "INSERT INTO quarantine (match_id, reason, at) VALUES ($1, $2, $3)"
                   " ON CONFLICT (match_id) DO UPDATE SET reason = excluded.reason, at = excluded.at",
     "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = $1",

@@ -16,7 +16,10 @@ UNIQUE index, so no two nodes can store one name twice (a name stored twice befo
 holder; the later ones keep their rows and tokens with no key); version 8 gives each event entrant
 its `seed`, its place in the event's starting order; version 9 gives each event its `version` (how many
 changes were stored, claimed in `guards` by nodes racing on one change) and `event_owners`, the node
-that pairs and drives each open or running event of a cluster.
+that pairs and drives each open or running event of a cluster; version 10 indexes matches by creation
+time; version 11 gives each match the network (IPv4 /24, IPv6 /64) and the address of the client that
+opened it to anyone, kept while it is open (every node lists open matches in turns by them; the rows
+stored before have none and each counts as its own creator).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -195,6 +198,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     (10, (
         MATCHES_BY_CREATION,
     )),
+    (11, (
+        "ALTER TABLE matches ADD COLUMN creator_network TEXT",
+        "ALTER TABLE matches ADD COLUMN creator_address TEXT",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -335,6 +342,10 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     )),
     (10, (
         MATCHES_BY_CREATION,
+    )),
+    (11, (
+        "ALTER TABLE matches ADD COLUMN IF NOT EXISTS creator_network TEXT",
+        "ALTER TABLE matches ADD COLUMN IF NOT EXISTS creator_address TEXT",
     )),
 )
 

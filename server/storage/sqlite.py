@@ -53,18 +53,21 @@ SQL = {
     "disown": "DELETE FROM match_owners WHERE match_id = ?",
     "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?, ?)"
               " ON CONFLICT (id) DO NOTHING",
-    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at)"
-              " VALUES (?, ?, ?, 'open', ?, ?)",
+    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
+              " creator_address) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
     "join": "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"
-            " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3 WHERE id = ?4",
+            " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3,"
+            " creator_network = CASE ?3 WHEN 'open' THEN creator_network END,"
+            " creator_address = CASE ?3 WHEN 'open' THEN creator_address END WHERE id = ?4",
     "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
               f" VALUES (?, ?, ?, ?, ?, ?, {NOW})",
-    "finish": "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?"
-              " WHERE id = ?",
+    "finish": "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?,"
+              " creator_network = NULL, creator_address = NULL WHERE id = ?",
     "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
               " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
               " volatility = excluded.volatility, games = excluded.games",
-    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = ? WHERE id = ?",
+    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = ?, creator_network = NULL,"
+              " creator_address = NULL WHERE id = ?",
     "quarantine": "INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
     "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = ?",
     "forfeit": "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",

@@ -295,9 +295,12 @@ def op_player(player_id: str, name: str, token_hash: str | None, bot: str | None
     return ("player", (player_id, name, name_key(name), token_hash, bot, time.time()))
 
 
-def op_create(match_id: str, variant: str, rated: bool, creator_seat: int) -> Op:
-    """Store a new open match."""
-    return ("create", (match_id, variant, bool(rated), creator_seat, time.time()))
+def op_create(match_id: str, variant: str, rated: bool, creator_seat: int,
+              creator: tuple[str, str] | None = None) -> Op:
+    """Store a new open match, with the network (IPv4 /24, IPv6 /64) and the address of its creator if a client
+    opened it to anyone (kept while it is open: the lobby's fair order)."""
+    network, address = creator or (None, None)
+    return ("create", (match_id, variant, bool(rated), creator_seat, time.time(), network, address))
 
 
 def op_join(match_id: str, seat: int, player_id: str, live: bool) -> Op:
