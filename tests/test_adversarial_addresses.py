@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from protocol import Game, Variant
 from server.app import RunningServer
 from tests.conftest import Serve
 from tests.pg import query
-from tests.wire import OPERATOR, Client, Json, eventually, live_match
+from tests.wire import OPERATOR, Client, Json, action_msg, eventually, live_match
 
 HONEST = "127.0.0.2"
 POSITION = "6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -"
@@ -238,6 +239,51 @@ async def test_analyses_are_shared_by_network_before_address(serve: Serve, netwo
     assert (answer["type"] == "analysis") == (networks == 1), answer
     assert (await hogs[0].next(30))["type"] == "analysis"
     for client in (honest, *hogs):
+        await client.close()
+
+
+@pytest.mark.parametrize("restart", [False, True])
+async def test_a_player_who_played_here_is_served_before_fresh_identities(serve: Serve, tmp_path: Path,
+                                                                        restart: bool) -> None:
+    """An identity that played a game of 10 plies here (in memory, or stored and finished before a restart) is
+    served before fresh identities: its analysis takes the place of one of theirs in a full queue (refused
+    `too_many` with a retry hint) although each of their 6 networks used less analysis time than its own, while a
+    fresh identity of its network is refused; the hogs would need games of their own to weigh as much."""
+    db = tmp_path / "arena.sqlite3"
+    server = await serve(db)
+    alice, bob, match_id = await live_match(server.url)
+    game = Game(Variant.parse("kalah(6,4)"))
+    while game.ply < 10:
+        action = game.position.legal_actions()[0]
+        await (alice if game.position.to_move.name == "SOUTH" else bob).request(
+            "ack", **action_msg(action, match_id, game.ply))
+        game.play(action)
+    if restart:
+        await alice.request("event", type="resign", match_id=match_id)
+        await server.close()
+        server = await serve(db)
+    for client in (alice, bob):
+        await client.close()
+    analyst = server.router.analyst
+    analyst.max_queued = 4
+    player = await Client.open(server.url, "alice", token=alice.welcome["token"], source=HONEST)
+    assert (await ask(player, 300))["type"] == "analysis"
+    hogs = [await Client.open(server.url, f"hog{i}", source=attacker(i // 6, network=10 + i % 6)) for i in range(12)]
+    for hog in hogs:  # 2 x 60 ms on each of 6 networks: each used less than the player's
+        assert (await ask(hog, 60))["type"] == "analysis"
+    await hogs[0].send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=1500)
+    await eventually(lambda: analyst.pending == 1, what="the first hog's analysis to run")
+    waiting = [asyncio.create_task(ask(hog, 60)) for hog in hogs[1:4]]
+    await eventually(lambda: analyst.pending == 4, what="the queue to be full")
+    fresh = await Client.open(server.url, "fresh", source="127.0.0.3")
+    assert (await ask(fresh, 60))["code"] == "too_many"
+    answer = await ask(player, 60)
+    replies = await asyncio.gather(*waiting)
+    assert answer["type"] == "analysis", answer
+    refusals = [r for r in replies if r["type"] == "error"]
+    assert len(refusals) == 1 and refusals[0]["code"] == "too_many" and isinstance(refusals[0]["retry_ms"], int)
+    assert (await hogs[0].next(30))["type"] == "analysis"
+    for client in (player, fresh, *hogs):
         await client.close()
 
 
