@@ -65,6 +65,8 @@ class _Ticket:
     network: str
     done: asyncio.Future[Analysis]
     order: int
+    player: bool = False
+    """Whether the asker has played here (see `server.played`): players are served before fresh identities."""
 
 
 def _usage(record: _Used | None, now: float) -> float:
@@ -139,17 +141,20 @@ class Analyst:
         return Analysis(position=msg.position, value=value, best=best, exact=exact, depth=max(-1, depth))
 
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
-                       gone: Callable[[], Awaitable[object]] | None = None) -> Analysis | None:
+                       gone: Callable[[], Awaitable[object]] | None = None, player: bool = False) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
         At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
-        queue is fair across networks (an IPv4 /24, an IPv6 /64), then across the addresses of a
-        network, not first come first served: the waiting analysis of the network that used the
-        least analysis time lately runs next (of its addresses, the one that used the least), and
-        when the queue is full a newcomer whose network used less than some waiting one's (or, of
-        the same network, whose address used less) takes the place of the heaviest such request
-        (refused with `too_many` and a retry hint), else it is refused. So many addresses of one
-        network count as one network, and cannot starve a client of another. If `gone()` (the
+        queue serves players (`player`: the asker has played a game here) before fresh identities,
+        and is fair across networks (an IPv4 /24, an IPv6 /64), then across the addresses of a
+        network, not first come first served: of the waiting analyses of players (else of the
+        others), the one of the network that used the least analysis time lately runs next (of its
+        addresses, the one that used the least), and when the queue is full a newcomer who is a
+        player while some waiting one is not, or whose network used less than some waiting one's
+        of its kind (or, of the same network, whose address used less) takes the place of the
+        heaviest such request (refused with `too_many` and a retry hint), else it is refused. So
+        many addresses of one network count as one network, and cannot starve a client of another,
+        and identities made for a flood cannot starve one who played here. If `gone()` (the
         connection's closing) completes first, a queued analysis is dropped and one already
         running is left to end within its budget (the answer is then None: no one to send it to).
         """
@@ -157,9 +162,9 @@ class Analyst:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
         if self.pending >= self.max_queued:
-            self._make_room(peer)
+            self._make_room(peer, player)
         loop = asyncio.get_running_loop()
-        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order))
+        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player)
         self._waiting.append(ticket)
         self.pending += 1
         if peer is not None:
@@ -184,22 +189,29 @@ class Analyst:
             if peer is not None:
                 peer.analyses -= 1
 
-    def _weight(self, network: str, peer: Peer | None, now: float) -> tuple[float, float]:
-        """What the fair queue orders by: the analysis seconds `network` used lately, then `peer`'s address."""
-        return _usage(self.networks.get(network), now), _usage(peer, now)
+    def _weight(self, network: str, peer: Peer | None, player: bool, now: float) -> tuple[bool, float, float]:
+        """What the fair queue orders by: a player first, then the analysis seconds `network` used lately, then
+        `peer`'s address."""
+        return not player, _usage(self.networks.get(network), now), _usage(peer, now)
 
-    def _make_room(self, peer: Peer | None) -> None:
-        """The queue is full: refuse the waiting request of the network that used the most analysis time lately
-        (of its addresses, the one that used the most) if it weighs more than `peer`, else raise `too_many`."""
+    def _ticket_weight(self, ticket: _Ticket, now: float) -> tuple[bool, float, float]:
+        """The weight of a waiting request."""
+        return self._weight(ticket.network, ticket.peer, ticket.player, now)
+
+    def _make_room(self, peer: Peer | None, player: bool) -> None:
+        """The queue is full: refuse the waiting request of a fresh identity (else of a player) of the network that
+        used the most analysis time lately (of its addresses, the one that used the most) if it weighs more than
+        `peer`'s would, else raise `too_many`."""
         now = time.monotonic()
-        mine = self._weight(network_of(peer), peer, now)
-        heaviest = max(self._waiting, key=lambda t: (*self._weight(t.network, t.peer, now), t.order), default=None)
-        if heaviest is None or self._weight(heaviest.network, heaviest.peer, now) <= mine:
+        mine = self._weight(network_of(peer), peer, player, now)
+        heaviest = max(self._waiting, key=lambda t: (*self._ticket_weight(t, now), t.order), default=None)
+        if heaviest is None or self._ticket_weight(heaviest, now) <= mine:
             raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly",
                                CROWDED_BUDGET_MS / 1000)
         self._waiting.remove(heaviest)
-        heaviest.done.set_exception(TooManyError("the analysis queue is full and others asked less lately: try "
-                                                 "again shortly", self.max_queued * CROWDED_BUDGET_MS / 1000))
+        heaviest.done.set_exception(TooManyError("the analysis queue is full and others asked less lately or "
+                                                 "played here: try again shortly",
+                                                 self.max_queued * CROWDED_BUDGET_MS / 1000))
 
     def _charge(self, ticket: _Ticket, seconds: float) -> None:
         """Add `seconds` of analysis to the ticket's address and network (forgetting faded networks past the bound)."""
@@ -217,11 +229,12 @@ class Analyst:
                 del self.networks[next(iter(self.networks))]
 
     def _dispatch(self) -> None:
-        """Start the waiting analysis of the least busy network's least busy address, if the thread is free."""
+        """Start the waiting analysis of the least busy network's least busy address (a player's first), if the
+        thread is free."""
         if self._running or not self._waiting:
             return
         now = time.monotonic()
-        ticket = min(self._waiting, key=lambda t: (*self._weight(t.network, t.peer, now), t.order))
+        ticket = min(self._waiting, key=lambda t: (*self._ticket_weight(t, now), t.order))
         self._waiting.remove(ticket)
         self._running = True
         started = time.monotonic()

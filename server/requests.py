@@ -65,6 +65,7 @@ from server.identity import (
 from server.logs import event as log_event
 from server.match import Seat
 from server.moderation import Moderator
+from server.played import PlayedHere
 from server.resume import room_or_stored
 from server.rooms import Room
 from server.session import Session
@@ -110,6 +111,8 @@ class Router:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self.analyst = Analyst()
+        self.played = PlayedHere(arena)
+        """Whom the analysis queue serves first: identities that played a game here."""
         self.handlers: dict[type[ClientMessage], Handler] = {
             Hello: self.hello, ListMatches: self.listing, ListGames: self.stored, FetchGame: self.stored,
             ListStandings: self.standings, Analyse: self.analyse,
@@ -228,7 +231,8 @@ class Router:
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""
-        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed)
+        player = await self.played.played(s.player_id)
+        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, player)
         return [] if answer is None else [answer]
 
     # --- lobby ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 from protocol import EndReason, Game, Variant
 from server.storage import ConflictError, Op, Storage, sqlite
+from server.storage.lobby import open_creators, open_summaries
 from server.storage.writer import (
     PHASES,
     op_action,
@@ -173,6 +174,11 @@ async def test_reads_of_a_restart_and_of_the_listings(storage: Storage) -> None:
     assert [g.match_id for g in await storage.list_games(status=None, variant="kalah(4,3)", offset=1)] == ["m3"]
     assert await storage.fetch_game("m1") == m1 and await storage.fetch_game("nosuch") is None
     assert await storage.rated_results() == [("p1", "p2", 1.0, "ann", "bob")]
+    assert [await storage.played(p, plies) for p, plies in (("p1", 2), ("p1", 3), ("pb", 1), ("pb", 2))] == [
+        True, False, True, False]  # a finished game of 2 plies, a live one of 1 (open and cancelled ones: none)
+    assert await open_creators(storage) == [("m3", ("m3", "m3"))]  # stored without its creator's address
+    [(mid, summary)] = (await open_summaries(storage, ["m3", "m2"])).items()
+    assert (mid, summary.south, summary.north, summary.status) == ("m3", None, "ann", "open")
 
 
 async def test_a_write_that_commits_on_one_backend_commits_on_the_other(storage: Storage) -> None:

@@ -92,6 +92,13 @@ def games_query(dialect: Dialect, limit: int, offset: int, status: str | None, p
 
 
 QUARANTINE_LIST = "SELECT match_id, reason, at FROM quarantine ORDER BY at"
+PLAYED = """
+SELECT 1 FROM matches m
+WHERE (m.seat0 = ? OR m.seat1 = ?) AND m.status IN ('live', 'finished')
+  AND (SELECT count(*) FROM actions a WHERE a.match_id = m.id) >= ?
+LIMIT 1
+"""
+"""Whether a player holds a seat in a live or finished match of at least so many plies."""
 RATED_RESULTS = """
 SELECT m.seat0, m.seat1, m.winner_seat, p0.name, p1.name
 FROM matches m JOIN players p0 ON p0.id = m.seat0 JOIN players p1 ON p1.id = m.seat1
@@ -174,6 +181,10 @@ class GameReads(ABC):
     async def rated_results(self) -> list[RatedResult]:
         """Every finished rated game in the order it finished."""
 
+    @abstractmethod
+    async def played(self, player_id: str, plies: int) -> bool:
+        """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
+
 
 # --- SQLite, by file path, without an event loop ---------------------------------------------
 
@@ -212,6 +223,12 @@ def list_quarantined(db_path: str | Path) -> list[Quarantined]:
     return quarantined_of(rows)
 
 
+def played(db_path: str | Path, player_id: str, plies: int) -> bool:
+    """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies (a database file)."""
+    with closing(_connect(db_path)) as db:
+        return db.execute(PLAYED, (player_id, player_id, plies)).fetchone() is not None
+
+
 def rated_results(db_path: str | Path) -> list[RatedResult]:
     """Every finished rated game of a database file in order."""
     with closing(_connect(db_path)) as db:
@@ -241,3 +258,7 @@ class SQLiteReads(GameReads):
     async def rated_results(self) -> list[RatedResult]:
         """Every finished rated game in the order it finished."""
         return await asyncio.to_thread(rated_results, self.path)
+
+    async def played(self, player_id: str, plies: int) -> bool:
+        """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
+        return await asyncio.to_thread(played, self.path, player_id, plies)

@@ -17,6 +17,7 @@ import asyncpg
 from protocol.errors import ConflictError
 from server.storage.events import EVENT_SQL
 from server.storage.games import (
+    PLAYED,
     QUARANTINE_LIST,
     RATED_RESULTS,
     GameReads,
@@ -186,6 +187,10 @@ class PostgresReads(GameReads):
     async def rated_results(self) -> list[RatedResult]:
         """Every finished rated game in the order it finished."""
         return results_of(tuple(r) for r in await self._reads.fetch(RATED_RESULTS))
+
+    async def played(self, player_id: str, plies: int) -> bool:
+        """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
+        return await self._reads.fetchval(numbered(PLAYED), player_id, player_id, plies) is not None
 
 
 class PostgresStorage(PostgresReads, Storage):
