@@ -3,12 +3,13 @@
 Each phase starts `kalah serve` on a fresh database. Honest clients connect from 127.0.0.2: a
 player who plays `--games` untimed games against `--bot` (South; seeded random moves, each
 after a `--think-ms` pause), a spectator of those games, a lobby asking `list`, `games` and
-`standings` every `--lobby-every` seconds, and a replay screen asking one 1 s `analyse` every
-3 s. Phase "quiet" has nothing else. Phase "flood" first starts `bench/flooders.py` (another
-process) from `--flood-addresses` other loopback addresses (127.0.0.1, 127.0.0.3, ...):
-exhibitions as fast as the quotas allow, 5 s analyses, 200-game reads faster than the rate
-limit, spectators that stop reading, connections that never say hello; after `--warmup`
-seconds the honest clients play the same games.
+`standings` every `--lobby-every` seconds, and a replay screen asking one 1 s `analyse` of the
+player's latest position every 3 s, on a connection of its own under the player's identity (the
+terminal client's replay screen asks as the player who played). Phase "quiet" has nothing else.
+Phase "flood" first starts `bench/flooders.py` (another process) from `--flood-addresses` other
+loopback addresses (127.0.0.1, 127.0.0.3, ...): exhibitions as fast as the quotas allow, 5 s
+analyses, 200-game reads faster than the rate limit, spectators that stop reading, connections
+that never say hello; after `--warmup` seconds the honest clients play the same games.
 
 Prints, per phase, the bot's move latency (from the ack of the player's move, or the bot's
 previous action in an extra-turn chain, to the bot's action event), the server's peak RSS
@@ -103,15 +104,20 @@ class Phase:
         return 1000 * statistics.fmean(self.latencies) if self.latencies else float("nan")
 
 
-async def honest(url: str, name: str, phase: Phase) -> LeanConnection:
-    """An honest client's connection from 127.0.0.2, past its hello."""
+async def honest(url: str, name: str, phase: Phase, token: str | None = None) -> LeanConnection:
+    """An honest client's connection from 127.0.0.2, past its hello (as the identity of `token` if given)."""
+    return (await welcomed(url, name, phase, token))[0]
+
+
+async def welcomed(url: str, name: str, phase: Phase, token: str | None = None) -> tuple[LeanConnection, str]:
+    """An honest client's connection from 127.0.0.2, past its hello, and its identity's token."""
     conn = await LeanConnection.open(url, HONEST)
-    conn.send(json.dumps({"type": "hello", "name": name}))
+    conn.send(json.dumps({"type": "hello", "name": name, **({} if token is None else {"token": token})}))
     reply = await asyncio.wait_for(conn.recv(), 30)
     if reply["type"] != "welcome":
         phase.errors.append(f"{name}: hello refused: {reply}")
         raise ConnectionError(f"{name}: hello refused")
-    return conn
+    return conn, str(reply["token"])
 
 
 async def ask(conn: LeanConnection, request: dict[str, Any], answer: str,
@@ -125,10 +131,10 @@ async def ask(conn: LeanConnection, request: dict[str, Any], answer: str,
             return reply, time.perf_counter() - t0
 
 
-async def play(url: str, args: argparse.Namespace, phase: Phase, watch: Callable[[str], None],
+async def play(conn: LeanConnection, args: argparse.Namespace, phase: Phase, watch: Callable[[str], None],
                positions: list[str]) -> None:
-    """The player: `args.games` games as South against the bot, timing each of the bot's actions."""
-    conn = await honest(url, "honest-player", phase)
+    """The player (on `conn`, past its hello): `args.games` games as South against the bot, timing each of the
+    bot's actions."""
     inbox: asyncio.Queue[tuple[float, dict[str, Any]]] = asyncio.Queue()
     conn.handler = lambda raw: inbox.put_nowait((time.perf_counter(), json.loads(raw)))
     variant = Variant.parse(args.variant)
@@ -274,11 +280,13 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         matches: asyncio.Queue[str] = asyncio.Queue()
         positions = [Position.initial(Variant.parse(args.variant)).fen()]
         watcher = await honest(url, "honest-spectator", phase)
+        player, token = await welcomed(url, "honest-player", phase)
         extras = [asyncio.create_task(spectate(watcher, phase, matches)),
                   asyncio.create_task(lobby(await honest(url, "honest-lobby", phase), args, phase)),
-                  asyncio.create_task(replay(await honest(url, "honest-replay", phase), args, phase, positions))]
+                  asyncio.create_task(replay(await honest(url, "honest-player", phase, token), args, phase,
+                                             positions))]
         try:
-            await play(url, args, phase, matches.put_nowait, positions)
+            await play(player, args, phase, matches.put_nowait, positions)
         except (ConnectionError, TimeoutError) as exc:
             phase.errors.append(f"player: {exc!r}")
         for task in extras:
