@@ -48,8 +48,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import stall_probe
 from flooders import add_flood_options
-from harness import ROOT, LeanConnection, action_msg, proc_usage, quantile, spawn_server
+from harness import ROOT, LeanConnection, action_msg, proc_usage, quantile, quantile_range, spawn_server
 from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
@@ -75,6 +76,10 @@ class Phase:
 
     name: str
     latencies: list[float] = field(default_factory=list)
+    samples: list[tuple[float, float]] = field(default_factory=list)
+    """Each bot move's (ack, event) times as the player saw them (`time.perf_counter`)."""
+    trace: list[str] = field(default_factory=list)
+    """With `--stalls`: where the bot moves' time went (`stall_probe.explain_moves`)."""
     records: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     lobby: list[float] = field(default_factory=list)
@@ -98,6 +103,11 @@ class Phase:
     def ms(self, p: float) -> float:
         """The bot's move latency at quantile `p`, in milliseconds."""
         return 1000 * quantile(sorted(self.latencies), p)
+
+    def range_ms(self, p: float) -> tuple[float, float]:
+        """The 95% range of the bot's move latency at quantile `p` (`quantile_range`), in milliseconds."""
+        lo, hi = quantile_range(sorted(self.latencies), p)
+        return 1000 * lo, 1000 * hi
 
     def mean_ms(self) -> float:
         """The bot's mean move latency in milliseconds."""
@@ -165,6 +175,7 @@ async def play(conn: LeanConnection, args: argparse.Namespace, phase: Phase, wat
                 if msg["kind"] == "action" and msg["ply"] == game.ply:
                     if msg["side"] == "north":
                         phase.latencies.append(t - mark)
+                        phase.samples.append((mark, t))
                         mark = t
                     game.play(parse_action(msg["action"]))
                     record.append(msg["action"])
@@ -262,9 +273,20 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
     phase = Phase(name)
     tmp = Path(tempfile.mkdtemp(prefix=f"kalah-flood-{name}-"))
     log_path = tmp / "server.log"
+    probes = tmp / "probes.jsonl"
+    python_flags = [str(HERE / "stall_probe.py"), str(probes)] if args.stalls else []
     with log_path.open("w") as log:
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
-                                       "--operator-token", OPERATOR, stderr=log, root=root)
+                                       "--operator-token", OPERATOR, stderr=log, root=root,
+                                       python_flags=python_flags)
+    client_probes: list[dict[str, Any]] = []
+
+    def client_record(kind: str, **fields: Any) -> None:
+        """Keep one record of the honest clients' own probes."""
+        client_probes.append({"kind": kind, **fields})
+
+    loop_watch = asyncio.create_task(stall_probe.watch_loop(client_record, stacks=False)) if args.stalls else None
+    unwatch_gc = stall_probe.probe_gc(client_record, freezes=False) if args.stalls else None
     flooders = None
     until = time.time() + 3600
     try:
@@ -315,7 +337,13 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         except TimeoutError:
             proc.kill()
             await proc.wait()
+        if loop_watch is not None and unwatch_gc is not None:
+            loop_watch.cancel()
+            unwatch_gc()
     phase.server_log, phase.lag_ms = server_log(log_path, until)
+    if args.stalls:
+        phase.trace = stall_probe.explain_moves(phase.samples, stall_probe.load(probes), client_probes)
+        shutil.copy(probes, Path(args.stalls) / f"{name}-{os.getpid()}-{int(time.time())}.jsonl")
     shutil.rmtree(tmp, ignore_errors=True)
     return phase
 
@@ -365,6 +393,35 @@ def ratios_of(quiet: Phase, flood: Phase) -> dict[str, float]:
             "p99": flood.ms(0.99) / quiet.ms(0.99), "mean": flood.mean_ms() / quiet.mean_ms()}
 
 
+def sample_note(quiet: Phase, flood: Phase) -> str:
+    """How many moves each quantile rests on, and its 95% range in each phase and as a flood/quiet ratio."""
+
+    def ms(value: float) -> str:
+        """A bound in ms (`-` below the smallest, `?` above the largest sample)."""
+        return "?" if value == float("inf") else "-" if value == float("-inf") else f"{value:.0f}"
+
+    def ratio(value: float) -> str:
+        """A ratio's bound (`?` where a phase's bound is unknown)."""
+        return "?" if value != value or value in (0, float("inf")) else f"{value:.2f}x"
+
+    lines = []
+    for q, name in ((0.5, "p50"), (0.9, "p90"), (0.99, "p99")):
+        (qlo, qhi), (flo, fhi) = quiet.range_ms(q), flood.range_ms(q)
+        rank = [len(p.latencies) - min(len(p.latencies) - 1, int(q * len(p.latencies))) for p in (quiet, flood)]
+        lines.append(f"  {name}: the {ordinal(rank[0])} / {ordinal(rank[1])} slowest move; 95% range quiet {ms(qlo)}-"
+                     f"{ms(qhi)} ms, flood {ms(flo)}-{ms(fhi)} ms, flood/quiet {ratio(flo / qhi)}-{ratio(fhi / qlo)}")
+    return (f"samples: {len(quiet.latencies)} bot moves quiet, {len(flood.latencies)} flood (a quantile's range is "
+            "where it lies with 95% confidence, from the order statistics; `?`: beyond the sample)\n"
+            + "\n".join(lines))
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ... (`slowest` for 1)."""
+    if n == 1:
+        return "1st"
+    return f"{n}{'th' if 10 <= n % 100 < 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     """Print the table and the goals; whether every goal holds."""
     print(f"flood benchmark: {args.games} games of {args.variant} (untimed) against {args.bot}, player thinks "
@@ -385,10 +442,15 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     ratios = ratios_of(quiet, flood)
     print(f"{'ratio':<8}{'':>10}{ratios['p50']:>8.2f}x{ratios['p90']:>8.2f}x{ratios['p99']:>8.2f}x"
           f"{ratios['mean']:>8.2f}x")
+    print(sample_note(quiet, flood))
     same = sum(a == b for a, b in zip(quiet.records, flood.records, strict=False))
     print(f"same games in both phases: {same} of {len(quiet.records)}; spectator events {quiet.spectator_events} "
           f"(quiet), {flood.spectator_events} (flood); machine load average {quiet.load[0]:.1f}-{quiet.load[1]:.1f} "
           f"(quiet), {flood.load[0]:.1f}-{flood.load[1]:.1f} (flood) on {os.cpu_count()} cores")
+    for p in (quiet, flood):
+        if p.trace:
+            print(f"where the bot's moves went ({p.name}, traced in the server, bench/stall_probe.py):")
+            print("\n".join(p.trace))
     for p in (quiet, flood):
         print(f"server's own timings ({p.name}): " + ("; ".join(
             f"{name} p50 {p50}, p99 {p99} ({n})" for name, (p50, p99, n) in p.timings.items()) or "not answered"))
@@ -466,8 +528,13 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV",
                         help="first run both phases on the server of git revision REV (a temporary worktree), then "
                              "on this tree's, and print both ratios (before/after in one run)")
+    parser.add_argument("--stalls", metavar="DIR",
+                        help="run the servers under bench/stall_probe.py (their records kept in DIR) and print where "
+                             "the bot's moves went, step by step, and the honest clients' own collections and loop lag")
     add_flood_options(parser)
     args = parser.parse_args()
+    if args.stalls:
+        Path(args.stalls).mkdir(parents=True, exist_ok=True)
     if args.many_addresses:
         args.flood_addresses, args.flood_networks = 200, 50
         args.exhibitors = args.analysts = args.listers = args.stalled = args.newcomers = args.openers = 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import re
 import socket
@@ -220,3 +221,20 @@ def _status_kib(pid: int, key: str) -> int:
 def quantile(values: Sequence[float], p: float) -> float:
     """The value at quantile `p` of sorted `values` (nan if empty)."""
     return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+
+
+def quantile_range(values: Sequence[float], p: float, confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free `confidence` range of quantile `p` from sorted `values`: the order statistics the
+    quantile lies between with at least that probability (binomial); `inf` above when the sample cannot bound it
+    (the p99 of fewer than about 300 values), `nan` when empty."""
+    n = len(values)
+    if not n:
+        return float("nan"), float("nan")
+    cdf, below = [], 0.0  # cdf[k] = P(fewer than k+1 of the n values lie below the quantile)
+    for k in range(n + 1):
+        below += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        cdf.append(below)
+    tail = (1 - confidence) / 2
+    lo = max((k for k in range(n) if cdf[k] <= tail), default=-1)  # values[lo] lies below with P >= 1 - tail
+    hi = min((k for k in range(n) if cdf[k] >= 1 - tail), default=n)  # values[hi] lies above with P >= 1 - tail
+    return (values[lo] if lo >= 0 else float("-inf")), (values[hi] if hi < n else float("inf"))

@@ -8,9 +8,14 @@ clock `time.perf_counter` reads in every process on Linux, so the clients' times
   statements' and the COMMIT's own seconds, the writes it held, whether the main file changed
   (a WAL checkpoint ran in it), and the hand-offs from and back to the event loop;
 - `gc`: each garbage collection over 1 ms (generation, seconds), and each `gc.freeze`;
-- `lag`: the event loop late by over 5 ms on a 5 ms timer (how late), with the main thread's
-  stack when it was held over 20 ms (a watchdog thread takes it while the loop is stuck);
-- `cpu`: every 100 ms, the CPU seconds of the event loop's thread and of the database thread.
+- `lag`: the event loop late by over 5 ms on a 5 ms timer (how late; how long its thread ran and waited for a
+  core meanwhile), with the main thread's stack when it was held over 20 ms (a watchdog thread takes it
+  while the loop is stuck);
+- `cpu`: every 100 ms, the CPU seconds of the event loop's thread, of the database thread and of every other
+  Python thread (by name);
+- `bot_turn`: each hosted bot's move in a game with a person, step by step: its turn begun in the loop, a
+  worker taking it, the search's end (and the worker's CPU and time waiting for a core), the loop resuming
+  the turn, the durable write, the event sent (`explain_moves` matches them to a client's moves).
 
 `bench/load.py --stalls DIR` runs its server under these probes, records the slow actions and the
 clients' own loop lag, and prints `attribute(...)`: which probe's stalls overlap each slow action.
@@ -20,10 +25,12 @@ The probes cost a few percent of CPU; the figures of a run with them are not for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
 import runpy
+import statistics
 import sys
 import threading
 import time
@@ -167,6 +174,95 @@ def probe_commits(record: Recorder) -> None:
     PROBE_THREADS_REF.append(threads)
 
 
+def run_delay() -> float:
+    """Seconds the calling thread has waited, runnable, for a core (the kernel's schedstat; 0 where there is none)."""
+    try:
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def probe_bot_turns(record: Record) -> None:
+    """Trace each hosted bot's move in a game with a person: when its turn began in the loop, when a worker took it
+    and gave it back (and that thread's CPU between), when the loop resumed the turn, the durable write's round trip,
+    and when its event was sent (`bot_turn` records)."""
+    try:
+        from server import bot_turns, hosted
+        from server.arena import Arena
+    except ImportError:
+        return
+    traces: dict[int, dict[str, Any]] = {}
+    """id(task) -> the trace of the bot turn that task runs."""
+    run_job, submit, choose = hosted._Job.run, hosted._Workers.submit, hosted.BotRunner.choose
+    turn, write = bot_turns.BotTurns.turn, Arena.write
+
+    def current() -> dict[str, Any] | None:
+        """The trace of the bot turn the running task serves, if any."""
+        task = asyncio.current_task()
+        return traces.get(id(task)) if task is not None else None
+
+    def timed_run(self: Any, finished: Callable[[], None]) -> None:
+        """The worker's search, timed in its thread."""
+        trace = getattr(self.future, "trace", None)
+        if trace is not None:
+            trace.update(worker=time.perf_counter(), cpu0=time.thread_time(), delay0=run_delay(),
+                         thread=threading.current_thread().name)
+
+        def done() -> None:
+            """The search is over (before the loop can learn it)."""
+            if trace is not None:
+                trace.update(searched=time.perf_counter(), cpu=time.thread_time() - trace.pop("cpu0"),
+                             delay=run_delay() - trace.pop("delay0"))
+            finished()
+
+        run_job(self, done)
+
+    def timed_submit(self: Any, job: Any) -> None:
+        """A person's game's job carries its turn's trace to the worker."""
+        trace = current()
+        if trace is not None and job.priority == hosted.Priority.HUMAN:
+            job.future.trace = trace
+            trace["submitted"] = time.perf_counter()
+        submit(self, job)
+
+    async def timed_choose(self: Any, name: str, position: Any, budget_s: float, *, priority: Any) -> Any:
+        """Note when the loop resumed the turn."""
+        try:
+            return await choose(self, name, position, budget_s, priority=priority)
+        finally:
+            trace = current()
+            if trace is not None and "submitted" in trace:
+                trace["resumed"] = time.perf_counter()
+
+    async def timed_write(self: Any, ops: Any) -> None:
+        """The durable write's round trip, for a bot turn's action."""
+        trace = current()
+        t = time.perf_counter()
+        try:
+            await write(self, ops)
+        finally:
+            if trace is not None and "resumed" in trace:
+                trace.update(write=t, written=time.perf_counter())
+
+    async def timed_turn(self: Any, room: Any, seat: int, bot: str) -> None:
+        """One bot turn, traced; recorded if it went to a worker for a person's game."""
+        task = asyncio.current_task()
+        trace: dict[str, Any] = {"t": time.perf_counter(), "match": room.match.match_id, "ply": room.match.ply}
+        traces[id(task)] = trace
+        try:
+            await turn(self, room, seat, bot)
+        finally:
+            del traces[id(task)]
+            if "resumed" in trace:
+                record("bot_turn", sent=time.perf_counter(), **trace)
+
+    hosted._Job.run = timed_run  # type: ignore[method-assign]
+    hosted._Workers.submit = timed_submit  # type: ignore[method-assign]
+    hosted.BotRunner.choose = timed_choose  # type: ignore[method-assign,assignment]
+    bot_turns.BotTurns.turn = timed_turn  # type: ignore[method-assign]
+    Arena.write = timed_write  # type: ignore[method-assign]
+
+
 CENSUS: list[asyncio.Task[None]] = []
 PROBE_THREADS_REF: list[dict[str, int]] = []
 
@@ -207,17 +303,22 @@ async def watch_loop(record: Record, period_s: float = 0.005, stuck_s: float = 0
         while True:
             t = time.perf_counter()
             beat[0] = t
+            ran, waited = time.thread_time(), run_delay()
             await asyncio.sleep(period_s)
             now = time.perf_counter()
             late = now - t - period_s
-            if late > 0.005:
-                record("lag", t=t + period_s, s=late)
+            if late > 0.005:  # how much of it the loop's thread ran, and waited runnable for a core
+                record("lag", t=t + period_s, s=late, ran=time.thread_time() - ran, waited=run_delay() - waited)
             if now >= next_cpu:
                 next_cpu = now + 0.1
                 cpu = {"loop": thread_cpu(main_tid)}
                 for refs in PROBE_THREADS_REF:
                     if "db" in refs:
                         cpu["db"] = thread_cpu(refs["db"])
+                for thread in threading.enumerate():
+                    if thread.native_id is not None and thread.native_id != main_tid and thread.name not in cpu:
+                        with contextlib.suppress(OSError):
+                            cpu[thread.name] = thread_cpu(thread.native_id)
                 record("cpu", t=now, **cpu)
     finally:
         stop.set()
@@ -262,6 +363,7 @@ def main() -> None:
     probe_gc(record)
     probe_commits(record)
     probe_loop(record)
+    probe_bot_turns(record)
     sys.argv = [module, *rest]
     runpy.run_module(module, run_name="__main__", alter_sys=True)
 
@@ -357,3 +459,75 @@ def attribute(server: list[dict[str, Any]], client: list[dict[str, Any]], slow: 
 
 if __name__ == "__main__":
     main()
+
+
+def thread_shares(cpu: list[dict[str, Any]]) -> dict[str, float]:
+    """Each thread's share of a core over the `cpu` records (from the first that names it to the last)."""
+    shares = {}
+    for name in {k for r in cpu for k in r} - {"t", "kind"}:
+        seen = [r for r in cpu if name in r]
+        if len(seen) > 1 and seen[-1]["t"] > seen[0]["t"]:
+            shares[name] = (seen[-1][name] - seen[0][name]) / (seen[-1]["t"] - seen[0]["t"])
+    return shares
+
+
+STEPS = (("ack to turn", None, "t"), ("to a worker", "t", "worker"), ("search", "worker", "searched"),
+         ("back to the loop", "searched", "resumed"), ("to the write", "resumed", "write"),
+         ("write", "write", "written"), ("to sent", "written", "sent"), ("sent to seen", "sent", None))
+"""A traced bot move's steps: name, from, to (None: the client's ack, or the client's receipt of the event)."""
+
+
+def explain_moves(samples: list[tuple[float, float]], server: list[dict[str, Any]], client: list[dict[str, Any]],
+                  worst: int = 3) -> list[str]:
+    """Lines that say where the bot moves' time went: each step's p50 and max over the moves `samples` (the client's
+    (ack, event) times) matched to the server's `bot_turn` traces, then the `worst` slowest moves step by step with
+    the client's own collections and loop lateness that overlap them."""
+    turns = sorted((r for r in server if r["kind"] == "bot_turn"), key=lambda r: r["sent"])
+    matched: list[tuple[float, float, dict[str, Any]]] = []
+    for ack, seen in samples:  # the last action written between the ack and its event reaching the client
+        found = [r for r in turns if ack <= r.get("written", r["sent"]) <= seen]
+        if found:
+            matched.append((ack, seen, found[-1]))
+    if not matched:
+        return [f"  no traced bot moves matched ({len(samples)} moves, {len(turns)} traces)"]
+
+    def step(ack: float, seen: float, trace: dict[str, Any], start: str | None, end: str | None) -> float:
+        """One step's milliseconds (nan where the trace lacks a time)."""
+        a = ack if start is None else trace.get(start)
+        b = seen if end is None else trace.get(end)
+        return 1000 * (b - a) if a is not None and b is not None else float("nan")
+
+    lines = [f"  {len(matched)} of {len(samples)} moves traced; per step p50 / max ms: " + ", ".join(
+        f"{name} {statistics.median(v):.1f} / {max(v):.1f}" for name, start, end in STEPS
+        if (v := [step(a, s, tr, start, end) for a, s, tr in matched]))]
+    gcs, lags = ([r["s"] for r in client if r["kind"] == kind] for kind in ("gc", "lag"))
+    lines.append(f"  the honest clients' process: {len(gcs)} collections over 1 ms (max "
+                 f"{1000 * max(gcs, default=0):.1f} ms), its loop late over 5 ms {len(lags)} times (max "
+                 f"{1000 * max(lags, default=0):.0f} ms)")
+    window = (matched[0][0], matched[-1][1])
+    late = [r for r in server if r["kind"] == "lag" and window[0] <= r["t"] <= window[1] and r["s"] > 0.02]
+    if late:
+        total = sum(r["s"] + 0.005 for r in late)
+        ran, waited = (100 * sum(r.get(k, 0) for r in late) / total for k in ("ran", "waited"))
+        longest = 1000 * max(r["s"] for r in late)
+        lines.append(f"  the server's loop late over 20 ms {len(late)} times (max {longest:.0f} ms); in those periods "
+                     f"its thread ran {ran:.0f}% of the time and waited for a core {waited:.0f}%")
+    shares = thread_shares([r for r in server if r["kind"] == "cpu" and window[0] <= r["t"] <= window[1]])
+    lines.append("  the server's threads while the moves were played, share of a core: " + ", ".join(
+        f"{name} {100 * share:.0f}%" for name, share in sorted(shares.items(), key=lambda kv: -kv[1])
+        if share >= 0.005))
+    cpu = [1000 * tr["cpu"] for _, _, tr in matched if "cpu" in tr]
+    delay = [1000 * tr["delay"] for _, _, tr in matched if "delay" in tr]
+    if cpu and delay:
+        lines.append(f"  the search thread a move: ran p50 {statistics.median(cpu):.1f} ms, max {max(cpu):.1f} ms; "
+                     f"waited for a core p50 {statistics.median(delay):.1f} ms, max {max(delay):.1f} ms")
+    for ack, seen, trace in sorted(matched, key=lambda m: m[0] - m[1])[:worst]:
+        gcs = overlaps([r for r in client if r["kind"] == "gc"], ack, seen, lambda r: True)
+        lags = overlaps([r for r in client if r["kind"] == "lag"], ack, seen, lambda r: True)
+        own = (f"; client gc {sum(1000 * g['s'] for g in gcs):.0f} ms" if gcs else "") + (
+            f"; client loop late {max(1000 * g['s'] for g in lags):.0f} ms" if lags else "")
+        lines.append(f"  slow move {1000 * (seen - ack):.0f} ms: " + ", ".join(
+            f"{name} {step(ack, seen, trace, start, end):.1f}" for name, start, end in STEPS)
+            + f" (the search thread ran {1000 * trace.get('cpu', float('nan')):.1f} ms and waited for a core "
+              f"{1000 * trace.get('delay', float('nan')):.1f} ms, {trace.get('thread', '?')})" + own)
+    return lines
