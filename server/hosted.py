@@ -42,14 +42,23 @@ __all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
 BACKGROUND_NICE = 10
 """How much lower the OS schedules threads that may search for exhibitions than the event loop and
-the thread kept for games with a person (Linux sets niceness per thread)."""
+the thread kept for games with a person (Linux sets niceness per thread), where it has no idle class."""
 
 
 def lower_priority(nice: int = BACKGROUND_NICE) -> None:
-    """Lower the calling thread's OS scheduling priority by `nice`, where the OS allows it (else nothing)."""
+    """Put the calling thread in the OS's idle scheduling class (Linux `SCHED_IDLE`: it runs only on a core nothing
+    else wants, and any other thread that wakes takes that core at once) and `nice` levels lower, where the OS allows
+    each (else nothing).
+
+    Nice levels alone left a person's bot waiting: a core running only lowered searches is not idle to the
+    scheduler, so the bot's thread woke on a core shared with the event loop or another process, waiting there for
+    up to three quarters of its move while an analysis held the other core (bench/flood.py --stalls).
+    """
     with contextlib.suppress(AttributeError, OSError):  # not every OS has per-thread priorities
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
 
 PlayerFactory = Callable[[str], Player]
 """Makes the player of a (canonical) bot id; raises for an id it does not know."""
