@@ -33,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import FrozenHeap  # noqa: E402
+
 from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes  # noqa: E402
 from tests.pg import PostgresServer, find_bindir  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
@@ -84,8 +86,12 @@ async def run(setting: str, dbs: list[str], bus: str | None, matches: int, secon
         tally = Tally()
         cpu0 = [cpu_seconds(p.pid) for p, _ in procs]
         services0 = services_cpu()
+        frozen = FrozenHeap()  # the clients' own collections are not the nodes' latency
         own0, wall0 = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(slot(nodes, i, tally, wall0 + seconds) for i in range(matches)))
+        try:
+            await asyncio.gather(*(slot(nodes, i, tally, wall0 + seconds) for i in range(matches)))
+        finally:
+            frozen.stop()
         wall = time.perf_counter() - wall0
         own = time.process_time() - own0
         cpu = sum(cpu_seconds(p.pid) - c for (p, _), c in zip(procs, cpu0, strict=True))

@@ -50,7 +50,7 @@ from typing import Any
 
 import stall_probe
 from flooders import add_flood_options
-from harness import ROOT, LeanConnection, action_msg, proc_usage, quantile, quantile_range, spawn_server
+from harness import ROOT, FrozenHeap, LeanConnection, action_msg, proc_usage, quantile, quantile_range, spawn_server
 from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
@@ -289,6 +289,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
     unwatch_gc = stall_probe.probe_gc(client_record, freezes=False) if args.stalls else None
     flooders = None
     until = time.time() + 3600
+    frozen = FrozenHeap()  # the honest clients' own collections are not the server's latency
     try:
         if name == "flood":
             flooders = await asyncio.create_subprocess_exec(
@@ -328,6 +329,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
             phase.flood = json.loads(await asyncio.wait_for(flooders.stdout.readline(), 60))
             await flooders.wait()
     finally:
+        frozen.stop()
         if flooders is not None and flooders.returncode is None:
             flooders.kill()
             await flooders.wait()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import os
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from protocol import Sow, Swap, Transfer  # noqa: E402
 from protocol.actions import Action  # noqa: E402
+from server.gc_tuning import keep_heap_frozen  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -216,6 +218,23 @@ def _status_kib(pid: int, key: str) -> int:
         if line.startswith(key):
             return int(line.split()[1])
     return 0
+
+
+class FrozenHeap:
+    """This process's collector tuned as `kalah serve` tunes its own, while a benchmark's clients measure latency:
+    the objects frozen out of its sight every second and young collections every 10,000 allocations, so that no
+    collection of the clients' own objects counts as the server's latency (`stop` to undo)."""
+
+    def __init__(self) -> None:
+        gc.collect()
+        self.thresholds = gc.get_threshold()
+        self.task = asyncio.create_task(keep_heap_frozen(1.0, collect_every_s=float("inf")))
+
+    def stop(self) -> None:
+        """Stop freezing; what was frozen is the collector's again (garbage now, for a later run's clients)."""
+        self.task.cancel()
+        gc.unfreeze()
+        gc.set_threshold(*self.thresholds)
 
 
 def quantile(values: Sequence[float], p: float) -> float:

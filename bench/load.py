@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import random
@@ -37,12 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import stall_probe
-from harness import ROOT, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
+from harness import ROOT, FrozenHeap, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
 from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
 from protocol import Game, Swap, Variant, parse_action
-from server.gc_tuning import keep_heap_frozen
 
 
 @dataclass
@@ -227,12 +225,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     while stats.acked < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
     setup_s = time.perf_counter() - t_setup
-    gc.collect()
-    # The clients' process is tuned as `kalah serve` is (its objects frozen out of the collector every second, young
-    # collections every 10,000 allocations): with Python's defaults it spent about 8% of the time in collections of
-    # up to 48 ms at 2,000 actions/s, which the latencies it measures took in.
-    thresholds = gc.get_threshold()
-    freezer = asyncio.create_task(keep_heap_frozen(1.0, collect_every_s=float("inf")))
+    frozen = FrozenHeap()  # with Python's defaults, collections of up to 48 ms at 2,000 actions/s (8% of the time)
     stats.latencies.clear()
     stats.slow.clear()
     client_probes: list[dict[str, Any]] = []
@@ -254,7 +247,6 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         await asyncio.sleep(args.seconds)
     elapsed = time.perf_counter() - t0
     own = time.process_time() - own0
-    freezer.cancel()
     if watcher is not None and unwatch_gc is not None:
         watcher.cancel()
         unwatch_gc()
@@ -271,8 +263,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     with contextlib.closing(sqlite3.connect(db)) as database:
         stored = set(database.execute("SELECT match_id, ply FROM actions").fetchall())
     lost = [d for d in stats.durable if d not in stored]
-    gc.unfreeze()  # what this run's clients left is garbage now, for a later run's
-    gc.set_threshold(*thresholds)
+    frozen.stop()  # what this run's clients left is garbage now, for a later run's
     for spectator in spectators:
         if spectator.transport is not None:
             spectator.transport.abort()
