@@ -65,8 +65,9 @@ class _Ticket:
     network: str
     done: asyncio.Future[Analysis]
     order: int
-    player: bool = False
-    """Whether the asker has played here (see `server.played`): players are served before fresh identities."""
+    player: Callable[[], bool]
+    """Whether the asker has played here (`server.played`), asked again whenever the queue is ordered (a game
+    may reach its tenth ply while the request waits): players are served before fresh identities."""
 
 
 def _usage(record: _Used | None, now: float) -> float:
@@ -141,11 +142,12 @@ class Analyst:
         return Analysis(position=msg.position, value=value, best=best, exact=exact, depth=max(-1, depth))
 
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
-                       gone: Callable[[], Awaitable[object]] | None = None, player: bool = False) -> Analysis | None:
+                       gone: Callable[[], Awaitable[object]] | None = None,
+                       player: Callable[[], bool] = lambda: False) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
         At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
-        queue serves players (`player`: the asker has played a game here) before fresh identities,
+        queue serves players (`player()`: the asker has played a game here) before fresh identities,
         and is fair across networks (an IPv4 /24, an IPv6 /64), then across the addresses of a
         network, not first come first served: of the waiting analyses of players (else of the
         others), the one of the network that used the least analysis time lately runs next (of its
@@ -162,7 +164,7 @@ class Analyst:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
         if self.pending >= self.max_queued:
-            self._make_room(peer, player)
+            self._make_room(peer, player())
         loop = asyncio.get_running_loop()
         ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player)
         self._waiting.append(ticket)
@@ -196,7 +198,7 @@ class Analyst:
 
     def _ticket_weight(self, ticket: _Ticket, now: float) -> tuple[bool, float, float]:
         """The weight of a waiting request."""
-        return self._weight(ticket.network, ticket.peer, ticket.player, now)
+        return self._weight(ticket.network, ticket.peer, ticket.player(), now)
 
     def _make_room(self, peer: Peer | None, player: bool) -> None:
         """The queue is full: refuse the waiting request of a fresh identity (else of a player) of the network that

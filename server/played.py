@@ -38,17 +38,26 @@ class PlayedHere:
         """Identity -> when it was last found not to have played."""
 
     async def played(self, player_id: str | None) -> bool:
-        """Whether `player_id` (None: no hello) holds a seat in a live or finished game of `PLAYED_PLIES` plies
-        (while the database cannot say, an identity not known to have played counts as a newcomer)."""
+        """Whether `player_id` (None: no hello) holds a seat in a live or finished game of `PLAYED_PLIES` plies,
+        in memory or in the database (while the database cannot say, one not known to have played has not)."""
         if player_id is None:
             return False
-        if player_id not in self.players:
-            if not any(room.match.ply >= PLAYED_PLIES for room in self.arena.rooms_of(player_id)) \
-                    and not await self._stored(player_id):
-                return False
-            self.unplayed.pop(player_id, None)
-            self.players.add(player_id)
+        if not self.known(player_id) and not await self._stored(player_id):
+            return False
+        self.unplayed.pop(player_id, None)
+        self.players.add(player_id)
         return True
+
+    def known(self, player_id: str | None) -> bool:
+        """Whether `player_id` is known to have played: found so before, or seated in such a game in memory now."""
+        if player_id is None:
+            return False
+        if player_id in self.players:
+            return True
+        if any(room.match.ply >= PLAYED_PLIES for room in self.arena.rooms_of(player_id)):
+            self.players.add(player_id)
+            return True
+        return False
 
     async def _stored(self, player_id: str) -> bool:
         """Whether the database holds such a game of `player_id`'s (asked again at most every `RECHECK_S`)."""

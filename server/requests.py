@@ -231,8 +231,8 @@ class Router:
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
         """The solver's value and best move of a position, within the request's budget."""
-        player = await self.played.played(s.player_id)
-        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, player)
+        await self.played.played(s.player_id)  # learnt from the database if need be; then known in memory
+        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id))
         return [] if answer is None else [answer]
 
     # --- lobby ---------------------------------------------------------------------------------

@@ -252,12 +252,7 @@ async def test_a_player_who_played_here_is_served_before_fresh_identities(serve:
     db = tmp_path / "arena.sqlite3"
     server = await serve(db)
     alice, bob, match_id = await live_match(server.url)
-    game = Game(Variant.parse("kalah(6,4)"))
-    while game.ply < 10:
-        action = game.position.legal_actions()[0]
-        await (alice if game.position.to_move.name == "SOUTH" else bob).request(
-            "ack", **action_msg(action, match_id, game.ply))
-        game.play(action)
+    await play_plies(alice, bob, match_id, 10)
     if restart:
         await alice.request("event", type="resign", match_id=match_id)
         await server.close()
@@ -284,6 +279,45 @@ async def test_a_player_who_played_here_is_served_before_fresh_identities(serve:
     assert len(refusals) == 1 and refusals[0]["code"] == "too_many" and isinstance(refusals[0]["retry_ms"], int)
     assert (await hogs[0].next(30))["type"] == "analysis"
     for client in (player, fresh, *hogs):
+        await client.close()
+
+
+async def play_plies(south: Client, north: Client, match_id: str, plies: int) -> None:
+    """Play the first legal action of each position until the match has `plies` plies."""
+    game = Game(Variant.parse("kalah(6,4)"))
+    while game.ply < plies:
+        action = game.position.legal_actions()[0]
+        await (south if game.position.to_move.name == "SOUTH" else north).request(
+            "ack", **action_msg(action, match_id, game.ply))
+        game.play(action)
+
+
+async def test_a_waiting_analysis_is_served_as_a_players_once_its_game_has_begun(serve: Serve) -> None:
+    """A request queued while its asker's game had fewer than 10 plies behind fresh identities' (of networks that
+    used less) is served before theirs once the game reaches its tenth ply while it waits."""
+    server = await serve()
+    analyst = server.router.analyst
+    alice, bob, match_id = await live_match(server.url)
+    player = await Client.open(server.url, "alice", token=alice.welcome["token"], source=HONEST)
+    assert (await ask(player, 100))["type"] == "analysis"  # its network used more than the hogs'
+    hogs = [await Client.open(server.url, f"hog{i}", source=attacker(0, network=10 + i)) for i in range(3)]
+    await hogs[0].send(type="analyse", variant="kalah(6,6)", position=POSITION, budget_ms=1000)
+    await eventually(lambda: analyst.pending == 1, what="the first hog's analysis to run")
+    order: list[str] = []
+
+    async def asked(client: Client, name: str) -> None:
+        """Ask an analysis (the hogs' long enough that the order of the answers is the order they ran in)."""
+        assert (await ask(client, 60 if client is player else 400))["type"] == "analysis"
+        order.append(name)
+
+    waiting = [asyncio.create_task(asked(hog, f"hog{i}")) for i, hog in enumerate(hogs[1:], 1)]
+    await eventually(lambda: analyst.pending == 3, what="two hogs to wait")
+    waiting.append(asyncio.create_task(asked(player, "player")))
+    await eventually(lambda: analyst.pending == 4, what="the player to wait")
+    await play_plies(alice, bob, match_id, 10)
+    await asyncio.gather(*waiting)
+    assert order[0] == "player", order
+    for client in (alice, bob, player, *hogs):
         await client.close()
 
 
