@@ -8,6 +8,7 @@ change notices on the bus, conflict refreshes, the cross-node seek queue). See d
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 
 Ratings = dict[str, tuple[Rating, int]]
 """Player id -> (rating, rated games played)."""
+LISTING_STEP = 200
+"""Rooms looked at, or lines made, between two turns of the event loop while the lobby's list is made: made at once
+under a flood of open matches it held the loop 20-40 ms (bench/flood.py --many-addresses --stalls), and a seated
+player's move waited behind it."""
 
 
 class Replication(Protocol):
@@ -161,10 +166,15 @@ class SingleNode:
         """Every seat's match is in memory already."""
 
     async def listing(self, limit: int, charge: Callable[[int], None]) -> list[MatchSummary]:
-        """Open matches whose creator is connected first, then live ones by spectators."""
+        """Open matches whose creator is connected first, then live ones by spectators (made `LISTING_STEP` rooms
+        at a time, the loop serving others between)."""
         a = self.arena
-        rooms = [r for r in reversed(a.rooms.values())  # newest first
-                 if r.match.status == "live" or (r.match.status == "open" and any(a.presence.connected(r)))]
+        rooms = []
+        for index, r in enumerate(reversed(list(a.rooms.values()))):  # newest first
+            if index and not index % LISTING_STEP:
+                await asyncio.sleep(0)
+            if r.match.status == "live" or (r.match.status == "open" and any(a.presence.connected(r))):
+                rooms.append(r)
         rooms.sort(key=lambda r: (r.match.status != "open", -r.spectators))
         creators = a.quotas.creators
         opened = sum(r.match.status == "open" for r in rooms)
@@ -176,7 +186,12 @@ class SingleNode:
         rooms[:opened] = lobby_order(rooms[:opened], creator)
         shown = rooms[:limit]
         charge(len(shown))
-        return [r.match.summary(r.spectators) for r in shown]
+        lines = []
+        for index, r in enumerate(shown):
+            if index and not index % LISTING_STEP:
+                await asyncio.sleep(0)
+            lines.append(r.match.summary(r.spectators))
+        return lines
 
     async def ratings(self) -> Ratings:
         """The ratings in memory."""
