@@ -79,11 +79,23 @@ def version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (the metadata lookup costs a command's start
+    tens of milliseconds)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"kalah {version()}")
+        parser.exit()
+
+
 def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, Runners]:
     """The parser; a subcommand's module is loaded only if it is `only` (all when None), so help stays light."""
     parser = KalahParser(prog="kalah", description="Kalah Arena: play, serve, solve and study Kalah.")
-    parser.add_argument("--version", action="version", version=f"kalah {version()}",
-                        help="print the version and exit")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     runners: Runners = {}
     for name, (module_name, help_text) in SUBCOMMANDS.items():
