@@ -67,7 +67,7 @@ class SearchPlayer:
 
     def tt_log2(self, variant: Variant) -> int:
         """Table size (log2 of entries) of this player's engine for `variant`."""
-        return min(MAX_BOT_TT_LOG2["py" if variant.relay else self.engines.impl], auto_tt_bits(variant))
+        return min(MAX_BOT_TT_LOG2["py" if variant.relay else self.engines.impl], auto_tt_bits(variant, solve=False))
 
     def evaluate(self, position: Position, deadline: float, engine: Engine | None) -> int:
         """Estimated final margin for South of a sowing position."""
