@@ -8,14 +8,14 @@ Kalah(6,4) (both rule sets) against itself and other bots: results, how each of 
 (`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
 databases, from the books alone, judged with the databases on disk), or
 `python bench/solver.py --cold-start [--runs N] [--value | --per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
-[--baseline REV] [--page-cache huge|small]`: wall time, search time, processor time, nodes and memory (peak,
-private, file pages) of whole `kalah solve --no-book --json` processes with the database levels on disk (none:
-one line saying how to build them), the value's solves and then every first move's (`--value`, `--per-move`: one
-of them), then each setup's nodes on one thread: the databases mapped (now) against read into each process
-(before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension built there)
-against this tree's, runs alternated in the same run (`--page-cache`: the levels first dropped
-from the page cache and read back in 2 MiB or 4 KiB folios; each setup prints how much it mapped as 2 MiB pages);
-or `python bench/solver.py --where
+[--baseline REV | --levels N,M] [--page-cache huge|small]`: wall time, search time, processor time, nodes and
+memory (peak, private, file pages) of whole `kalah solve --no-book --json` processes with the database levels on
+disk (none: one line saying how to build them), the value's solves and then every first move's (`--value`,
+`--per-move`: one of them), then each setup's nodes on one thread: the databases mapped (now) against read into
+each process (before), or with `--baseline REV` git revision REV's code (a temporary worktree, its C extension
+built there) against this tree's, or with `--levels N,M` this tree's with the databases up to N seeds against up to
+M, runs alternated in the same run (`--page-cache`: the levels first dropped from the page cache and read back in
+2 MiB or 4 KiB folios; each setup prints how much it mapped as 2 MiB pages); or `python bench/solver.py --where
 [--solve-args ARGS]`: where such a solve's time goes (imports, opening the databases, the value's and
 each first move's nodes and seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
@@ -211,6 +211,8 @@ class Setup:
     name: str
     root: Path
     env: dict[str, str]
+    args: tuple[str, ...] = ()
+    """Arguments added to the `kalah solve` command line (e.g. `--egdb-seeds 29`)."""
 
 
 @dataclass
@@ -251,8 +253,8 @@ def cold_start(argv: list[str], setup: Setup) -> ColdStart:
     t0 = time.perf_counter()
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv], stdout=subprocess.PIPE, stderr=err,
-                                text=True, env=env, cwd=setup.root)
+        proc = subprocess.Popen([sys.executable, "-m", "cli.main", *argv, *setup.args], stdout=subprocess.PIPE,
+                                stderr=err, text=True, env=env, cwd=setup.root)
         most = [0, 0, 0]
         huge, samples = 0, 0
         try:
@@ -271,7 +273,8 @@ def cold_start(argv: list[str], setup: Setup) -> ColdStart:
         if proc.returncode != 0:
             err.seek(0)
             why = (err.read().strip().splitlines() or ["no message"])[-1]
-            raise SystemExit(f"kalah {shlex.join(argv)} ({setup.name}) failed with status {proc.returncode}: {why}")
+            raise SystemExit(f"kalah {shlex.join([*argv, *setup.args])} ({setup.name}) failed with status "
+                             f"{proc.returncode}: {why}")
     peak, anon, file = (x / 1024 for x in most)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
@@ -440,6 +443,9 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV",
                         help="for --cold-start: the same processes run from git revision REV too (a temporary "
                              "worktree with its C extension built), alternating with this tree's: before and after")
+    parser.add_argument("--levels", metavar="N,M",
+                        help="for --cold-start: this tree's processes with the databases up to N seeds against up to "
+                             "M (`--egdb-seeds`), alternated: what one more level buys")
     parser.add_argument("--where", action="store_true",
                         help="instead: where a cold solve of --solve-args spends its time (imports, databases, "
                              "the value and each first move on one thread)")
@@ -458,14 +464,18 @@ def main() -> None:
         if args.page_cache:
             recache(variant, args.page_cache)
         with contextlib.ExitStack() as stack:
-            if args.baseline:
+            if args.levels:
+                setups = [Setup(f"databases up to {n} seeds", ROOT, {}, ("--egdb-seeds", n))
+                          for n in args.levels.split(",")]
+            elif args.baseline:
                 before = stack.enter_context(baseline_tree(args.baseline))
                 setups = [Setup(f"before ({args.baseline})", before, {}), Setup("after (this tree)", ROOT, {})]
             else:
                 setups = [Setup("read into each process (before)", ROOT, {egdb.READ_ENV: "1"}),
                           Setup("mapped, shared (now)", ROOT, {egdb.READ_ENV: "0"})]
             for extra in series:
-                cold_starts(args.runs, solve_argv + extra, variant, setups, loaders=not args.baseline and not extra)
+                cold_starts(args.runs, solve_argv + extra, variant, setups,
+                            loaders=not args.baseline and not args.levels and not extra)
         value_goal, moves_goal = goals(variant)
         print(f"goals for {variant.text()} (a quiet machine, from a cold start): the value in under {value_goal:g} s "
               f"and every first move in under {moves_goal:g} s of wall time")
