@@ -279,6 +279,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
                                        "--operator-token", OPERATOR, stderr=log, root=root,
                                        python_flags=python_flags)
+    frozen = FrozenHeap()  # the honest clients' own collections are not the server's latency (it collects once now)
     client_probes: list[dict[str, Any]] = []
 
     def client_record(kind: str, **fields: Any) -> None:
@@ -289,7 +290,6 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
     unwatch_gc = stall_probe.probe_gc(client_record, freezes=False) if args.stalls else None
     flooders = None
     until = time.time() + 3600
-    frozen = FrozenHeap()  # the honest clients' own collections are not the server's latency
     try:
         if name == "flood":
             flooders = await asyncio.create_subprocess_exec(

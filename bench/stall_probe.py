@@ -500,11 +500,12 @@ def explain_moves(samples: list[tuple[float, float]], server: list[dict[str, Any
     lines = [f"  {len(matched)} of {len(samples)} moves traced; per step p50 / max ms: " + ", ".join(
         f"{name} {statistics.median(v):.1f} / {max(v):.1f}" for name, start, end in STEPS
         if (v := [step(a, s, tr, start, end) for a, s, tr in matched]))]
-    gcs, lags = ([r["s"] for r in client if r["kind"] == kind] for kind in ("gc", "lag"))
-    lines.append(f"  the honest clients' process: {len(gcs)} collections over 1 ms (max "
+    window = (matched[0][0], matched[-1][1])
+    gcs, lags = ([r["s"] for r in client if r["kind"] == kind and window[0] <= r["t"] <= window[1]]
+                 for kind in ("gc", "lag"))
+    lines.append(f"  the honest clients' process while the moves were played: {len(gcs)} collections over 1 ms (max "
                  f"{1000 * max(gcs, default=0):.1f} ms), its loop late over 5 ms {len(lags)} times (max "
                  f"{1000 * max(lags, default=0):.0f} ms)")
-    window = (matched[0][0], matched[-1][1])
     late = [r for r in server if r["kind"] == "lag" and window[0] <= r["t"] <= window[1] and r["s"] > 0.02]
     if late:
         total = sum(r["s"] + 0.005 for r in late)
