@@ -24,6 +24,11 @@ attack of many addresses the per-address limits alone do not stop.
     python bench/flood.py [--games 4] [--bot alphabeta:16] [--flood-addresses 4] [--stalled 12]
     python bench/flood.py --many-addresses [--flood-addresses 200 --flood-networks 50]
     python bench/flood.py --many-addresses --games 2 --warmup 5 --baseline main   # before/after in one run
+    python bench/flood.py --many-addresses --games 2 --warmup 5 --stalls /tmp/st  # where each bot move's time went
+
+Each report says how many moves its quantiles rest on (with 2 games the p99 is the slowest move) and their
+95% ranges. `--stalls DIR` runs the servers under bench/stall_probe.py: its traces of each bot move (the
+search, its wait for a core, the loop's turns, the write) are matched to the player's moves.
 """
 
 from __future__ import annotations
