@@ -40,25 +40,21 @@ from server.errors import UnknownBotError
 
 __all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
-BACKGROUND_NICE = 10
-"""How much lower the OS schedules threads that may search for exhibitions than the event loop and
-the thread kept for games with a person (Linux sets niceness per thread), where it has no idle class."""
+BACKGROUND_NICE = 19
+"""How much lower the OS schedules threads that may search for exhibitions or analyses than the event loop and
+the thread kept for games with a person (Linux sets niceness per thread): as low as it goes.
+
+At 10 lower they took 24-48% of a core under the many-address flood while a person's bot, at the
+server's own priority, waited for a core as long as it searched (bench/flood.py --stalls); a thread's
+fixed C work beside three searches 19 lower waited as little as beside three in the idle class
+(`SCHED_IDLE`), which was not taken: with the cores busy with other work it stops them altogether."""
 
 
 def lower_priority(nice: int = BACKGROUND_NICE) -> None:
-    """Put the calling thread in the OS's idle scheduling class (Linux `SCHED_IDLE`: it runs only on a core nothing
-    else wants, and any other thread that wakes takes that core at once) and `nice` levels lower, where the OS allows
-    each (else nothing).
-
-    Nice levels alone left a person's bot waiting: a core running only lowered searches is not idle to the
-    scheduler, so the bot's thread woke on a core shared with the event loop or another process, waiting there for
-    up to three quarters of its move while an analysis held the other core (bench/flood.py --stalls).
-    """
+    """Lower the calling thread's OS scheduling priority by `nice`, where the OS allows it (else nothing)."""
     with contextlib.suppress(AttributeError, OSError):  # not every OS has per-thread priorities
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
-    with contextlib.suppress(AttributeError, OSError):
-        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
 
 PlayerFactory = Callable[[str], Player]
 """Makes the player of a (canonical) bot id; raises for an id it does not know."""

@@ -13,7 +13,7 @@ import pytest
 
 from protocol import Action, Position, Variant
 from server.errors import UnknownBotError
-from server.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
+from server.hosted import BotRunner, Priority, _outcome
 from tests.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
@@ -254,33 +254,29 @@ async def test_stand_in_factory_ids_must_have_the_canonical_shape() -> None:
 
 
 class Niceness:
-    """A stand-in bot that notes its name, the OS priority (nice value) and the scheduling class of the thread
-    deciding."""
+    """A stand-in bot that notes its name and the OS priority (nice value) of the thread deciding."""
 
-    def __init__(self, name: str, log: list[tuple[str, int, int]]) -> None:
+    def __init__(self, name: str, log: list[tuple[str, int]]) -> None:
         self.name, self.log = name, log
 
     def decide(self, position: Position, budget_s: float) -> Action:
-        """Note (name, nice, scheduling class), play the last legal action."""
-        tid = threading.get_native_id()
-        self.log.append((self.name, os.getpriority(os.PRIO_PROCESS, tid), os.sched_getscheduler(tid)))
+        """Note (name, nice), play the last legal action."""
+        self.log.append((self.name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
         return position.legal_actions()[-1]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
 async def test_human_moves_run_at_the_servers_priority_and_exhibitions_below() -> None:
     """With the general worker free, a human's move still goes to the reserved worker, which runs at the
-    server's own OS priority and scheduling class, also when asked the moment the last one was answered;
-    exhibition moves run on the general worker, 10 nice levels lower and in the idle class (any other thread
-    that wants a core takes it from them)."""
-    log: list[tuple[str, int, int]] = []
+    server's own OS priority, also when asked the moment the last one was answered; exhibition moves run on the
+    general worker at the lowest priority there is (nice 19)."""
+    log: list[tuple[str, int]] = []
     runner = BotRunner(lambda name: Niceness(name, log), 1, reserved=1)
-    tid = threading.get_native_id()
-    base, policy = os.getpriority(os.PRIO_PROCESS, tid), os.sched_getscheduler(tid)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     try:
         for _ in range(200):  # back to back: each asked as soon as the last is answered
             await runner.choose("human", START, 1.0)
         await runner.choose("show", START, 1.0, priority=Priority.EXHIBITION)
-        assert log == [("human", base, policy)] * 200 + [("show", min(19, base + BACKGROUND_NICE), os.SCHED_IDLE)]
+        assert log == [("human", base)] * 200 + [("show", 19)]
     finally:
         runner.close()
