@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from server.storage import ConflictError, SchemaError, Storage, is_postgres
+from server.storage.games import PLAYED
 from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
 from server.storage.writer import op_player
 from tests.conftest import Serve
@@ -169,3 +170,30 @@ async def test_nodes_starting_together_on_one_postgres_database_migrate_it_once(
     """Several nodes migrating one new PostgreSQL database at once all succeed; each version is applied once."""
     assert await asyncio.gather(*(migrate(pg_url, POSTGRES_MIGRATIONS) for _ in range(4))) == [LATEST] * 4
     assert await versions(pg_url) == list(range(1, LATEST + 1))
+
+
+async def plan(source: str | Path, sql: str) -> str:
+    """The query plan of `sql` (no placeholders), PostgreSQL's with sequential scans priced out so that an index
+    is used wherever one can be."""
+    if not is_postgres(source):
+        return "\n".join(str(row[-1]) for row in await query(source, f"EXPLAIN QUERY PLAN {sql}"))
+    import asyncpg
+
+    conn = await asyncpg.connect(str(source))
+    try:
+        await conn.execute("SET enable_seqscan = off")
+        return "\n".join(row[0] for row in await conn.fetch(f"EXPLAIN {sql}"))
+    finally:
+        await conn.close()
+
+
+async def test_whether_a_player_played_here_is_read_from_its_seats_not_every_match(any_db: str | Path) -> None:
+    """Whether an identity played here (asked for each analysis of a fresh identity) is answered from the seat
+    indexes; reading every finished match of a large store instead, each lookup was a cost
+    a flood of new identities could multiply."""
+    storage = await Storage.open(any_db)
+    await storage.close()
+    found = await plan(any_db, PLAYED.replace("?", "'p1'", 1).replace("?", "10", 1)
+                       .replace("?", "'p1'", 1).replace("?", "10", 1))
+    assert "matches_by_seat0" in found and "matches_by_seat1" in found, found
+    assert "matches_by_status" not in found and "SCAN m\n" not in f"{found}\n", found

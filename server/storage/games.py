@@ -92,13 +92,17 @@ def games_query(dialect: Dialect, limit: int, offset: int, status: str | None, p
 
 
 QUARANTINE_LIST = "SELECT match_id, reason, at FROM quarantine ORDER BY at"
-PLAYED = """
+_PLAYED_IN_SEAT = """
 SELECT 1 FROM matches m
-WHERE (m.seat0 = ? OR m.seat1 = ?) AND m.status IN ('live', 'finished')
-  AND (SELECT count(*) FROM actions a WHERE a.match_id = m.id) >= ?
+WHERE m.{seat} = ? AND m.status IN ('live', 'finished')
+  AND (SELECT count(*) FROM actions a WHERE a.match_id = m.id) >= ?"""
+PLAYED = f"""{_PLAYED_IN_SEAT.format(seat="seat0")}
+UNION ALL{_PLAYED_IN_SEAT.format(seat="seat1")}
 LIMIT 1
 """
-"""Whether a player holds a seat in a live or finished match of at least so many plies."""
+"""Whether a player holds a seat in a live or finished match of at least so many plies (player, plies, player,
+plies): each seat apart, so that each is read from its index (`matches_by_seat0/1`) rather than every finished
+match from the status index."""
 RATED_RESULTS = """
 SELECT m.seat0, m.seat1, m.winner_seat, p0.name, p1.name
 FROM matches m JOIN players p0 ON p0.id = m.seat0 JOIN players p1 ON p1.id = m.seat1
@@ -226,7 +230,7 @@ def list_quarantined(db_path: str | Path) -> list[Quarantined]:
 def played(db_path: str | Path, player_id: str, plies: int) -> bool:
     """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies (a database file)."""
     with closing(_connect(db_path)) as db:
-        return db.execute(PLAYED, (player_id, player_id, plies)).fetchone() is not None
+        return db.execute(PLAYED, (player_id, plies, player_id, plies)).fetchone() is not None
 
 
 def rated_results(db_path: str | Path) -> list[RatedResult]:

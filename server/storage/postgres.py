@@ -190,7 +190,7 @@ class PostgresReads(GameReads):
 
     async def played(self, player_id: str, plies: int) -> bool:
         """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
-        return await self._reads.fetchval(numbered(PLAYED), player_id, player_id, plies) is not None
+        return await self._reads.fetchval(numbered(PLAYED), player_id, plies, player_id, plies) is not None
 
 
 class PostgresStorage(PostgresReads, Storage):

@@ -19,7 +19,8 @@ changes were stored, claimed in `guards` by nodes racing on one change) and `eve
 that pairs and drives each open or running event of a cluster; version 10 indexes matches by creation
 time; version 11 gives each match the network (IPv4 /24, IPv6 /64) and the address of the client that
 opened it to anyone, kept while it is open (every node lists open matches in turns by them; the rows
-stored before have none and each counts as its own creator).
+stored before have none and each counts as its own creator); version 12 indexes matches by each seat,
+so finding a player's matches (has it played here, which seats does it hold) reads only them.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -50,6 +51,12 @@ PLAYER_NAMES = "SELECT id, name FROM players ORDER BY created_at, id"
 
 MATCHES_BY_CREATION = "CREATE INDEX IF NOT EXISTS matches_by_creation ON matches(created_at)"
 """Pages of stored games of every status, newest first, read in order instead of sorting every match."""
+MATCHES_BY_SEAT = (
+    "CREATE INDEX IF NOT EXISTS matches_by_seat0 ON matches(seat0)",
+    "CREATE INDEX IF NOT EXISTS matches_by_seat1 ON matches(seat1)",
+)
+"""A player's matches found from its seats (whether it played here, its open and live seats) instead of reading
+every match."""
 
 
 def name_keys(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -202,6 +209,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE matches ADD COLUMN creator_network TEXT",
         "ALTER TABLE matches ADD COLUMN creator_address TEXT",
     )),
+    (12, MATCHES_BY_SEAT),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -347,6 +355,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE matches ADD COLUMN IF NOT EXISTS creator_network TEXT",
         "ALTER TABLE matches ADD COLUMN IF NOT EXISTS creator_address TEXT",
     )),
+    (12, MATCHES_BY_SEAT),
 )
 
 SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"
