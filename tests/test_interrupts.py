@@ -52,15 +52,17 @@ def test_egdb_build_stops_mid_level_and_resumes(tmp_path: Path) -> None:
     build = ["egdb", "build", "-H", "6", "--seeds", "19", "--dir", str(directory)]  # more than a stop lets finish
     with kalah(build, tmp_path) as first:
         first.wait_for("level 15:")  # then levels 16 to 19, of 13 million positions and more
-        assert first.stop(signal.SIGINT) == 130
-        assert first.text().endswith("kalah egdb: interrupted\n")
+        sent = time.monotonic()
+        assert first.stop(signal.SIGINT) == 130, first.text()
+        said = f"{first.text()!r}, ended {time.monotonic() - sent:.1f} s after the signal"  # if an assert fails
+        assert first.text().endswith("kalah egdb: interrupted\n"), said
     names = sorted(p.name for p in directory.iterdir())
     done = [lv.k for lv in egdb.plan(variant, 19, directory) if lv.present]
-    assert done == list(range(1, len(done) + 1)) and 15 <= len(done) < 19
-    assert names == sorted(egdb.level_path(directory, variant, k).name for k in done)  # no temporary file
+    assert done == list(range(1, len(done) + 1)) and 15 <= len(done) < 19, (names, said)
+    assert names == sorted(egdb.level_path(directory, variant, k).name for k in done), said  # no temporary file
     assert len(egdb.load(variant, len(done), core, directory, build=False)) == len(done) + 1
     with kalah([*build[:5], str(len(done) + 1), *build[6:]], tmp_path) as again:
-        assert again.end() == 0
+        assert again.end() == 0, again.text()
         assert f"present: {len(done)} levels; to build: 1 (levels {len(done) + 1}..{len(done) + 1})" in again.text()
 
 
