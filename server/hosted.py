@@ -40,14 +40,15 @@ from server.errors import UnknownBotError
 
 __all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
 
-BACKGROUND_NICE = 19
+BACKGROUND_NICE = 10
 """How much lower the OS schedules threads that may search for exhibitions or analyses than the event loop and
-the thread kept for games with a person (Linux sets niceness per thread): as low as it goes.
+the thread kept for games with a person (Linux sets niceness per thread).
 
-At 10 lower they took 24-48% of a core under the many-address flood while a person's bot, at the
-server's own priority, waited for a core as long as it searched (bench/flood.py --stalls); a thread's
-fixed C work beside three searches 19 lower waited as little as beside three in the idle class
-(`SCHED_IDLE`), which was not taken: with the cores busy with other work it stops them altogether."""
+Not lower: such a thread also holds the interpreter's lock now and then (between searches), and the lower
+it is, the longer it waits for a core while holding it when a thread of the server's own priority (a
+person's bot searching in C) or another process has the core, and the event loop waits with it. At 19
+lower, or in the idle scheduling class, analyses beside four CPU-bound processes served too few to pass
+test_adversarial_addresses (they did at 10); the idle class also stopped exhibitions altogether."""
 
 
 def lower_priority(nice: int = BACKGROUND_NICE) -> None:
