@@ -27,8 +27,9 @@ attack of many addresses the per-address limits alone do not stop.
     python bench/flood.py --many-addresses --games 2 --warmup 5 --stalls /tmp/st  # where each bot move's time went
 
 Each report says how many moves its quantiles rest on (with 2 games the p99 is the slowest move) and their
-95% ranges. `--stalls DIR` runs the servers under bench/stall_probe.py: its traces of each bot move (the
-search, its wait for a core, the loop's turns, the write) are matched to the player's moves.
+95% ranges, and where the slowest move of each phase went: the servers run under bench/stall_probe.py
+--moves-only, whose traces of each bot move (the search, its wait for a core, the loop's turns, the write)
+are matched to the player's moves. `--stalls DIR` runs all its probes instead (a few percent of CPU).
 """
 
 from __future__ import annotations
@@ -279,7 +280,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
     tmp = Path(tempfile.mkdtemp(prefix=f"kalah-flood-{name}-"))
     log_path = tmp / "server.log"
     probes = tmp / "probes.jsonl"
-    python_flags = [str(HERE / "stall_probe.py"), str(probes)] if args.stalls else []
+    python_flags = [str(HERE / "stall_probe.py"), str(probes), *([] if args.stalls else ["--moves-only"])]
     with log_path.open("w") as log:
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
                                        "--operator-token", OPERATOR, stderr=log, root=root,
@@ -348,8 +349,10 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
             loop_watch.cancel()
             unwatch_gc()
     phase.server_log, phase.lag_ms = server_log(log_path, until)
+    if probes.exists():
+        phase.trace = stall_probe.explain_moves(phase.samples, stall_probe.load(probes), client_probes,
+                                                worst=3 if args.stalls else 1)
     if args.stalls:
-        phase.trace = stall_probe.explain_moves(phase.samples, stall_probe.load(probes), client_probes)
         shutil.copy(probes, Path(args.stalls) / f"{name}-{os.getpid()}-{int(time.time())}.jsonl")
     shutil.rmtree(tmp, ignore_errors=True)
     return phase
@@ -456,7 +459,8 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
           f"(quiet), {flood.load[0]:.1f}-{flood.load[1]:.1f} (flood) on {os.cpu_count()} cores")
     for p in (quiet, flood):
         if p.trace:
-            print(f"where the bot's moves went ({p.name}, traced in the server, bench/stall_probe.py):")
+            print(f"where the bot's moves went ({p.name}, traced in the server by bench/stall_probe.py"
+                  f"{'' if args.stalls else ' --moves-only'}):")
             print("\n".join(p.trace))
     for p in (quiet, flood):
         print(f"server's own timings ({p.name}): " + ("; ".join(

@@ -193,29 +193,37 @@ def probe_bot_turns(record: Record) -> None:
         return
     traces: dict[int, dict[str, Any]] = {}
     """id(task) -> the trace of the bot turn that task runs."""
-    run_job, submit, choose = hosted._Job.run, hosted._Workers.submit, hosted.BotRunner.choose
-    turn, write = bot_turns.BotTurns.turn, Arena.write
+    try:
+        run_job, submit, choose = hosted._Job.run, hosted._Workers.submit, hosted.BotRunner.choose
+        turn, write = bot_turns.BotTurns.turn, Arena.write
+    except AttributeError:  # a revision shaped otherwise: no traces
+        return
 
     def current() -> dict[str, Any] | None:
         """The trace of the bot turn the running task serves, if any."""
         task = asyncio.current_task()
         return traces.get(id(task)) if task is not None else None
 
-    def timed_run(self: Any, finished: Callable[[], None]) -> None:
-        """The worker's search, timed in its thread."""
+    def timed_run(self: Any, *finished: Callable[[], None]) -> None:
+        """The worker's search, timed in its thread (older revisions' jobs take no `finished`)."""
         trace = getattr(self.future, "trace", None)
         if trace is not None:
             trace.update(worker=time.perf_counter(), cpu0=time.thread_time(), delay0=run_delay(),
                          thread=threading.current_thread().name)
 
         def done() -> None:
-            """The search is over (before the loop can learn it)."""
-            if trace is not None:
+            """The search is over (before the loop can learn it, where the job says when)."""
+            if trace is not None and "cpu0" in trace:
                 trace.update(searched=time.perf_counter(), cpu=time.thread_time() - trace.pop("cpu0"),
                              delay=run_delay() - trace.pop("delay0"))
-            finished()
+            for then in finished:
+                then()
 
-        run_job(self, done)
+        if finished:
+            run_job(self, done)
+        else:
+            cast(Any, run_job)(self)
+            done()
 
     def timed_submit(self: Any, job: Any) -> None:
         """A person's game's job carries its turn's trace to the worker."""
@@ -256,7 +264,7 @@ def probe_bot_turns(record: Record) -> None:
             if "resumed" in trace:
                 record("bot_turn", sent=time.perf_counter(), **trace)
 
-    hosted._Job.run = timed_run  # type: ignore[method-assign]
+    hosted._Job.run = timed_run  # type: ignore[method-assign,assignment]
     hosted._Workers.submit = timed_submit  # type: ignore[method-assign]
     hosted.BotRunner.choose = timed_choose  # type: ignore[method-assign,assignment]
     bot_turns.BotTurns.turn = timed_turn  # type: ignore[method-assign]
@@ -354,15 +362,21 @@ def probe_loop(record: Recorder) -> None:
 
 
 def main() -> None:
-    """Run `-m MODULE ARGS...` with the probes writing to the file named first."""
-    out_path, flag, module, *rest = sys.argv[1:]
-    assert flag == "-m", "usage: stall_probe.py OUT.jsonl -m MODULE ARGS..."
+    """Run `-m MODULE ARGS...` with the probes writing to the file named first (with `--moves-only`, only the bot
+    moves' traces, which cost a few timer reads a move)."""
+    out_path, flag, *rest = sys.argv[1:]
+    moves_only = flag == "--moves-only"
+    if moves_only:
+        flag, *rest = rest
+    module, *rest = rest
+    assert flag == "-m", "usage: stall_probe.py OUT.jsonl [--moves-only] -m MODULE ARGS..."
     out = open(out_path, "a", buffering=1)  # noqa: SIM115 - open for the process's life
     record = Recorder(out)
     sys.path.insert(0, os.getcwd())
-    probe_gc(record)
-    probe_commits(record)
-    probe_loop(record)
+    if not moves_only:
+        probe_gc(record)
+        probe_commits(record)
+        probe_loop(record)
     probe_bot_turns(record)
     sys.argv = [module, *rest]
     runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -503,9 +517,10 @@ def explain_moves(samples: list[tuple[float, float]], server: list[dict[str, Any
     window = (matched[0][0], matched[-1][1])
     gcs, lags = ([r["s"] for r in client if r["kind"] == kind and window[0] <= r["t"] <= window[1]]
                  for kind in ("gc", "lag"))
-    lines.append(f"  the honest clients' process while the moves were played: {len(gcs)} collections over 1 ms (max "
-                 f"{1000 * max(gcs, default=0):.1f} ms), its loop late over 5 ms {len(lags)} times (max "
-                 f"{1000 * max(lags, default=0):.0f} ms)")
+    if client:
+        lines.append(f"  the honest clients' process while the moves were played: {len(gcs)} collections over 1 ms "
+                     f"(max {1000 * max(gcs, default=0):.1f} ms), its loop late over 5 ms {len(lags)} times (max "
+                     f"{1000 * max(lags, default=0):.0f} ms)")
     late = [r for r in server if r["kind"] == "lag" and window[0] <= r["t"] <= window[1] and r["s"] > 0.02]
     if late:
         total = sum(r["s"] + 0.005 for r in late)
@@ -514,9 +529,10 @@ def explain_moves(samples: list[tuple[float, float]], server: list[dict[str, Any
         lines.append(f"  the server's loop late over 20 ms {len(late)} times (max {longest:.0f} ms); in those periods "
                      f"its thread ran {ran:.0f}% of the time and waited for a core {waited:.0f}%")
     shares = thread_shares([r for r in server if r["kind"] == "cpu" and window[0] <= r["t"] <= window[1]])
-    lines.append("  the server's threads while the moves were played, share of a core: " + ", ".join(
-        f"{name} {100 * share:.0f}%" for name, share in sorted(shares.items(), key=lambda kv: -kv[1])
-        if share >= 0.005))
+    if shares:
+        lines.append("  the server's threads while the moves were played, share of a core: " + ", ".join(
+            f"{name} {100 * share:.0f}%" for name, share in sorted(shares.items(), key=lambda kv: -kv[1])
+            if share >= 0.005))
     cpu = [1000 * tr["cpu"] for _, _, tr in matched if "cpu" in tr]
     delay = [1000 * tr["delay"] for _, _, tr in matched if "delay" in tr]
     if cpu and delay:
