@@ -229,6 +229,13 @@ class TooManyError(ServerError):
         self.retry_ms = None if retry_s is None else retry_after_ms(retry_s)
 
 
+class InPlayError(ServerError):
+    """An analysis of the position a game the asker plays stands at: a player may not consult the solver during its
+    own game (ask again once it has ended)."""
+
+    code = "in_play"
+
+
 MAX_RETRY_MS = 3_600_000
 """The longest retry hint an error carries (one hour)."""
 

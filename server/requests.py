@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
-from protocol.errors import NotationError
+from protocol.errors import InPlayError, KalahError, NotationError
 from protocol.event_messages import FetchEvent, ListEvents
 from protocol.game import Game
 from protocol.messages import (
@@ -45,6 +45,7 @@ from protocol.messages import (
     message_action,
 )
 from protocol.outcome import EndReason
+from protocol.position import Position
 from protocol.variant import Variant
 from server.analysis import Analyst
 from server.answers import Answers
@@ -230,10 +231,28 @@ class Router:
         return [await standings_table(a.storage, await a.replication.ratings(), msg.limit)]
 
     async def analyse(self, s: Session, msg: Analyse) -> list[Message]:
-        """The solver's value and best move of a position, within the request's budget."""
+        """The solver's value and best move of a position, within the request's budget; refused with `in_play` for
+        the position an unfinished game of the asker's stands at."""
+        self._refuse_own_game(s, msg)
         await self.played.played(s.player_id)  # learnt from the database if need be; then known in memory
         answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id))
         return [] if answer is None else [answer]
+
+    def _refuse_own_game(self, s: Session, msg: Analyse) -> None:
+        """Raise `in_play` if `msg` asks about the position a live match the asker is seated in stands at."""
+        if s.player_id is None:
+            return
+        try:
+            rules = Variant.parse(msg.variant).with_options(time_control=None)
+            fen = Position.from_fen(rules, msg.position).fen()
+        except KalahError:
+            return  # the analyst refuses it with the reason
+        for room in self.arena.rooms_of(s.player_id):
+            match = room.match
+            if match.status == "live" and match.variant.with_options(time_control=None) == rules \
+                    and match.position.fen() == fen:
+                raise InPlayError(f"match {match.match_id} stands at this position and you play in it: "
+                                  "ask again once it has ended")
 
     # --- lobby ---------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from server.analysis import CROWDED_BUDGET_MS, Analyst
 from server.app import RunningServer
 from server.peers import prefix_of
 from server.session import Peer, RateLimiter
-from tests.wire import Client
+from tests.wire import Client, live_match
 
 
 async def test_small_board_values_are_exact(arena: RunningServer) -> None:
@@ -100,3 +100,27 @@ async def test_kalah_6_4_start_is_exact_from_the_book(capture: str, value: int, 
     answer = await c.expect("analysis", timeout=10)
     assert (answer["value"], answer["exact"], answer["depth"], answer["best"]) == (value, True, -1, [best])
     await c.close()
+
+
+async def test_a_player_cannot_analyse_the_position_its_live_game_stands_at(arena: RunningServer) -> None:
+    """Both players of a live match are refused `in_play` for the position it stands at (also asked with a clock in
+    the variant text); a spectator is answered, so is a player about another position, and about the same
+    position once the game has ended."""
+    south, north, match_id = await live_match(arena.url, "kalah(3,3)", ("studious", "sly"))
+    watcher = await Client.open(arena.url, "onlooker")
+    start = Game(Variant(houses=3, seeds=3)).position.fen()
+    for player in (south, north):
+        await player.send(type="analyse", variant="kalah(3,3)", position=start, budget_ms=200)
+        assert await player.error() == "in_play"
+    await south.send(type="analyse", variant="kalah(3,3,clock=60+0)", position=start, budget_ms=200)
+    assert await south.error() == "in_play"
+    await watcher.send(type="analyse", variant="kalah(3,3)", position=start, budget_ms=200)
+    assert (await watcher.expect("analysis", timeout=10))["value"] == 2
+    later = Game.from_record(Variant(houses=3, seeds=3), "1").position.fen()
+    await south.send(type="analyse", variant="kalah(3,3)", position=later, budget_ms=200)
+    assert (await south.expect("analysis", timeout=10))["position"] == later
+    await north.request("event", type="resign", match_id=match_id)
+    await south.send(type="analyse", variant="kalah(3,3)", position=start, budget_ms=200)
+    assert (await south.expect("analysis", timeout=10))["value"] == 2
+    for c in (south, north, watcher):
+        await c.close()
