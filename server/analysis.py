@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from protocol.messages import Analyse, Analysis
 from protocol.position import Position
 from protocol.variant import Variant
 from server.hosted import lower_priority
+from server.logs import event as log_event
 from server.peers import prefix_of
 from server.session import Peer
 
@@ -39,6 +41,16 @@ MAX_NETWORKS = 10_000
 """Networks whose analysis time is remembered; past it those whose record faded below `FORGOTTEN_S` are dropped,
 then the longest unserved (the records that stay above it number at most about 8,700: one thread's time, fading)."""
 FORGOTTEN_S = 0.01
+BUSY = 0.25
+"""Under pressure, the share of a core the analysis thread may use for fresh identities' analyses (`analysis_busy`)."""
+PLAYER_BUSY = 0.5
+"""Under pressure, the share of a core for the analyses of identities that played here (`analysis_player_busy`)."""
+PRESSED_BUDGET_MS = 250
+"""The most an analysis started under pressure may think, so it holds a core only briefly."""
+PACE_STEP_S = 0.05
+"""How often a paced analysis looks again whether the pressure is gone or its rest is over."""
+SHARE_WINDOW_S = 10.0
+"""The window over which `Analyst.share` (the thread's share of a core, in /health) is taken."""
 
 
 class _Used(Protocol):
@@ -68,6 +80,18 @@ class _Ticket:
     player: Callable[[], bool]
     """Whether the asker has played here (`server.played`), asked again whenever the queue is ordered (a game
     may reach its tenth ply while the request waits): players are served before fresh identities."""
+    paced: bool = False
+    """Whether it waited for the analysis thread's pace (counted once in `Analyst.paced`)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One analysis the thread ran: when (monotonic seconds), the CPU seconds its thread used, and for whom."""
+
+    started: float
+    ended: float
+    cpu: float
+    player: bool
 
 
 def _usage(record: _Used | None, now: float) -> float:
@@ -94,8 +118,19 @@ class Analyst:
     """Keeps a few search engines (one per variant) and answers `analyse` requests within a budget."""
 
     def __init__(self, max_queued: int = MAX_QUEUED, max_per_address: int = MAX_PER_ADDRESS,
-                 max_networks: int = MAX_NETWORKS) -> None:
+                 max_networks: int = MAX_NETWORKS, busy: float = BUSY, player_busy: float = PLAYER_BUSY) -> None:
         self.max_queued = max_queued
+        self.busy = busy
+        self.player_busy = player_busy
+        self.pressure: Callable[[], bool] = lambda: False
+        """Whether the server is under pressure (its loop ran late lately, or a bot thinks a move for a person):
+        then analyses start only within the thread's busy share, each thinking at most `PRESSED_BUDGET_MS`."""
+        self.runs: deque[Run] = deque(maxlen=256)
+        """The analyses run lately, the last one last."""
+        self.paced = 0
+        """Analyses that waited for the pace since the start."""
+        self._pacing = False
+        self._timer: asyncio.TimerHandle | None = None
         self.max_per_address = max_per_address
         self.max_networks = max_networks
         self.pending = 0
@@ -129,15 +164,17 @@ class Analyst:
         value = int(position.margin) if decision.value is None else decision.value
         return best, value, decision.exact, -1 if decision.exact else decision.depth
 
-    def analyse(self, msg: Analyse) -> Analysis:
-        """South's store minus North's at the end under the best play found, and the best move."""
+    def analyse(self, msg: Analyse, budget_ms: int | None = None) -> Analysis:
+        """South's store minus North's at the end under the best play found, and the best move (thinking at most
+        `budget_ms`, else the request's budget, or `CROWDED_BUDGET_MS` while others wait)."""
         variant = Variant.parse(msg.variant)
         position = Position.from_fen(variant, msg.position).check_possible()
         if position.over:
             return Analysis(position=msg.position, value=int(position.margin), best=[], exact=True, depth=0)
         if position.transfer_pending or not position.legal_bins():
             raise NotationError("only positions where a side sows can be analysed")
-        budget_ms = msg.budget_ms if self.pending <= 1 else min(msg.budget_ms, CROWDED_BUDGET_MS)
+        if budget_ms is None:
+            budget_ms = msg.budget_ms if self.pending <= 1 else min(msg.budget_ms, CROWDED_BUDGET_MS)
         best, value, exact, depth = self._decide(position, budget_ms / 1000)
         return Analysis(position=msg.position, value=value, best=best, exact=exact, depth=max(-1, depth))
 
@@ -232,20 +269,39 @@ class Analyst:
 
     def _dispatch(self) -> None:
         """Start the waiting analysis of the least busy network's least busy address (a player's first), if the
-        thread is free."""
-        if self._running or not self._waiting:
+        thread is free and, under pressure, its pace allows (else look again shortly)."""
+        if self._running or not self._waiting or self._timer is not None:
             return
         now = time.monotonic()
-        ticket = min(self._waiting, key=lambda t: (*self._ticket_weight(t, now), t.order))
+        fresh, *_, ticket = min(((*self._ticket_weight(t, now), t.order, t) for t in self._waiting),
+                                key=lambda w: w[:4])
+        player = not fresh
+        pressed = self.pressure()
+        if pressed and (wait := self.rest(player) - now) > 0:
+            if not ticket.paced:
+                ticket.paced = True
+                self.paced += 1
+            if not self._pacing:
+                self._pacing = True
+                log_event("analyses_paced", waiting=len(self._waiting), share=round(self.share(now), 3))
+            self._timer = asyncio.get_running_loop().call_later(min(wait, PACE_STEP_S), self._resume)
+            return
+        self._pacing = pressed and self._pacing
         self._waiting.remove(ticket)
         self._running = True
+        budget_ms = ticket.msg.budget_ms if self.pending <= 1 else min(ticket.msg.budget_ms, CROWDED_BUDGET_MS)
+        if pressed:
+            budget_ms = min(budget_ms, PRESSED_BUDGET_MS)
+        spent: list[float] = []
         started = time.monotonic()
-        work = asyncio.get_running_loop().run_in_executor(self._pool, self.analyse, ticket.msg)
+        work = asyncio.get_running_loop().run_in_executor(self._pool, self._timed, ticket.msg, budget_ms, spent)
 
         def finished(work: asyncio.Future[Analysis]) -> None:
             """Hand the answer over, charge the address and its network for the time, start the next one."""
             self._running = False
-            self._charge(ticket, time.monotonic() - started)
+            ended = time.monotonic()
+            self.runs.append(Run(started, ended, sum(spent), player))
+            self._charge(ticket, ended - started)
             if not ticket.done.done():
                 if work.cancelled():
                     ticket.done.cancel()
@@ -257,6 +313,36 @@ class Analyst:
 
         work.add_done_callback(finished)
 
+    def _timed(self, msg: Analyse, budget_ms: int, spent: list[float]) -> Analysis:
+        """`analyse` in the analysis thread, adding the CPU seconds the thread used to `spent`."""
+        cpu = time.thread_time()
+        try:
+            return self.analyse(msg, budget_ms)
+        finally:
+            spent.append(time.thread_time() - cpu)
+
+    def _resume(self) -> None:
+        """A paced analysis looks again."""
+        self._timer = None
+        self._dispatch()
+
+    def rest(self, player: bool) -> float:
+        """The monotonic time before which, under pressure, the next analysis (a player's if `player`) waits: the
+        last one's CPU time `c` is followed by a rest of `c * (1 / busy - 1)`, so the thread uses at most `busy`
+        of a core (`player_busy` for players) however many wait."""
+        if not self.runs:
+            return 0.0
+        last = self.runs[-1]
+        busy = min(1.0, max(0.01, self.player_busy if player else self.busy))
+        return last.ended + last.cpu * (1 / busy - 1)
+
+    def share(self, now: float | None = None, window: float = SHARE_WINDOW_S) -> float:
+        """The share of a core the analysis thread used over the last `window` seconds (of the runs ended in it)."""
+        since = (time.monotonic() if now is None else now) - window
+        return sum(run.cpu for run in self.runs if run.ended > since) / window
+
     def close(self) -> None:
         """Stop the analysis thread once its queued requests are done."""
+        if self._timer is not None:
+            self._timer.cancel()
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -136,6 +136,13 @@ class ServerOptions:
     seatless_busy: float = 0.5
     """The share of a core the event loop's thread may use while messages wait at the seatless gate (beyond it
     fewer pass): the rest is left to the threads that serve seated players too (their bots, the database's)."""
+    analysis_busy: float = 0.25
+    """The share of a core the analysis thread may use for fresh identities' analyses while the server is under
+    pressure (the seatless gate is in force, or a hosted bot thinks a move in a match with a person): after an
+    analysis that used `c` CPU seconds the next waits `c * (1 / analysis_busy - 1)`, keeping its place in the
+    queue, and each started then thinks at most 250 ms (see `server.analysis`)."""
+    analysis_player_busy: float = 0.5
+    """The same share for the analyses of identities that played here (`server.played`), served first."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -253,6 +260,8 @@ class _Handler:
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
                     "seatless_waiting": self.admission.gate.waiting, "seatless_held": self.admission.gate.held,
+                    "analyses_paced": self.router.analyst.paced,
+                    "analysis_share": round(self.router.analyst.share(), 3),
                     "commit_seconds": round(arena.storage.commit_seconds, 3),
                     "role": arena.replication.role, **arena.replication.health()}
             response = conn.respond(status, json.dumps(body) + "\n")
@@ -393,6 +402,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await events.load()
         handler = _Handler(router, server_opts, await storage.store_id())
         router.busy = handler.admission.overloaded  # public reads are shared while the loop falls behind
+        analyst = router.analyst
+        analyst.busy, analyst.player_busy = server_opts.analysis_busy, server_opts.analysis_player_busy
+        analyst.pressure = lambda: handler.admission.pressed() or bots.thinking_for_people > 0
         arena.bot_turns.wait_turn = handler.admission.exhibition_turn  # exhibitions after seated players too
         router.answers.max_age = server_opts.shared_reads_s
         arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)

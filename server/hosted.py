@@ -243,6 +243,8 @@ class BotRunner:
         self.canonical = canonical or (bot_id_shape if factory is not None else canonical_bot)
         self.max_queued = max_queued
         self.fallbacks = 0
+        self.thinking_for_people = 0
+        """Moves of matches with a human seat being decided now (the analysis thread is paced meanwhile)."""
         self._players: OrderedDict[str, Player] = OrderedDict()
         self._guard = threading.Lock()
         self._workers = _Workers(workers, reserved)
@@ -287,7 +289,12 @@ class BotRunner:
             future: Future[Action] = Future()
             job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
             self._workers.submit(job)
-            action = await _outcome(future, budget_s * 1.5 + 0.5)
+            people = priority == Priority.HUMAN
+            self.thinking_for_people += people
+            try:
+                action = await _outcome(future, budget_s * 1.5 + 0.5)
+            finally:
+                self.thinking_for_people -= people
         if action in legal:
             return action
         self.fallbacks += 1

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
+import json
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -560,6 +563,7 @@ async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_t
     gate.close()  # a gate already at work (a loaded machine's late loop) stops
     gate.step = 60  # lets nothing through by itself: the test lets one message through at a time
     await fall_behind_a_little(server)
+    held = gate.held  # on a loaded machine the clients' hellos may have waited here too
     for _ in range(3):
         await many.send(type="list")
     await eventually(lambda: gate.waiting == 1, what="the first message of the flooding network at the gate")
@@ -577,7 +581,7 @@ async def test_a_late_loop_serves_seated_players_while_the_seatless_wait_their_t
     await eventually(lambda: gate.waiting == 1, what="the flooding network's third message at the gate")
     gate.release(1)
     assert [(await many.next())["type"] for _ in range(2)] == ["matches"] * 2
-    assert gate.held == 4
+    assert gate.held - held == 4
     for client in (alice, bob, many, other):
         await client.close()
 
@@ -605,3 +609,41 @@ async def test_a_late_loop_holds_exhibition_moves_at_the_gate(serve: Serve) -> N
     await eventually(lambda: "exhibitions" in gate.queues, timeout=15, what="its next move at the gate again")
     for client in (alice, bob, fan):
         await client.close()
+
+
+async def test_a_late_loop_paces_the_analysis_thread(serve: Serve) -> None:
+    """While the event loop runs late, the analysis thread starts fresh identities' analyses only within its busy
+    share (`analysis_busy`: after one that used `c` CPU seconds the next waits `c * (1 / busy - 1)`), each thinking
+    at most 250 ms of its 1 s budget; the waiting ones keep their places (every one is answered, none refused), and
+    a person's move against a hosted bot is answered while they wait."""
+    server = await serve(seatless_hold_s=60)
+    analyst = server.router.analyst
+    person = await Client.open(server.url, "person", source=HONEST)
+    match = await person.request("snapshot", type="create", opponent="random", seat="south")
+    room = server.arena.rooms[match["match_id"]]
+    fresh = [await Client.open(server.url, f"fresh{i}", source=attacker(0, network=10 + i)) for i in range(3)]
+    await fall_behind_a_little(server)
+    asked = [asyncio.create_task(ask(client, 1000)) for client in fresh]
+    await eventually(lambda: analyst.paced > 0, what="an analysis to wait for the pace")
+    await person.request("ack", type="move", match_id=match["match_id"], ply=0, bin=1)
+    await eventually(lambda: room.match.ply >= 2, what="the bot's answer")
+    assert analyst.pending > 0  # the bot moved while analyses waited their pace
+    replies = await asyncio.gather(*asked)
+    assert [r["type"] for r in replies] == ["analysis"] * 3, replies
+    runs = list(analyst.runs)
+    assert len(runs) == 3 and analyst.paced == 2
+    assert all(run.cpu < 0.6 for run in runs), runs  # 250 ms of thinking, not the 1 s asked for
+    for before, after in itertools.pairwise(runs):
+        assert after.started >= before.ended + 3 * before.cpu - 1e-6, runs
+    assert sum(run.cpu for run in runs[:-1]) <= analyst.busy * (runs[-1].started - runs[0].started) + 1e-6, runs
+    health = json.loads(await asyncio.to_thread(read_url, f"http://127.0.0.1:{server.port}/health"))
+    assert health["analyses_paced"] == 2 and health["analysis_share"] > 0
+    for client in (person, *fresh):
+        await client.close()
+
+
+def read_url(url: str) -> bytes:
+    """The body of a plain HTTP GET (run off the loop: the server answers on it)."""
+    with urllib.request.urlopen(url, timeout=5) as response:
+        body: bytes = response.read()
+    return body
