@@ -329,12 +329,13 @@ class Analyst:
     def rest(self, player: bool) -> float:
         """The monotonic time before which, under pressure, the next analysis (a player's if `player`) waits: the
         last one's CPU time `c` is followed by a rest of `c * (1 / busy - 1)`, so the thread uses at most `busy`
-        of a core (`player_busy` for players) however many wait."""
+        of a core (`player_busy` for players) however many wait. `c` counts at most `PRESSED_BUDGET_MS` (what an
+        analysis started under pressure may think), so one started before the pressure holds the next back no longer."""
         if not self.runs:
             return 0.0
         last = self.runs[-1]
         busy = min(1.0, max(0.01, self.player_busy if player else self.busy))
-        return last.ended + last.cpu * (1 / busy - 1)
+        return last.ended + min(last.cpu, PRESSED_BUDGET_MS / 1000) * (1 / busy - 1)
 
     def share(self, now: float | None = None, window: float = SHARE_WINDOW_S) -> float:
         """The share of a core the analysis thread used over the last `window` seconds (of the runs ended in it)."""
