@@ -4,6 +4,12 @@ An analysis is what the `perfect` bot knows of the position (`PerfectPlayer.best
 books of proved positions, else a proof with the endgame databases on disk (mapped, so the
 bots' and the analyst's engines share their pages), else the deepest search finished within
 the budget. It is `exact` whenever a book or a proof gave the value, and its `depth` is then -1.
+
+Analyses are the cheapest work to retry, so while the server is under pressure (`Analyst.pressure`:
+its event loop ran late lately, or a hosted bot thinks a move for a person) the one analysis thread
+is paced: it rests after each analysis so that it uses at most `busy` of a core (`player_busy` for
+players), and each analysis then thinks at most `PRESSED_BUDGET_MS`. Waiting analyses keep their
+places in the queue; its bounds alone refuse.
 """
 
 from __future__ import annotations
