@@ -353,6 +353,31 @@ async def test_the_lobby_of_every_node_lists_every_nodes_matches(serve: Serve, p
         assert [(m["match_id"], m["status"], m["north"]) for m in listed["matches"]] == [(mid, "live", "bob")]
 
 
+async def test_a_clusters_lobby_lists_an_open_match_only_while_its_creator_is_connected(serve: Serve, pg_url: str,
+                                                                                          bus_url: str) -> None:
+    """As on a single node, an open match is listed on every node while its creator is connected to one, and no
+    longer once its creator's last connection closed (before, a cluster listed every stored open match)."""
+    a, b = await nodes(serve, pg_url, bus_url)
+    alice = await Client.open(a.url, "alice")
+    mid = (await alice.request("snapshot", type="create", variant="kalah(4,3)", seat="south"))["match_id"]
+    bob = await Client.open(b.url, "bob")
+    assert [m["match_id"] for m in (await bob.request("matches", type="list"))["matches"]] == [mid]
+    await alice.close()
+    listed: list[object] = [mid]
+    for _ in range(20):  # a list is made at most about once a second and shared by those who ask meanwhile
+        await asyncio.sleep(0.5)
+        await bob.send(type="list")
+        reply = await bob.next()
+        if reply["type"] == "error":  # each list is charged the rows it may hold: wait as the refusal says
+            assert reply["code"] == "rate_limited", reply
+            continue
+        listed = [m["match_id"] for m in reply["matches"]]
+        if not listed:
+            break
+    assert listed == []
+    await bob.close()
+
+
 async def test_a_player_on_another_node_shows_as_connected_until_it_leaves(serve: Serve, pg_url: str,
                                                                           bus_url: str) -> None:
     """Alice on node A sees Bob, connected to node B, as connected; when Bob's connection closes, Alice's node

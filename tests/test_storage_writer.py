@@ -176,7 +176,7 @@ async def test_reads_of_a_restart_and_of_the_listings(storage: Storage) -> None:
     assert await storage.rated_results() == [("p1", "p2", 1.0, "ann", "bob")]
     assert [await storage.played(p, plies) for p, plies in (("p1", 2), ("p1", 3), ("pb", 1), ("pb", 2))] == [
         True, False, True, False]  # a finished game of 2 plies, a live one of 1 (open and cancelled ones: none)
-    assert await open_creators(storage) == [("m3", ("m3", "m3"))]  # stored without its creator's address
+    assert await open_creators(storage) == [("m3", ("m3", "m3"), ("p1",))]  # stored without its creator's address
     [(mid, summary)] = (await open_summaries(storage, ["m3", "m2"])).items()
     assert (mid, summary.south, summary.north, summary.status) == ("m3", None, "ann", "open")
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from protocol.errors import UnavailableError
 from protocol.messages import MatchSummary
 from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
@@ -306,11 +307,19 @@ class Cluster:
 
     async def listing(self, limit: int, charge: Callable[[int], None]) -> list[MatchSummary]:
         """The open and live matches of every node, as stored, with this node's spectator counts: the open ones
-        first, in the lobby's fair order by their creators' networks and addresses (as on a single node), then
-        the live ones newest first by spectators."""
+        whose creator is connected to a live node first (as on a single node; all of them while Redis cannot say
+        who is), in the lobby's fair order by their creators' networks and addresses, then the live ones newest
+        first by spectators."""
         a = self.arena
         charge(2 * limit)
-        shown = [mid for mid, _ in lobby_order(await open_creators(a.storage), lambda row: row[1])[:limit]]
+        waiting = await open_creators(a.storage)
+        try:
+            connected = {c.player_id for c in await self.presence.everyone()}
+        except UnavailableError:
+            connected = None
+        if connected is not None:
+            waiting = [row for row in waiting if any(p in connected for p in row.players)]
+        shown = [row.match_id for row in lobby_order(waiting, lambda row: row.creator)[:limit]]
         stored = await open_summaries(a.storage, shown)
         found: list[MatchSummary] = []
         for mid in shown:
