@@ -4,8 +4,9 @@ Each phase starts `kalah serve` on a fresh database. Honest clients connect from
 player who plays `--games` untimed games against `--bot` (South; seeded random moves, each
 after a `--think-ms` pause), a spectator of those games, a lobby asking `list`, `games` and
 `standings` every `--lobby-every` seconds, and a replay screen asking one 1 s `analyse` of the
-player's latest position every 3 s, on a connection of its own under the player's identity (the
-terminal client's replay screen asks as the player who played). Phase "quiet" has nothing else.
+position before the player's latest every 3 s (the server refuses a player the position its live game
+stands at, `in_play`), on a connection of its own under the player's identity (the terminal client's
+replay screen asks as the player who played). Phase "quiet" has nothing else.
 Phase "flood" first starts `bench/flooders.py` (another process) from `--flood-addresses` other
 loopback addresses (127.0.0.1, 127.0.0.3, ...): exhibitions as fast as the quotas allow, 5 s
 analyses, 200-game reads faster than the rate limit, spectators that stop reading, connections
@@ -228,9 +229,13 @@ async def lobby(conn: LeanConnection, args: argparse.Namespace, phase: Phase) ->
 
 
 async def replay(conn: LeanConnection, args: argparse.Namespace, phase: Phase, positions: list[str]) -> None:
-    """The replay screen: a 1 s analysis of the player's latest position every 3 seconds."""
+    """The replay screen: a 1 s analysis of the position before the player's latest every 3 seconds (the one its
+    live game stands at is refused `in_play`)."""
     while True:
-        request = {"type": "analyse", "variant": args.variant, "position": positions[-1], "budget_ms": 1000}
+        if len(positions) < 2:
+            await asyncio.sleep(0.1)
+            continue
+        request = {"type": "analyse", "variant": args.variant, "position": positions[-2], "budget_ms": 1000}
         try:
             reply, _ = await ask(conn, request, "analysis", timeout=60)
         except TimeoutError:
