@@ -10,7 +10,7 @@ import pytest
 
 from protocol import Action, Position
 from tests.conftest import Serve
-from tests.wire import Client, FirstLegal, is_game_over
+from tests.wire import Client, FirstLegal, eventually, is_game_over
 
 HONEST = "127.0.0.2"
 
@@ -97,3 +97,28 @@ async def test_no_request_builds_an_endgame_database(serve: Serve, tmp_path: Pat
     assert over["reason"] == "empty"
     assert not egdb.exists() or not any(egdb.rglob("*"))
     await host.close()
+
+
+async def test_a_bot_thinking_for_a_person_paces_the_analysis_thread(serve: Serve) -> None:
+    """While a hosted bot thinks a move in a person's match, fresh identities' analyses are paced (the loop need not
+    be late): the first thinks at most 250 ms of the 1 s it asked, the next waits for the thread's rest; both are
+    answered."""
+    hog = Hog()
+    server = await serve(bot_factory=lambda name: hog)
+    analyst = server.router.analyst
+    person = await Client.open(server.url, "person", source=HONEST)
+    await person.request("snapshot", type="create", opponent="hog", seat="north")  # the bot sows first
+    await eventually(lambda: server.arena.bots.thinking_for_people == 1, what="the bot to think for the person")
+    fresh = [await Client.open(server.url, f"fresh{i}", source=f"127.1.{i}.1") for i in range(2)]
+    try:
+        for client in fresh:
+            await client.send(type="analyse", variant="kalah(6,6)", position="6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -",
+                              budget_ms=1000)
+        await eventually(lambda: analyst.paced == 1, what="the second analysis to wait for the pace")
+        assert analyst.runs[0].cpu < 0.6  # 250 ms of thinking, not 1 s
+    finally:
+        hog.release.set()
+    for client in fresh:
+        assert (await client.expect("analysis", timeout=10))["depth"] >= 1
+    for client in (person, *fresh):
+        await client.close()
