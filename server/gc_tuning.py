@@ -5,7 +5,10 @@ collects, and a busy server holds many: thousands of connections, each a web of 
 Freezing what has lived a while moves it out of the collector's sight (`gc.freeze` costs
 microseconds whatever the heap), so collections stay short; unfreezing now and then lets cyclic
 garbage among those objects be reclaimed, in one full collection (10 minutes after start, then
-further apart while it finds nothing: `next_collection`). The heap is frozen at once and
+further apart while it finds nothing: `next_collection`), and sooner whenever the process has grown by
+`GROWN_BYTES` since the last one: a connection frozen while it lived and closed since is cyclic garbage the
+collector no longer sees, and under a flood of reconnecting clients that never read (each leaving its
+unsent buffer) the server grew by about 4 MiB a second until the next full collection. The heap is frozen at once and
 then every second: frozen every 10 s, the objects of the last seconds (a burst of new
 connections) piled up in the older generations, and one collection of them held the server
 50-90 ms at 2,000 actions/s.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,25 +27,54 @@ from server.logs import event as log_event
 
 COLLECT_EVERY_S = (600.0, 3600.0)
 """The shortest and longest time between full collections (`next_collection`)."""
+GROWN_BYTES = 128 << 20
+"""Growth of the resident size since the last full collection that brings the next one forward."""
+MIN_GAP_S = 10.0
+"""The shortest time between full collections brought forward by growth."""
+
+
+def resident_bytes() -> int | None:
+    """This process's resident size (Linux's /proc/self/statm), None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def collection_due(since_s: float, every_s: float, grown: int | None, grown_bytes: int, min_gap_s: float) -> str | None:
+    """Why a full collection is due (`time`, `grown`), or None: `since_s` after the last one, the process `grown`
+    bytes (None: unknown) since."""
+    if since_s >= every_s:
+        return "time"
+    if grown is not None and grown >= grown_bytes and since_s >= min_gap_s:
+        return "grown"
+    return None
 
 
 async def keep_heap_frozen(interval_s: float = 1.0, collect_every_s: float = COLLECT_EVERY_S[0],
-                           longest_s: float = COLLECT_EVERY_S[1]) -> None:
+                           longest_s: float = COLLECT_EVERY_S[1], grown_bytes: int = GROWN_BYTES,
+                           min_gap_s: float = MIN_GAP_S) -> None:
     """Freeze the surviving objects now and every `interval_s`; after `collect_every_s` (then as `next_collection`
-    says, up to `longest_s`), collect them all first."""
+    says, up to `longest_s`), or once the process has grown by `grown_bytes` (at most every `min_gap_s`), collect
+    them all first."""
     gc.set_threshold(10_000, 20, 50)
     gc.freeze()
-    collected_at, every_s = time.monotonic(), collect_every_s
+    collected_at, every_s, base = time.monotonic(), collect_every_s, resident_bytes()
     while True:
         await asyncio.sleep(interval_s)
-        if time.monotonic() - collected_at >= every_s:
+        now = resident_bytes()
+        grown = None if now is None or base is None else now - base
+        reason = collection_due(time.monotonic() - collected_at, every_s, grown, grown_bytes, min_gap_s)
+        if reason is not None:
             frozen = gc.get_freeze_count()
             gc.unfreeze()
             started = time.perf_counter()
             found = gc.collect()
-            collected_at = time.monotonic()
-            every_s = next_collection(every_s, found, frozen, collect_every_s, longest_s)
-            log_event("gc_full_collection", unreachable=found, objects=frozen,
+            collected_at, base = time.monotonic(), resident_bytes()
+            if reason == "time":
+                every_s = next_collection(every_s, found, frozen, collect_every_s, longest_s)
+            log_event("gc_full_collection", reason=reason, unreachable=found, objects=frozen,
                       ms=round(1000 * (time.perf_counter() - started)), next_s=round(every_s))
         gc.freeze()
 
