@@ -48,7 +48,7 @@ Not lower: such a thread also holds the interpreter's lock now and then (between
 it is, the longer it waits for a core while holding it when a thread of the server's own priority (a
 person's bot searching in C) or another process has the core, and the event loop waits with it. At 19
 lower, or in the idle scheduling class, analyses beside four CPU-bound processes served too few to pass
-test_adversarial_addresses (they did at 10); the idle class also stopped exhibitions altogether."""
+test_adversarial_analyses (they did at 10); the idle class also stopped exhibitions altogether."""
 
 
 def lower_priority(nice: int = BACKGROUND_NICE) -> None:

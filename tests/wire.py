@@ -22,6 +22,14 @@ T = TypeVar("T")
 OPERATOR = "test-operator-secret"
 """The operator token every test server is started with (rated exhibitions need it)."""
 
+HONEST = "127.0.0.2"
+"""The loopback source address of honest clients in tests of attacks from many addresses."""
+
+
+def attacker(i: int, network: int = 1) -> str:
+    """The `i`-th attacking address of network 127.`network`.0.0/16 (256 to a /24)."""
+    return f"127.{network}.{i // 250}.{1 + i % 250}"
+
 
 class Client:
     """A scripted websocket client that keeps every message it receives."""
