@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import stall_probe
+import stall_report
 from harness import ROOT, FrozenHeap, LeanConnection, action_msg, health, loopback, proc_usage, quantile, spawn_server
 from trees import baseline_tree
 
@@ -56,7 +57,7 @@ class Stats:
     tables: int = 0
     events_seen_by_spectators: int = 0
     slow: list[tuple[float, float]] = field(default_factory=list)
-    """(sent, received) of each action slower than `stall_probe.SLOW_S`."""
+    """(sent, received) of each action slower than `stall_report.SLOW_S`."""
 
 
 class Player:
@@ -116,7 +117,7 @@ class Player:
                 if msg["side"] != self.side and sent is not None:
                     now = time.perf_counter()
                     self.stats.latencies.append(now - sent)
-                    if now - sent > stall_probe.SLOW_S:
+                    if now - sent > stall_report.SLOW_S:
                         self.stats.slow.append((sent, now))
                 self.game.play(action)
                 if isinstance(action, Swap):
@@ -296,7 +297,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     for err in stats.errors[:5]:
         print("  error:", err)
     if args.stalls:
-        stall_probe.attribute(stall_probe.load(probes), client_probes, stats.slow, (t0, t0 + elapsed), elapsed)
+        stall_report.attribute(stall_report.load(probes), client_probes, stats.slow, (t0, t0 + elapsed), elapsed)
     backup_ok = not args.backup or await check_backup(backup, tmp / "restored.sqlite3", set(stats.durable))
     shutil.rmtree(tmp, ignore_errors=True)  # the run's database (and backup), checked: each run left megabytes in /tmp
     return Figures(acked / elapsed, pct(0.50), pct(0.99), (cpu1 - cpu0) / max(1, acked), writes / max(1, acked),
