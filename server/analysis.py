@@ -206,10 +206,10 @@ class Analyst:
         if peer is not None and peer.analyses >= self.max_per_address:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
-        if self.pending >= self.max_queued:
-            self._make_room(peer, player())
         loop = asyncio.get_running_loop()
         ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player)
+        if self.pending >= self.max_queued:
+            self._make_room(ticket)
         self._waiting.append(ticket)
         self.pending += 1
         if peer is not None:
@@ -234,23 +234,19 @@ class Analyst:
             if peer is not None:
                 peer.analyses -= 1
 
-    def _weight(self, network: str, peer: Peer | None, player: bool, now: float) -> tuple[bool, float, float]:
-        """What the fair queue orders by: a player first, then the analysis seconds `network` used lately, then
-        `peer`'s address."""
-        return not player, _usage(self.networks.get(network), now), _usage(peer, now)
+    def _weight(self, ticket: _Ticket, now: float) -> tuple[bool, float, float]:
+        """What the fair queue orders by: a player first, then the analysis seconds the ticket's network used lately,
+        then its address."""
+        return not ticket.player(), _usage(self.networks.get(ticket.network), now), _usage(ticket.peer, now)
 
-    def _ticket_weight(self, ticket: _Ticket, now: float) -> tuple[bool, float, float]:
-        """The weight of a waiting request."""
-        return self._weight(ticket.network, ticket.peer, ticket.player(), now)
-
-    def _make_room(self, peer: Peer | None, player: bool) -> None:
+    def _make_room(self, ticket: _Ticket) -> None:
         """The queue is full: refuse the waiting request of a fresh identity (else of a player) of the network that
         used the most analysis time lately (of its addresses, the one that used the most) if it weighs more than
-        `peer`'s would, else raise `too_many`."""
+        `ticket` (not queued yet), else raise `too_many`."""
         now = time.monotonic()
-        mine = self._weight(network_of(peer), peer, player, now)
-        heaviest = max(self._waiting, key=lambda t: (*self._ticket_weight(t, now), t.order), default=None)
-        if heaviest is None or self._ticket_weight(heaviest, now) <= mine:
+        mine = self._weight(ticket, now)
+        heaviest = max(self._waiting, key=lambda t: (*self._weight(t, now), t.order), default=None)
+        if heaviest is None or self._weight(heaviest, now) <= mine:
             raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly",
                                CROWDED_BUDGET_MS / 1000)
         self._waiting.remove(heaviest)
@@ -279,7 +275,7 @@ class Analyst:
         if self._running or not self._waiting or self._timer is not None:
             return
         now = time.monotonic()
-        fresh, *_, ticket = min(((*self._ticket_weight(t, now), t.order, t) for t in self._waiting),
+        fresh, *_, ticket = min(((*self._weight(t, now), t.order, t) for t in self._waiting),
                                 key=lambda w: w[:4])
         player = not fresh
         pressed = self.pressure()
