@@ -73,6 +73,7 @@ async def test_analyses_are_shared_by_network_before_address(serve: Serve, netwo
     server = await serve()
     analyst = server.router.analyst
     analyst.max_queued = 4
+    analyst.pressure = lambda: False  # not pacing: on a busy machine a late loop would cut the running one to 250 ms
     honest = await Client.open(server.url, "honest", source=HONEST)
     assert (await ask(honest, 300))["type"] == "analysis"
     hogs = [await Client.open(server.url, f"hog{i}", source=attacker(i // networks, network=10 + i % networks))
@@ -112,6 +113,7 @@ async def test_a_player_who_played_here_is_served_before_fresh_identities(serve:
         await client.close()
     analyst = server.router.analyst
     analyst.max_queued = 4
+    analyst.pressure = lambda: False  # not pacing: on a busy machine a late loop would cut the running one to 250 ms
     player = await Client.open(server.url, "alice", token=alice.welcome["token"], source=HONEST)
     assert (await ask(player, 300))["type"] == "analysis"
     hogs = [await Client.open(server.url, f"hog{i}", source=attacker(i // 6, network=10 + i % 6)) for i in range(12)]
@@ -148,6 +150,7 @@ async def test_a_waiting_analysis_is_served_as_a_players_once_its_game_has_begun
     used less) is served before theirs once the game reaches its tenth ply while it waits."""
     server = await serve()
     analyst = server.router.analyst
+    analyst.pressure = lambda: False  # not pacing: on a busy machine a late loop would cut the running one to 250 ms
     alice, bob, match_id = await live_match(server.url)
     player = await Client.open(server.url, "alice", token=alice.welcome["token"], source=HONEST)
     assert (await ask(player, 100))["type"] == "analysis"  # its network used more than the hogs'
