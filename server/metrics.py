@@ -202,6 +202,10 @@ class _ArenaCollector(Collector):
         analyses.add_metric(["running"], running)
         analyses.add_metric(["queued"], self.analyst.pending - running)
         yield analyses
+        yield CounterMetricFamily("kalah_analyses_paced", "Analyses that waited for the analysis thread's pace (the "
+                                  "server under pressure).", value=self.analyst.paced)
+        yield GaugeMetricFamily("kalah_analysis_share", "The share of a core the analysis thread used over the last "
+                                "10 s.", value=self.analyst.share())
         yield GaugeMetricFamily("kalah_quarantined_matches", "Stored matches set aside because they could not be "
                                 "read back (see kalah quarantine).", value=arena.quarantined)
         yield CounterMetricFamily("kalah_bot_fallbacks", "Hosted-bot moves that were a random legal one (late, "

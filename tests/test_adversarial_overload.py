@@ -13,6 +13,7 @@ import urllib.request
 from server.app import RunningServer
 from tests.conftest import Serve
 from tests.test_adversarial_analyses import ask
+from tests.test_server_metrics import scrape
 from tests.wire import HONEST, Client, attacker, eventually, live_match
 
 
@@ -156,13 +157,15 @@ async def test_a_late_loop_paces_the_analysis_thread(serve: Serve) -> None:
     """While the event loop runs late, the analysis thread starts fresh identities' analyses only within its busy
     share (`analysis_busy`: after one that used `c` CPU seconds the next waits `c * (1 / busy - 1)`), each thinking
     at most 250 ms of its 1 s budget; the waiting ones keep their places (every one is answered, none refused), and
-    a person's move against a hosted bot is answered while they wait."""
+    a person's move against a hosted bot is answered while they wait. /health and /metrics count the paced ones and
+    show the thread's share."""
     server = await serve(seatless_hold_s=60)
     analyst = server.router.analyst
     person = await Client.open(server.url, "person", source=HONEST)
     match = await person.request("snapshot", type="create", opponent="random", seat="south")
     room = server.arena.rooms[match["match_id"]]
     fresh = [await Client.open(server.url, f"fresh{i}", source=attacker(0, network=10 + i)) for i in range(3)]
+    assert (await scrape(server))[("kalah_analyses_paced_total", ())] == 0
     await fall_behind_a_little(server)
     asked = [asyncio.create_task(ask(client, 1000)) for client in fresh]
     await eventually(lambda: analyst.paced > 0, what="an analysis to wait for the pace")
@@ -180,6 +183,8 @@ async def test_a_late_loop_paces_the_analysis_thread(serve: Serve) -> None:
     assert used <= analyst.busy * (runs[-1].started - runs[0].started) + 1e-6, runs
     health = json.loads(await asyncio.to_thread(read_url, f"http://127.0.0.1:{server.port}/health"))
     assert health["analyses_paced"] == 2 and health["analysis_share"] > 0
+    samples = await scrape(server)
+    assert samples[("kalah_analyses_paced_total", ())] == 2 and samples[("kalah_analysis_share", ())] > 0
     for client in (person, *fresh):
         await client.close()
 

@@ -89,6 +89,7 @@ async def test_metrics_after_real_play_parse_and_count_what_happened(serve: Serv
     assert samples[("kalah_refusals_total", (("code", "unknown_match"),))] == 1
     assert samples[("kalah_quarantined_matches", ())] == 0
     assert samples[("kalah_analyses", (("state", "running"),))] == 0
+    assert samples[("kalah_analyses_paced_total", ())] == 0 and samples[("kalah_analysis_share", ())] == 0
     dashboard = (ROOT / "docs" / "grafana-dashboard.json").read_text()
     shown = set(re.findall(r"kalah_[a-z_]+", dashboard)) - {"kalah_arena"}
     assert {name for name in shown if not name.startswith("kalah_cluster_")} <= {name for name, _ in samples}
