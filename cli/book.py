@@ -114,7 +114,7 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
         builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
         return builder.run(Position.initial(variant))
 
-    stats = run_stoppable(work, "kalah book build")
+    stats = run_stoppable(work, "kalah book")
     sys.stderr.write("\n")
     print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board) "
           f"in {duration(stats.seconds)}, {stats.nodes:,} nodes; written to {path}")
@@ -156,7 +156,7 @@ def verify(args: argparse.Namespace, variant: Variant) -> int:
                 print(f"wrong: {entry.line(key)} (proved {value:+d}, best house {pit + 1})", flush=True)
         return wrong
 
-    wrong = run_stoppable(work, "kalah book verify")
+    wrong = run_stoppable(work, "kalah book")
     print(f"{len(keys) - wrong:,} of {len(keys):,} entries proved again")
     return 1 if wrong else 0
 

@@ -161,6 +161,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     core = importlib.import_module("bots._search")
     t0 = time.monotonic()
-    run_stoppable(lambda: egdb.load(variant, args.egdb_seeds, core, directory, Reporter(levels)), "kalah egdb build")
+    run_stoppable(lambda: egdb.load(variant, args.egdb_seeds, core, directory, Reporter(levels)), "kalah egdb")
     print(f"built {todo:,} positions in {duration(time.monotonic() - t0)}")
     return 0

@@ -47,7 +47,9 @@ def _interrupt_cores(on: bool) -> None:
 
 
 def run_stoppable(work: Callable[[], Answer], command: str) -> Answer:
-    """`work()` in a thread, stopped within a second by SIGINT or SIGTERM (then KeyboardInterrupt here)."""
+    """`work()` in a thread, stopped within a second by SIGINT or SIGTERM (then KeyboardInterrupt here). Work that
+    does not wind up within `WIND_UP_S` ends the process with `COMMAND: interrupted`, the line `kalah` says on every
+    other path, so `command` is the command as `kalah` names it there (`kalah egdb`, not `kalah egdb build`)."""
     box: list[Answer | BaseException] = []
     finished = threading.Event()  # not Thread.join: a join interrupted by Ctrl-C may take the thread for ended
 

@@ -21,6 +21,10 @@ KALAH_SIGINT_IGNORED = (sys.executable, "-c",
                         "import runpy, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
                         "runpy.run_module('cli.main', run_name='__main__')")
 """The `kalah` command started as a background job of a non-interactive shell is: SIGINT ignored."""
+KALAH_NO_WIND_UP = (sys.executable, "-c",
+                    "import signal, sys, cli.interrupts; from cli.main import main; cli.interrupts.WIND_UP_S = 0.0; "
+                    "signal.signal(signal.SIGINT, signal.default_int_handler); sys.exit(main())")
+"""The `kalah` command with no time for interrupted work to wind up: a stop ends it by the wind-up's own path."""
 HANG_GUARD_S = 120.0
 """How long a child may take to print what is awaited, or to end once stopped, before the test fails."""
 
@@ -70,10 +74,10 @@ class Running:
 
 
 @contextmanager
-def kalah(argv: list[str], tmp_path: Path, sigint: str = "default") -> Iterator[Running]:
-    """A running `kalah ARGV` with databases in `tmp_path / "egdb"` and books in `tmp_path / "books"`,
-    killed with its process group on every path."""
+def kalah(argv: list[str], tmp_path: Path, sigint: str = "default", wind_up: bool = True) -> Iterator[Running]:
+    """A running `kalah ARGV` with databases in `tmp_path / "egdb"` and books in `tmp_path / "books"` (with
+    `wind_up=False`, no time for interrupted work to wind up), killed with its process group on every path."""
     env = dict(os.environ, KALAH_EGDB_DIR=str(tmp_path / "egdb"), KALAH_BOOK_DIR=str(tmp_path / "books"))
-    command = KALAH if sigint == "default" else KALAH_SIGINT_IGNORED
+    command = KALAH_NO_WIND_UP if not wind_up else KALAH if sigint == "default" else KALAH_SIGINT_IGNORED
     with started([*command, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env) as proc:
         yield Running(proc)

@@ -66,6 +66,16 @@ def test_egdb_build_stops_mid_level_and_resumes(tmp_path: Path) -> None:
         assert f"present: {len(done)} levels; to build: 1 (levels {len(done) + 1}..{len(done) + 1})" in again.text()
 
 
+def test_a_build_that_does_not_wind_up_in_time_says_what_every_other_stop_says(tmp_path: Path) -> None:
+    """SIGINT while a level is built, with no time to wind up: the process ends at once with status 130 and the
+    line of every other stop, `kalah egdb: interrupted` (not `kalah egdb build`)."""
+    build = ["egdb", "build", "-H", "6", "--seeds", "19", "--dir", str(tmp_path / "egdb")]
+    with kalah(build, tmp_path, wind_up=False) as running:
+        running.wait_for("level 3:")  # in the build, which the stop cannot wait for
+        assert running.stop(signal.SIGINT) == 130
+        assert running.text().endswith("\nkalah egdb: interrupted\n"), running.text()
+
+
 def test_book_build_saves_what_it_proved_and_resumes(tmp_path: Path) -> None:
     """SIGINT during a book build: status 130 and the positions proved so far in a whole book file; run again,
     it starts from them; SIGTERM stops it the same way."""
