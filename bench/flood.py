@@ -14,8 +14,11 @@ that never say hello; after `--warmup` seconds the honest clients play the same 
 
 Prints, per phase, the bot's move latency (from the ack of the player's move, or the bot's
 previous action in an extra-turn chain, to the bot's action event), the server's peak RSS
-and CPU, the honest clients' errors and lobby round trips; then what the flooders were
-refused and dropped with, and the goals: flood within 2x of quiet (p50, p90, p99, mean), peak RSS
+and CPU, its RSS through the honest games (sampled every second: where it began and ended,
+how fast it grew over the first and the last third, its level at each minute: a long flood
+shows whether it levels off), the honest clients' errors and lobby round trips; then what
+the flooders were refused and dropped with, and the goals: flood within 2x of quiet (p50,
+p90, p99, mean), peak RSS
 under 400 MiB, no honest errors.
 
 `--many-addresses` spreads the flood over 200 addresses in 50 /24 networks (127.2.x.y), each with
@@ -58,6 +61,7 @@ from typing import Any
 import stall_probe
 from flooders import add_flood_options
 from harness import ROOT, FrozenHeap, LeanConnection, action_msg, proc_usage, quantile, quantile_range, spawn_server
+from memory_trace import RssSampler, rss_summary
 from trees import baseline_tree
 
 from cli.serve import fast_loop_factory
@@ -95,6 +99,8 @@ class Phase:
     """Lobby reads refused with a retry hint (and asked again after it), by error code."""
     spectator_events: int = 0
     rss_peak: int = 0
+    rss: str = ""
+    """The server's RSS through the phase (`memory_trace.rss_summary`): from the honest clients' start to their end."""
     cpu_share: float = 0.0
     server_log: Counter[str] = field(default_factory=Counter)
     lag_ms: int = 0
@@ -290,6 +296,8 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         proc, url = await spawn_server(tmp / "arena.sqlite3", "--log-level", "info", "--log-format", "json",
                                        "--operator-token", OPERATOR, stderr=log, root=root,
                                        python_flags=python_flags)
+    sampler = RssSampler(proc.pid)
+    sampler.start()
     frozen = FrozenHeap()  # the honest clients' own collections are not the server's latency (it collects once now)
     client_probes: list[dict[str, Any]] = []
 
@@ -310,6 +318,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
             await asyncio.wait_for(flooders.stdout.readline(), 120)  # "ready"
             await asyncio.sleep(args.warmup)
         cpu0, t0, load0 = proc_usage(proc.pid)[0], time.perf_counter(), os.getloadavg()[0]
+        sampler.mark("begin")
         flood_cpu0 = proc_usage(flooders.pid)[0] if flooders is not None else 0.0
         matches: asyncio.Queue[str] = asyncio.Queue()
         positions = [Position.initial(Variant.parse(args.variant)).fen()]
@@ -329,6 +338,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
             task.cancel()
         await asyncio.gather(*extras, return_exceptions=True)
         cpu1, phase.rss_peak = proc_usage(proc.pid)
+        sampler.mark("end")
         phase.timings = await server_timings(url, args.bot)
         elapsed, until = time.perf_counter() - t0, time.time()
         phase.cpu_share = (cpu1 - cpu0) / elapsed
@@ -340,6 +350,8 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
             phase.flood = json.loads(await asyncio.wait_for(flooders.stdout.readline(), 60))
             await flooders.wait()
     finally:
+        await sampler.stop()
+        phase.rss = rss_summary(sampler)
         frozen.stop()
         if flooders is not None and flooders.returncode is None:
             flooders.kill()
@@ -470,6 +482,8 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
     for p in (quiet, flood):
         print(f"server's own timings ({p.name}): " + ("; ".join(
             f"{name} p50 {p50}, p99 {p99} ({n})" for name, (p50, p99, n) in p.timings.items()) or "not answered"))
+    for p in (quiet, flood):
+        print(f"server's RSS ({p.name}, sampled every second through the honest games): {p.rss}")
     f = flood.flood
     print(f"flooders: {f.get('opened', 0)} connections opened, {100 * flood.flood_cpu:.0f}% of a core; "
           f"answered: {counts(f.get('replies', {}))}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 from weakref import WeakValueDictionary
@@ -184,8 +185,7 @@ class Admission:
         self.connections += 1
         peer = self.peers.acquire(host_of(ws))
         session = Session(ws, RateLimiter(self.opts.rate, self.opts.burst), peer, self.opts.send_buffer,
-                          self.opts.seatless_send_buffer)
-        session.holds_seat = lambda: seated(self.arena, session)
+                          self.opts.seatless_send_buffer, partial(seated, self.arena))
         peer.sessions.add(session)
         self.anonymous.setdefault(prefix_of(peer.address), set()).add(session)
         self.anonymous_count += 1

@@ -101,6 +101,27 @@ class ArenaConnection(BatchedConnection):
                 return
         super().data_received(data)
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        """websockets' cleanup, then break the protocol's reference cycles (see `release_protocol`)."""
+        super().connection_lost(exc)
+        release_protocol(self.protocol)
+
+
+def release_protocol(protocol: Protocol) -> None:
+    """Break the reference cycles a closed connection's websockets protocol is in, so that reference counting frees
+    it (its handshake's headers, its buffers) as soon as the connection is dropped.
+
+    Its frame parser is a generator whose frame refers to the protocol, and the error that ended an unclean close
+    holds a traceback through that frame. In a cycle, a closed connection waits for the collector, and the server
+    freezes its heap every second (`server.gc_tuning`): every connection that lived a second is then garbage only
+    a full collection finds, which under a flood of reconnecting clients grew the process by megabytes a second.
+    The connection is closed (websockets called `receive_eof`, its state is CLOSED): the parser is never stepped
+    again."""
+    parser = protocol.parser
+    parser.close()  # a closed generator no longer holds its frame
+    if protocol.parser_exc is not None:
+        protocol.parser_exc.__traceback__ = None
+
 
 def connection_class(loop: asyncio.AbstractEventLoop) -> type[ArenaConnection]:
     """The connection class of one server, sharing one `WriteBatch` on its loop."""

@@ -175,7 +175,7 @@ class Session:
 
     def __init__(self, ws: ServerConnection, limiter: RateLimiter, peer: Peer | None = None,
                  send_limit: int = DEFAULT_SEND_BUFFER, seatless_send_limit: int | None = None,
-                 holds_seat: Callable[[], bool] = lambda: False) -> None:
+                 holds_seat: Callable[[Session], bool] = lambda session: False) -> None:
         self.ws = ws
         self.limiter = limiter
         self.peer = peer or Peer(self.remote_host, RateLimiter(1e9, 10**9))
@@ -184,8 +184,9 @@ class Session:
         """The unsent bytes a connection without a seat in an unfinished match may leave (a spectator or lobby
         that stopped reading is dropped sooner than a player)."""
         self.holds_seat = holds_seat
-        """Whether the connection's identity holds a seat in an unfinished match (asked only past the seatless
-        limit)."""
+        """Whether a connection's identity holds a seat in an unfinished match (asked only past the seatless
+        limit, with this session: a function that refers to the session would make a reference cycle, and a
+        closed connection in a cycle waits for a full garbage collection, see `server.gc_tuning`)."""
         self.player_id: str | None = None
         self.name: str | None = None
         self.following: set[str] = set()
@@ -218,7 +219,7 @@ class Session:
 
     def too_many(self, unsent: int) -> bool:
         """Whether `unsent` bytes are more than this connection may leave unread (fewer without a seat)."""
-        return unsent > self.send_limit or (unsent > self.seatless_send_limit and not self.holds_seat())
+        return unsent > self.send_limit or (unsent > self.seatless_send_limit and not self.holds_seat(self))
 
     @property
     def remote_host(self) -> str:

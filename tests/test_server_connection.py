@@ -5,7 +5,9 @@ it."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import weakref
 from typing import Any
 
 import pytest
@@ -98,3 +100,30 @@ async def test_a_frame_too_big_or_not_utf8_closes_as_websockets_closes_it(serve:
     with pytest.raises(ConnectionClosedError) as closed:
         await asyncio.wait_for(client.recv(), 10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == code  # the server's close frame
+
+
+@pytest.mark.parametrize("how", ["close", "abort"])
+async def test_a_closed_connection_is_freed_without_the_garbage_collector(serve: Serve, how: str) -> None:
+    """A connection that said hello and then closed cleanly, or dropped its socket, is freed by reference counting
+    once its handler ends: its session, its websocket connection and protocol are gone with the collector off.
+    Before, reference cycles (the session's seat check, websockets' frame parser) kept them for the collector,
+    and the server freezes its heap every second: under a flood of reconnecting clients the closed connections
+    piled up until the next full collection."""
+    server = await serve()
+    gc.disable()
+    try:
+        client = await connect(server.url)
+        await client.send(HELLO.decode())
+        assert (await reply(client))["type"] == "welcome"
+        session = next(s for peer in server.admission.peers.values() for s in peer.sessions)
+        refs: list[weakref.ref[Any]] = [weakref.ref(session), weakref.ref(session.ws), weakref.ref(session.ws.protocol)]
+        del session
+        if how == "close":
+            await client.close()
+        else:
+            assert client.transport is not None
+            client.transport.abort()
+        await eventually(lambda: all(ref() is None for ref in refs), timeout=3,
+                         what="the closed connection's session, connection and protocol to be freed")
+    finally:
+        gc.enable()
