@@ -90,6 +90,9 @@ class Arena:
         self.options = options
         self.loop = asyncio.get_running_loop()
         self.rooms: dict[str, Room] = {}
+        self.lingering: dict[str, None] = {}
+        """Ids of the finished matches still in memory for late syncs, the longest finished first (at most
+        `max_lingering`)."""
         self.identities = Identities(storage, self.write)
         """Every known player, and the one writer of new ones."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
@@ -175,6 +178,7 @@ class Arena:
     def drop_room(self, match_id: str) -> Room | None:
         """Forget a room and its seat index entries."""
         room = self.rooms.pop(match_id, None)
+        self.lingering.pop(match_id, None)
         self.bot_turns.paces.pop(match_id, None)
         self.replication.unwatch(match_id)
         if room is not None:
@@ -430,6 +434,13 @@ class Arena:
             if room.finished_at is None:
                 room.finished_at = self.now()
                 room.timer = self.loop.call_later(self.options.linger_s, lambda: self.evict(m.match_id))
+                self.lingering[m.match_id] = None
+                while len(self.lingering) > self.options.max_lingering:  # the longest finished leaves first
+                    oldest = next(iter(self.lingering))
+                    if (gone := self.rooms.get(oldest)) is not None:
+                        gone.cancel_timer()
+                    self.evict(oldest)
+                    self.lingering.pop(oldest, None)
             return
         if not self.owns(room):
             return

@@ -16,6 +16,10 @@ class ArenaOptions:
     """In untimed matches: how long the side to move may make no move before the opponent can claim."""
     linger_s: float = 300.0
     """How long a finished match stays in memory for late syncs."""
+    max_lingering: int = 2_000
+    """Finished matches kept in memory for late syncs at once; past it, the one that finished longest ago leaves
+    memory at once (it stays in the database, where a late `sync` or `watch` reads it back, as after `linger_s`):
+    exhibitions finished as fast as the quotas allow cannot fill the memory for five minutes each."""
     max_list: int = 500
     """Most matches in one listing."""
     clock: Callable[[], float] | None = None

@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from protocol import Variant
 from server.match import Seat
 from tests.conftest import Serve
-from tests.wire import Client, eventually
+from tests.wire import Client, eventually, live_match
 
 HONEST = "127.0.0.2"
 
@@ -177,3 +177,24 @@ async def test_many_connections_share_one_address_budget(serve: Serve) -> None:
     await honest_round_trip(server.url)
     for flooder in flooders:
         await flooder.close()
+
+
+async def test_finished_matches_kept_for_late_syncs_are_capped(serve: Serve) -> None:
+    """Past `max_lingering` finished matches in memory, the one that finished longest ago leaves memory at once
+    (before its five minutes), and a late watch of it is still answered with its end, read back from storage."""
+    server = await serve(max_lingering=2)
+    finished = []
+    for i in range(3):
+        south, north, mid = await live_match(server.url, names=(f"s{i}", f"n{i}"))
+        await north.send(type="resign", match_id=mid)
+        await south.expect("event", where=lambda m: m.get("kind") == "game_over")
+        finished.append(mid)
+        await south.close()
+        await north.close()
+    assert finished[0] not in server.arena.rooms
+    assert all(mid in server.arena.rooms for mid in finished[1:])
+    late = await Client.open(server.url, "late")
+    snapshot = await late.request("snapshot", type="watch", match_id=finished[0])
+    assert snapshot["status"] == "finished"
+    assert finished[0] not in server.arena.rooms  # read back, not kept
+    await late.close()
