@@ -242,6 +242,15 @@ def quantile(values: Sequence[float], p: float) -> float:
     return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
 
 
+def binomial(n: int, k: int, p: float) -> float:
+    """P(exactly k of n draws hit) with chance `p` each, in logarithms (the binomial coefficient of a thousand
+    draws overflows a float)."""
+    if p in (0.0, 1.0):
+        return float(k == (n if p == 1.0 else 0))
+    log = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return math.exp(log + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
 def quantile_range(values: Sequence[float], p: float, confidence: float = 0.95) -> tuple[float, float]:
     """A distribution-free `confidence` range of quantile `p` from sorted `values`: the order statistics the
     quantile lies between with at least that probability (binomial); `inf` above when the sample cannot bound it
@@ -251,7 +260,7 @@ def quantile_range(values: Sequence[float], p: float, confidence: float = 0.95) 
         return float("nan"), float("nan")
     cdf, below = [], 0.0  # cdf[k] = P(fewer than k+1 of the n values lie below the quantile)
     for k in range(n + 1):
-        below += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        below += binomial(n, k, p)
         cdf.append(below)
     tail = (1 - confidence) / 2
     lo = max((k for k in range(n) if cdf[k] <= tail), default=-1)  # values[lo] lies below with P >= 1 - tail
