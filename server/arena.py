@@ -93,7 +93,7 @@ class Arena:
         self.lingering: dict[str, None] = {}
         """Ids of the finished matches still in memory for late syncs, the longest finished first (at most
         `max_lingering`)."""
-        self.identities = Identities(storage, self.write)
+        self.identities = Identities(storage, self.write, options.max_cached_players)
         """Every known player, and the one writer of new ones."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.seeks: dict[str, Session] = {}

@@ -4,8 +4,10 @@ A websocket `hello`, the KGP gateway's engine accounts, local engines and hosted
 all become players here: a name is checked (reserved prefixes, length), put in its canonical
 form (`name_key`), held in memory while its row is written, and stored under a UNIQUE index on
 that form, so two nodes of a cluster that race for one name store one player and the other
-gets `NameTakenError`. The players known here are a cache of the database: one made by
-another node is read back when first asked for.
+gets `NameTakenError`. The players known here are a cache of the database, bounded in count
+(`max_cached`, the least recently used leave first): one made by another node, or one left out,
+is read back when first asked for, so identities made by the thousand (each is free) cannot
+fill the memory.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from server.storage.writer import op_player
 
 Writer = Callable[[list[Op]], Awaitable[None]]
 """The arena's durable write (refused while the server closes)."""
+MAX_CACHED = 50_000
+"""Players kept in memory (about 600 bytes each); the rest are read from the database when asked for."""
 
 
 def bot_player_op(seat: Seat) -> Op:
@@ -46,28 +50,49 @@ def taken(name: str) -> NameTakenError:
 class Identities:
     """Every player this server knows, and the one way new ones are stored."""
 
-    def __init__(self, storage: Storage, write: Writer) -> None:
+    def __init__(self, storage: Storage, write: Writer, max_cached: int = MAX_CACHED) -> None:
         self.storage = storage
         self._write = write
+        self.max_cached = max_cached
         self.players: dict[str, StoredPlayer] = {}
+        """Players in memory, the least recently used first (at most `max_cached` once one is added)."""
         self.names: dict[str, str] = {}
-        """The canonical form of each name -> its player id (held from before its row is written)."""
+        """The canonical form of each name -> its player id (held from before its row is written), for the players
+        in memory and the names being stored."""
 
     async def load(self) -> None:
-        """Read every stored player (the oldest holder of a name stored twice before names were unique keeps it)."""
-        self.players = {p.player_id: p for p in await self.storage.players()}
-        for p in self.players.values():
-            if p.bot is None:
+        """Read the stored players, at most `max_cached` of them kept (the oldest holder of a name stored twice
+        before names were unique keeps it)."""
+        stored = await self.storage.players()
+        self.players = {p.player_id: p for p in stored[-self.max_cached:]} if self.max_cached > 0 else {}
+        for p in stored:
+            if p.bot is None and p.player_id in self.players:
                 self.names.setdefault(name_key(p.name), p.player_id)
 
     async def get(self, player_id: str) -> StoredPlayer | None:
-        """A known player, or one read from the database (another node may have made it); None: no such player."""
-        player = self.players.get(player_id)
+        """A known player, or one read from the database (another node may have made it, or it left the memory);
+        None: no such player."""
+        player = self.players.pop(player_id, None)
         if player is None:
             player = await self.storage.player(player_id)
-            if player is not None:
-                self.players[player_id] = player
+            if player is None:
+                return None
+            player = self.players.pop(player_id, player)  # one put here meanwhile is the newer
+        self.remember(player)
         return player
+
+    def remember(self, player: StoredPlayer) -> None:
+        """Keep `player` in memory as the most recently used; past `max_cached`, forget the least recently used."""
+        self.players.pop(player.player_id, None)
+        self.players[player.player_id] = player
+        if player.bot is None:
+            self.names[name_key(player.name)] = player.player_id
+        while len(self.players) > self.max_cached:
+            oldest = next(iter(self.players.values()))
+            del self.players[oldest.player_id]
+            key = name_key(oldest.name)
+            if self.names.get(key) == oldest.player_id:
+                del self.names[key]
 
     def owner(self, name: str) -> str | None:
         """The id of the player this server knows to hold `name` (in canonical form), if any."""
@@ -75,7 +100,8 @@ class Identities:
 
     def note_bot(self, seat: Seat) -> None:
         """Remember a hosted bot's player once its row is stored (with its first join)."""
-        self.players.setdefault(seat.player_id, StoredPlayer(seat.player_id, seat.name, None, seat.bot))
+        if seat.player_id not in self.players:
+            self.remember(StoredPlayer(seat.player_id, seat.name, None, seat.bot))
 
     async def restore(self, token: str) -> StoredPlayer:
         """The player a token belongs to; `BadTokenError` for a token that matches none."""
@@ -119,5 +145,6 @@ class Identities:
         except BaseException:
             del self.names[key]
             raise
-        player = self.players[player_id] = StoredPlayer(player_id, name, token_hash, None)
+        player = StoredPlayer(player_id, name, token_hash, None)
+        self.remember(player)
         return player

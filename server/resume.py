@@ -32,6 +32,7 @@ async def resume_all(arena: Arena) -> None:
     """Rebuild every unfinished match from its stored actions (one that cannot be read is quarantined)."""
     for stored in await arena.storage.unfinished():
         try:
+            await seat_players(arena, stored)
             room = Room(rebuild(arena, stored))
         except Exception as exc:  # one unreadable row never stops start-up
             await quarantine(arena, stored.match_id, exc)
@@ -48,6 +49,13 @@ async def quarantine(arena: Arena, match_id: str, exc: Exception) -> None:
     log_event("match_quarantined", match=match_id, reason=reason, level=40)
     await arena.write(op_quarantine(match_id, reason))
     arena.quarantined += 1
+
+
+async def seat_players(arena: Arena, stored: StoredMatch) -> None:
+    """Have the players seated in a stored match in memory for `rebuild` (read back if they left the cache)."""
+    for player_id in stored.seats:
+        if player_id is not None:
+            await arena.identities.get(player_id)
 
 
 def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
@@ -87,6 +95,7 @@ async def room_or_stored(arena: Arena, match_id: str) -> Room:
     if stored is None or stored.status != "finished" or match_id in arena.rooms:
         return arena.room(match_id)
     try:
+        await seat_players(arena, stored)
         room = Room(rebuild(arena, stored))
     except Exception as exc:
         await quarantine(arena, match_id, exc)

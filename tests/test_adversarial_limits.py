@@ -198,3 +198,28 @@ async def test_finished_matches_kept_for_late_syncs_are_capped(serve: Serve) -> 
     assert snapshot["status"] == "finished"
     assert finished[0] not in server.arena.rooms  # read back, not kept
     await late.close()
+
+
+async def test_players_in_memory_are_capped(serve: Serve) -> None:
+    """Past `max_cached_players`, the players used least recently leave the memory (identities made by the
+    thousand cannot fill it): one that left says hello again with its token and is welcomed as itself, and a
+    stored game between two that left is watched with their names, read back from the database."""
+    server = await serve(max_cached_players=3, max_lingering=0)
+    south, north, mid = await live_match(server.url, names=("ann", "ben"))
+    token = south.welcome["token"]
+    await north.send(type="resign", match_id=mid)
+    await south.expect("event", where=lambda m: m.get("kind") == "game_over")
+    await south.close()
+    await north.close()
+    for i in range(4):
+        await (await Client.open(server.url, f"new{i}")).close()
+    players = server.arena.identities.players
+    assert len(players) <= 3 and {p.name for p in players.values()}.isdisjoint({"ann", "ben"})
+    late = await Client.open(server.url, "late")
+    snapshot = await late.request("snapshot", type="watch", match_id=mid)
+    assert (snapshot["south"], snapshot["north"], snapshot["status"]) == ("ann", "ben", "finished")
+    again = await Client.open(server.url, "ann", token=str(token))
+    assert again.welcome["name"] == "ann"
+    assert len(server.arena.identities.players) <= 3
+    await late.close()
+    await again.close()

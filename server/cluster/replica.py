@@ -17,7 +17,7 @@ from protocol.events import AnyMatchEvent
 from server.changes import CancelChange
 from server.cluster.messages import Acted, Carried, Changed, Ended, Joined
 from server.match import ActionChange, EndChange, JoinChange, Match, Seat
-from server.resume import rebuild
+from server.resume import rebuild, seat_players
 from server.rooms import Room
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ async def load(arena: Arena, match_id: str) -> Room | None:
     stored = await arena.storage.stored_match(match_id)
     if stored is None or stored.status not in ("open", "live", "finished"):
         return None
-    for player_id in stored.seats:
-        if player_id is not None:
-            await arena.identities.get(player_id)
+    await seat_players(arena, stored)
     return Room(rebuild(arena, stored, charge=True))
 
 
