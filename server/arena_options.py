@@ -36,7 +36,7 @@ class ArenaOptions:
     """New identities the addresses of one network prefix (an IPv4 /24, an IPv6 /64) may make at once, together;
     its budget refills over an hour."""
     max_cached_players: int = 50_000
-    """Players kept in memory (about 600 bytes each), the least recently used leaving first; the others are read
+    """Players kept in memory (about 400 bytes each), the least recently used leaving first; the others are read
     from the database when they say hello or a stored game of theirs is read back."""
     identities_per_hour: int = 36_000
     """New identities the whole server may make in an hour (bursts of a tenth)."""

@@ -6,10 +6,10 @@ Freezing what has lived a while moves it out of the collector's sight (`gc.freez
 microseconds whatever the heap), so collections stay short; unfreezing now and then lets cyclic
 garbage among those objects be reclaimed, in one full collection (10 minutes after start, then
 further apart while it finds nothing: `next_collection`), and sooner whenever the process has grown by
-`GROWN_BYTES` since the last one: a connection frozen while it lived and closed since is cyclic garbage the
-collector no longer sees, and under a flood of reconnecting clients that never read (each leaving its
-unsent buffer) the server grew by about 4 MiB a second until the next full collection. The heap is frozen at once and
-then every second: frozen every 10 s, the objects of the last seconds (a burst of new
+`GROWN_BYTES` since the last one: cyclic garbage among frozen objects is out of the collector's sight, and
+before closed connections were freed without it (`server.connection.release_protocol`), under a flood of
+reconnecting clients the server grew by about 4 MiB a second until the next full collection. The heap is
+frozen at once and then every second: frozen every 10 s, the objects of the last seconds (a burst of new
 connections) piled up in the older generations, and one collection of them held the server
 50-90 ms at 2,000 actions/s.
 """

@@ -34,7 +34,7 @@ from server.storage.writer import op_player
 Writer = Callable[[list[Op]], Awaitable[None]]
 """The arena's durable write (refused while the server closes)."""
 MAX_CACHED = 50_000
-"""Players kept in memory (about 600 bytes each); the rest are read from the database when asked for."""
+"""Players kept in memory (about 400 bytes each); the rest are read from the database when asked for."""
 
 
 def bot_player_op(seat: Seat) -> Op:
