@@ -243,7 +243,7 @@ class Admission:
         """Before a connection's next message is read: while the loop runs late, one without a seat in an unfinished
         match waits for its network's turn at the gate (a seated player's message is served at once)."""
         if (self.gate.waiting or self.pressed_until) and self.pressed() and not seated(self.arena, session):
-            await self.gate.wait(session.peer.network)
+            await self.gate.wait(session.peer.network, session.ws.connection_lost_waiter)
 
     async def exhibition_turn(self) -> None:
         """Before an untimed exhibition's bot move: while the loop runs late, wait at the gate in the exhibitions'

@@ -49,8 +49,10 @@ class SeatlessGate:
         """Messages that waited here since the start."""
         self._task: asyncio.Task[None] | None = None
 
-    async def wait(self, network: str) -> None:
-        """Wait for this network's turn (the caller then reads and serves one message)."""
+    async def wait(self, network: str, gone: asyncio.Future[None] | None = None) -> None:
+        """Wait for this network's turn (the caller then reads and serves one message), or until `gone` is done
+        (the connection closed: its handler ends at once instead of holding its memory and its slot until its
+        turn; the gate then passes it by without counting it)."""
         loop = asyncio.get_running_loop()
         turn: asyncio.Future[None] = loop.create_future()
         queue = self.queues.get(network)
@@ -61,7 +63,20 @@ class SeatlessGate:
         self.held += 1
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run(), name="seatless-gate")
-        await turn
+        if gone is None:
+            await turn
+            return
+
+        def let_go(_: object) -> None:
+            """The connection closed while it waited."""
+            if not turn.done():
+                turn.set_result(None)
+
+        gone.add_done_callback(let_go)
+        try:
+            await turn
+        finally:
+            gone.remove_done_callback(let_go)
 
     def release(self, count: int) -> int:
         """Let up to `count` waiting messages through, one per network in turn; how many went."""
