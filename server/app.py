@@ -26,7 +26,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_c
 from server.admission import Admission, host_of
 from server.arena import Arena, Deployment, single_node
 from server.arena_options import ArenaOptions
-from server.connection import connection_class
+from server.connection import MAX_UNREAD, connection_class
 from server.engines.gateway import Gateway, GatewayOptions
 from server.engines.ws_link import is_kgp, serve_kgp
 from server.errors import InternalError
@@ -143,6 +143,9 @@ class ServerOptions:
     queue, and each started then thinks at most 250 ms (see `server.analysis`)."""
     analysis_player_busy: float = 0.5
     """The same share for the analyses of identities that played here (`server.played`), served first."""
+    max_unread: int = MAX_UNREAD
+    """Messages a client may have sent that the server has not read yet (reading stops past 16, but only after the
+    read that passed them); past it the connection is dropped (`unread_close` logged)."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""
@@ -416,7 +419,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
                              backlog=server_opts.backlog,
-                             create_connection=connection_class(asyncio.get_running_loop()))
+                             create_connection=connection_class(asyncio.get_running_loop(), server_opts.max_unread))
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise

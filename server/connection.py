@@ -26,6 +26,7 @@ try:
 except ImportError:  # pragma: no cover - websockets without its C extension
     from websockets.utils import apply_mask
 
+from server.logs import event as log_event
 from server.writes import BatchedConnection, WriteBatch
 
 _AT_EOF = StreamReader.at_eof.__code__
@@ -85,12 +86,20 @@ def whole_text_frames(data: bytes, max_size: int | None) -> list[bytes] | None:
     return payloads or None
 
 
+MAX_UNREAD = 1024
+"""Messages a client may have sent that the server has not read yet. Reading stops once 16 wait (websockets'
+`max_queue`), but only after the read that passed them, and one read of 256 KiB holds 40,000 tiny frames (about 230
+bytes each in memory): a client that sends far more at once than it is answered is dropped."""
+
+
 class ArenaConnection(BatchedConnection):
     """A server connection with batched writes that queues whole text frames without websockets' frame parser."""
 
+    max_unread = MAX_UNREAD
+
     def data_received(self, data: bytes) -> None:
         """Queue the messages of a read that holds only whole text frames, with websockets' parser between frames;
-        give any other read to websockets."""
+        give any other read to websockets. A connection with more than `max_unread` messages waiting is dropped."""
         protocol = self.protocol
         if (protocol.state is OPEN and not protocol.reader.buffer and not protocol.reader.eof and not protocol.debug
                 and not protocol.extensions and not in_message(protocol) and between_frames(protocol)):
@@ -98,8 +107,18 @@ class ArenaConnection(BatchedConnection):
             if payloads is not None:
                 for payload in payloads:
                     self.recv_messages.put(Frame(Opcode.TEXT, payload))
+                self.drop_if_flooding()
                 return
         super().data_received(data)
+        self.drop_if_flooding()
+
+    def drop_if_flooding(self) -> None:
+        """Drop the connection (and the messages waiting) if more than `max_unread` messages wait to be read."""
+        waiting = self.recv_messages.frames
+        if len(waiting) > self.max_unread:
+            log_event("unread_close", remote=str(self.remote_address), unread=len(waiting))
+            waiting.queue.clear()  # a closed connection's handler would read them still
+            self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """websockets' cleanup, then break the protocol's reference cycles (see `release_protocol`)."""
@@ -123,6 +142,6 @@ def release_protocol(protocol: Protocol) -> None:
         protocol.parser_exc.__traceback__ = None
 
 
-def connection_class(loop: asyncio.AbstractEventLoop) -> type[ArenaConnection]:
+def connection_class(loop: asyncio.AbstractEventLoop, max_unread: int = MAX_UNREAD) -> type[ArenaConnection]:
     """The connection class of one server, sharing one `WriteBatch` on its loop."""
-    return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop)})
+    return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop), "max_unread": max_unread})

@@ -127,3 +127,22 @@ async def test_a_closed_connection_is_freed_without_the_garbage_collector(serve:
                          what="the closed connection's session, connection and protocol to be freed")
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("parser", ["ours", "websockets"])
+async def test_a_client_that_sends_far_more_at_once_than_it_is_answered_is_dropped(serve: Serve, parser: str) -> None:
+    """Past `max_unread` messages waiting to be read, whichever parser queued them (whole frames, or a read that
+    begins with a ping), the connection is dropped and the waiting messages are not served: reading stops only after
+    the read that passed websockets' queue, and one read can hold tens of thousands of tiny frames in memory.
+    A client within the bound is answered every message."""
+    server, client = await raw_client(serve, max_unread=32, rate=1000, burst=1000)
+    first = masked(b"p", Opcode.PING) if parser == "websockets" else b""
+    client.transport.write(first + masked(HELLO) + masked(LIST) * 20)
+    assert [(await reply(client))["type"] for _ in range(21)] == ["welcome"] + ["matches"] * 20
+    client.transport.write(first + masked(LIST) * 200)
+    answered = 0
+    with pytest.raises(ConnectionClosedError):
+        while True:
+            answered += (await reply(client))["type"] == "matches"
+    assert answered < 200, answered
+    await eventually(lambda: server.admission.connections == 0, what="the dropped connection uncounted")
