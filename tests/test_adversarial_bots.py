@@ -10,9 +10,7 @@ import pytest
 
 from protocol import Action, Position
 from tests.conftest import Serve
-from tests.wire import Client, FirstLegal, eventually, is_game_over
-
-HONEST = "127.0.0.2"
+from tests.wire import HONEST, Client, FirstLegal, eventually, is_game_over
 
 
 class Hog:

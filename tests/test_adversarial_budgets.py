@@ -13,10 +13,9 @@ from protocol import Variant
 from server.app import RunningServer
 from server.match import Seat
 from tests.conftest import Serve
-from tests.wire import Client, eventually
+from tests.wire import HONEST, Client, eventually
 
 LIMITS_DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
-HONEST = "127.0.0.2"
 FLOODER = "127.0.0.5"
 
 

@@ -11,9 +11,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from protocol import Variant
 from server.match import Seat
 from tests.conftest import Serve
-from tests.wire import Client, eventually, live_match
-
-HONEST = "127.0.0.2"
+from tests.wire import HONEST, Client, eventually, live_match
 
 
 async def honest_round_trip(url: str, name: str = "honest") -> None:
