@@ -199,7 +199,7 @@ async def play(conn: LeanConnection, args: argparse.Namespace, phase: Phase, wat
 
 
 async def spectate(conn: LeanConnection, phase: Phase, matches: asyncio.Queue[str]) -> None:
-    """The spectator: watches each of the player's games in turn, counting their events."""
+    """The spectator: watches each of the player's games in turn (leaving the one before), counting their events."""
 
     def on_message(raw: bytes) -> None:
         """Count an event; note an error."""
@@ -210,8 +210,13 @@ async def spectate(conn: LeanConnection, phase: Phase, matches: asyncio.Queue[st
             phase.errors.append(f"spectator: {msg['code']} {msg['message']}")
 
     conn.handler = on_message
+    watched = None
     while True:
-        conn.send(json.dumps({"type": "watch", "match_id": await matches.get()}))
+        match_id = await matches.get()
+        if watched is not None:  # a connection follows at most 64 matches: a long run's would be refused
+            conn.send(json.dumps({"type": "leave", "match_id": watched}))
+        conn.send(json.dumps({"type": "watch", "match_id": match_id}))
+        watched = match_id
 
 
 async def lobby(conn: LeanConnection, args: argparse.Namespace, phase: Phase) -> None:

@@ -121,7 +121,7 @@ class Arena:
 
     def local_presence(self) -> Presence:
         """The connection record of this server alone (a cluster's presence extends it)."""
-        return Presence(self.loop, self.now, self.options.presence_delay_s, self.rooms_of)
+        return Presence(self.loop, self.now, self.options.presence_delay_s, self.rooms_of, self.options.grace_s)
 
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""

@@ -30,7 +30,7 @@ class Presence:
     """Who is connected to this server (a server on its own: to the whole arena)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, now: Callable[[], float], delay_s: float,
-                 rooms_of: Callable[[str], list[Room]]) -> None:
+                 rooms_of: Callable[[str], list[Room]], forget_after_s: float = float("inf")) -> None:
         self.loop = loop
         self.now = now
         self.delay_s = delay_s
@@ -41,7 +41,11 @@ class Presence:
         self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
         """Player id -> its open connections here."""
         self.away_since: dict[str, float] = {}
-        """Player id -> when its last connection here closed (or the server started), while it has none."""
+        """Player id -> when its last connection here closed, while it has none, the longest away first; kept
+        `forget_after_s` (the grace period: a claim counts the absence from the server's start once it is
+        forgotten, and past the grace period either gives the same answer), so that every identity that ever
+        connected and left does not stay here for good."""
+        self.forget_after_s = forget_after_s
 
     # --- what a cluster adds (a server on its own has no other node) ----------------------------------
 
@@ -104,7 +108,11 @@ class Presence:
         if self.sessions_of[pid]:
             return
         del self.sessions_of[pid]
-        self.away_since[pid] = self.now()
+        now = self.now()
+        self.away_since[pid] = now
+        away = self.away_since
+        while (oldest := next(iter(away.items()), None)) is not None and oldest[1] < now - self.forget_after_s:
+            del away[oldest[0]]
         self.offline(pid)
         for room in self.rooms_of(pid):
             if room.match.status == "live":

@@ -221,3 +221,17 @@ async def test_players_in_memory_are_capped(serve: Serve) -> None:
     assert len(server.arena.identities.players) <= 3
     await late.close()
     await again.close()
+
+
+async def test_players_who_left_are_forgotten_after_the_grace_period(serve: Serve) -> None:
+    """When each player's last connection closed is kept only for the grace period (past it a claim gives the same
+    answer without it): identities that connect and leave by the thousand do not stay in memory for good."""
+    server = await serve(grace_s=0.2)
+    for i in range(5):
+        await (await Client.open(server.url, f"gone{i}")).close()
+    away = server.arena.presence.away_since
+    await eventually(lambda: len(away) == 5, what="the five departures noted")
+    await asyncio.sleep(0.3)
+    await (await Client.open(server.url, "last")).close()
+    await eventually(lambda: list(away) == [server.arena.identities.owner("last")],
+                     what="only the latest departure kept")

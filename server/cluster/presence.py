@@ -29,7 +29,8 @@ class ClusterPresence(Presence):
     """Who is connected to this node, and to the other live nodes of its cluster."""
 
     def __init__(self, arena: Arena, cluster: Cluster) -> None:
-        super().__init__(arena.loop, arena.now, arena.options.presence_delay_s, arena.rooms_of)
+        super().__init__(arena.loop, arena.now, arena.options.presence_delay_s, arena.rooms_of,
+                         arena.options.grace_s)
         self.arena = arena
         self.cluster = cluster
         self.others: dict[str, set[str]] = {}
