@@ -6,8 +6,8 @@ acks come back (a new match as soon as one ends) for a fixed time. Prints durabl
 per second, the latency from sending an action to the opponent receiving its event (p50,
 p99), the server's CPU and memory, and errors. Then it kills the server with SIGKILL and
 checks that every acknowledged action is in the database. Clients connect from loopback
-addresses 127.x.y.1, 20 to an address and each in a /24 of its own, under the server's per-address and
-per-network caps.
+addresses 127.x.y.1, each in a /24 of its own, under the server's per-address and per-network caps: 20 to
+an address, fewer when their tables together would play faster than the address's message budget.
 
     python bench/load.py --matches 200 --spectators 200 --seconds 20
     python bench/load.py --backup          # also a kalah backup halfway, restored and checked after
@@ -139,10 +139,20 @@ class Player:
             self.stats.errors.append(f"{self.name}: {msg['code']} {msg['message']}")
 
 
-async def open_ws(url: str, name: str, gate: asyncio.Semaphore, source: int) -> LeanConnection:
+def clients_per_address(think_ms: float) -> int:
+    """How many clients share a loopback address: 20 (10 tables) at most, fewer when the tables play fast.
+
+    The server budgets messages per address (200/s), so the tables of one address together keep to about
+    100 actions a second; an unpaced table makes about 100 on its own (one action per round trip).
+    """
+    table_rate = 1000 / think_ms if think_ms > 0 else 100.0
+    return 2 * max(1, min(10, int(100 / table_rate)))
+
+
+async def open_ws(url: str, name: str, gate: asyncio.Semaphore, source: int, per_address: int = 20) -> LeanConnection:
     """Connect from the `source`-th loopback address and say hello (a few handshakes at a time)."""
     async with gate:
-        conn = await LeanConnection.open(url, loopback(source))
+        conn = await LeanConnection.open(url, loopback(source, per_address))
         conn.send(json.dumps({"type": "hello", "name": name}))
         await conn.recv()
         return conn
@@ -153,9 +163,10 @@ async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: 
                     paced: bool = False) -> None:
     """One table: once every table is connected (`go`), two players play match after match until `stop`."""
     rng = random.Random(index)
+    per_address = clients_per_address(1000 * think_s)
     try:
-        ws_s = await open_ws(url, f"s{index}", gate, 2 * index)
-        ws_n = await open_ws(url, f"n{index}", gate, 2 * index + 1)
+        ws_s = await open_ws(url, f"s{index}", gate, 2 * index, per_address)
+        ws_n = await open_ws(url, f"n{index}", gate, 2 * index + 1, per_address)
         south = Player(ws_s, f"s{index}", stats, rng, think_s, paced)
         north = Player(ws_n, f"n{index}", stats, rng, think_s, paced)
         stats.tables += 1
@@ -209,7 +220,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     gate = asyncio.Semaphore(50)
     stop = asyncio.Event()
     t_setup = time.perf_counter()
-    spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate, 2 * args.matches + i)
+    spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate, 2 * args.matches + i,
+                                                clients_per_address(args.think_ms))
                                         for i in range(args.spectators)))
     by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
     for i, conn in enumerate(spectators):
