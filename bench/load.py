@@ -139,13 +139,14 @@ class Player:
             self.stats.errors.append(f"{self.name}: {msg['code']} {msg['message']}")
 
 
-def clients_per_address(think_ms: float) -> int:
+def clients_per_address(think_ms: float, matches: int) -> int:
     """How many clients share a loopback address: 20 (10 tables) at most, fewer when the tables play fast.
 
     The server budgets messages per address (200/s), so the tables of one address together keep to about
-    100 actions a second; an unpaced table makes about 100 on its own (one action per round trip).
+    100 actions a second; unpaced, the tables share the server's 2,000 or so a second, at most about 100
+    each (one action per round trip).
     """
-    table_rate = 1000 / think_ms if think_ms > 0 else 100.0
+    table_rate = 1000 / think_ms if think_ms > 0 else min(100.0, 2000 / matches)
     return 2 * max(1, min(10, int(100 / table_rate)))
 
 
@@ -160,10 +161,9 @@ async def open_ws(url: str, name: str, gate: asyncio.Semaphore, source: int, per
 
 async def pair_loop(url: str, index: int, variant: str, stats: Stats, watchers: list[LeanConnection],
                     gate: asyncio.Semaphore, go: asyncio.Event, stop: asyncio.Event, think_s: float,
-                    paced: bool = False) -> None:
+                    paced: bool = False, per_address: int = 20) -> None:
     """One table: once every table is connected (`go`), two players play match after match until `stop`."""
     rng = random.Random(index)
-    per_address = clients_per_address(1000 * think_s)
     try:
         ws_s = await open_ws(url, f"s{index}", gate, 2 * index, per_address)
         ws_n = await open_ws(url, f"n{index}", gate, 2 * index + 1, per_address)
@@ -221,7 +221,7 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
     stop = asyncio.Event()
     t_setup = time.perf_counter()
     spectators = await asyncio.gather(*(open_ws(url, f"w{i}", gate, 2 * args.matches + i,
-                                                clients_per_address(args.think_ms))
+                                                clients_per_address(args.think_ms, args.matches))
                                         for i in range(args.spectators)))
     by_table: list[list[LeanConnection]] = [[] for _ in range(args.matches)]
     for i, conn in enumerate(spectators):
@@ -230,7 +230,8 @@ async def run(args: argparse.Namespace, root: Path = ROOT, label: str = "") -> F
         spectate(conn, stats)
     go = asyncio.Event()
     tables = [asyncio.create_task(pair_loop(url, i, args.variant, stats, by_table[i], gate, go, stop,
-                                             args.think_ms / 1000, args.rate is not None))
+                                             args.think_ms / 1000, args.rate is not None,
+                                             clients_per_address(args.think_ms, args.matches)))
               for i in range(args.matches)]
     while stats.tables < args.matches and time.perf_counter() - t_setup < 120:
         await asyncio.sleep(0.05)
