@@ -31,6 +31,7 @@
 #define NEAR_LOG2 16     /* the small table: at most 2^16 entries (1.5 MiB) */
 #define MAX_THREADS 64   /* threads of one search */
 #define DEFER_SEEDS 4    /* children this far beyond the databases take part in ABDADA's deferral */
+#define ST_K 64          /* counters by seeds in play: 0..ST_K-1 (more seeds count in the last) */
 #define RECALLED 2       /* SearcherObject.aborted: stopped by recall() */
 
 typedef struct {
@@ -73,6 +74,8 @@ typedef struct {
     const int8_t *levels[MAXLEVEL + 1];
     uint64_t nodes, horizon, checks, node_stop;
     uint64_t st_probes, st_hits, st_cuts, st_egdb, st_etc;  /* table probes, hits, cut-offs; database reads; ETC cut-offs */
+    uint64_t st_k[ST_K], st_etc_k[ST_K], st_cut_k[ST_K], st_fh1_k[ST_K], st_fh_k[ST_K];  /* by seeds in play: interior
+        nodes, ETC cut-offs, table cut-offs, fail-highs on the first move searched, all fail-highs */
     int aborted;
     double deadline;
     int last_exact;

@@ -50,6 +50,11 @@ class Searcher:
     @property
     def stats(self) -> dict[str, int]:
         """Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs."""
+    @property
+    def by_seeds(self) -> dict[str, list[int]]:
+        """Counts by seeds in play (index k; the last index also counts more seeds): interior `nodes`, enhanced
+        transposition cut-offs `etc`, table cut-offs `cuts`, `cutoffs` by a searched move and of them
+        `first_move_cutoffs` by the first move searched."""
 
 def play(rules: Rules, board: Sequence[int], pit: int, /) -> tuple[tuple[int, ...], int, bool, bool]:
     """Sow a house of a mover-relative board: (board, gain, extra, over)."""

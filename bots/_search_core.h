@@ -180,6 +180,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
     if (k <= alpha) return k;
     if (-k >= beta) return -k;
     if (depth == 0) { S->horizon++; return 0; }
+    const int kk = k < ST_K ? k : ST_K - 1;
+    S->st_k[kk]++;
     uint64_t k1, k2;
     make_key(R, b, &k1, &k2);
     int ttmove = -1;
@@ -191,8 +193,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
         S->st_hits++;
         if (e.depth >= depth) {
             if (e.depth != EXACT) S->horizon++;
-            if (e.lo >= beta) { S->st_cuts++; return e.lo; }
-            if (e.hi <= alpha) { S->st_cuts++; return e.hi; }
+            if (e.lo >= beta) { S->st_cuts++; S->st_cut_k[kk]++; return e.lo; }
+            if (e.hi <= alpha) { S->st_cuts++; S->st_cut_k[kk]++; return e.hi; }
             if (e.lo > alpha) alpha = e.lo;
             if (e.hi < beta) beta = e.hi;
         }
@@ -250,6 +252,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             }
             if (c->extra ? c->gain + lo >= beta : c->gain - hi >= beta) {
                 S->st_etc++;
+                S->st_etc_k[kk]++;
                 return c->extra ? c->gain + lo : c->gain - hi;
             }
         }
@@ -284,7 +287,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
         if (S->aborted) return 0;
         if (v > best) { best = v; bestmove = c->pit; }
         if (best > alpha) alpha = best;
-        if (alpha >= beta) break;
+        if (alpha >= beta) { S->st_fh_k[kk]++; if (i == 0) S->st_fh1_k[kk]++; break; }
     }
     int lo = best <= a0 ? -30000 : best, hi = best >= b0 ? 30000 : best;
     if (lo < -k) lo = -k;

@@ -130,6 +130,9 @@ static int search_threads(SearcherObject *self, const int16_t *b, int k, int dep
         memcpy(H, self, sizeof(SearcherObject));
         H->nodes = H->horizon = H->checks = H->node_stop = 0;
         H->st_probes = H->st_hits = H->st_cuts = H->st_egdb = H->st_etc = 0;
+        memset(H->st_k, 0, sizeof H->st_k); memset(H->st_etc_k, 0, sizeof H->st_etc_k);
+        memset(H->st_cut_k, 0, sizeof H->st_cut_k); memset(H->st_fh1_k, 0, sizeof H->st_fh1_k);
+        memset(H->st_fh_k, 0, sizeof H->st_fh_k);
         H->ply = 0;
         jobs[i] = (Job){H, b, k, depth, alpha, beta, i, 0};
         started[i] = pthread_create(&tid[i], &attr, job_run, &jobs[i]) == 0;
@@ -144,6 +147,10 @@ static int search_threads(SearcherObject *self, const int16_t *b, int k, int dep
         self->nodes += H->nodes;
         self->st_probes += H->st_probes; self->st_hits += H->st_hits; self->st_cuts += H->st_cuts;
         self->st_egdb += H->st_egdb; self->st_etc += H->st_etc;
+        for (int q = 0; q < ST_K; q++) {
+            self->st_k[q] += H->st_k[q]; self->st_etc_k[q] += H->st_etc_k[q]; self->st_cut_k[q] += H->st_cut_k[q];
+            self->st_fh1_k[q] += H->st_fh1_k[q]; self->st_fh_k[q] += H->st_fh_k[q];
+        }
     }
     self->race = NULL;
     self->aborted = race.winner < 0;
@@ -259,6 +266,21 @@ static PyObject *Searcher_get_stats(SearcherObject *self, void *c) {
                          "cuts", (unsigned long long)self->st_cuts, "egdb", (unsigned long long)self->st_egdb,
                          "etc", (unsigned long long)self->st_etc);
 }
+static PyObject *k_list(const uint64_t *a) {
+    PyObject *l = PyList_New(ST_K);
+    for (int q = 0; l && q < ST_K; q++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(a[q]);
+        if (!x) { Py_CLEAR(l); break; }
+        PyList_SET_ITEM(l, q, x);
+    }
+    return l;
+}
+
+static PyObject *Searcher_get_by_seeds(SearcherObject *self, void *c) {
+    return Py_BuildValue("{sNsNsNsNsN}", "nodes", k_list(self->st_k), "etc", k_list(self->st_etc_k),
+                         "cuts", k_list(self->st_cut_k), "first_move_cutoffs", k_list(self->st_fh1_k),
+                         "cutoffs", k_list(self->st_fh_k));
+}
 static PyObject *Searcher_get_egdb_seeds(SearcherObject *self, void *c) { return PyLong_FromLong(self->egdb_max); }
 
 #include "_search_deepen.h"
@@ -282,6 +304,9 @@ static PyMethodDef Searcher_methods[] = {
 static PyGetSetDef Searcher_getset[] = {
     {"nodes", (getter)Searcher_get_nodes, NULL, "Nodes searched so far.", NULL},
     {"exact", (getter)Searcher_get_exact, NULL, "Whether the last search reached no depth horizon.", NULL},
+    {"by_seeds", (getter)Searcher_get_by_seeds, NULL,
+     "Counts by seeds in play (index k, the last index also counting more): interior nodes, enhanced transposition "
+     "cut-offs, table cut-offs, cut-offs by the first move searched, all cut-offs by a searched move.", NULL},
     {"egdb_seeds", (getter)Searcher_get_egdb_seeds, NULL, "Largest seed count covered by databases.", NULL},
     {"stats", (getter)Searcher_get_stats, NULL,
      "Counts so far: nodes, table probes, hits and cut-offs, database reads, enhanced transposition cut-offs.",

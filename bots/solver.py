@@ -54,6 +54,10 @@ GUESS_FAR_SEEDS = 30
 GUESS_DEPTH = 20
 """Depth (sowings) of the searches that guess a far board's value for MTD(f)."""
 GUESS_TT_LOG2 = 20
+SHARED_TT_LOG2 = 24
+"""Per-move values with a main table this large (2**24 entries, 384 MiB: boards of more than 48 seeds) are solved
+one move after another on every thread over the one table: a table per thread would take Kalah(6,5) with its 29
+database levels (7.4 GiB of pages) over 8 GiB, and the moves share what was proved."""
 AUTO_EGDB_POSITIONS = 600_000_000
 AUTO_EGDB_MAX_SEEDS = 40
 """The largest databases a solve sizes itself (what `kalah solve --egdb-seeds` accepts): tiny boards of many
@@ -299,6 +303,50 @@ class Engine:
                 s.recall(False)
         return {kid[0]: found[kid[0]] for kid in kids}, sum(int(s.nodes) for s in pool) - n0
 
+    def _value_and_best(self, board: tuple[int, ...], kids: list[Kid], guess: int,
+                        deadline: float) -> tuple[int, list[int]]:
+        """(mover value, every pit that attains it) of a non-terminal board, exactly.
+
+        MTD(f) null-window searches of the board from `guess` until one fails high (a lower bound L, the value
+        itself with a good guess); then each move once against L: one that does not reach L is proved below it
+        (which the list of best moves needs anyway), one that does is tried against L + 1 (an exact L: a best
+        move; more: its value is the new L and the moves before it are not best). So the moves that are not best
+        are proved below the value once, not also at most the value by a last search of the board."""
+        k = sum(board[: self.rules.h]) + sum(board[self.rules.h + 1 : -1])
+        lower, upper = -k, k
+        g = max(lower, min(upper, guess))
+        while True:
+            beta = max(g, lower + 1)
+            g = self._search(board, -1, beta - 1, beta, deadline, None, self.workers)
+            if g >= beta:
+                lower = g
+                break
+            upper = g
+            if upper <= lower:
+                break
+        best: list[int] = []
+        for pit, after, gain, extra, over in kids:
+            child = (after, gain, extra, over)
+            if not self._reaches(child, lower, -1, deadline, self.workers):
+                continue
+            if lower < upper and self._reaches(child, lower + 1, -1, deadline, self.workers):
+                lower = self.child_value(child, -1, lower + 1, deadline, None, self.workers)
+                best = []
+            best.append(pit)
+        return lower, best
+
+    def _per_move_shared(self, kids: list[Kid], depth: int, deadline: float,
+                         guesses: list[int] | None = None) -> tuple[dict[int, int], int]:
+        """(value of every move, nodes): the moves one after another, best guess first, each on every thread over
+        the one table, so that what one move's search proved serves the next."""
+        first = dict(zip((kid[0] for kid in kids), guesses or [0] * len(kids), strict=True))
+        n0 = int(self.searcher.nodes)
+        found: dict[int, int] = {}
+        for kid in sorted(kids, key=lambda kid: -first[kid[0]]):
+            found[kid[0]] = self.child_value((kid[1], kid[2], kid[3], kid[4]), depth, first[kid[0]], deadline,
+                                             None, self.workers)
+        return {kid[0]: found[kid[0]] for kid in kids}, int(self.searcher.nodes) - n0
+
     def solve(self, position: Position, per_move: bool = False, time_limit: float = 0.0,
               depth: int = -1) -> Solution:
         """Value and best moves of a sowing position (exact unless the variant can cycle)."""
@@ -320,14 +368,20 @@ class Engine:
             guess = depth < 0 and self.far(board)
             if per_move:
                 first = self.guesses([kid[1:] for kid in kids], deadline) if guess else None
-                values, nodes = self._per_move(kids, depth, deadline, first)
+                if self.tt_log2 >= SHARED_TT_LOG2:
+                    values, nodes = self._per_move_shared(kids, depth, deadline, first)
+                else:
+                    values, nodes = self._per_move(kids, depth, deadline, first)
                 value = max(values.values())
                 best = [p for p, v in values.items() if v == value]
             else:
                 g = self.guesses([(board, 0, True, False)], deadline)[0] if guess else 0
-                value = self.mtdf(board, g, depth, deadline, threads=self.workers)
-                best = [p for p, after, gain, extra, over in kids
-                        if self._reaches((after, gain, extra, over), value, depth, deadline, self.workers)]
+                if guess:
+                    value, best = self._value_and_best(board, kids, g, deadline)
+                else:
+                    value = self.mtdf(board, g, depth, deadline, threads=self.workers)
+                    best = [p for p, after, gain, extra, over in kids
+                            if self._reaches((after, gain, extra, over), value, depth, deadline, self.workers)]
             return Solution(
                 value=south_value(position, value),
                 best=[pit_to_bin(position, p) for p in best],
