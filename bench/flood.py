@@ -166,6 +166,8 @@ async def play(conn: LeanConnection, args: argparse.Namespace, phase: Phase, wat
         conn.send(json.dumps({"type": "create", "variant": args.variant, "seat": "south", "opponent": args.bot,
                               "rated": False}))
         _, msg = await asyncio.wait_for(inbox.get(), 60)
+        while msg["type"] not in ("snapshot", "error"):  # the last game's late presence (its spectator left)
+            _, msg = await asyncio.wait_for(inbox.get(), 60)
         if msg["type"] != "snapshot":
             phase.errors.append(f"player: create refused: {msg}")
             return
