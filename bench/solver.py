@@ -112,6 +112,24 @@ def rates(stats: dict[str, int]) -> str:
             f"enhanced transposition cut-offs {stats['etc']:,}")
 
 
+def by_seeds(searcher: object, rows: int = 8) -> str:
+    """The C core's counts by seeds in play (`Searcher.by_seeds`) for the `rows` seed counts with the most interior
+    nodes: their share of the interior nodes, and how those nodes ended (enhanced transposition cut-off, table
+    cut-off, cut-off by a searched move and how often by the first one); empty for the Python twin."""
+    counts = getattr(searcher, "by_seeds", None)
+    if counts is None:
+        return ""
+    nodes = counts["nodes"]
+    total = max(sum(nodes), 1)
+    top = sorted(range(len(nodes)), key=lambda k: -nodes[k])[:rows]
+    return "interior nodes by seeds in play: " + "; ".join(
+        f"{k}: {nodes[k] / total:.0%} (ETC {counts['etc'][k] / nodes[k]:.0%}, "
+        f"table {counts['cuts'][k] / nodes[k]:.0%}, "
+        f"searched cut {counts['cutoffs'][k] / nodes[k]:.0%}, first move "
+        f"{counts['first_move_cutoffs'][k] / max(counts['cutoffs'][k], 1):.0%} of them)"
+        for k in sorted(top) if nodes[k])
+
+
 def goals(variant: Variant) -> tuple[float, float]:
     """The issue's goals (seconds) for the value and for every first move of a game of this size."""
     return (GOAL_VALUE_S, GOAL_PER_MOVE_S) if variant.total_seeds <= 48 else (GOAL_LARGE_VALUE_S, GOAL_LARGE_PER_MOVE_S)
@@ -132,6 +150,8 @@ def full_solve(variant: Variant, seeds: int, tt_bits: int, workers: int | None =
           f"(goal {goal_value:.0f} s) on {engine.workers} threads, {value.nodes:,} nodes, "
           f"{value.nodes / max(value.seconds, 1e-9):,.0f} nodes/s", flush=True)
     print(f"  {rates(engine.searcher.stats)}", flush=True)
+    if line := by_seeds(engine.searcher):
+        print(f"  {line}", flush=True)
     if baseline and engine.workers > 1:
         alone = Engine(variant, tt_log2=tt_bits, workers=1, levels=engine.levels)
         one = alone.solve(Position.initial(variant))
@@ -399,6 +419,8 @@ def where_time_goes(solve_args: str, runs: int) -> None:
           f"{(time.perf_counter() - t0) * 1000:,.1f} ms", flush=True)
     value = engine.solve(position)
     print(f"  the value {value.value:+d}: {value.nodes:,} nodes in {value.seconds:.2f} s", flush=True)
+    if line := by_seeds(engine.searcher):
+        print(f"  {line}", flush=True)
     board = relative_board(position)
     moves = []
     for pit, after, gain, extra, over in engine.children(board):
