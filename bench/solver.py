@@ -21,7 +21,8 @@ each first move's nodes and seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
-thread as the baseline; per-move values one move per thread (a thread with no move left lent to one still solved).
+thread as the baseline; per-move values one move per thread (a thread with no move left lent to one still solved), or
+for boards of more than 48 seeds (a 2**24-entry table) one move after another on every thread over the one table.
 """
 
 from __future__ import annotations
