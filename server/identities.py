@@ -61,12 +61,12 @@ class Identities:
         in memory and the names being stored."""
 
     async def load(self) -> None:
-        """Read the stored players, at most `max_cached` of them kept (the oldest holder of a name stored twice
-        before names were unique keeps it)."""
-        stored = await self.storage.players()
-        self.players = {p.player_id: p for p in stored[-self.max_cached:]} if self.max_cached > 0 else {}
+        """Read the `max_cached` players made last, not every stored one (the others are read when they come
+        back); of a name stored twice before names were unique, the older holder read keeps it."""
+        stored = await self.storage.players(self.max_cached) if self.max_cached > 0 else []
+        self.players = {p.player_id: p for p in stored}
         for p in stored:
-            if p.bot is None and p.player_id in self.players:
+            if p.bot is None:
                 self.names.setdefault(name_key(p.name), p.player_id)
 
     async def get(self, player_id: str) -> StoredPlayer | None:

@@ -183,7 +183,7 @@ async def test_the_writer_commits_durably_and_reopens_a_lost_session(pg_url: str
         await execute(pg_url, "SELECT pg_terminate_backend($1)", writer.get_server_pid())
         await eventually(writer.is_closed, what="the writer's session to be seen closed")
         await storage.write([op_player("p2", "bob", None)])
-        assert sorted(p.name for p in await storage.players()) == ["ann", "bob"]
+        assert sorted(p.name for p in await storage.players(10)) == ["ann", "bob"]
         with pytest.raises(StorageError, match="another kalah server"):
             await Storage.open(pg_url)
     finally:

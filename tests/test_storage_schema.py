@@ -14,7 +14,7 @@ import pytest
 from server.storage import ConflictError, SchemaError, Storage, is_postgres
 from server.storage.games import PLAYED
 from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
-from server.storage.writer import op_player
+from server.storage.writer import PLAYERS, op_player
 from tests.conftest import Serve
 from tests.wire import Client
 
@@ -197,3 +197,20 @@ async def test_whether_a_player_played_here_is_read_from_its_seats_not_every_mat
                        .replace("?", "'p1'", 1).replace("?", "10", 1))
     assert "matches_by_seat0" in found and "matches_by_seat1" in found, found
     assert "matches_by_status" not in found and "SCAN m\n" not in f"{found}\n", found
+
+
+async def test_a_start_reads_the_players_made_last_by_their_index(any_db: str | Path) -> None:
+    """A server starts with the players made last read by the index on their creation (schema version 13), not
+    by reading and sorting every stored player: identities are made by the thousand an hour, and each start
+    read them all into memory."""
+    storage = await Storage.open(any_db)
+    try:
+        for i in range(5):
+            await storage.write([op_player(f"p{i}", f"name{i}", None)])
+        assert [p.player_id for p in await storage.players(3)] == ["p2", "p3", "p4"]
+        assert [p.name for p in await storage.players(9)] == [f"name{i}" for i in range(5)]
+    finally:
+        await storage.close()
+    found = await plan(any_db, PLAYERS.replace("?", "3"))
+    assert "players_by_creation" in found, found
+    assert "TEMP B-TREE" not in found and "Sort" not in found, found

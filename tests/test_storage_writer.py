@@ -150,7 +150,7 @@ async def test_reads_of_a_restart_and_of_the_listings(storage: Storage) -> None:
     await storage.write([op_create("m3", "kalah(4,3)", False, 1), op_join("m3", 1, "p1", False)])
     await storage.write([op_create("m4", "kalah(4,3)", False, 0), op_join("m4", 0, "p2", False), op_cancel("m4")])
     await storage.write([*new_match("m5"), *op_quarantine("m5", "VariantError: no such variant")])
-    assert {p.player_id: (p.name, p.bot) for p in await storage.players()} == {
+    assert {p.player_id: (p.name, p.bot) for p in await storage.players(10)} == {
         "p1": ("ann", None), "p2": ("bob", None), "pb": ("bot:random", "random")}
     unfinished = await storage.unfinished()
     assert [(m.match_id, m.seats, m.creator_seat) for m in unfinished] == [("m2", ("p2", "pb"), 0),

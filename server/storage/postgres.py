@@ -263,9 +263,10 @@ class PostgresStorage(PostgresReads, Storage):
 
     # --- reads for start-up -----------------------------------------------------------------
 
-    async def players(self) -> list[StoredPlayer]:
-        """Every stored player."""
-        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in await self._reads.fetch(PLAYERS)]
+    async def players(self, limit: int) -> list[StoredPlayer]:
+        """The `limit` stored players made last, oldest first."""
+        rows = await self._reads.fetch(numbered(PLAYERS), limit)
+        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in reversed(rows)]
 
     async def unfinished(self) -> list[StoredMatch]:
         """Every open or live match with its actions, oldest first."""

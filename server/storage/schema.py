@@ -57,6 +57,8 @@ MATCHES_BY_SEAT = (
 )
 """A player's matches found from its seats (whether it played here, its open and live seats) instead of reading
 every match."""
+PLAYERS_BY_CREATION = "CREATE INDEX IF NOT EXISTS players_by_creation ON players(created_at, id)"
+"""The players made last, read at start-up without reading (or sorting) every stored player."""
 
 
 def name_keys(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -210,6 +212,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE matches ADD COLUMN creator_address TEXT",
     )),
     (12, MATCHES_BY_SEAT),
+    (13, (PLAYERS_BY_CREATION,)),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -356,6 +359,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE matches ADD COLUMN IF NOT EXISTS creator_address TEXT",
     )),
     (12, MATCHES_BY_SEAT),
+    (13, (PLAYERS_BY_CREATION,)),
 )
 
 SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"

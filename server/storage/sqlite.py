@@ -228,10 +228,10 @@ class SQLiteStorage(SQLiteReads, Storage):
 
     # --- reads for start-up -----------------------------------------------------------------
 
-    async def players(self) -> list[StoredPlayer]:
-        """Every stored player."""
-        rows = await self._conn.execute_fetchall(PLAYERS)
-        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in rows]
+    async def players(self, limit: int) -> list[StoredPlayer]:
+        """The `limit` stored players made last, oldest first."""
+        rows = await self._conn.execute_fetchall(PLAYERS, (limit,))
+        return [StoredPlayer(r[0], r[1], r[2], r[3]) for r in reversed(list(rows))]
 
     async def unfinished(self) -> list[StoredMatch]:
         """Every open or live match with its actions, oldest first."""

@@ -209,8 +209,8 @@ class Storage(GameReads):
     # --- reads for start-up ----------------------------------------------------------------
 
     @abstractmethod
-    async def players(self) -> list[StoredPlayer]:
-        """Every stored player."""
+    async def players(self, limit: int) -> list[StoredPlayer]:
+        """The `limit` stored players made last, oldest first."""
 
     @abstractmethod
     async def unfinished(self) -> list[StoredMatch]:
@@ -247,7 +247,8 @@ class Storage(GameReads):
 
 # --- the reads for start-up, the same SQL on every backend (`?` placeholders) ----------------
 
-PLAYERS = "SELECT id, name, token_hash, bot FROM players"
+PLAYERS = "SELECT id, name, token_hash, bot FROM players ORDER BY created_at DESC, id DESC LIMIT ?"
+"""The `?` players made last, newest first (read by the index on players' creation, not the whole table)."""
 UNFINISHED = ("SELECT id, variant, rated, seat0, seat1, creator_seat FROM matches"
               " WHERE status IN ('open', 'live') ORDER BY created_at")
 UNFINISHED_ACTIONS = ("SELECT a.match_id, a.ply, a.seat, a.action, a.seat0_ms, a.seat1_ms, a.at FROM actions a"
