@@ -7,6 +7,10 @@ from tests.conftest import Serve
 from tests.pg import query
 from tests.wire import HONEST, OPERATOR, Client, Json, attacker
 
+EXHIBITION: Json = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
+                    "pace_ms": 5000, "rated": False}
+"""An unrated exhibition between two hosted bots, slow enough to stay unfinished through a test."""
+
 
 async def test_many_identities_of_few_addresses_cannot_fill_the_lobby(serve: Serve) -> None:
     """Open matches are capped per address (`too_many`), and the listing takes creators' addresses in turns, so an
@@ -70,8 +74,7 @@ async def test_exhibitions_are_capped_for_the_whole_server(serve: Serve) -> None
     """Past the server's cap on unfinished exhibitions a client's request is `too_many` with a retry hint, from
     any address; the operator's rated exhibitions are not held back by it."""
     server = await serve(exhibitions_in_all=3)
-    ask: Json = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
-                              "pace_ms": 5000, "rated": False}
+    ask = EXHIBITION
     clients = [await Client.open(server.url, f"fan{i}", source=attacker(i)) for i in range(4)]
     for client in clients[:3]:
         await client.request("snapshot", **ask)
@@ -87,8 +90,7 @@ async def test_one_network_cannot_take_every_exhibition(serve: Serve) -> None:
     """Unfinished exhibitions are capped per network too: addresses of one /24 cannot take every place the server
     has (the next of them is refused `too_many`), and a client of another network still starts one."""
     server = await serve(exhibitions_in_all=3, exhibitions_per_network=2)
-    ask: Json = {"type": "exhibition", "variant": "kalah(6,4)", "south": "random", "north": "random",
-                 "pace_ms": 5000, "rated": False}
+    ask = EXHIBITION
     clients = [await Client.open(server.url, f"fan{i}", source=attacker(i)) for i in range(3)]
     for client in clients[:2]:
         await client.request("snapshot", **ask)
