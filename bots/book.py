@@ -33,6 +33,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from bots import egdb
 from protocol.variant import Variant
@@ -144,6 +145,81 @@ class Book:
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+class EasyLog:
+    """The positions a build found easy, with the proved best house, kept beside its book (`*.easy`).
+
+    Easy positions are not stored in the book, so without this a resumed build would prove them
+    all again (most of an interrupted build's time). The first line stamps what made them easy
+    (`stamp`: rule set, node limit, table, databases); a log of another stamp is started afresh.
+    Lines are appended as positions are found; a last line cut short by a crash is ignored.
+    """
+
+    HEAD = "# kalah-book-easy v1 "
+
+    def __init__(self, path: Path, stamp: str) -> None:
+        self.path = path
+        self.stamp = stamp
+        self.known: dict[Key, int] = {}
+        self._out: TextIO | None = None
+        self._appendable = False
+        """Whether the file holds exactly `known` under this stamp, whole lines only (else it is rewritten)."""
+        if path.is_file():
+            self._read()
+
+    def _read(self) -> None:
+        """Load the log's positions if it was written under the same stamp."""
+        text = self.path.read_text()
+        lines = text.split("\n")
+        if not lines or lines[0] != self.HEAD + self.stamp:
+            return
+        self._appendable = text.endswith("\n")
+        complete = lines[1:-1]
+        for line in complete:
+            if not line:
+                continue
+            houses, _, pit = line.partition(" ")
+            mine, _, theirs = houses.partition("/")
+            try:
+                key = tuple(int(x) for x in mine.split(",")) + tuple(int(x) for x in theirs.split(","))
+                best = int(pit) - 1
+                if len(key) != 2 * len(mine.split(",")) or not 0 <= best < len(key) // 2 or not key[best]:
+                    raise ValueError(line)
+                self.known[key] = best
+            except ValueError:
+                raise BookFormatError(f"bad line {line!r} in {self.path}; delete the file to prove "
+                                      "its positions again") from None
+
+    def add(self, key: Key, pit: int) -> None:
+        """Record an easy position and its best house (0-based)."""
+        if self._out is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = self.path.open("a" if self._appendable else "w", encoding="utf-8")
+            if not self._appendable:
+                self._out.write(self.HEAD + self.stamp + "\n" + "".join(map(self._line, self.known.items())))
+                self._appendable = True
+        self.known[key] = pit
+        self._out.write(self._line((key, pit)))
+        self._out.flush()
+
+    @staticmethod
+    def _line(item: tuple[Key, int]) -> str:
+        """A log line: the mover's houses / the opponent's, the best house (1-based)."""
+        key, pit = item
+        h = len(key) // 2
+        return ",".join(map(str, key[:h])) + "/" + ",".join(map(str, key[h:])) + f" {pit + 1}\n"
+
+    def close(self) -> None:
+        """Close the file (appends reopen it)."""
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+
+def easy_path(book_path: Path) -> Path:
+    """Where a book's easy positions are logged while it is built."""
+    return book_path.with_name(book_path.name.removesuffix(".txt") + ".easy")
 
 
 def house_key(board: tuple[int, ...]) -> Key:

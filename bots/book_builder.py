@@ -12,7 +12,8 @@ against itself is followed. Easy positions off that game are not followed furthe
 successors are easier still.
 
 The book is saved as it grows (`save`), so an interrupted build resumes: positions already
-in the book are not proved again.
+in the book are not proved again, nor easy ones already found (`known_easy`, given back by
+`on_easy` as they are found: `book.EasyLog` keeps them in a file).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bots.book import CHECK_TT_LOG2, DEFAULT_DEPTH, DEFAULT_NODE_LIMIT, Book, Entry, house_key
+from bots.book import CHECK_TT_LOG2, DEFAULT_DEPTH, DEFAULT_NODE_LIMIT, Book, Entry, Key, house_key
 from bots.core import core_name
 from bots.solver import Engine, proof_order, relative_board
 from protocol.position import Position
@@ -54,13 +55,16 @@ class BuildStats:
     depth: int = 0
     seconds: float = 0.0
     nodes: int = 0
+    easy_known: int = 0
+    """Easy positions met again whose best house was already known (not proved again)."""
 
 
 class Builder:
     """Adds the hard positions of a start to a book (see the module's docstring)."""
 
     def __init__(self, engine: Engine, book: Book, plan: Plan, save: Callable[[Book], None] | None = None,
-                 progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 60.0) -> None:
+                 progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 60.0,
+                 known_easy: dict[Key, int] | None = None, on_easy: Callable[[Key, int], None] | None = None) -> None:
         self.engine = engine
         self.book = book
         self.plan = plan
@@ -70,6 +74,8 @@ class Builder:
         self.cold = Engine(engine.variant, impl=core_name(engine.module), tt_log2=plan.check_tt_log2,
                            workers=1, levels=engine.levels)
         self.stats = BuildStats(entries=len(book))
+        self.known_easy = {} if known_easy is None else known_easy
+        self.on_easy = on_easy
 
     def replies(self, board: Board) -> list[Board]:
         """Every position where the turn comes back, after each way the side to move can play its turn."""
@@ -143,12 +149,20 @@ class Builder:
         entry = self.book.get(board)
         if entry is not None:
             return entry.pit
+        key = house_key(board)
+        pit = self.known_easy.get(key)
+        if pit is not None:
+            self.stats.easy += 1
+            self.stats.easy_known += 1
+            return pit if main else None
         pit = self.easy(board)
         if pit is not None:
             self.stats.easy += 1
+            if self.on_easy is not None:
+                self.on_easy(key, pit)
             return pit if main else None
         entry = self.solve(board, depth)
-        self.book.entries[house_key(board)] = entry
+        self.book.entries[key] = entry
         self.stats.added += 1
         self.stats.entries = len(self.book)
         return entry.pit

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bots import book as book_mod
 from bots import egdb
-from bots.book import Book, house_key
+from bots.book import Book, BookFormatError, house_key
 from bots.book_builder import Builder, BuildStats, Plan
 from bots.solver import Engine, relative_board
 from cli.egdb import Reporter, describe, duration
@@ -107,17 +107,29 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
     if note not in book.notes:
         book.notes.append(note)
 
+    stamp = (f"{egdb.rule_key(variant)} node-limit {plan.node_limit} table 2^{plan.check_tt_log2} "
+             f"databases {args.egdb_seeds}")
+    if args.from_scratch:
+        book_mod.easy_path(path).unlink(missing_ok=True)
+    easy = book_mod.EasyLog(book_mod.easy_path(path), stamp)
+
     def work() -> BuildStats:
         """Build the book (saving as it goes, and what is proved when interrupted)."""
         # printed here, once SIGTERM is handled: a stop at this line saves and exits 130 like any other
-        print(f"book {path}: {len(book):,} positions; adding those of {note}", flush=True)
-        builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport())
-        return builder.run(Position.initial(variant))
+        print(f"book {path}: {len(book):,} positions; adding those of {note}"
+              + (f"; {len(easy.known):,} positions known to be easy" if easy.known else ""), flush=True)
+        builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport(),
+                          known_easy=easy.known, on_easy=easy.add)
+        try:
+            return builder.run(Position.initial(variant))
+        finally:
+            easy.close()
 
     stats = run_stoppable(work, "kalah book")
     sys.stderr.write("\n")
-    print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board) "
-          f"in {duration(stats.seconds)}, {stats.nodes:,} nodes; written to {path}")
+    print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board, "
+          f"{stats.easy_known:,} of them known) in {duration(stats.seconds)}, {stats.nodes:,} nodes; "
+          f"written to {path}")
     return 0
 
 
@@ -176,6 +188,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return {"build": build, "show": show, "verify": verify}[args.book_command](args, variant)
-    except KalahError as exc:
+    except (KalahError, BookFormatError) as exc:
         print(f"kalah book: {exc}", file=sys.stderr)
         return 2

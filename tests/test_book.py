@@ -9,7 +9,7 @@ import pytest
 
 from bots import book as book_mod
 from bots import egdb
-from bots.book import Book, BookFormatError, Entry, parse_line
+from bots.book import Book, BookFormatError, EasyLog, Entry, parse_line
 from bots.book_builder import Builder, Plan
 from bots.solver import Engine, proof_order, relative_board
 from protocol import Capture, Position, Sow, Variant
@@ -124,6 +124,45 @@ def test_interrupted_build_resumes_to_the_same_book(tmp_path: Path) -> None:
     assert saved.entries == whole.entries
 
 
+def test_a_resumed_build_does_not_prove_known_easy_positions_again(tmp_path: Path) -> None:
+    """With the book and its easy log, running a finished build again proves nothing: no easy proof is redone."""
+    whole = build_small()
+    log = EasyLog(tmp_path / "b.easy", "stamp")
+    book = Book(whole.rules)
+    first = Builder(Engine(SMALL, tt_log2=18), book, SMALL_PLAN, known_easy=log.known, on_easy=log.add)
+    first.run(Position.initial(SMALL))
+    log.close()
+    assert book.entries == whole.entries
+    assert first.stats.easy > 0 and first.stats.easy_known == 0
+    again = EasyLog(tmp_path / "b.easy", "stamp")
+    assert again.known == log.known and len(again.known) == first.stats.easy
+    second = Builder(Engine(SMALL, tt_log2=18), book, SMALL_PLAN, known_easy=again.known, on_easy=again.add)
+    second.run(Position.initial(SMALL))
+    assert book.entries == whole.entries
+    assert second.stats.easy_known == second.stats.easy == first.stats.easy
+    assert int(second.cold.searcher.nodes) == int(second.engine.searcher.nodes) == 0
+    assert EasyLog(tmp_path / "b.easy", "another node limit").known == {}
+
+
+def test_the_easy_log_survives_a_line_cut_short(tmp_path: Path) -> None:
+    """A crash mid-line loses only that line: it is ignored when read, and the next add rewrites the file whole."""
+    path = tmp_path / "b.easy"
+    log = EasyLog(path, "s")
+    log.add((1, 2, 0, 3), 1)
+    log.add((2, 0, 1, 1), 0)
+    log.close()
+    path.write_text(path.read_text() + "3,0/1,")
+    again = EasyLog(path, "s")
+    assert again.known == {(1, 2, 0, 3): 1, (2, 0, 1, 1): 0}
+    again.add((0, 4, 1, 1), 1)
+    again.close()
+    assert EasyLog(path, "s").known == {(1, 2, 0, 3): 1, (2, 0, 1, 1): 0, (0, 4, 1, 1): 1}
+    assert path.read_text().count("\n") == 4
+    path.write_text("# kalah-book-easy v1 s\n1,2/0,3 2\n1,2/0,3 7\n")
+    with pytest.raises(BookFormatError, match="delete the file"):
+        EasyLog(path, "s")
+
+
 def test_books_are_read_from_the_package_then_the_operator(tmp_path: Path) -> None:
     """Entries of a later directory add to the earlier ones; a file of another rule set is refused."""
     book = build_small()
@@ -176,7 +215,9 @@ def test_cli_builds_shows_verifies_and_resumes(tmp_path: Path, monkeypatch: pyte
     path = tmp_path / book_mod.file_name(SMALL)
     assert Book.loads(path.read_text()).entries == build_small().entries
     assert main(["book", "build", *flags, *work, *plan]) == 0
-    assert "(0 proved now" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(0 proved now" in out and "known to be easy" in out and " 0 of them known" not in out
+    assert book_mod.easy_path(path).is_file()
     assert main(["book", "show", *flags]) == 0
     assert capsys.readouterr().out.startswith("4,4,4,4/4,4,4,4 +2 1")
     assert main(["book", "show", *flags, "--moves", "2 6 1"]) == 1
