@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
+from typing import cast
 
+from server.cluster.presence import ClusterPresence
 from tests.cluster_play import (
     Nodes,
     Peer,
@@ -20,7 +22,9 @@ from tests.cluster_play import (
     stop_nodes,
     watch,
 )
+from tests.conftest import Serve
 from tests.pg import query
+from tests.wire import Client
 
 VARIANT = "kalah(4,3)"
 MATCHES = 200
@@ -116,6 +120,38 @@ async def test_clocks_and_bots_of_a_killed_owner_go_on_on_another_node(pg_url: s
     assert ends[exhibition][0] == "finished" and ends[exhibition][1] != "time"
     assert await plies(pg_url, exhibition) > at_kill  # the bots moved on from the surviving node
     assert ends[timed] == ("finished", "time")
+
+
+async def test_a_node_lost_without_goodbye_is_forgotten_and_one_back_from_a_lapsed_lease_is_learned_again(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Alice on node A plays Bob, connected to node B (a process of its own): when B is stopped (SIGSTOP) past its
+    lease, A forgets that Bob is connected there and tells Alice he is gone; when B goes on, A learns from Redis
+    again that he is there (B says nothing new) and tells Alice; when B is killed with SIGKILL, A forgets him."""
+    a = await serve(pg_url, bus=bus_url)
+    proc, url = await start_node(pg_url, bus_url, "lapse0")
+    try:
+        alice = await Client.open(a.url, "alice")
+        mid = (await alice.request("snapshot", type="create", variant=VARIANT, seat="south"))["match_id"]
+        bob = await Client.open(url, "bob")
+        await bob.request("snapshot", type="join", match_id=mid)
+        bob_id = bob.welcome["player_id"]
+        others = cast(ClusterPresence, a.arena.presence).others
+        await alice.expect("presence", where=lambda p: p["south_connected"] and p["north_connected"])
+        assert others.get(bob_id) == {"lapse0"}
+        proc.send_signal(signal.SIGSTOP)
+        await alice.expect("presence", timeout=15, where=lambda p: not p["north_connected"])
+        assert bob_id not in others
+        proc.send_signal(signal.SIGCONT)
+        await alice.expect("presence", timeout=15, where=lambda p: p["north_connected"])
+        assert others.get(bob_id) == {"lapse0"}
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+        await alice.expect("presence", timeout=15, where=lambda p: not p["north_connected"])
+        assert bob_id not in others
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGCONT)
+        await stop_nodes([(proc, url)])
 
 
 async def test_a_rolling_restart_of_every_node_loses_no_game(pg_url: str, bus_url: str) -> None:

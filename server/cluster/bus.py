@@ -205,6 +205,14 @@ class Bus:
         return {node: {pid: tuple(text.split()) for pid, text in table.items()}
                 for node, table in zip(nodes, tables, strict=True)}
 
+    async def online_nodes(self, player_ids: list[str]) -> list[set[str]]:
+        """The nodes where each of `player_ids` is connected (as the nodes told Redis), in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player_id in player_ids:
+                pipe.smembers(online_key(player_id))
+            found = await pipe.execute()
+        return [set(nodes) for nodes in found]
+
     async def presence(self, player_id: str) -> tuple[set[str], float | None]:
         """The nodes where `player_id` is connected, and how long ago its last connection closed (seconds by
         Redis's clock, which also noted when: no node's clock comes in; never below zero; None: not known)."""

@@ -115,7 +115,7 @@ class Cluster:
             return
         self.bus.keep_addresses(self.node_id)
         if not await self.lease.renew():  # back from an outage: the others beat again first
-            self.live_nodes = await self.nodes.live()
+            self.learn_live(await self.nodes.live())
             return
         dead, taken = await self.nodes.take_orphans(self.options.takeover_batch)
         if dead:  # a node died after storing changes it may not have announced: re-read every copy
@@ -123,8 +123,26 @@ class Cluster:
             self.on_gap()
         for match_id in taken:
             await self.adopt(match_id)
-        self.live_nodes = await self.nodes.live()
+        self.learn_live(await self.nodes.live())
         await self.event_owners.tick()  # after the matches: an event taken over follows its games' copies
+
+    def learn_live(self, live: dict[str, float]) -> None:
+        """The live nodes as the database says now: forget where the players of those found dead were connected,
+        and ask Redis afresh about those found alive (new, or back after their lease lapsed)."""
+        gone = self.live_nodes.keys() - live.keys()
+        came = live.keys() - self.live_nodes.keys() - {self.node_id}
+        self.live_nodes = live
+        if gone:
+            self.presence.forget_nodes(gone)
+        if came:
+            self.arena.spawn(self.presence.relearn(came))
+
+    def heard(self, node_id: str) -> None:
+        """A node spoke on the bus: it is alive, even if this one has not seen its heartbeat yet (and if it was
+        found dead before, where its players are connected is asked afresh)."""
+        if node_id not in self.live_nodes:
+            self.live_nodes[node_id] = 0.0
+            self.arena.spawn(self.presence.relearn({node_id}))
 
     async def adopt(self, match_id: str, taken: bool = True) -> None:
         """Become the owner of a match: bring it up to date (or load it) and start its clocks and bots (`taken`:

@@ -15,6 +15,7 @@ from redis.exceptions import RedisError
 
 from protocol.errors import UnavailableError
 from server.cluster.messages import Online
+from server.logs import event as log_event
 from server.match import Seat
 from server.presence import Connected, Presence
 from server.rooms import Room
@@ -86,14 +87,45 @@ class ClusterPresence(Presence):
         """Another node's notice that a player connected there or left: tell the followers of its matches here."""
         if notice.node == self.cluster.node_id:
             return
-        if notice.online:  # a node that speaks is alive, even if this one has not seen its heartbeat yet
-            self.cluster.live_nodes.setdefault(notice.node, 0.0)
+        if notice.online:
+            self.cluster.heard(notice.node)
         nodes = self.others.setdefault(notice.player_id, set())
         (nodes.add if notice.online else nodes.discard)(notice.node)
         if not nodes:
             del self.others[notice.player_id]
         for room in self.rooms_of(notice.player_id):
             self.announce(room)
+
+    def forget_nodes(self, nodes: set[str]) -> None:
+        """Nodes found dead (they said no goodbye): drop what their notices said, so that a dead node's players do
+        not stay here for good, and tell the followers of their matches (a player may be gone); one found alive
+        again is asked about afresh (`relearn`)."""
+        for player_id in [pid for pid, where in self.others.items() if not where.isdisjoint(nodes)]:
+            where = self.others[player_id]
+            where -= nodes
+            if not where:
+                del self.others[player_id]
+            for room in self.rooms_of(player_id):
+                self.announce(room)
+
+    async def relearn(self, nodes: set[str]) -> None:
+        """Nodes found alive (new, or back after their lease lapsed and their notices were forgotten): ask Redis
+        which players of the matches held here are connected to them, and tell those matches' followers."""
+        players = sorted({seat.player_id for room in list(self.arena.rooms.values()) for seat in room.match.seats
+                          if seat is not None and seat.bot is None})
+        try:
+            found = await self.cluster.bus.online_nodes(players) if players else []
+        except (RedisError, OSError) as exc:  # Redis back: `Cluster.on_gap` has every node say again who is where
+            log_event("presence_relearn_failed", node=self.cluster.node_id, error=repr(exc), level=30)
+            return
+        for player_id, where in zip(players, found, strict=True):
+            known = self.others.setdefault(player_id, set())
+            if (where & nodes) - known:
+                known |= where & nodes
+                for room in self.rooms_of(player_id):
+                    self.announce(room)
+            if not known:
+                del self.others[player_id]
 
     async def learn(self, room: Room) -> None:
         """Ask Redis where the players of a match just loaded here are connected."""
@@ -113,7 +145,7 @@ class ClusterPresence(Presence):
         nodes, away = await cluster.bus.presence(seat.player_id)
         nodes.discard(cluster.node_id)
         if nodes - cluster.live_nodes.keys():  # a node this one has not heard beat yet: ask the database
-            cluster.live_nodes = await cluster.nodes.live()
+            cluster.learn_live(await cluster.nodes.live())
         if any(node in cluster.live_nodes for node in nodes):
             return None
         return local if away is None else max(local, self.arena.now() - away)
