@@ -3,10 +3,10 @@
 Run: `python bench/solver.py [--egdb-seeds N] [--tt-bits B] [--workers W] [--games 6,3:standard,...]`
 (Kalah(6,4) as the issue measures it: `--egdb-seeds 26 --games 6,4:standard,6,4:empty --no-twins`;
 Kalah(6,5): `--games 6,5:standard,6,5:empty --egdb-seeds 28 --tt-bits 24 --no-twins --no-baseline`), or
-`python bench/solver.py --perfect [--budget S] [--egdb-seeds 0 --judge]` for the perfect bot's games in
-Kalah(6,4) (both rule sets) against itself and other bots: results, how each of its moves was found and
-(`--judge`) whether the moves it did not prove kept the value (`--egdb-seeds 0`: the bot without
-databases, from the books alone, judged with the databases on disk), or
+`python bench/solver.py --perfect [--seeds 5 --book-dir DIR] [--egdb-seeds 0 --judge]` for the perfect bot's games
+in Kalah(6,N) (both rule sets) against itself and other bots: results, how each of its moves was found and (`--judge`)
+whether each kept the value (bench/perfect.py; `--egdb-seeds 0`: the bot without databases, from the books alone,
+judged with the databases on disk), or
 `python bench/solver.py --cold-start [--runs N] [--value | --per-move] [--solve-args "-H 6 -s 5 --moves '2 1'"]
 [--baseline REV | --levels N,M] [--page-cache huge|small]`: wall time, search time, processor time, nodes and
 memory (peak, private, file pages) of whole `kalah solve --no-book --json` processes with the database levels on
@@ -40,16 +40,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import perfect
 from trees import ROOT, baseline_tree
 
 from bots import egdb
 from bots.core import pit_to_bin
-from bots.engines import Engines
-from bots.players import PerfectPlayer, RandomPlayer, SearchPlayer, make_player
 from bots.solver import Engine, auto_egdb_seeds, auto_tt_bits, implementation, relative_board
 from cli import solve as solve_cli
 from cli.egdb import build_command
@@ -171,54 +169,6 @@ def full_solve(variant: Variant, seeds: int, tt_bits: int, workers: int | None =
           f"value and every first move {value.seconds + solve_s:.1f} s")
     print(f"  databases up to {len(engine.levels) - 1} seeds: {size / 2**20:,.0f} MiB, "
           f"built or loaded in {build_s:.1f} s (goal {GOAL_BUILD_S:.0f} s to build); max RSS {rss_mib:,.0f} MiB")
-
-
-def perfect_games(variant: Variant, seeds: int, budget: float, opponents: list[str], games: int,
-                  judge: Engine | None = None) -> None:
-    """The perfect bot against itself and other bots at `budget` a move: results, how its moves were found and,
-    with a `judge`, how many of the moves it did not prove lost value (each checked by the judge's solve)."""
-    engines = Engines()
-    t0 = time.perf_counter()
-    engines.preload(variant, seeds, timeout=600)
-    print(f"{variant.text()}: databases up to {seeds} seeds ({egdb.present_seeds(variant)} on disk in "
-          f"{egdb.cache_dir()}) opened in {time.perf_counter() - t0:.1f} s")
-    bot = PerfectPlayer(egdb_seeds=seeds, engines=engines)
-    t0 = time.perf_counter()
-    entry = bot.explain(Position.initial(variant), budget)
-    print(f"  first move {entry.action} ({entry.source}, value {entry.value:+d}) in "
-          f"{(time.perf_counter() - t0) * 1e6:,.0f} µs")
-    for opponent in ["perfect", *opponents]:
-        sources: Counter[str] = Counter()
-        proofs: list[float] = []
-        margins = []
-        lost = 0
-        for game in range(1 if opponent == "perfect" else games):
-            seat = game % 2
-            other: SearchPlayer = bot if opponent == "perfect" else make_player(opponent, engines)
-            if opponent == "random":
-                other = RandomPlayer(seed=game, engines=engines)
-            pos = Position.initial(variant)
-            while not pos.over:
-                if other is not bot and pos.to_move != seat:
-                    pos = pos.apply(other.decide(pos, budget))
-                    continue
-                d = bot.explain(pos, budget)
-                sources[d.source if d.exact else "not proved"] += 1
-                if d.source == "proof":
-                    proofs.append(d.seconds)
-                after = pos.apply(d.action)
-                if judge is not None and not d.exact and isinstance(d.action, Sow):
-                    keeps = (after.margin if after.over else judge.solve(after).value) == judge.solve(pos).value
-                    lost += not keeps
-                pos = after
-            margins.append(int(pos.margin))
-        proofs.sort()
-        median = proofs[len(proofs) // 2] if proofs else 0.0
-        verdict = "" if judge is None else f"  unproved moves that lost value: {lost}"
-        print(f"  vs {opponent:<12} margins {' '.join(f'{m:+d}' for m in margins)}  moves: "
-              + ", ".join(f"{k} {n}" for k, n in sorted(sources.items()))
-              + f"  proofs median {median * 1000:.0f} ms, max {(proofs[-1] if proofs else 0) * 1000:.0f} ms"
-              + verdict, flush=True)
 
 
 COLD_START = "-H 6 -s 4"
@@ -447,13 +397,8 @@ def main() -> None:
     parser.add_argument("--games", default="6,3:standard,6,4:standard,6,4:empty",
                         help="comma-separated h,s:capture list")
     parser.add_argument("--perfect", action="store_true",
-                        help="instead: the perfect bot in Kalah(6,4), both rule sets, against itself and other bots")
-    parser.add_argument("--budget", type=float, default=1.0, help="seconds a move for --perfect")
-    parser.add_argument("--opponents", default="random,greedy,alphabeta:8,strong", help="bots for --perfect")
-    parser.add_argument("--rounds", type=int, default=4, help="games against each opponent for --perfect")
-    parser.add_argument("--captures", default="standard,empty", help="the rule sets of --perfect")
-    parser.add_argument("--judge", action="store_true",
-                        help="for --perfect: check each move the bot did not prove with a solve (databases on disk)")
+                        help="instead: the perfect bot against itself and other bots (bench/perfect.py)")
+    perfect.add_arguments(parser)
     parser.add_argument("--cold-start", action="store_true",
                         help="instead: whole `kalah solve` processes with the databases mapped and read in")
     parser.add_argument("--runs", type=int, default=3, help="runs of each setup for --cold-start")
@@ -504,13 +449,7 @@ def main() -> None:
               f"and every first move in under {moves_goal:g} s of wall time")
         return
     if args.perfect:
-        for capture in args.captures.split(","):
-            variant = Variant(capture=Capture(capture))
-            judge = None
-            if args.judge:
-                judge = Engine(variant, tt_log2=24, egdb_seeds=egdb.present_seeds(variant), build_egdb=False,
-                               workers=1)
-            perfect_games(variant, args.egdb_seeds, args.budget, args.opponents.split(","), args.rounds, judge)
+        perfect.run(args)
         return
     if not args.no_twins:
         compare_twins(args.depth)
