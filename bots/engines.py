@@ -4,8 +4,11 @@ A bot borrows an engine for one decision (`with engines.borrow(...) as engine:`)
 is never searched by two threads at once, so bots serving several matches get one engine per
 search running at the same time. Idle engines are kept for the next move (their tables hold
 what the last search learnt) and dropped least recently used first once the estimated memory
-of all of them passes `max_bytes`: full transposition tables plus the endgame database levels,
-which engines of one rule set share and which are counted once.
+of all of them passes `max_bytes`: full transposition tables plus the endgame database levels
+read into this process (`KALAH_EGDB_READ=1`), which engines of one rule set share and which are
+counted once. Mapped levels (the default) are not counted against it: their pages are the page
+cache's, shared by every process and given back by the kernel under pressure, and dropping them
+would only make the next move open them anew and search without them meanwhile.
 
 Databases are only opened, never built (`egdb.load(build=False)`: files mapped read-only, shared
 with every process on the machine): a bot plays without the levels that are missing on disk,
@@ -38,7 +41,7 @@ from protocol.variant import Variant
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 3 << 30
-"""Default bound: both Kalah(6,4) rule sets' 24-seed databases (1.2 GiB each) and a few dozen tables."""
+"""Default bound: both Kalah(6,4) rule sets' 24-seed databases read in (1.2 GiB each) and a few dozen tables."""
 DEFAULT_MAX_TABLE_BYTES = 192 << 20
 """Default bound on the engines' transposition tables alone (eight 24 MiB tables): many different
 bots each bring a table, while databases are shared by rule set and built only by the operator."""
@@ -95,6 +98,14 @@ class Engines:
     def _nbytes(self) -> int:
         """`nbytes` with the lock held."""
         return self._table_bytes() + sum(level_bytes(lv) for lv, _ in self._levels.values())
+
+    def _bounded_bytes(self) -> int:
+        """What `max_bytes` bounds (the lock is held): the tables, and the levels if read into this process.
+
+        Mapped levels are left out: a rule set's 28-seed Kalah(6,5) levels (5.3 GiB) counted against the 3 GiB
+        default were dropped after every move, and each move then searched on a new engine without them."""
+        levels = sum(level_bytes(lv) for lv, _ in self._levels.values()) if egdb.read_mode() else 0
+        return self._table_bytes() + levels
 
     def _table_bytes(self) -> int:
         """The engines' transposition tables, in bytes (the lock is held)."""
@@ -299,8 +310,9 @@ class Engines:
             return self._books.setdefault(rules, found)
 
     def _trim(self) -> None:
-        """Drop idle engines, least recently used first, until the estimate and the tables fit (the lock is held)."""
-        while self._idle and (self._nbytes() > self.max_bytes or self._table_bytes() > self.max_table_bytes):
+        """Drop idle engines, least recently used first, until the bounded bytes and the tables fit (the lock is
+        held)."""
+        while self._idle and (self._bounded_bytes() > self.max_bytes or self._table_bytes() > self.max_table_bytes):
             _, (key, engine) = self._idle.popitem(last=False)
             lk = self._levels_key(key)
             if lk is not None and lk in self._levels and engine.levels:

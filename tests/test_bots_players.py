@@ -170,6 +170,23 @@ def test_engines_are_bounded_in_bytes() -> None:
     assert engines.made == 4 and len(engines) == 2
 
 
+@pytest.mark.parametrize("read", [False, True])
+def test_mapped_databases_beyond_the_bound_stay_with_the_bot(egdb_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             read: bool) -> None:
+    """Mapped levels larger than the byte bound stay from move to move, and so do the bot's engine and table (they
+    were dropped after every move, the next move searching on a new engine without them); levels read into the
+    process count against the bound, and the engine holding them is dropped past it."""
+    v = Variant(houses=3, seeds=3)
+    egdb.load(v, 6, csearch, egdb_dir)
+    monkeypatch.setenv(egdb.READ_ENV, "1" if read else "0")
+    engines = Engines(max_bytes=table_bytes("c", 16) + 1, egdb_dir=egdb_dir)
+    bot = PerfectPlayer(egdb_seeds=6, engines=engines)
+    for _ in range(3):
+        bot.decide(Position.initial(v), 0.5)
+    assert engines.made == (3 if read else 1)
+    assert engines.level_bytes() == (0 if read else sum(lv.size for lv in egdb.plan(v, 6, egdb_dir)))
+
+
 def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> None:
     """The perfect bot plays without databases that are not on disk, and uses those that are."""
     v = Variant(houses=3, seeds=3)
