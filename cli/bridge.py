@@ -14,6 +14,7 @@ import asyncio
 import os
 import sys
 
+from cli.client_args import player_key, player_name
 from cli.server_args import CommandError, server_url
 
 
@@ -23,8 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the arena to play in: ws://HOST:PORT or wss://HOST:PORT")
     parser.add_argument("--engine", required=True, metavar="COMMAND",
                         help="the engine to run: a command line speaking KGP on stdin/stdout")
-    parser.add_argument("--name", help="the arena name to play under (default: the engine's info:name)")
-    parser.add_argument("--token", default=os.environ.get("KALAH_BRIDGE_TOKEN"),
+    parser.add_argument("--name", type=player_name,
+                        help="the arena name to play under (default: the engine's info:name)")
+    parser.add_argument("--token", type=player_key("KALAH_BRIDGE_TOKEN"),
+                        default=os.environ.get("KALAH_BRIDGE_TOKEN") or None,
                         help="the identity's token from an earlier run (default $KALAH_BRIDGE_TOKEN; "
                              "none: a new identity, its token printed)")
     parser.add_argument("--games", type=int, help="games to play, then leave (0: until interrupted; default 1, "

@@ -18,7 +18,7 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 from websockets.sync.connection import Connection
 
-from cli.client_args import default_name
+from cli.client_args import default_name, player_name
 from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, failure, game_text, get_game
 from protocol.errors import BadEventError
@@ -56,7 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--no-streak", action="store_true", help="an arena without the streak bonus")
     create.add_argument("--sanity-games", type=int, default=0, metavar="N",
                         help="wins against the hosted bot random an outside engine needs before it may enter")
-    create.add_argument("--name", default=None, help="your player name (default: your login name)")
+    create.add_argument("--name", type=player_name, default=None, help="your player name (default: your login name)")
     listing = sub.add_parser("list", help="the events, newest first")
     listing.add_argument("--status", choices=["open", "running", "finished", "cancelled"], default=None,
                          help="only events of this status")

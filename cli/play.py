@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from cli.client_args import add_client_args, default_name
+from cli.client_args import add_client_args, default_name, player_key
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, db_path, refuse_url_argument
 from cli.variant_args import add_variant_args, variant_from_args, variant_given
 from protocol import KalahError
@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lobby", action="store_true", help="open the lobby instead of starting a bot game")
     parser.add_argument("--resume", action="store_true",
                         help="reopen your newest unfinished game instead of starting one (takes no game flags)")
-    parser.add_argument("--token", default=os.environ.get("KALAH_TOKEN") or None,
+    parser.add_argument("--token", type=player_key("KALAH_TOKEN"), default=os.environ.get("KALAH_TOKEN") or None,
                         help="play as the identity of this key, e.g. the web page's 'Show my key' (default: "
                              "$KALAH_TOKEN, else the key remembered for --name)")
     add_client_args(parser)

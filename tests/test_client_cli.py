@@ -39,6 +39,33 @@ def test_play_refuses_a_bad_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert "houses" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["play", "--token", "garbage", "--server", "ws://127.0.0.1:1"], "--token: that is not a whole key"),
+    (["play", "--name", "x" * 100], "is not a player name: 1 to 32"),
+    (["watch", "m1", "--name", "bob smith", "--server", "ws://127.0.0.1:1"], "'bob smith' is not a player name"),
+    (["replay", "m1", "--name", "é"], "'é' is not a player name"),
+    (["bridge", "--server", "ws://127.0.0.1:1", "--engine", "true", "--token", "short"], "not a whole key"),
+    (["event", "create", "Cup", "--name", "", "--server", "ws://127.0.0.1:1"], "'' is not a player name"),
+])
+def test_a_name_or_key_the_server_would_refuse_is_one_line_before_any_screen(
+        argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A name or a key the wire's rules refuse is refused by the flag itself (exit 2, one line naming what a name
+    or key is), not by the hello's validation inside the opened screen (a traceback of the message model)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1, err
+    assert "garbage" not in err and "short" not in err  # a key, even a wrong one, is not echoed
+
+
+def test_a_key_from_the_environment_is_checked_like_the_flag(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """$KALAH_TOKEN with a cut key is refused in one line naming the variable."""
+    monkeypatch.setenv("KALAH_TOKEN", "cut-short")
+    assert main(["play", "--lobby", "--server", "ws://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "$KALAH_TOKEN" in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_default_name() -> None:
     """The default name fits the wire's name rules."""
     name = default_name()
