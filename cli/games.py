@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 
+from cli.number_args import whole
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, refuse_url_argument
 from cli.stored_games import SourceError, game_to_dict, query_games
 from client.stored_game import StoredGame
@@ -19,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_db_arg(parser)
     parser.add_argument("--player", default=None, help="only games of this player name (default: everyone's)")
     parser.add_argument("--variant", default=None, help="only games of this variant, e.g. kalah(6,4) (default: all)")
-    parser.add_argument("--limit", type=int, default=50, help="at most this many games, newest first")
+    parser.add_argument("--limit", type=whole(1), default=50, help="at most this many games, newest first")
     parser.add_argument("--all-statuses", action="store_true",
                         help="include open, live and cancelled games (default: finished games only)")
     parser.add_argument("--json", action="store_true", help="print one JSON array of games")

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from bots.inventory import announce
+from cli.number_args import number, whole
 from cli.server_args import CommandError
 from server.app import serve_forever, start_server
 from server.gc_tuning import keep_heap_frozen
@@ -34,25 +35,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, metavar="PATH|URL",
                         help="a SQLite file (a path or sqlite:PATH) or a PostgreSQL database "
                              f"(postgresql://user:password@host/db) (default: {default_db_path()})")
-    parser.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--grace", type=number(), default=60.0, metavar="SECONDS",
                         help="how long a disconnected player may be away before the win can be claimed")
-    parser.add_argument("--idle-limit", type=float, default=900.0, metavar="SECONDS",
+    parser.add_argument("--idle-limit", type=number(), default=900.0, metavar="SECONDS",
                         help="in untimed games, how long the side to move may make no move before the other "
                              "side can claim the win (0: never)")
     parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
                         help="the secret that allows rated bot exhibitions (kalah ladder --operator-token) "
                              "(default: $KALAH_OPERATOR_TOKEN; none: no rated exhibitions)")
-    parser.add_argument("--max-connections", type=int, default=10_000,
+    parser.add_argument("--max-connections", type=whole(1), default=10_000,
                         help="connections in all; past it the handshake gets HTTP 503")
-    parser.add_argument("--max-per-address", type=int, default=64, help="connections one address may hold")
-    parser.add_argument("--hello-timeout", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--max-per-address", type=whole(1), default=64, help="connections one address may hold")
+    parser.add_argument("--hello-timeout", type=number(above=True), default=10.0, metavar="SECONDS",
                         help="close connections that have not said hello by then")
-    parser.add_argument("--rate", type=float, default=30.0, help="messages a second one connection may send")
-    parser.add_argument("--burst", type=int, default=60, help="messages one connection may send at once")
+    parser.add_argument("--rate", type=number(above=True), default=30.0,
+                        help="messages a second one connection may send")
+    parser.add_argument("--burst", type=whole(1), default=60, help="messages one connection may send at once")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
                         help="SQLite synchronous mode (FULL survives power loss, NORMAL only crashes); "
                              "PostgreSQL commits are always durable")
-    parser.add_argument("--gc-freeze", type=float, default=1.0, metavar="SECONDS",
+    parser.add_argument("--gc-freeze", type=number(), default=1.0, metavar="SECONDS",
                         help="freeze the surviving objects out of the garbage collector at start and this often, so "
                              "collections stay short (a full collection every 10 to 60 minutes reclaims cycles among "
                              "them; 0: off)")

@@ -62,6 +62,22 @@ async def test_games_lists_and_filters(tmp_path: Path, capsys: pytest.CaptureFix
     assert "no stored games" in capsys.readouterr().out
 
 
+async def test_a_limit_below_one_is_refused_not_taken_as_some_other_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--limit 0, -1 or a look-alike digit: status 2 and one line naming the range (before, 0 and -1 listed one
+    game and said nothing)."""
+    db = tmp_path / "arena.sqlite3"
+    await store_random_games(db, VARIANTS)
+    for bad in ("0", "-1", "\N{FULLWIDTH DIGIT THREE}"):
+        assert main(["games", "--db", str(db), "--limit", bad]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == f"kalah games: argument --limit: {bad!r} is not a whole number of at least 1 " \
+                               "(see kalah games --help)\n"
+    assert main(["games", "--db", str(db), "--limit", "1"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 2
+
+
 async def test_export_text_reads_back_with_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Each game's text export, given to `kalah record`, reproduces the stored result."""
     db = tmp_path / "arena.sqlite3"

@@ -1,4 +1,5 @@
-"""`kalah serve` as a process: a busy port or a bad one fails at once in one line; Ctrl-C stops it cleanly."""
+"""`kalah serve` as a process: a busy port or a bad one (or a limit out of range) fails at once in one line; Ctrl-C
+stops it cleanly."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from cli.main import main
 from tests.kalah_process import kalah
 from tests.processes import KALAH, first_line, run, started
 
@@ -37,6 +41,28 @@ def test_ports_are_validated(tmp_path: Path) -> None:
             assert done.returncode == 2 and done.stderr.count("\n") == 1
             assert f"argument --port: {bad!r} is not a port number 0..65535" in done.stderr
     assert not (tmp_path / "a.sqlite3").exists()
+
+
+@pytest.mark.parametrize(("flag", "bad", "said"), [
+    ("--max-connections", "0", "a whole number of at least 1"),
+    ("--max-per-address", "-3", "a whole number of at least 1"),
+    ("--burst", "-5", "a whole number of at least 1"),
+    ("--burst", "\N{FULLWIDTH DIGIT SIX}0", "a whole number of at least 1"),
+    ("--rate", "0", "a number of more than 0"),
+    ("--rate", "nan", "a number of more than 0"),
+    ("--hello-timeout", "inf", "a number of more than 0"),
+    ("--grace", "-1", "a number of at least 0"),
+    ("--idle-limit", "-60", "a number of at least 0"),
+    ("--gc-freeze", "-1", "a number of at least 0"),
+])
+def test_limits_out_of_range_are_refused_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 flag: str, bad: str, said: str) -> None:
+    """A limit that would make a server refuse every connection or message (or never close a silent one) is
+    refused in one line naming its range, status 2, before any database is made (it started and served before)."""
+    db = tmp_path / "a.sqlite3"
+    assert main(["serve", flag, bad, "--port", "0", "--db", str(db)]) == 2
+    assert capsys.readouterr().err == f"kalah serve: argument {flag}: {bad!r} is not {said} (see kalah serve --help)\n"
+    assert not db.exists()
 
 
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
