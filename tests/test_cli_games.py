@@ -112,6 +112,18 @@ def test_export_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["games", "--db", str(tmp_path / "none.sqlite3")]) == 2
 
 
+def test_a_fresh_user_without_a_database_is_told_how_one_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`kalah games` before anything was played: one line saying nothing is stored yet, what makes the database and
+    how to name another (before it named only the missing file)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("KALAH_SERVER", raising=False)
+    assert main(["games"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kalah games: no arena database at {tmp_path / 'data'}") and err.count("\n") == 1
+    assert "`kalah play` or `kalah serve` makes it" in err and "--db" in err
+
+
 def test_record_refuses_conflicting_variant() -> None:
     """A record whose header names another variant than the flags is refused."""
     assert main(["record", "-H", "4", "# variant: kalah(6,4)\n3"]) == 2

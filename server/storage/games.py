@@ -197,7 +197,8 @@ def _connect(db_path: str | Path) -> sqlite3.Connection:
     """A read-only connection to an existing database."""
     path = Path(db_path)
     if not path.exists():
-        raise FileNotFoundError(f"no arena database at {path}")
+        raise FileNotFoundError(f"no arena database at {path}: nothing was stored there yet (`kalah play` or "
+                                "`kalah serve` makes it), or name another with --db")
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
 
 
