@@ -13,6 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
+from bots.names import bot_id_shape, canonical_bot
 from cli.ladder_engines import add_engine_args, engine_config, local_engines
 from cli.ladder_report import as_json as report_json
 from cli.ladder_report import render as render_report
@@ -155,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
     """Validate the settings and run the ladder; exit 2 on bad input, 1 if the server fails."""
     server = chosen_server(args)
     try:
-        bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
+        known = canonical_bot if server is None else bot_id_shape  # a server may host bots of other names
+        bots = tuple(known(b.strip()) for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
                               concurrency=max(1, args.concurrency), rated=not args.unrated,
                               operator_token=args.operator_token, pace_ms=args.pace_ms)

@@ -60,6 +60,17 @@ def test_ladder_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
                    "kalah ladder: give either --server or --db, not both"]
 
 
+def test_an_unknown_bot_is_refused_before_the_ladder_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt bot is refused in one line (with the id it was probably meant as) before a ladder server or
+    database is made (before, the server started, the database and the progress file were made, and the first
+    game failed)."""
+    db = tmp_path / "ladder.sqlite3"
+    assert main(["ladder", "--bots", "random,Greedy", "--games", "2", "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kalah ladder: unknown bot 'Greedy'") and "did you mean 'greedy'?" in err
+    assert err.count("\n") == 1 and not db.exists()
+
+
 def readme_recipe(marker: str) -> list[str]:
     """The README tour's `kalah` command line that contains `marker`, as arguments (its comment cut)."""
     readme = (ROOT / "README.md").read_text()
