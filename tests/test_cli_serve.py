@@ -65,6 +65,21 @@ def test_limits_out_of_range_are_refused_before_anything_starts(tmp_path: Path, 
     assert not db.exists()
 
 
+def test_a_database_path_that_cannot_be_one_fails_in_one_line(tmp_path: Path) -> None:
+    """--db naming a folder, a file of something else, or a path under a file: status 1 and one line naming the path
+    and the fix (before: a folder gave a traceback of aiosqlite's thread and 'failed: OperationalError', the others
+    'failed: DatabaseError' or a bare 'File exists')."""
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100)
+    bad = {tmp_path: "unable to open database file", tmp_path / "notes.txt": "file is not a database",
+           tmp_path / "notes.txt" / "a.sqlite3": "File exists"}
+    with ThreadPoolExecutor(len(bad)) as pool:  # three processes at once
+        runs = pool.map(lambda db: run([*SERVE, "--port", "0", "--db", str(db)], timeout=30), bad)
+        for (db, reason), done in zip(bad.items(), runs, strict=True):
+            assert done.returncode == 1
+            assert done.stderr == (f"kalah serve: cannot use {db} as the arena database ({reason}): name another "
+                                   "file with --db\n")
+
+
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
     """SIGINT after start-up: a graceful shutdown, status 0, no traceback."""
     with started([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")],

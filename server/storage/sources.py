@@ -95,7 +95,13 @@ async def open_storage(source: str | Path, synchronous: str = "FULL", shared: bo
                            "(--db postgresql://...)")
     from server.storage.sqlite import SQLiteStorage
 
-    return await SQLiteStorage.connect(sqlite_path(source), synchronous)
+    path = sqlite_path(source)
+    try:
+        return await SQLiteStorage.connect(path, synchronous)
+    except (OSError, sqlite3.Error) as exc:  # a folder, a file of something else, no way to make the folder
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StorageError(f"cannot use {path} as the arena database ({reason}): name another file with --db") \
+            from None
 
 
 @asynccontextmanager

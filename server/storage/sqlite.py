@@ -141,6 +141,11 @@ def store_id_of(path: Path) -> str | None:
         return None
     return None if row is None else str(row[0])
 
+def _opens(path: str | Path) -> None:
+    """Open and close the database at `path` (creating the file if it is missing); `sqlite3.Error` if it cannot."""
+    sqlite3.connect(str(path)).close()
+
+
 class SQLiteStorage(SQLiteReads, Storage):
     """The arena's SQLite file: the group-committing writer on one connection, plus the reads."""
 
@@ -154,6 +159,7 @@ class SQLiteStorage(SQLiteReads, Storage):
     async def connect(cls, path: str | Path, synchronous: str = "FULL") -> SQLiteStorage:
         """Open (creating and migrating if needed) the database at `path` and start the writer."""
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(_opens, path)  # a path aiosqlite cannot open leaves its thread to fail after the loop
         conn = await aiosqlite.connect(str(path), isolation_level=None)
         try:
             for pragma in pragmas(synchronous):
