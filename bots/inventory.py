@@ -21,6 +21,7 @@ from typing import Any
 from bots import book as book_mod
 from bots import egdb
 from bots.core import implementation
+from bots.players import DEFAULT_BOT_EGDB
 from bots.pysearch import level_size
 from protocol.variant import Capture, Variant
 
@@ -30,6 +31,8 @@ RULE_SETS = (Variant(), Variant(capture=Capture.EMPTY))
 """The rule sets of the shipped books: Kalah(6,n), standard and empty capture."""
 PERFECT_SEEDS = 24
 """The databases the perfect bot's Kalah(6,4) play was checked with (docs/bots.md)."""
+LARGE_SEEDS = 28
+"""The databases the perfect bot's Kalah(6,5) play was checked with (docs/bots.md, bench/perfect.py)."""
 SMALL_BUILD_S = 10.0
 SMALL_SEEDS = 16
 """The levels a server builds on its own on two cores (within `SMALL_BUILD_S`), with which `perfect` was measured."""
@@ -56,21 +59,25 @@ def _bytes(n: int) -> str:
 
 
 def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
-           books: Callable[[Variant], Any] | None = None) -> list[str]:
+           books: Callable[[Variant], Any] | None = None, bot_seeds: int | None = None) -> list[str]:
     """The lines saying what the bots have, per rule set, and what `perfect` is with it (`books`: the bots' own
-    reader of books, `Engines.book`, so that they are read once)."""
+    reader of books, `Engines.book`, so that they are read once; `bot_seeds`: the most levels the bots use,
+    `KALAH_BOT_EGDB_SEEDS`)."""
+    bot_seeds = DEFAULT_BOT_EGDB if bot_seeds is None else bot_seeds
     directory = directory or egdb.cache_dir()
     lines = [f"bots: endgame databases in {directory}"]
-    least = PERFECT_SEEDS
+    least, on_disk = LARGE_SEEDS, 40
     for variant in RULE_SETS:
         book = books(variant) if books is not None else book_mod.load(variant, book_dirs)
         seeds = egdb.present_seeds(variant, directory)
-        least = min(least, seeds)
+        least, on_disk = min(least, seeds, bot_seeds), min(on_disk, seeds)
         held = f"a book of {len(book):,} proved positions" if book is not None else "no book"
         lines.append(f"  {egdb.rule_key(variant)}: {held}, databases up to {seeds} seeds")
     need = sum(level_size(6, k) for k in range(1, PERFECT_SEEDS + 1))
     build = (f"`kalah egdb build --seeds {PERFECT_SEEDS}` and `... --capture empty` ({_bytes(need)} and an "
              f"estimated {egdb.build_seconds(need) / 60:.0f} min each) make every move proved")
+    if on_disk >= PERFECT_SEEDS:  # there, but the bots are told to use fewer
+        build = f"KALAH_BOT_EGDB_SEEDS={PERFECT_SEEDS} lets the bots use the databases on disk (up to {on_disk} seeds)"
     if least >= PERFECT_SEEDS:
         lines.append("perfect: proved moves throughout Kalah(6,4), as docs/bots.md measures it")
     elif least >= SMALL_SEEDS:
@@ -80,7 +87,25 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
         lines.append(f"perfect: not perfect in Kalah(6,4) without databases: the books play the opening and the "
                      "hard positions, but some later moves are not proved within a move (logged) and a few of "
                      f"those give seeds away (docs/bots.md); {build}")
+    lines.append(_kalah_6_5(least, on_disk))
     return lines
+
+
+def _kalah_6_5(seeds: int, on_disk: int) -> str:
+    """What `perfect` is in Kalah(6,5) using databases up to `seeds` in both rule sets, `on_disk` being there
+    (docs/bots.md measures it)."""
+    if seeds >= LARGE_SEEDS:
+        return ("perfect in Kalah(6,5): not proved throughout; with these databases and the books it kept the value "
+                "in every judged move under empty capture, while under standard capture, whose book is not built "
+                "yet, some moves gave seeds away (docs/bots.md)")
+    if on_disk >= LARGE_SEEDS:
+        return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away: the bots "
+                f"use the databases up to {seeds} seeds of the {on_disk} on disk; KALAH_BOT_EGDB_SEEDS={LARGE_SEEDS} "
+                "lets them prove most of its moves (docs/bots.md)")
+    need = sum(level_size(6, k) for k in range(1, LARGE_SEEDS + 1))
+    return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away; "
+            f"`kalah egdb build --seeds {LARGE_SEEDS}` and `... --capture empty` ({_bytes(need)} and an estimated "
+            f"{egdb.build_seconds(need) / 60:.0f} min each) let it prove most of them")
 
 
 def _lower_priority() -> None:

@@ -36,3 +36,31 @@ def test_small_builds_run_in_the_background_and_reach_the_bots(tmp_path: Path,
         assert len(engine.levels) == 6
     assert inventory.start_small_builds(tmp_path, engines.reopen, said.append) is None
     assert any("databases up to 5 seeds" in line for line in inventory.report(tmp_path))
+
+
+def fake_levels(directory: Path, seeds: int) -> None:
+    """Level files of the right sizes up to `seeds` for both rule sets (sparse: no disk used)."""
+    for capture in Capture.STANDARD, Capture.EMPTY:
+        for level in egdb.plan(Variant(capture=capture), seeds, directory):
+            directory.mkdir(parents=True, exist_ok=True)
+            with level.path.open("wb") as fh:
+                fh.truncate(level.size)
+
+
+@pytest.mark.parametrize(("on_disk", "bot_seeds", "kalah_6_4", "kalah_6_5"), [
+    (0, 24, "not perfect in Kalah(6,4) without databases", "`kalah egdb build --seeds 28` and `... --capture empty`"),
+    (24, 24, "proved moves throughout Kalah(6,4)", "`kalah egdb build --seeds 28` and `... --capture empty`"),
+    (29, 24, "proved moves throughout Kalah(6,4)", "up to 24 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
+    (29, 16, "KALAH_BOT_EGDB_SEEDS=24 lets the bots use the databases on disk (up to 29 seeds)",
+     "up to 16 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
+    (28, 28, "proved moves throughout Kalah(6,4)", "kept the value in every judged move under empty capture"),
+])
+def test_the_report_says_what_perfect_is_in_kalah_6_4_and_6_5(tmp_path: Path, on_disk: int, bot_seeds: int,
+                                                              kalah_6_4: str, kalah_6_5: str) -> None:
+    """What `perfect` is in each game follows the levels on disk and those the bots are allowed to use, and names
+    the build or the setting that makes it better."""
+    fake_levels(tmp_path, on_disk)
+    lines = inventory.report(tmp_path, bot_seeds=bot_seeds)
+    assert f"databases up to {on_disk} seeds" in lines[1]
+    assert lines[-2].startswith("perfect: ") and kalah_6_4 in lines[-2]
+    assert lines[-1].startswith("perfect in Kalah(6,5): ") and kalah_6_5 in lines[-1]
