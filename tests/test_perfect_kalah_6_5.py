@@ -1,0 +1,51 @@
+"""The perfect bot in Kalah(6,5), both capture rules, at the server's 1 s a move (slow; skipped without what it needs).
+
+It needs the 28-seed databases of the rule set in $KALAH_EGDB_DIR (`kalah egdb build --seeds 28 [--capture empty]`,
+5.3 GiB each) and a Kalah(6,5) book in $KALAH_BOOK_DIR (`kalah book build -H 6 -s 5 --egdb-seeds 28 ...`); it only
+reads them. The bot (the shipped books and that one, the databases up to 28 seeds) plays itself and, two games a
+seat, random, greedy, alphabeta:8 and strong; bench/perfect.py's judge (every level on disk, a 2**26-entry table)
+checks each of its moves keeps the position's value, and against itself the game ends at the published value.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from bots import book as book_mod
+from bots import egdb
+from bots.engines import Engines
+from bots.solver import Engine
+from protocol import Capture, Variant
+from tests.processes import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import perfect
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(7200)]
+
+EGDB_SEEDS = 28
+GAME_VALUES = {"standard": 10, "empty": 12}
+"""Kalah(6,5) under perfect play, from SOLVER-NOTES.md."""
+
+
+@pytest.mark.parametrize("capture", ["standard", "empty"])
+def test_every_move_keeps_the_value(capture: str) -> None:
+    """Against itself and the other bots in both seats, 1 s a move: no move of the bot is judged to lose value or
+    left unjudged, and perfect against perfect ends at the game's value."""
+    variant = Variant(seeds=5, capture=Capture(capture))
+    if egdb.present_seeds(variant) < EGDB_SEEDS:
+        pytest.skip(f"needs the {EGDB_SEEDS}-seed databases of {variant.text()} in ${egdb.ENV_DIR}")
+    if not (book_mod.book_dir() / book_mod.file_name(variant)).is_file():
+        pytest.skip(f"needs a Kalah(6,5) book of {variant.text()} in ${book_mod.ENV_DIR} (`kalah book build`)")
+    engines = Engines()
+    assert engines.preload(variant, EGDB_SEEDS, timeout=600)
+    judge = perfect.Judge(Engine(variant, tt_log2=26, egdb_seeds=egdb.present_seeds(variant), build_egdb=False),
+                          engines.book(variant))
+    tallies = perfect.run_variant(variant, engines, EGDB_SEEDS, 1.0, ["random", "greedy", "alphabeta:8", "strong"],
+                                  4, judge)
+    faults = [line for tally in tallies.values() for line in tally.lines()
+              if line.startswith(("  LOST", "  not judged"))]
+    assert not faults, "\n".join(faults)
+    assert tallies[perfect.SELF, "both seats"].margins == [GAME_VALUES[capture]]
