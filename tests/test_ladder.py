@@ -72,4 +72,5 @@ def test_ladder_command(tmp_path: Path, capsys: object) -> None:
     assert len(list_games(tmp_path / "a.sqlite3", limit=10)) == 2
     assert main(["ladder", "--bots", "random", "--db", str(tmp_path / "a.sqlite3")]) == 2
     assert main(["ladder", "--bots", "random,nosuchbot", "--games", "2", "--db", str(tmp_path / "b.sqlite3"),
-                 "--state", str(tmp_path / "t.jsonl")]) == 1
+                 "--state", str(tmp_path / "t.jsonl")]) == 2  # refused before anything starts, as a usage error
+    assert not (tmp_path / "b.sqlite3").exists()
