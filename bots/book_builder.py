@@ -42,6 +42,9 @@ class Plan:
     per_move_depth: int = -1
     """Book positions up to this many turns in also get every move's value (-1: none)."""
     check_tt_log2: int = CHECK_TT_LOG2
+    check_egdb_seeds: int | None = None
+    """Database levels of the empty-table proof that decides hardness (the bot's; None: all the engine has). The
+    hard positions' own proofs may use more levels: fewer nodes, the same values."""
 
 
 @dataclass
@@ -71,8 +74,9 @@ class Builder:
         self.save = save
         self.progress = progress
         self.save_every_s = save_every_s
+        levels = engine.levels if plan.check_egdb_seeds is None else engine.levels[:plan.check_egdb_seeds + 1]
         self.cold = Engine(engine.variant, impl=core_name(engine.module), tt_log2=plan.check_tt_log2,
-                           workers=1, levels=engine.levels)
+                           workers=1, levels=levels)
         self.stats = BuildStats(entries=len(book))
         self.known_easy = {} if known_easy is None else known_easy
         self.on_easy = on_easy

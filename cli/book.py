@@ -52,6 +52,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="turns from the start within which every answer of the opponent is followed")
     build.add_argument("--node-limit", type=int, default=book_mod.DEFAULT_NODE_LIMIT, metavar="N",
                        help="positions whose proof from an empty table takes more nodes go into the book")
+    build.add_argument("--check-egdb-seeds", type=int, default=None, metavar="N",
+                       help="databases of the bot whose proofs decide which positions are easy (default: "
+                            "--egdb-seeds); a larger --egdb-seeds then only speeds up the hard positions' proofs")
+    build.add_argument("--workers", type=int, default=1, metavar="W",
+                       help="threads of each hard position's proof (the easy checks take one)")
     build.add_argument("--per-move-depth", type=int, default=0, metavar="T",
                        help="book positions up to T turns in also get every move's value (-1: none)")
     build.add_argument("--from-scratch", action="store_true",
@@ -90,7 +95,8 @@ def _engine(args: argparse.Namespace, variant: Variant) -> Engine:
     levels = egdb.plan(variant, args.egdb_seeds)
     if not all(lv.present for lv in levels):
         print(describe(variant, levels, egdb.cache_dir()), file=sys.stderr)
-    return Engine(variant, tt_log2=args.tt_bits, egdb_seeds=args.egdb_seeds, progress=Reporter(levels), workers=1)
+    return Engine(variant, tt_log2=args.tt_bits, egdb_seeds=args.egdb_seeds, progress=Reporter(levels),
+                  workers=getattr(args, "workers", 1))
 
 
 def build(args: argparse.Namespace, variant: Variant) -> int:
@@ -101,14 +107,22 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
     known = None if args.from_scratch else book_mod.load(variant)
     if known is not None:
         book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
-    plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth)
+    check = args.egdb_seeds if args.check_egdb_seeds is None else args.check_egdb_seeds
+    if not 0 <= check <= args.egdb_seeds:
+        print(f"kalah book: --check-egdb-seeds must be 0..{args.egdb_seeds} (--egdb-seeds)", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print("kalah book: --workers must be at least 1", file=sys.stderr)
+        return 2
+    plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth,
+                check_egdb_seeds=check)
     note = (f"{variant.text()}: depth {plan.depth}, node limit {plan.node_limit:,} "
-            f"(table 2^{plan.check_tt_log2}), databases up to {args.egdb_seeds} seeds")
+            f"(table 2^{plan.check_tt_log2}), databases up to {check} seeds")
     if note not in book.notes:
         book.notes.append(note)
 
     stamp = (f"{egdb.rule_key(variant)} node-limit {plan.node_limit} table 2^{plan.check_tt_log2} "
-             f"databases {args.egdb_seeds}")
+             f"databases {check}")
     if args.from_scratch:
         book_mod.easy_path(path).unlink(missing_ok=True)
     easy = book_mod.EasyLog(book_mod.easy_path(path), stamp)

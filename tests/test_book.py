@@ -228,3 +228,29 @@ def test_cli_builds_shows_verifies_and_resumes(tmp_path: Path, monkeypatch: pyte
     assert main(["book", "verify", *flags, *work]) == 1
     assert "wrong: 4,4,4,4/4,4,4,4 +2 2" in capsys.readouterr().out
     assert main(["book", "build", "--clockwise", *flags]) == 2
+
+
+def test_cli_proves_hard_positions_with_more_levels_and_threads_to_the_same_book(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--egdb-seeds 8 --check-egdb-seeds 6 --workers 2` judges hardness with 6 levels as `--egdb-seeds 6` does and
+    writes the same book; bad values are refused in one line."""
+    from cli.main import main
+
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path / "egdb"))
+    monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "none"))
+    plan = ["-H", "4", "-s", "4", "--tt-bits", "16", "--node-limit", "3000", "--depth", "2"]
+    assert main(["book", "build", *plan, "--dir", str(tmp_path / "a"), "--egdb-seeds", "6"]) == 0
+    assert main(["book", "build", *plan, "--dir", str(tmp_path / "b"), "--egdb-seeds", "8", "--check-egdb-seeds", "6",
+                 "--workers", "2"]) == 0
+    capsys.readouterr()
+    name = book_mod.file_name(SMALL)
+    assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+    assert "databases up to 6 seeds" in (tmp_path / "b" / name).read_text()
+    engine = Engine(SMALL, tt_log2=16, egdb_seeds=8, egdb_dir=tmp_path / "egdb", build_egdb=False)
+    builder = Builder(engine, Book(egdb.rule_key(SMALL)), Plan(check_egdb_seeds=6))
+    assert len(builder.engine.levels) == 9 and len(builder.cold.levels) == 7  # levels 0..8, and 0..6 for the checks
+    assert "databases 6" in (tmp_path / "b" / book_mod.easy_path(Path(name)).name).read_text().splitlines()[0]
+    for flags, said in ((["--check-egdb-seeds", "9"], "--check-egdb-seeds must be 0..8"),
+                        (["--workers", "0"], "--workers must be at least 1")):
+        assert main(["book", "build", *plan, "--dir", str(tmp_path / "c"), "--egdb-seeds", "8", *flags]) == 2
+        assert capsys.readouterr().err == f"kalah book: {said}" + (" (--egdb-seeds)\n" if "check" in said else "\n")
