@@ -29,6 +29,7 @@ directory), the later adding to the former.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -215,6 +216,30 @@ class EasyLog:
         if self._out is not None:
             self._out.close()
             self._out = None
+
+
+class BookBusyError(RuntimeError):
+    """Another process is building the same book."""
+
+
+def hold_build(book_path: Path) -> int:
+    """Take the lock that makes this process the only builder of the book at `book_path` (on a file beside it,
+    `*.lock`, holding the process id; the kernel lets it go when the process ends, even by SIGKILL); the open
+    descriptor that holds it. `BookBusyError` naming the holder if another process has it: two builds of one book
+    would each save only what they proved, and the later save would drop the other's positions."""
+    lock = book_path.with_name(book_path.name.removesuffix(".txt") + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise BookBusyError(f"another kalah book build (process {holder}) is writing {book_path}: wait for it to "
+                            "end or stop it (it saves and resumes), or build into another --dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 def easy_path(book_path: Path) -> Path:

@@ -12,6 +12,7 @@ entries again and exits 1 on any difference (Ctrl-C stops it within a second too
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from bots import book as book_mod
 from bots import egdb
-from bots.book import Book, BookFormatError, house_key
+from bots.book import Book, BookBusyError, BookFormatError, house_key
 from bots.book_builder import Builder, BuildStats, Plan
 from bots.solver import Engine, relative_board
 from cli.egdb import Reporter, describe, duration
@@ -82,9 +83,14 @@ class BuildReport:
         sys.stderr.flush()
 
 
+def _path(args: argparse.Namespace, variant: Variant) -> Path:
+    """The book file the flags choose."""
+    return (args.dir or book_mod.book_dir()) / book_mod.file_name(variant)
+
+
 def _open(args: argparse.Namespace, variant: Variant) -> tuple[Path, Book]:
     """The book file chosen by the flags and its contents (empty if it does not exist yet)."""
-    path = (args.dir or book_mod.book_dir()) / book_mod.file_name(variant)
+    path = _path(args, variant)
     if path.is_file():
         return path, Book.loads(path.read_text())
     return path, Book(egdb.rule_key(variant))
@@ -100,13 +106,7 @@ def _engine(args: argparse.Namespace, variant: Variant) -> Engine:
 
 
 def build(args: argparse.Namespace, variant: Variant) -> int:
-    """`kalah book build`."""
-    path, book = _open(args, variant)
-    if args.from_scratch:
-        book.entries.clear()
-    known = None if args.from_scratch else book_mod.load(variant)
-    if known is not None:
-        book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
+    """`kalah book build`: the flags checked, then the build with the book's lock held (one builder a book)."""
     check = args.egdb_seeds if args.check_egdb_seeds is None else args.check_egdb_seeds
     if not 0 <= check <= args.egdb_seeds:
         print(f"kalah book: --check-egdb-seeds must be 0..{args.egdb_seeds} (--egdb-seeds)", file=sys.stderr)
@@ -114,13 +114,27 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
     if args.workers < 1:
         print("kalah book: --workers must be at least 1", file=sys.stderr)
         return 2
+    lock = book_mod.hold_build(_path(args, variant))  # before the book and its log are read: no one else saves them
+    try:
+        return _build(args, variant, check)
+    finally:
+        os.close(lock)
+
+
+def _build(args: argparse.Namespace, variant: Variant, check: int) -> int:
+    """`kalah book build` with the book's lock held and databases up to `check` seeds deciding easiness."""
+    path, book = _open(args, variant)
+    if args.from_scratch:
+        book.entries.clear()
+    known = None if args.from_scratch else book_mod.load(variant)
+    if known is not None:
+        book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
     plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth,
                 check_egdb_seeds=check)
     note = (f"{variant.text()}: depth {plan.depth}, node limit {plan.node_limit:,} "
             f"(table 2^{plan.check_tt_log2}), databases up to {check} seeds")
     if note not in book.notes:
         book.notes.append(note)
-
     stamp = (f"{egdb.rule_key(variant)} node-limit {plan.node_limit} table 2^{plan.check_tt_log2} "
              f"databases {check}")
     if args.from_scratch:
@@ -202,6 +216,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return {"build": build, "show": show, "verify": verify}[args.book_command](args, variant)
-    except (KalahError, BookFormatError) as exc:
+    except (KalahError, BookFormatError, BookBusyError) as exc:
         print(f"kalah book: {exc}", file=sys.stderr)
         return 2

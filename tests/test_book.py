@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,3 +256,31 @@ def test_cli_proves_hard_positions_with_more_levels_and_threads_to_the_same_book
                         (["--workers", "0"], "--workers must be at least 1")):
         assert main(["book", "build", *plan, "--dir", str(tmp_path / "c"), "--egdb-seeds", "8", *flags]) == 2
         assert capsys.readouterr().err == f"kalah book: {said}" + (" (--egdb-seeds)\n" if "check" in said else "\n")
+
+
+def test_a_second_build_of_the_same_book_is_refused_while_the_first_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """While a process holds a book's build lock, `kalah book build` of that book is refused in one line naming it
+    and nothing is written (each would save only its own positions, dropping the other's); once that process is
+    killed with SIGKILL the build runs. The holder is killed on every path."""
+    from cli.main import main
+    from tests.processes import first_line, started
+
+    monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path / "egdb"))
+    monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "none"))
+    path = tmp_path / "books" / book_mod.file_name(SMALL)
+    hold = ("import sys, time; from pathlib import Path; from bots.book import hold_build; "
+            f"hold_build(Path({str(path)!r})); print('held', flush=True); time.sleep(120)")
+    argv = ["book", "build", "-H", "4", "-s", "4", "--dir", str(path.parent), "--egdb-seeds", "6", "--tt-bits", "16",
+            "--node-limit", "3000", "--depth", "2"]
+    with started([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True) as holder:
+        assert first_line(holder).strip() == "held"
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == (f"kalah book: another kalah book build (process {holder.pid}) is writing {path}: wait for it "
+                       "to end or stop it (it saves and resumes), or build into another --dir\n")
+        assert not path.exists()
+        holder.kill()
+        holder.wait(30)
+    assert main(argv) == 0
+    assert Book.loads(path.read_text()).entries == build_small().entries
