@@ -80,6 +80,25 @@ def test_a_database_path_that_cannot_be_one_fails_in_one_line(tmp_path: Path) ->
                                    "file with --db\n")
 
 
+def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_is_gone(tmp_path: Path) -> None:
+    """While one `kalah serve` runs on a file, a second one on it is refused in one line naming the first's process
+    (two would both run the same live matches' clocks and bots, each unaware of the other's moves), the offline
+    tools still read it, and once the first is killed with SIGKILL a new server starts on it (it started beside the
+    first before)."""
+    db = tmp_path / "a.sqlite3"
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as first:
+        assert "listening on ws://127.0.0.1:" in first_line(first)
+        second = run([*SERVE, "--port", "0", "--db", str(db)], timeout=30)
+        assert second.returncode == 1
+        assert second.stderr == (f"kalah serve: another kalah server (process {first.pid}) is using {db}: play on "
+                                 "that one (--server), stop it, or name another file with --db\n")
+        assert main(["games", "--db", str(db)]) == 0
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as again:
+        assert "listening on ws://127.0.0.1:" in first_line(again)
+
+
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
     """SIGINT after start-up: a graceful shutdown, status 0, no traceback."""
     with started([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")],

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
+import os
 import sqlite3
 import time
 from functools import partial
@@ -141,6 +143,31 @@ def store_id_of(path: Path) -> str | None:
         return None
     return None if row is None else str(row[0])
 
+SERVER_LOCK_SUFFIX = "-server"
+"""The file beside a SQLite database that the one server process using it holds a lock on (`hold_alone`)."""
+
+
+def hold_alone(path: Path) -> int:
+    """Take the lock that makes this process the only server on the database at `path` (on the file beside it, so
+    that SQLite's own locks and the offline tools' reads are untouched; the kernel lets it go when the process ends,
+    even by SIGKILL); the open file descriptor that holds it. `StorageError` naming the holder if another process
+    has it."""
+    from server.storage.sources import StorageError
+
+    lock = path.with_name(path.name + SERVER_LOCK_SUFFIX)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise StorageError(f"another kalah server (process {holder}) is using {path}: play on that one (--server), "
+                           "stop it, or name another file with --db") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 def _opens(path: str | Path) -> None:
     """Open and close the database at `path` (creating the file if it is missing); `sqlite3.Error` if it cannot."""
     sqlite3.connect(str(path)).close()
@@ -149,25 +176,34 @@ def _opens(path: str | Path) -> None:
 class SQLiteStorage(SQLiteReads, Storage):
     """The arena's SQLite file: the group-committing writer on one connection, plus the reads."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: Path, alone: int) -> None:
         SQLiteReads.__init__(self, path)
         Storage.__init__(self)
         self._conn = conn
+        self._alone = alone
+        """The descriptor of the file whose lock makes this the only server on the database (`hold_alone`)."""
         self.where = str(path)
 
     @classmethod
     async def connect(cls, path: str | Path, synchronous: str = "FULL") -> SQLiteStorage:
         """Open (creating and migrating if needed) the database at `path` and start the writer."""
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(_opens, path)  # a path aiosqlite cannot open leaves its thread to fail after the loop
-        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        alone = hold_alone(path)
+        try:
+            conn = await aiosqlite.connect(str(path), isolation_level=None)
+        except BaseException:
+            os.close(alone)
+            raise
         try:
             for pragma in pragmas(synchronous):
                 await conn.execute(pragma)
-            self = cls(conn, Path(path))
+            self = cls(conn, path, alone)
             await self._in_thread(migrate_sqlite)
         except BaseException:
             await conn.close()
+            os.close(alone)
             raise
         self.start_writer()
         return self
@@ -229,8 +265,12 @@ class SQLiteStorage(SQLiteReads, Storage):
         return await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
 
     async def disconnect(self) -> None:
-        """Close the connection."""
-        await self._conn.close()
+        """Close the connection, and let another server use the database."""
+        try:
+            await self._conn.close()
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self._alone)
 
     # --- reads for start-up -----------------------------------------------------------------
 
