@@ -206,7 +206,8 @@ class Connection:
             return f"{self.url} is not a Kalah Arena server ({why})."
         if self._failures >= self.first_attempts:
             tries = "once" if self._failures == 1 else f"{self._failures} times"
-            return f"Could not reach a Kalah Arena server at {self.url} ({reason}; tried {tries})."
+            return (f"Could not reach a Kalah Arena server at {self.url} ({reason}; tried {tries}): start one there "
+                    "with `kalah serve`, or name another with --server.")
         self.on_status(False, f"Cannot reach {self.url} ({reason}). "
                               f"Trying again ({self._failures + 1} of {self.first_attempts})…")
         return None

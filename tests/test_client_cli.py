@@ -100,4 +100,5 @@ def test_play_without_a_server_exits_1_with_one_line(monkeypatch: pytest.MonkeyP
     assert main(["play", "--server", url, "--name", "ann"]) == 1
     err = " ".join(capsys.readouterr().err.split())  # Rich wraps it at the terminal's width
     assert f"kalah: Could not reach a Kalah Arena server at {url} (connection refused" in err
+    assert err.strip().endswith("start one there with `kalah serve`, or name another with --server.")
     assert "validation" not in err and "Traceback" not in err

@@ -55,7 +55,8 @@ async def test_unreachable_server_is_tried_a_bounded_number_of_times() -> None:
     rec = Recorder(url)
     reason = await asyncio.wait_for(rec.link.run(), 10)
     tried = f"tried {FIRST_ATTEMPTS} times"
-    assert reason == f"Could not reach a Kalah Arena server at {url} (connection refused; {tried})."
+    assert reason == (f"Could not reach a Kalah Arena server at {url} (connection refused; {tried}): start one "
+                      "there with `kalah serve`, or name another with --server.")
     tries = [text for ok, text in rec.status if "Trying again" in text]
     assert len(tries) == FIRST_ATTEMPTS - 1 and tries[0].endswith(f"(2 of {FIRST_ATTEMPTS})…")
 
@@ -158,4 +159,5 @@ async def test_the_app_exits_with_status_1_and_the_reason() -> None:
         said = [str(r) for r in app._exit_renderables]  # what Textual prints once the screen is restored
     assert app.return_code == 1
     assert said == [f"kalah: Could not reach a Kalah Arena server at {url} (connection refused; "
-                    f"tried {FIRST_ATTEMPTS} times)."]
+                    f"tried {FIRST_ATTEMPTS} times): start one there with `kalah serve`, or name another with "
+                    "--server."]
