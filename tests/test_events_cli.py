@@ -115,6 +115,22 @@ async def test_errors_are_one_line(serve: Serve, capsys: pytest.CaptureFixture[s
     assert status == 2 and err.startswith("kalah event: cannot reach ws://127.0.0.1:9") and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--kind", "swiss", "--rounds", "-3"], "argument --rounds: '-3' is not a whole number of at least 1"),
+    (["--kind", "arena", "--duration", "0"], "argument --duration: '0' is not a whole number of at least 1"),
+    (["--kind", "swiss", "--rounds", "3", "--min-entrants", "1"],
+     "argument --min-entrants: '1' is not a whole number of at least 2"),
+    (["--kind", "swiss", "--rounds", "3", "--start-in", "-60"],
+     "argument --start-in: '-60' is not a whole number of at least 0"),
+])
+def test_counts_below_their_bounds_are_refused_by_their_flags(flags: list[str], said: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A negative or zero count is refused in one line naming the flag and its bound, before any server is asked
+    (before: pydantic's 'event rounds: Input should be greater than or equal to 1', or none for --start-in)."""
+    assert main(["event", "create", "Cup", *flags, "--server", "ws://127.0.0.1:9"]) == 2
+    assert capsys.readouterr().err == f"kalah event create: {said} (see kalah event create --help)\n"
+
+
 async def test_an_engines_round_robin_with_a_sanity_stage_from_the_command_line(
         serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
     """`--entry engines --sanity-games 2` make an event for outside engines that asks each for two wins against
