@@ -29,7 +29,6 @@ directory), the later adding to the former.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bots import egdb
+from bots.file_lock import LockHeldError, hold_alone
 from protocol.variant import Variant
 
 FORMAT = "kalah-book v1"
@@ -229,17 +229,11 @@ def hold_build(book_path: Path) -> int:
     would each save only what they proved, and the later save would drop the other's positions."""
     lock = book_path.with_name(book_path.name.removesuffix(".txt") + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise BookBusyError(f"another kalah book build (process {holder}) is writing {book_path}: wait for it to "
-                            "end or stop it (it saves and resumes), or build into another --dir") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
+        return hold_alone(lock)
+    except LockHeldError as held:
+        raise BookBusyError(f"another kalah book build (process {held.holder}) is writing {book_path}: wait for it "
+                            "to end or stop it (it saves and resumes), or build into another --dir") from None
 
 
 def easy_path(book_path: Path) -> Path:

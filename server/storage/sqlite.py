@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import sqlite3
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 import aiosqlite
 
+from bots.file_lock import LockHeldError, hold_alone
 from protocol.errors import ConflictError
 from server.storage.events import EVENT_SQL
 from server.storage.games import SQLiteReads
@@ -144,28 +144,20 @@ def store_id_of(path: Path) -> str | None:
     return None if row is None else str(row[0])
 
 SERVER_LOCK_SUFFIX = "-server"
-"""The file beside a SQLite database that the one server process using it holds a lock on (`hold_alone`)."""
+"""The file beside a SQLite database that the one server process using it holds a lock on (`hold_database`)."""
 
 
-def hold_alone(path: Path) -> int:
-    """Take the lock that makes this process the only server on the database at `path` (on the file beside it, so
-    that SQLite's own locks and the offline tools' reads are untouched; the kernel lets it go when the process ends,
-    even by SIGKILL); the open file descriptor that holds it. `StorageError` naming the holder if another process
-    has it."""
+def hold_database(path: Path) -> int:
+    """Take the lock that makes this process the only server on the database at `path` (on the file beside it,
+    `<file>-server`, so that SQLite's own locks and the offline tools' reads are untouched); the open descriptor
+    that holds it. `StorageError` naming the holder if another process has it."""
     from server.storage.sources import StorageError
 
-    lock = path.with_name(path.name + SERVER_LOCK_SUFFIX)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise StorageError(f"another kalah server (process {holder}) is using {path}: play on that one (--server), "
-                           "stop it, or name another file with --db") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
+        return hold_alone(path.with_name(path.name + SERVER_LOCK_SUFFIX))
+    except LockHeldError as held:
+        raise StorageError(f"another kalah server (process {held.holder}) is using {path}: play on that one "
+                           "(--server), stop it, or name another file with --db") from None
 
 
 def _opens(path: str | Path) -> None:
@@ -181,7 +173,7 @@ class SQLiteStorage(SQLiteReads, Storage):
         Storage.__init__(self)
         self._conn = conn
         self._alone = alone
-        """The descriptor of the file whose lock makes this the only server on the database (`hold_alone`)."""
+        """The descriptor of the file whose lock makes this the only server on the database (`hold_database`)."""
         self.where = str(path)
 
     @classmethod
@@ -190,7 +182,7 @@ class SQLiteStorage(SQLiteReads, Storage):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(_opens, path)  # a path aiosqlite cannot open leaves its thread to fail after the loop
-        alone = hold_alone(path)
+        alone = hold_database(path)
         try:
             conn = await aiosqlite.connect(str(path), isolation_level=None)
         except BaseException:
