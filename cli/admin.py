@@ -13,6 +13,7 @@ from websockets.sync.client import connect
 
 from cli.client_args import default_name
 from cli.games import table
+from cli.number_args import whole
 from cli.server_args import CommandError, server_url
 from cli.stored_games import failure
 from protocol.messages import ErrorMessage, MessageError, Moderate, Moderated, decode_server, encode
@@ -43,7 +44,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=None, help="the new name (rename)")
     parser.add_argument("--reason", default="", help="why (required for acts that change something; audited)")
     parser.add_argument("--as", dest="actor", default=default_name(), help="who acts, for the audit")
-    parser.add_argument("--limit", type=int, default=100, help="at most this many rows (online, bans, audit)")
+    parser.add_argument("--limit", type=whole(1), default=100,
+                        help="at most this many rows (online, bans, audit; the server sends 500 at most)")
 
 
 def request(args: argparse.Namespace) -> Moderate:
@@ -56,7 +58,7 @@ def request(args: argparse.Namespace) -> Moderate:
         raise CommandError(f"{args.act} needs a target: a player's id or name, an address or a match id")
     fields: dict[str, Any] = {"operator_token": args.operator_token, "act": args.act, "target": args.target,
                               "kind": "address" if args.address else "player", "name": args.name,
-                              "reason": args.reason, "actor": args.actor[:64], "limit": max(1, min(args.limit, 500))}
+                              "reason": args.reason, "actor": args.actor[:64], "limit": min(args.limit, 500)}
     try:
         return Moderate(**fields)
     except ValidationError as exc:

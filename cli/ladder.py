@@ -20,6 +20,7 @@ from cli.ladder_report import render as render_report
 from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, LadderState
 from cli.ladder_schedule import check_ladder
 from cli.main import SIGINT_STATUS
+from cli.number_args import whole
 from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, failure, fetch_standings
 from cli.variant_args import add_variant_args, variant_from_args
@@ -40,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="PATH", default=None,
                         help=f"the local server's database (default: the ladder's own file, {ladder_db_path()}, "
                              "apart from the games you play)")
-    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="games at once")
+    parser.add_argument("--concurrency", type=whole(1), default=os.cpu_count() or 1, help="games at once")
     parser.add_argument("--state", metavar="FILE",
                         help="progress file (default: one per ladder under the per-user data directory)")
     parser.add_argument("--unrated", action="store_true",
@@ -159,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         known = canonical_bot if server is None else bot_id_shape  # a server may host bots of other names
         bots = tuple(known(b.strip()) for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
-                              concurrency=max(1, args.concurrency), rated=not args.unrated,
+                              concurrency=args.concurrency, rated=not args.unrated,
                               operator_token=args.operator_token, pace_ms=args.pace_ms)
         config = engine_config(args, config, server)
         check_ladder(config.players, args.games)

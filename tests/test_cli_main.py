@@ -61,6 +61,9 @@ def test_help_renders_defaults() -> None:
     (["play", "ws://h:1"], "kalah play: name the server with --server ws://h:1 (or set $KALAH_SERVER)"),
     (["watch", "m1"], "kalah watch: which server? give --server ws://host:port (or set $KALAH_SERVER)"),
     (["games", "--limit", "many"], "kalah games: argument --limit: 'many' is not a whole number of at least 1"),
+    (["ladder", "--bots", "random,greedy", "--concurrency", "0"],
+     "kalah ladder: argument --concurrency: '0' is not a whole number of at least 1"),
+    (["admin", "online", "--limit", "-1"], "kalah admin: argument --limit: '-1' is not a whole number of at least 1"),
     (["nosuch"], "kalah: argument COMMAND: invalid choice: 'nosuch'"),
 ])
 def test_mistakes_are_one_line(argv: list[str], line: str, monkeypatch: pytest.MonkeyPatch,

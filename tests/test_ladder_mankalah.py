@@ -76,7 +76,8 @@ def test_an_opening_is_told_from_start_and_the_stale_answer_dropped(
     log = tmp_path / "plain.log"
     db = tmp_path / "ladder.sqlite3"
     assert main(["ladder", "--bots", "greedy", f"--engine=plain=mankalah:{AGENT} --log {log}", "--games", "2",
-                 "--clock", "2/move", "--unrated", "--db", str(db), "--state", str(tmp_path / "state.jsonl")]) == 0
+                 "--clock", "2/move", "--unrated", "--db", str(db), "--state", str(tmp_path / "state.jsonl"),
+                 "--concurrency", "1"]) == 0  # one game at a time: both write the one log read in order below
     capsys.readouterr()
     games = list_games(db)
     assert len(games) == 2 and not forfeits(db)
