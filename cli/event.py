@@ -24,7 +24,14 @@ from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, failure, game_text, get_game
 from protocol.errors import BadEventError
 from protocol.event_messages import CreateEvent, EventList, EventState, FetchEvent, ListEvents
-from protocol.event_settings import EventSettings
+from protocol.event_settings import (
+    MAX_ARENA_SECONDS,
+    MAX_ENTRANTS,
+    MAX_ROUNDS,
+    MAX_SANITY_GAMES,
+    MIN_ARENA_SECONDS,
+    EventSettings,
+)
 from protocol.messages import ErrorMessage, Hello, Message, MessageError, Welcome, decode_server, encode
 from protocol.variant import TimeControl, Variant
 from server.events.standings import crosstable_text
@@ -39,23 +46,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("title", help="the event's name (letters, digits, spaces and _.:'()-)")
     create.add_argument("--kind", choices=["arena", "swiss", "round_robin"], required=True,
                         help="arena (a duration), swiss (rounds) or round_robin (every pairing)")
-    create.add_argument("--rounds", type=whole(1), default=None, help="a Swiss's rounds")
-    create.add_argument("--duration", type=whole(1), default=None, metavar="SECONDS", help="an arena's length")
+    create.add_argument("--rounds", type=whole(1, MAX_ROUNDS), default=None, help="a Swiss's rounds")
+    create.add_argument("--duration", type=whole(MIN_ARENA_SECONDS, MAX_ARENA_SECONDS), default=None, metavar="SECONDS",
+                        help="an arena's length")
     create.add_argument("--cycles", type=int, choices=[1, 2], default=2, help="a round-robin's cycles")
     create.add_argument("--variant", default="kalah(6,4)", help="the variant (its clock from --clock)")
     create.add_argument("--clock", default="60+1", help="time control: BASE+INCREMENT or SECONDS/move")
     create.add_argument("--rated", action="store_true", help="the games change ratings")
     create.add_argument("--start-in", type=whole(0), default=None, metavar="SECONDS",
                         help="start at this delay (default: as soon as --min-entrants have joined)")
-    create.add_argument("--min-entrants", type=whole(2), default=2, help="start when this many have joined")
-    create.add_argument("--max-entrants", type=whole(2), default=None, help="default: 32 (16 for a round-robin)")
+    create.add_argument("--min-entrants", type=whole(2, MAX_ENTRANTS), default=2,
+                        help="start when this many have joined")
+    create.add_argument("--max-entrants", type=whole(2, MAX_ENTRANTS), default=None,
+                        help="default: 32 (16 for a round-robin)")
     create.add_argument("--entry", choices=["anyone", "people", "engines", "listed"], default="anyone",
                         help="who may enter (engines: hosted bots and outside engines)")
     create.add_argument("--names", default="", help="who may enter with --entry listed (comma-separated)")
     create.add_argument("--bot", action="append", default=[], metavar="BOT",
                         help="enter a hosted bot (repeat for several)")
     create.add_argument("--no-streak", action="store_true", help="an arena without the streak bonus")
-    create.add_argument("--sanity-games", type=whole(0), default=0, metavar="N",
+    create.add_argument("--sanity-games", type=whole(0, MAX_SANITY_GAMES), default=0, metavar="N",
                         help="wins against the hosted bot random an outside engine needs before it may enter")
     create.add_argument("--name", type=player_name, default=None, help="your player name (default: your login name)")
     listing = sub.add_parser("list", help="the events, newest first")

@@ -8,8 +8,9 @@ import math
 from collections.abc import Callable
 
 
-def whole(low: int) -> Callable[[str], int]:
-    """The argparse type of a whole number of at least `low`."""
+def whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """The argparse type of a whole number of at least `low` (and at most `high`, if given)."""
+    bound = f"at least {low}" if high is None else f"{low} to {high}"
 
     def parse(text: str) -> int:
         """`text` as such a number, or `ArgumentTypeError`."""
@@ -17,8 +18,8 @@ def whole(low: int) -> Callable[[str], int]:
             value = int(text) if text.isascii() else low - 1  # not a look-alike digit (fullwidth, Arabic-Indic)
         except ValueError:
             value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least {low}")
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {bound}")
         return value
 
     return parse
