@@ -4,6 +4,7 @@ is still paired after it."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from protocol import Game, Variant
@@ -13,6 +14,22 @@ from tests.redis_server import RedisServer
 from tests.wire import Client, Json, action_msg, assert_continuous, is_game_over
 
 VARIANT = "kalah(4,3)"
+
+
+async def seek_until_answered(client: Client, answers: tuple[str, ...] = ("snapshot",), tries: int = 20) -> Json:
+    """A seek's answer (of a type in `answers`), the seek sent again after each `unavailable` answer as a client
+    does (a node whose Redis connections broke in the restart may answer so until it has reconnected); any other
+    error fails."""
+    for _ in range(tries):
+        await client.send(type="seek", variant=VARIANT)
+        answer = await client.next(timeout=30)
+        while answer.get("type") not in (*answers, "error"):
+            answer = await client.next(timeout=30)
+        if answer["type"] != "error":
+            return answer
+        assert answer["code"] == "unavailable", answer
+        await asyncio.sleep((answer.get("retry_ms") or 500) / 1000)
+    raise AssertionError(f"the seek was answered unavailable {tries} times")
 
 
 async def test_a_redis_restart_under_three_nodes_loses_and_repeats_no_event(serve: Serve, pg_url: str,
@@ -67,10 +84,28 @@ async def test_a_redis_restart_under_three_nodes_loses_and_repeats_no_event(serv
         stored = await query(pg_url, "SELECT count(*) FROM actions WHERE match_id = $1", match_id)
         assert stored[0][0] == game.ply
     late = await Client.open(c.url, "late")
-    paired = await late.request("snapshot", type="seek", variant=VARIANT, timeout=30)
+    paired = await seek_until_answered(late)
     assert (await seeker.expect("snapshot", timeout=30))["match_id"] == paired["match_id"]
     for south, north, watcher, _, _ in games:
         for client in (south, north, watcher):
             await client.close()
     await seeker.close()
     await late.close()
+
+
+async def test_a_seek_while_redis_is_down_is_answered_unavailable(serve: Serve, pg_url: str, bus_url: str,
+                                                                   redis_server: RedisServer) -> None:
+    """A seek on a node that cannot read who waits on the others (Redis down) gets `unavailable`, to try again,
+    not `internal_error`; once Redis is back the same request is served."""
+    node = await serve(pg_url, bus=bus_url)
+    client = await Client.open(node.url, "seeker")
+    redis_server.stop()
+    try:
+        await client.send(type="seek", variant=VARIANT)
+        answer = await client.expect("error", timeout=30)
+        assert answer["code"] == "unavailable" and "try again" in answer["message"], answer
+        assert answer["retry_ms"] is not None
+    finally:
+        redis_server.start()
+    assert (await seek_until_answered(client, ("seeking",)))["variant"] == VARIANT
+    await client.close()

@@ -378,7 +378,15 @@ class Cluster:
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
         """A player waiting on another live node (its node and seat), taken off the queue; None: nobody. The
         seeker's own entries (it may wait on other nodes too) stay queued, as do this node's players who wait here;
-        entries of nodes that died, of players no longer waiting here, and ones that cannot be read are dropped."""
+        entries of nodes that died, of players no longer waiting here, and ones that cannot be read are dropped.
+        `UnavailableError` (try again) while Redis cannot be read, as just after it restarted."""
+        try:
+            return await self._take_seek(variant, player_id)
+        except (RedisError, OSError) as exc:
+            raise UnavailableError(f"cannot read who waits on the other nodes ({exc}): try again", 1.0) from None
+
+    async def _take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
+        """`take_seek` without the translation of Redis's errors."""
         here = self.arena.seeks.get(variant)
         for text, entry in await self.bus.waiting(variant, SEEKS_LOOKED_AT):
             if entry is None:
