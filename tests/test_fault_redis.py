@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from redis.asyncio.client import PubSub
 
 from protocol import Game, Variant
+from server.cluster.bus import Bus
 from tests.conftest import Serve
 from tests.pg import query
 from tests.redis_server import RedisServer
@@ -109,3 +115,31 @@ async def test_a_seek_while_redis_is_down_is_answered_unavailable(serve: Serve, 
         redis_server.start()
     assert (await seek_until_answered(client, ("seeking",)))["variant"] == VARIANT
     await client.close()
+
+
+async def test_a_bus_closes_when_a_redis_read_swallowed_its_cancellation(bus_url: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node's bus closes even when the Redis read its listener waits on takes the first cancellation for
+    something else and waits on (seen on Python 3.11 after a Redis restart: the node's shutdown hung, and with
+    it the process); the listener is cancelled again until it ends."""
+    real_listen = PubSub.listen
+    swallowed: list[bool] = []
+
+    async def listen_swallowing_once(self: PubSub) -> AsyncIterator[Any]:
+        """PubSub.listen, but the first cancellation is caught and the read waits on."""
+        try:
+            async for message in real_listen(self):
+                yield message
+        except asyncio.CancelledError:
+            if swallowed:
+                raise
+            swallowed.append(True)
+            await asyncio.Event().wait()
+
+    monkeypatch.setattr(PubSub, "listen", listen_swallowing_once)
+    bus = Bus(bus_url, on_match=lambda *_: None, on_node=lambda _: None, on_gap=lambda: None,
+              on_watching=lambda _: None)
+    await bus.start()
+    await asyncio.wait_for(bus.close(), 10)
+    assert swallowed == [True]
+    assert all(task.done() for task in bus._tasks)

@@ -75,6 +75,20 @@ AWAY_NOW = ("local t = redis.call('TIME') "
 """Note in KEYS[1] when a player's last connection closed, by Redis's clock (kept ARGV[1] seconds)."""
 
 
+async def stop_tasks(tasks: list[asyncio.Task[None]], rounds: int = 50) -> None:
+    """Cancel `tasks` until each has ended, again every 0.1 s while any runs on: a library may take one
+    cancellation for its own timeout or a dropped connection and carry on. After `rounds` tries the rest are
+    left running, logged `bus_task_stuck`."""
+    for _ in range(rounds):
+        running = [task for task in tasks if not task.done()]
+        if not running:
+            return
+        for task in running:
+            task.cancel()
+        await asyncio.wait(running, timeout=0.1)
+    log_event("bus_task_stuck", tasks=sum(1 for task in tasks if not task.done()), level=40)
+
+
 class Bus:
     """One node's connection to Redis: an ordered publisher and a resubscribing listener."""
 
@@ -98,6 +112,8 @@ class Bus:
         self.received = 0
         self.reconnects = 0
         self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
+        """Set by `close`: the tasks end at their next turn, even where a cancellation reached them as an error."""
 
     async def start(self) -> None:
         """Check Redis answers, then start publishing and listening (raises if it cannot be reached)."""
@@ -241,6 +257,8 @@ class Bus:
                         self.queue.task_done()
                     break
                 except (RedisError, OSError) as exc:
+                    if self._closing:
+                        return
                     log_event("bus_send_failed", error=repr(exc), waiting=len(batch), level=30)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 2.0)
@@ -249,7 +267,7 @@ class Bus:
         """Subscribe and dispatch notices; after a lost subscription, subscribe again and re-read everything."""
         delay = 0.05
         first = True
-        while True:
+        while not self._closing:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.subscribe(NODES)
@@ -271,6 +289,8 @@ class Bus:
             except (RedisError, OSError) as exc:
                 self.subscribed = False
                 self.pubsub = None
+                if self._closing:  # closing: end here rather than subscribe again
+                    return
                 log_event("bus_lost", error=repr(exc), level=30)
                 if first:
                     ready.set()
@@ -299,6 +319,8 @@ class Bus:
                 if dropped:
                     await pubsub.unsubscribe(*(MATCH_CHANNEL + m for m in dropped))
             except (RedisError, OSError) as exc:  # the listener notices too, and subscribes again to all
+                if self._closing:
+                    return
                 log_event("bus_subscribe_failed", error=repr(exc), level=30)
 
     def _dispatch(self, message: dict[str, Any]) -> None:
@@ -331,7 +353,6 @@ class Bus:
         """Send what is queued (briefly), stop listening, close the connection."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.queue.join(), 1.0)
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._closing = True
+        await stop_tasks(self._tasks)
         await self.redis.aclose()
