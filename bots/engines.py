@@ -93,11 +93,7 @@ class Engines:
     def nbytes(self) -> int:
         """Estimated memory of every engine, idle or lent: full tables plus each database level once."""
         with self._lock:
-            return self._nbytes()
-
-    def _nbytes(self) -> int:
-        """`nbytes` with the lock held."""
-        return self._table_bytes() + sum(level_bytes(lv) for lv, _ in self._levels.values())
+            return self._table_bytes() + sum(level_bytes(lv) for lv, _ in self._levels.values())
 
     def _bounded_bytes(self) -> int:
         """What `max_bytes` bounds (the lock is held): the tables, and the levels if read into this process.

@@ -66,11 +66,10 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
     bot_seeds = DEFAULT_BOT_EGDB if bot_seeds is None else bot_seeds
     directory = directory or egdb.cache_dir()
     lines = [f"bots: endgame databases in {directory}"]
-    least, on_disk = LARGE_SEEDS, 40
-    for variant in RULE_SETS:
+    present = [egdb.present_seeds(variant, directory) for variant in RULE_SETS]
+    least, on_disk = min(LARGE_SEEDS, bot_seeds, *present), min(present)
+    for variant, seeds in zip(RULE_SETS, present, strict=True):
         book = books(variant) if books is not None else book_mod.load(variant, book_dirs)
-        seeds = egdb.present_seeds(variant, directory)
-        least, on_disk = min(least, seeds, bot_seeds), min(on_disk, seeds)
         held = f"a book of {len(book):,} proved positions" if book is not None else "no book"
         lines.append(f"  {egdb.rule_key(variant)}: {held}, databases up to {seeds} seeds")
     need = sum(level_size(6, k) for k in range(1, PERFECT_SEEDS + 1))
