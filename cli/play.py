@@ -41,7 +41,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the client; returns when the user quits."""
-    from client.app import KalahApp, Launch
+    from cli.client_session import run_client
+    from client.app import Launch
     from client.identities import default_identity_file
     from client.opponents import DEFAULT_BOT_LEVEL
 
@@ -61,10 +62,6 @@ def run(args: argparse.Namespace) -> int:
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
         bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat or "south", animate=not args.no_animation,
         light=args.light, identity_file=default_identity_file(), token=args.token,
-        resume=True if args.resume else False if chooses else None,
+        resume=True if args.resume else False if chooses else None, command="kalah play",
     )
-    app = KalahApp(launch)
-    app.run()
-    if app.farewell:
-        print(app.farewell)
-    return app.return_code or 0  # 1 when the client gave up (no server, refused name)
+    return run_client(launch)

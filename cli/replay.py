@@ -22,13 +22,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the replay of a stored game, or the list of stored games."""
-    from client.app import KalahApp, Launch
+    from cli.client_session import run_client
+    from client.app import Launch
     from client.identities import default_identity_file
 
     refuse_url_argument(args.match)
     url = chosen_server(args)
     match_id = args.match
-    common = {"name": args.name or default_name(), "animate": not args.no_animation, "light": args.light}
+    common = {"name": args.name or default_name(), "animate": not args.no_animation, "light": args.light,
+              "command": "kalah replay"}
     if url:
         launch = Launch(url=url, start="replay" if match_id else "lobby", match_id=match_id,
                         identity_file=default_identity_file(), resume=False, guest=True, **common)
@@ -45,6 +47,4 @@ def run(args: argparse.Namespace) -> int:
         if match_id and stored is None:
             raise CommandError(f"no stored match {match_id!r}")
         launch = Launch(offline=True, db_path=db_path(args.db), library=library, stored=stored, **common)
-    app = KalahApp(launch)
-    app.run()
-    return app.return_code or 0  # 1 when the client gave up (no server, refused name)
+    return run_client(launch)

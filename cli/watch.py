@@ -21,7 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the client straight into spectating."""
-    from client.app import KalahApp, Launch
+    from cli.client_session import run_client
+    from client.app import Launch
     from client.identities import default_identity_file
 
     refuse_url_argument(args.match)
@@ -30,7 +31,6 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("which server? give --server ws://host:port (or set $KALAH_SERVER)")
     launch = Launch(url=url, name=args.name or default_name(), start="watch" if args.match else "lobby",
                     match_id=args.match, animate=not args.no_animation, light=args.light,
-                    identity_file=default_identity_file(), resume=False, spectate=True, guest=True)
-    app = KalahApp(launch)
-    app.run()
-    return app.return_code or 0  # 1 when the client gave up (no server, refused name)
+                    identity_file=default_identity_file(), resume=False, spectate=True, guest=True,
+                    command="kalah watch")
+    return run_client(launch)

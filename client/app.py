@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -58,6 +60,9 @@ from protocol.messages import (
 
 StartWith = Literal["lobby", "bot", "watch", "replay"]
 
+INTERRUPTED_STATUS = 130
+"""The exit status after SIGINT, as a shell reports a process that Ctrl-C ended."""
+
 
 @dataclass
 class Launch:
@@ -89,6 +94,8 @@ class Launch:
     """`kalah watch`: a match asked for with `watch` is shown as a spectator even to an identity seated in it."""
     guest: bool = False
     """`kalah watch` and `kalah replay`: a name the server refuses is replaced by a guest's (they need no name)."""
+    command: str = "kalah"
+    """The command as the user ran it (`kalah play`): the start of every line the session leaves in the terminal."""
 
     def server_keys(self, url: str | None, store: str | None) -> list[str]:
         """Where the identity is filed: the server's database when it is on this machine, its URL when named."""
@@ -103,6 +110,7 @@ class KalahApp(App[None]):
     CSS_PATH = STYLESHEET
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
     ]
 
@@ -125,6 +133,7 @@ class KalahApp(App[None]):
     def on_mount(self) -> None:
         """Lobby first; then connect (or open the stored replay directly)."""
         self.theme = "textual-light" if self.launch.light else "textual-dark"
+        self._catch_interrupts()
         self.push_screen(self.lobby)
         if self.launch.offline:
             if self.launch.stored is not None:
@@ -141,10 +150,12 @@ class KalahApp(App[None]):
         if url is None:
             self.post_message(ConnectionChanged(False, "Starting the local server…"))
             try:
-                self.embedded = await start_embedded(self.launch.db_path)
+                self.embedded, moved = await start_embedded(self.launch.db_path)
             except Exception as exc:  # any failure to start ends the session with its reason, not a traceback
                 self.give_up(f"could not start the local server: {exc}")
                 return
+            if moved is not None:
+                self.notify(moved, title="Local server", severity="warning", timeout=20)
             url = self.embedded.url
         self.connection = Connection(
             url, self.launch.name, token=self.launch.token,
@@ -162,10 +173,26 @@ class KalahApp(App[None]):
         The exit waits for the next refresh, so a failure found while the first screen is still
         being mounted does not pull it down half-built.
         """
-        self.call_after_refresh(self.exit, None, 1, Text(f"kalah: {reason}"))
+        self.call_after_refresh(self.exit, None, 1, Text(f"{self.launch.command}: {reason}"))
+
+    def _catch_interrupts(self) -> None:
+        """SIGINT (a Ctrl-C the terminal turns into a signal, `kill -INT`) quits as `q` does, with status 130; a SIGINT
+        the process was started with ignored (a background job of a script) stays ignored."""
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            return
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupt)
+
+    def interrupt(self) -> None:
+        """Quit after SIGINT: status 130 and a line saying so (and how to take an unfinished game up again)."""
+        kept = self._kept_game()
+        self.farewell = f"{self.launch.command}: interrupted" + ("" if kept is None else f"; {kept}")
+        self.exit(return_code=INTERRUPTED_STATUS)
 
     async def on_unmount(self) -> None:
         """Close the connection and stop the embedded server."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
         if self.connection is not None:
             await self.connection.close()
         if self.embedded is not None:
@@ -390,18 +417,26 @@ class KalahApp(App[None]):
 
     # --- app-wide actions -------------------------------------------------------------
 
-    async def action_quit(self) -> None:
-        """Quit; when a game of the player's is unfinished, say that it is kept and how to take it up again."""
+    def _kept_game(self) -> str | None:
+        """On leaving with an unfinished game of the player's: that it is kept, and the command that takes it up
+        again; None without one."""
         unfinished = [s.match_id for s in self.screen_stack
                       if isinstance(s, GameScreen) and not s.spectating and not s.state.over]
-        if unfinished:
-            launch = self.launch
-            name = self.connection.name if self.connection is not None else launch.name
-            where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
-                                                                         else "")
-            self.farewell = (f"Your game {unfinished[-1]} is kept on the server: `kalah play{where} --name {name} "
-                             "--resume` takes it up again (against a person, who may claim the win once you "
-                             "have been away for the server's grace period).")
+        if not unfinished:
+            return None
+        launch = self.launch
+        name = self.connection.name if self.connection is not None else launch.name
+        where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
+                                                                     else "")
+        return (f"your game {unfinished[-1]} is kept on the server (against a person, who may claim the win once you "
+                f"have been away for the server's grace period): `kalah play{where} --name {name} --resume` takes "
+                "it up again.")
+
+    async def action_quit(self) -> None:
+        """Quit (`q`, Ctrl-C); when a game of the player's is unfinished, say that it is kept and how to take it up
+        again."""
+        kept = self._kept_game()
+        self.farewell = None if kept is None else f"{self.launch.command}: {kept}"
         self.exit()
 
     def action_toggle_theme(self) -> None:

@@ -10,10 +10,17 @@ client runs without them.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import socket
 from pathlib import Path
 from typing import Protocol
 
 from protocol.messages import Analyse, Analysis
+
+
+class LocalServerError(Exception):
+    """The embedded server cannot start, and why, ending with what to do instead."""
 
 
 class EmbeddedServer(Protocol):
@@ -22,6 +29,10 @@ class EmbeddedServer(Protocol):
     @property
     def url(self) -> str:
         """The `ws://host:port` address."""
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
 
     async def close(self) -> None:
         """Stop serving."""
@@ -42,14 +53,63 @@ def store_of(db_path: Path | None = None) -> str | None:
     return store_id_of(db_path if db_path is not None else default_db_path())
 
 
-async def start_embedded(db_path: Path | None = None) -> EmbeddedServer:
-    """Start a server on loopback with a free port, on `db_path` (default: the per-user file)."""
+PORT_SUFFIX = "-port"
+"""The file beside a database that keeps the port its last embedded server listened on."""
+
+
+def port_file(db_path: Path) -> Path:
+    """Where the port of the last embedded server on `db_path` is kept."""
+    return db_path.with_name(db_path.name + PORT_SUFFIX)
+
+
+def last_port(db_path: Path) -> int | None:
+    """The port the last embedded server on `db_path` listened on; None if none was kept (or the file is not one)."""
+    try:
+        text = port_file(db_path).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else None
+
+
+def port_is_free(port: int) -> bool:
+    """Whether a server could listen on `port` of loopback now."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: a closed one's port is free
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+async def start_embedded(db_path: Path | None = None) -> tuple[EmbeddedServer, str | None]:
+    """Start a server on loopback on `db_path` (default: the per-user file), on the port the last one on that file
+    used when it is free (so a `kalah watch` of it reconnects), else on a free one; the server, and a line saying
+    that the port moved (None if it did not)."""
     from server.app import start_server  # type: ignore[import-not-found,unused-ignore]
 
     path = db_path if db_path is not None else default_db_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    server: EmbeddedServer = await start_server(path, host="127.0.0.1", port=0)
-    return server
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalServerError(f"cannot make the folder {path.parent} for its database ({exc.strerror or exc}): "
+                               "name another file with --db") from None
+    last = last_port(path)
+    server: EmbeddedServer | None = None
+    if last is not None and port_is_free(last):
+        try:
+            server = await start_server(path, host="127.0.0.1", port=last)
+        except OSError as exc:  # taken between the look and the bind
+            if exc.errno != errno.EADDRINUSE:
+                raise
+    if server is None:
+        server = await start_server(path, host="127.0.0.1", port=0)
+    with contextlib.suppress(OSError):  # not kept: the next one takes a free port, as this one did
+        port_file(path).write_text(f"{server.port}\n")
+    moved = None if last is None or server.port == last else (
+        f"Port {last} of the last local server on this database is busy: this one is at {server.url}, so a "
+        "`kalah watch` of the last one needs the new address.")
+    return server, moved
 
 
 class LocalAnalyst(Protocol):

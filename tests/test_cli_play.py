@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
+import signal
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
@@ -36,6 +40,10 @@ class Seen:
     """Whether pressing house key 1 made a move."""
     player: str | None = None
     """The identity the server welcomed: `name player_id`."""
+    port: int | None = None
+    """The port of the embedded server (None: a server was named)."""
+    notes: tuple[str, ...] = ()
+    """The notifications the session showed."""
 
 
 def first_screen_shown(app: KalahApp) -> bool:
@@ -59,6 +67,15 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
     seen: list[Seen] = []
 
     def headless(app: KalahApp) -> None:
+        notes: list[str] = []
+        notify = app.notify
+
+        def noted(message: str, **kwargs: Any) -> None:
+            notes.append(message)
+            notify(message, **kwargs)
+
+        monkeypatch.setattr(app, "notify", noted)
+
         async def session() -> None:
             async with app.run_test(size=(100, 32)) as pilot:
                 # a game (or replay) screen comes if the launch asks for one; else the welcome ends the wait
@@ -67,6 +84,7 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
                 screen = app.screen
                 welcome = app.connection.welcome if app.connection is not None else None
                 player = None if welcome is None else f"{welcome.name} {welcome.player_id}"
+                port = None if app.embedded is None else app.embedded.port
                 if isinstance(screen, GameScreen):
                     before, hint = screen.state.ply, screen.hint
                     await pilot.press("1")  # a house key: a move if (and only if) the viewer is seated
@@ -74,10 +92,11 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
                     await until(pilot, lambda: screen.state.ply > before or screen.error is not None
                                 or (not screen.pending and screen.hint not in (None, hint)), timeout=30)
                     st = screen.state
-                    seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before, player))
+                    seen.append(Seen("game", st.match_id, st.variant.text(), st.you, st.ply > before, player,
+                                     port, tuple(notes)))
                 else:
                     seen.append(Seen("lobby" if isinstance(screen, LobbyScreen) else type(screen).__name__,
-                                     player=player))
+                                     player=player, port=port, notes=tuple(notes)))
                 app.exit()
 
         asyncio.run(session())
@@ -100,6 +119,29 @@ def test_flags_start_a_new_game_and_resume_is_explicit(sessions: list[Seen], tmp
     assert (sessions[-1].screen, sessions[-1].match_id) == ("game", second.match_id)
     assert main(["play", *db, "--lobby"]) == 0
     assert sessions[-1].screen == "lobby"
+
+
+def test_play_listens_where_the_last_one_on_its_database_did(sessions: list[Seen], tmp_path: Path) -> None:
+    """`kalah play` takes the port the last local server on the same database had, so a `kalah watch` of it finds the
+    resumed game; while that port is busy it takes a fresh one and says so in one line."""
+    db = ["--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]
+    assert main(["play", *db, "--bot", "1", "-H", "3", "-s", "2"]) == 0
+    first = sessions[-1]
+    assert first.port is not None and not [n for n in first.notes if "Port" in n]
+    assert main(["play", *db, "--resume"]) == 0
+    assert (sessions[-1].match_id, sessions[-1].port) == (first.match_id, first.port)
+    with socket.socket() as holder:  # someone else listens there now
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the last one's connections may linger
+        holder.bind(("127.0.0.1", first.port))
+        holder.listen()
+        assert main(["play", *db, "--resume"]) == 0
+    moved = sessions[-1]
+    assert moved.match_id == first.match_id and moved.port not in (None, first.port)
+    said = [n for n in moved.notes if "Port" in n]
+    assert said == [f"Port {first.port} of the last local server on this database is busy: this one is at "
+                    f"ws://127.0.0.1:{moved.port}, so a `kalah watch` of the last one needs the new address."]
+    assert main(["play", *db, "--resume"]) == 0  # the new port is the one kept now
+    assert sessions[-1].port == moved.port
 
 
 def test_resume_takes_no_game_flags(capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,10 +214,12 @@ def test_a_key_from_the_web_page_plays_in_the_terminal(sessions: list[Seen], ser
 
 def test_q_mid_game_says_the_game_is_kept_and_how_to_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """`q` in an unfinished game quits with a line saying the game is kept and the command that takes it up again,
-    which does; `?` lists the swap key only in a variant with the pie rule."""
+    """`q` in an unfinished game quits with a line naming `kalah play`, saying the game is kept and the command that
+    takes it up again, which does; Ctrl-C does the same; a SIGINT ends with status 130 and `kalah play: interrupted`
+    and the same note; `?` lists the swap key only in a variant with the pie rule."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     seen: list[tuple[str | None, str]] = []
+    leave = ["q", "ctrl+c", "SIGINT", "q"]
 
     def headless(app: KalahApp) -> None:
         async def session() -> None:
@@ -188,21 +232,36 @@ def test_q_mid_game_says_the_game_is_kept_and_how_to_resume(monkeypatch: pytest.
                 seen.append((screen.match_id, str(app.screen.query_one("#rules", Static).render())))
                 await pilot.press("escape")
                 await until(pilot, lambda: app.screen is screen)
-                await pilot.press("q")
+                key = leave.pop(0)
+                if key == "SIGINT":
+                    os.kill(os.getpid(), signal.SIGINT)
+                    await until(pilot, lambda: app.return_code is not None)
+                else:
+                    await pilot.press(key)
 
         asyncio.run(session())
 
     monkeypatch.setattr(KalahApp, "run", headless)
-    db = tmp_path / "arena.sqlite3"
-    assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2"]) == 0
-    match_id, rules = seen[-1]
-    out = capsys.readouterr().out
-    assert f"Your game {match_id} is kept" in out and out.count("\n") == 1
-    assert "s: swap" not in rules and "q: quit (an unfinished game is kept" in rules
-    resume = shlex.split(out.split("`")[1])
-    assert resume == ["kalah", "play", "--db", str(db), "--name", "ann", "--resume"]
-    assert main(resume[1:]) == 0
-    assert seen[-1][0] == match_id  # taken up again, and quit again with the same note
-    assert f"Your game {match_id} is kept" in capsys.readouterr().out
+    caught: list[int] = []  # a SIGINT the app did not take would end up here, not end the test run
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        db = tmp_path / "arena.sqlite3"
+        assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2"]) == 0
+        match_id, rules = seen[-1]
+        out = capsys.readouterr().out
+        assert out.startswith(f"kalah play: your game {match_id} is kept") and out.count("\n") == 1
+        assert out.endswith(" takes it up again.\n")
+        assert "s: swap" not in rules and "q: quit (an unfinished game is kept" in rules
+        resume = shlex.split(out.split("`")[1])
+        assert resume == ["kalah", "play", "--db", str(db), "--name", "ann", "--resume"]
+        assert main(resume[1:]) == 0  # left with Ctrl-C
+        assert seen[-1][0] == match_id  # taken up again, and quit again with the same note
+        assert capsys.readouterr().out == out
+        assert main(resume[1:]) == 130  # left by SIGINT
+        said = capsys.readouterr()
+        assert said.out == "" and said.err == out.replace("kalah play: ", "kalah play: interrupted; ")
+        assert caught == []
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2", "--pie"]) == 0
     assert "s: swap" in seen[-1][1]

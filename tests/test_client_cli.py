@@ -11,7 +11,7 @@ import pytest
 
 from cli.client_args import default_name
 from cli.main import build_parser, main
-from tests.processes import run
+from tests.processes import kalah_serve, run
 
 
 def test_client_subcommands_are_registered() -> None:
@@ -86,7 +86,8 @@ def test_help_loads_no_server_or_network_library(argv: list[str]) -> None:
 
 def test_play_without_a_server_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """`kalah play --server ws://…` with nothing listening gives up after its bounded retries: status 1, one reason."""
+    """`kalah play --server ws://…` (and `kalah watch`) with nothing listening gives up after its bounded retries:
+    status 1, one reason naming the command that was run and ending with the fix."""
     from client.app import KalahApp
 
     def headless(app: KalahApp) -> None:
@@ -97,8 +98,33 @@ def test_play_without_a_server_exits_1_with_one_line(monkeypatch: pytest.MonkeyP
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         url = f"ws://127.0.0.1:{s.getsockname()[1]}"
-    assert main(["play", "--server", url, "--name", "ann"]) == 1
-    err = " ".join(capsys.readouterr().err.split())  # Rich wraps it at the terminal's width
-    assert f"kalah: Could not reach a Kalah Arena server at {url} (connection refused" in err
-    assert err.strip().endswith("start one there with `kalah serve`, or name another with --server.")
-    assert "validation" not in err and "Traceback" not in err
+    for command in ("play", "watch"):
+        assert main([command, "--server", url, "--name", "ann"]) == 1
+        err = " ".join(capsys.readouterr().err.split())  # Rich wraps it at the terminal's width
+        assert err.startswith(f"kalah {command}: Could not reach a Kalah Arena server at {url} (connection refused")
+        assert err.endswith("start one there with `kalah serve`, or name another with --server.")
+        assert "validation" not in err and "Traceback" not in err
+
+
+def test_a_local_server_that_cannot_start_is_one_line_naming_play_and_the_fix(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`kalah play` whose local server cannot start (its database's folder cannot be made, another process serves
+    the database) exits 1 with one line starting `kalah play:` and ending with the fix."""
+    from client.app import KalahApp
+
+    def headless(app: KalahApp) -> None:
+        asyncio.run(app.run_async(headless=True, size=(80, 24)))
+
+    monkeypatch.setattr(KalahApp, "run", headless)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["play", "--db", str(blocker / "arena.sqlite3"), "--name", "ann"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == (f"kalah play: could not start the local server: cannot make the folder {blocker} for its database "
+                   "(File exists): name another file with --db")
+    db = tmp_path / "served.sqlite3"
+    with kalah_serve(db):
+        assert main(["play", "--db", str(db), "--name", "ann"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("kalah play: could not start the local server: another kalah server (process ")
+    assert err.endswith(f"is using {db}: play on that one (--server), stop it, or name another file with --db")
