@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from client.match_state import MatchState
+from client.screens.dialogs import HelpScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
+from client.screens.terminal_size import needed_size
 from client.stored_game import StoredGame
 from client.ui_messages import EventReceived
 from client.widgets.board import (
@@ -248,4 +250,57 @@ def test_every_board_fits_78_columns_and_names_its_keys() -> None:
     """Houses narrow as they grow in number so 1 to 12 houses fit 78 columns; the keys read as words."""
     assert [house_width(h) for h in (1, 7, 8, 9, 10, 11, 12)] == [8, 8, 7, 6, 6, 5, 5]
     assert max(board_width(h) for h in range(1, 13)) == 78
+    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, wide=False) for h in range(1, 13) for s in (1, 200)]
+    assert max(largest) == (80, 14)  # every board, up to 200 seeds a house, in 80x24
     assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]
+
+
+@pytest.mark.parametrize(("variant", "you"), [("kalah(6,4)", "south"), ("kalah(12,3)", "south"), ("kalah(2,3)", None)])
+async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: str, you: str | None) -> None:
+    """At 40x12 the game screen shows one line naming the size its variant needs instead of a cut-off board; keys
+    work meanwhile and the game goes on; at that size the whole board column shows (in focus), one column or line
+    less brings the line back, and so on a wide terminal."""
+    parsed = Variant.parse(variant)
+    app = host("", variant=variant, you=you)
+    async with app.run_test(size=(40, 12)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        line = screen.query_one("#too-small")
+        width, height = needed_size(parsed, keys=you is not None, wide=False)
+        assert line.display and not screen.query_one("#game-body").display
+        assert str(line.render()) == (f"This terminal is 40 columns by 12 lines: {variant} needs at least {width} by "
+                                      f"{height}. Enlarge the window and the board comes back as it was (nothing is "
+                                      "lost meanwhile; q quits).")
+        await pilot.press("question_mark")  # the keys still work
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        south_move = Game(parsed).position.legal_bins()[0]
+        screen.post_message(EventReceived(action(3, str(south_move), "south", variant=variant)))
+        await until(pilot, lambda: screen.state.ply == 1)  # the game went on while the board was hidden
+        await pilot.resize_terminal(width, height)
+        column, body = screen.query_one("#board-column"), screen.query_one("#game-body")
+        assert not line.display and body.display and app.focused is screen.query_one(Board)
+        assert column.region.right <= width and screen.query_one("#notice").region.bottom <= height - 1  # the footer
+        assert screen.query_one(Board).position == screen.state.position
+        for size in ((width - 1, height), (width, height - 1)):
+            await pilot.resize_terminal(*size)
+            assert line.display and not body.display
+        wide_width, wide_height = needed_size(parsed, keys=you is not None, wide=True)
+        await pilot.resize_terminal(100, wide_height)
+        assert not line.display and screen.query_one("#notice").region.bottom <= wide_height - 1
+        assert wide_width <= 100
+        await pilot.resize_terminal(100, wide_height - 1)
+        assert line.display
+
+
+async def test_the_replay_too_says_what_size_its_board_needs() -> None:
+    """The replay screen on a terminal too small for its board shows the same line, and the board once it fits."""
+    stored = StoredGame("m9", Variant.parse("kalah(4,3)"), ("1", "6"), "ann", "bob")
+    app = ScreenHost(ReplayScreen(stored, animate=False))
+    async with app.run_test(size=(50, 20)) as pilot:
+        line = app.screen.query_one("#too-small")
+        assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 68 "
+                                             "by 13.")
+        await pilot.resize_terminal(*needed_size(stored.variant, keys=False, wide=False))
+        assert not line.display and app.screen.query_one(Board).display

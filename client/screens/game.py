@@ -13,6 +13,7 @@ from textual.widgets import Footer, Static
 
 from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
+from client.screens.terminal_size import fit_board
 from client.styles import NARROW
 from client.ui_messages import (
     ConnectionChanged,
@@ -81,6 +82,7 @@ class GameScreen(Screen[None]):
         """Title, the two player bars around the board, notices, move list, game-over panel."""
         yield Static(id="connection", classes="banner")
         yield Static(id="title")
+        yield Static(id="too-small")
         with Horizontal(id="game-body"):
             with Vertical(id="board-column"):
                 yield PlayerBar(id="top-player", classes="player")
@@ -214,6 +216,7 @@ class GameScreen(Screen[None]):
             )
         self.refresh_bindings()
         self.query_one("#server", Static).update(self._watch_hint())
+        self._fit()
 
     def _watch_hint(self) -> str:
         """How someone else can watch this match."""
@@ -229,6 +232,13 @@ class GameScreen(Screen[None]):
             moves.inline = narrow
         for hint in self.query("#server"):
             hint.display = not narrow
+        self._fit()
+
+    def _fit(self) -> None:
+        """The board if the terminal holds it, else one line saying what size it needs; back in focus when shown."""
+        hidden = not self.query_one("#game-body").display
+        if fit_board(self, self.state.variant, keys=not self.spectating) and hidden:
+            self.query_one(Board).focus()
 
     def _tick(self) -> None:
         """Count the running clock down."""

@@ -14,6 +14,7 @@ from textual.widgets import Footer, Static
 
 from client.match_state import describe_last, last_action
 from client.screens.dialogs import HelpScreen
+from client.screens.terminal_size import fit_board
 from client.stored_game import StoredGame, replay
 from client.styles import NARROW
 from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, Outgoing
@@ -70,6 +71,7 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
         yield Static(id="title")
+        yield Static(id="too-small")
         with Horizontal(id="game-body"):
             with Vertical(id="board-column"):
                 yield PlayerBar(id="top-player", classes="player")
@@ -186,11 +188,13 @@ class ReplayScreen(Screen[None]):
             self.call_after_refresh(panel.scroll_to, y=max(0, i - panel.size.height // 2), animate=False)
 
     def on_resize(self) -> None:
-        """Stack the move list under the board on narrow terminals."""
+        """Stack the move list under the board on narrow terminals; on one too small for the board, say what it
+        needs."""
         narrow = self.size.width < NARROW
         self.set_class(narrow, "-narrow")
         for moves in self.query(MoveList):
             moves.inline = narrow
+        fit_board(self, self.stored.variant, keys=False)
 
     def action_step(self, step: int) -> None:
         """One action back or forward."""

@@ -39,18 +39,25 @@ MAX_BOARD_WIDTH = 78
 """Columns the widest board may take: an 80-column terminal less a margin column each side."""
 
 
-def house_width(houses: int) -> int:
-    """Columns of one house: 8, or less on boards that would not fit `MAX_BOARD_WIDTH` (5 for 11 and 12)."""
-    return max(5, min(8, (MAX_BOARD_WIDTH - 2 * STORE_WIDTH) // houses))
-
-
 COMPACT_BELOW = 8
 """Houses narrower than this have no side edges: a bin number needs 8 columns between two corners."""
 
 
-def board_width(houses: int) -> int:
+def count_digits(variant: Variant) -> int:
+    """Digits of the largest count a pit of `variant` can show: every seed of the board in one pit."""
+    return len(str(2 * variant.houses * variant.seeds))
+
+
+def house_width(houses: int, digits: int = 1) -> int:
+    """Columns of one house: 8, or less on boards that would not fit `MAX_BOARD_WIDTH` (5 for 11 and 12), but never
+    too narrow for a count of `digits` digits (5 columns hold 4 digits: 200 seeds a house on 12 houses)."""
+    width = max(5, min(8, (MAX_BOARD_WIDTH - 2 * STORE_WIDTH) // houses))
+    return max(width, digits + (0 if width < COMPACT_BELOW else 2))
+
+
+def board_width(houses: int, digits: int = 1) -> int:
     """Columns of the whole board: two stores and one row of houses."""
-    return 2 * STORE_WIDTH + houses * house_width(houses)
+    return 2 * STORE_WIDTH + houses * house_width(houses, digits)
 
 
 def keys_text(houses: int) -> str:
@@ -172,7 +179,7 @@ class Board(Widget, can_focus=True):
     def compose(self) -> ComposeResult:
         """Opponent's store left, the two rows of houses, own store right; the house keys below."""
         v, me = self.variant, self.viewpoint
-        width = house_width(v.houses)
+        width = house_width(v.houses, count_digits(v))
         with Horizontal(id="board-row"):
             yield Pit(store_bin(v, me.other), store=True)
             with Vertical(id="houses"):
@@ -190,7 +197,7 @@ class Board(Widget, can_focus=True):
 
     def on_mount(self) -> None:
         """Draw whatever was set before mounting."""
-        self.set_class(house_width(self.variant.houses) < COMPACT_BELOW, "-compact")
+        self.set_class(house_width(self.variant.houses, count_digits(self.variant)) < COMPACT_BELOW, "-compact")
         self._ready = True
         self._refresh_pits()
 
