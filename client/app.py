@@ -344,7 +344,10 @@ class KalahApp(App[None]):
             self.notify(f"You hold a seat in {len(seats)} unfinished match{'es' if len(seats) > 1 else ''}: "
                         "`kalah play --resume` reopens the newest, or find it in the lobby.", title="Unfinished")
         elif launch.resume:
-            self.notify("You hold no seat in an unfinished match: nothing to resume.", title="Resume")
+            name = self.connection.name if self.connection is not None else launch.name
+            self.notify(f"{name} holds no seat in an unfinished match on this server: nothing to resume. c creates "
+                        "a game here (`kalah play` starts one against a bot); is yours under another --name or --db?",
+                        title="Resume")
         if launch.start == "bot":
             self.send(CreateMatch(variant=launch.variant.text(), seat=launch.seat,
                                   opponent=bot_opponent(launch.bot_level), rated=False))

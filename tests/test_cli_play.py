@@ -108,6 +108,10 @@ def sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Seen]:
 def test_flags_start_a_new_game_and_resume_is_explicit(sessions: list[Seen], tmp_path: Path) -> None:
     """An unfinished game is not reopened by a command with flags; `--resume` reopens the newest one."""
     db = ["--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]
+    assert main(["play", *db, "--resume"]) == 0  # nothing to resume yet: the lobby, and a note naming what to do
+    assert sessions[-1].screen == "lobby" and [n for n in sessions[-1].notes if "nothing to resume" in n] == [
+        "ann holds no seat in an unfinished match on this server: nothing to resume. c creates a game here (`kalah "
+        "play` starts one against a bot); is yours under another --name or --db?"]
     assert main(["play", *db, "--bot", "1", "-H", "4", "-s", "3"]) == 0
     first = sessions[-1]
     assert (first.screen, first.variant, first.you) == ("game", "kalah(4,3)", Side.SOUTH)
