@@ -203,7 +203,8 @@ class Connection:
             return None
         if is_lasting(exc):
             why = str(exc) if isinstance(exc, NotKalahError) else f"it answered {reason}"
-            return f"{self.url} is not a Kalah Arena server ({why})."
+            return (f"{self.url} is not a Kalah Arena server ({why}): name one with --server (`kalah serve` prints "
+                    "its address).")
         if self._failures >= self.first_attempts:
             tries = "once" if self._failures == 1 else f"{self._failures} times"
             return (f"Could not reach a Kalah Arena server at {self.url} ({reason}; tried {tries}): start one there "

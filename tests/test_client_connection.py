@@ -73,7 +73,8 @@ async def test_a_websocket_server_that_is_not_kalah_is_left_at_once() -> None:
         rec = Recorder(f"ws://127.0.0.1:{port}")
         reason = await asyncio.wait_for(rec.link.run(), 10)
     assert reason == (f"ws://127.0.0.1:{port} is not a Kalah Arena server "
-                      "(its answer to hello is not a Kalah Arena message).")
+                      "(its answer to hello is not a Kalah Arena message): name one with --server (`kalah serve` "
+                      "prints its address).")
     assert rec.status == []
 
 
@@ -90,7 +91,8 @@ async def test_an_http_server_is_not_a_kalah_server() -> None:
     async with srv:
         port = srv.sockets[0].getsockname()[1]
         reason = await asyncio.wait_for(Recorder(f"ws://127.0.0.1:{port}").link.run(), 10)
-    assert reason == f"ws://127.0.0.1:{port} is not a Kalah Arena server (it answered HTTP 404)."
+    assert reason == (f"ws://127.0.0.1:{port} is not a Kalah Arena server (it answered HTTP 404): name one with "
+                      "--server (`kalah serve` prints its address).")
 
 
 async def test_a_refused_name_ends_the_first_connection(server: RunningServer) -> None:
