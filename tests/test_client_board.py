@@ -252,6 +252,8 @@ def test_every_board_fits_78_columns_and_names_its_keys() -> None:
     assert max(board_width(h) for h in range(1, 13)) == 78
     largest = [needed_size(Variant(houses=h, seeds=s), keys=True, wide=False) for h in range(1, 13) for s in (1, 200)]
     assert max(largest) == (80, 14)  # every board, up to 200 seeds a house, in 80x24
+    widths = {h: needed_size(Variant(houses=h, seeds=4), keys=True, wide=False)[0] for h in range(1, 13)}
+    assert {widths[h] for h in range(1, 7)} == {68} and min(widths[h] for h in range(7, 13)) == 74  # as documented
     assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]
 
 
