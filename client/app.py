@@ -46,7 +46,7 @@ from client.ui_messages import (
     WelcomeReceived,
     received,
 )
-from protocol import KalahError, Variant
+from protocol import KalahError, Side, Variant
 from protocol.messages import (
     Analyse,
     Analysis,
@@ -423,17 +423,22 @@ class KalahApp(App[None]):
     def _kept_game(self) -> str | None:
         """On leaving with an unfinished game of the player's: that it is kept, and the command that takes it up
         again; None without one."""
-        unfinished = [s.match_id for s in self.screen_stack
+        unfinished = [s for s in self.screen_stack
                       if isinstance(s, GameScreen) and not s.spectating and not s.state.over]
         if not unfinished:
             return None
+        game = unfinished[-1]
         launch = self.launch
         name = self.connection.name if self.connection is not None else launch.name
         where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
                                                                      else "")
-        return (f"your game {unfinished[-1]} is kept on the server (against a person, who may claim the win once you "
-                f"have been away for the server's grace period): `kalah play{where} --name {name} --resume` takes "
-                "it up again.")
+        state = game.state
+        opponent = state.north if state.you is Side.SOUTH else state.south if state.you is Side.NORTH else None
+        against = (f"{opponent} waits for you" if opponent is not None and opponent.startswith("bot:")
+                   else "against a person, who may claim the win once you have been away for the server's grace "
+                        "period")
+        return (f"your game {game.match_id} is kept on the server ({against}): "
+                f"`kalah play{where} --name {name} --resume` takes it up again.")
 
     async def action_quit(self) -> None:
         """Quit (`q`, Ctrl-C); when a game of the player's is unfinished, say that it is kept and how to take it up

@@ -253,7 +253,8 @@ def test_q_mid_game_says_the_game_is_kept_and_how_to_resume(monkeypatch: pytest.
         assert main(["play", "--db", str(db), "--name", "ann", "--bot", "1", "-H", "3", "-s", "2"]) == 0
         match_id, rules = seen[-1]
         out = capsys.readouterr().out
-        assert out.startswith(f"kalah play: your game {match_id} is kept") and out.count("\n") == 1
+        assert out.startswith(f"kalah play: your game {match_id} is kept on the server (bot:") and out.count("\n") == 1
+        assert "waits for you" in out and "person" not in out
         assert out.endswith(" takes it up again.\n")
         assert "s: swap" not in rules and "q: quit (an unfinished game is kept" in rules
         resume = shlex.split(out.split("`")[1])
