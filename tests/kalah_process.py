@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.processes import KALAH, started
+from tests.processes import KALAH, started, wait_working
 
 KALAH_SIGINT_IGNORED = (sys.executable, "-c",
                         "import runpy, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
@@ -58,6 +58,11 @@ class Running:
             assert self.proc.poll() is None or self._reader.is_alive(), f"ended before {needle!r}: {self.text()}"
             assert time.monotonic() < end, f"no {needle!r} in {self.text()!r}"
             time.sleep(0.05)
+
+    def wait_working(self, cpu_s: float = 0.2) -> None:
+        """Wait until the child's work thread has run `cpu_s` more seconds of processor time: its signal handlers
+        are set and the search or build is under way (a fixed sleep may end before start-up on a loaded machine)."""
+        wait_working(self.proc.pid, cpu_s, HANG_GUARD_S)
 
     def stop(self, signum: int) -> int:
         """Send `signum` and wait for the end and the last output; the exit status."""

@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import platform
 import select
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,57 @@ async def spawned(*argv: str, **kw: Any) -> AsyncIterator[asyncio.subprocess.Pro
     finally:
         _kill_group(proc)
         await proc.wait()
+
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}
+"""The number of read(2) in /proc/PID/syscall, by machine."""
+
+
+def _fields(pid: int, task: int | None = None) -> list[str]:
+    """The fields of /proc/PID/stat (or of one thread's, /proc/PID/task/TID/stat) after the command's name: the
+    state first; none once the process is gone."""
+    path = Path(f"/proc/{pid}/stat") if task is None else Path(f"/proc/{pid}/task/{task}/stat")
+    try:
+        return path.read_text().rpartition(")")[2].split()
+    except OSError:
+        return []
+
+
+def waits_reading(pid: int, fd: int = 0) -> bool:
+    """Whether process `pid` is blocked in read(2) on file descriptor `fd` (Linux's /proc/PID/syscall)."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == str(READ_SYSCALL[platform.machine()]) and int(fields[1], 16) == fd
+
+
+def work_cpu_s(pid: int) -> float:
+    """Processor time (s) used so far by process `pid`'s threads other than its main one: the work that
+    `cli.interrupts.run_stoppable` runs in a thread of its own, started once its signal handlers are set."""
+    try:
+        tasks = [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return 0.0
+    ticks = sum(int(f[11]) + int(f[12]) for f in (_fields(pid, task) for task in tasks if task != pid) if f)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_state(pid: int, holds: Callable[[int], bool], what: str, timeout: float = 120.0) -> None:
+    """Poll until `holds(pid)`, for a state of process `pid` that no output announces (not a fixed sleep, which a
+    loaded machine outlasts); fails if the process ends first, or after `timeout` s (a guard against a hang)."""
+    end = time.monotonic() + timeout
+    while not holds(pid):
+        assert _fields(pid)[:1] not in ([], ["Z"]), f"process {pid} ended before {what}"
+        assert time.monotonic() < end, f"no {what} within {timeout:.0f} s"
+        time.sleep(0.01)
+
+
+def wait_working(pid: int, cpu_s: float = 0.2, timeout: float = 120.0) -> None:
+    """Wait until the work thread of process `pid` (a `kalah` command that searches or builds) has run `cpu_s` more
+    seconds of processor time: its signal handlers are set and the work is under way."""
+    done = work_cpu_s(pid) + cpu_s
+    wait_for_state(pid, lambda p: work_cpu_s(p) >= done, f"{cpu_s} s of work", timeout)
 
 
 def first_line(proc: subprocess.Popen[str], timeout: float = 60) -> str:

@@ -7,13 +7,12 @@ import re
 import shlex
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from cli.main import SUBCOMMANDS, DefaultsHelpFormatter, build_parser, main, version
-from tests.processes import KALAH, run, started
+from tests.processes import KALAH, run, started, wait_for_state, waits_reading
 
 
 def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -93,7 +92,7 @@ def test_ctrl_c_while_waiting_for_input_is_one_line() -> None:
     """SIGINT while `kalah record` waits on standard input: status 130, one line, no traceback."""
     with started([*KALAH, "record"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                  text=True) as proc:
-        time.sleep(3)  # started and reading, even on a busy machine
+        wait_for_state(proc.pid, waits_reading, "a read of its standard input")  # past start-up, in main()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err == "kalah record: interrupted\n"

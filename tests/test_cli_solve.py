@@ -21,6 +21,7 @@ from bots import egdb
 from cli import solve
 from cli.main import main
 from protocol import Variant
+from tests.processes import wait_working
 
 
 def test_time_limit_shorter_than_the_build_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -129,7 +130,7 @@ def test_in_a_terminal_a_long_build_is_asked_for(tmp_path: Path) -> None:
         os.write(fd, b"n\n")
         seen += _read_until(fd, b"levels on disk")
         assert b"not building them: solving with the 0 levels on disk" in seen
-        time.sleep(1)  # into the search (without databases it takes minutes)
+        wait_working(pid)  # into the search (without databases it takes minutes)
         os.kill(pid, signal.SIGINT)
         seen += _read_until(fd, b"interrupted")
         _, status = os.waitpid(pid, 0)

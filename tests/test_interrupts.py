@@ -27,8 +27,7 @@ LONG_SOLVE = ["solve", "-H", "6", "-s", "6", "--egdb-seeds", "0", "--tt-bits", "
 def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:
     """SIGINT while the C search runs on every thread: status 130 and one line, no traceback."""
     with kalah(LONG_SOLVE, tmp_path) as solve:
-        time.sleep(2)  # well into the search (it takes minutes)
-        assert solve.proc.poll() is None
+        solve.wait_working()  # into the search (it takes minutes)
         assert solve.stop(signal.SIGINT) == 130
         assert solve.text() == "kalah solve: interrupted\n"
 
@@ -36,10 +35,9 @@ def test_ctrl_c_ends_a_long_search_at_once(tmp_path: Path) -> None:
 def test_sigterm_stops_a_search_even_with_sigint_ignored(tmp_path: Path) -> None:
     """Started with SIGINT ignored (a background job), the search goes on after SIGINT; SIGTERM stops it."""
     with kalah(LONG_SOLVE, tmp_path, sigint="ignore") as solve:
-        time.sleep(2)
+        solve.wait_working()
         solve.proc.send_signal(signal.SIGINT)
-        time.sleep(1)
-        assert solve.proc.poll() is None  # ignored, as its parent asked
+        solve.wait_working()  # it goes on searching: ignored, as its parent asked
         assert solve.stop(signal.SIGTERM) == 130
         assert solve.text() == "kalah solve: interrupted\n"
 
@@ -104,7 +102,6 @@ def test_book_build_saves_what_it_proved_and_resumes(tmp_path: Path) -> None:
 def test_book_verify_stops_at_once(tmp_path: Path) -> None:
     """SIGINT while `kalah book verify` proves entries without databases (minutes): status 130, one line."""
     with kalah(["book", "verify", "--egdb-seeds", "0", "--tt-bits", "16"], tmp_path) as verify:
-        time.sleep(2)  # into the first proofs
-        assert verify.proc.poll() is None
+        verify.wait_working()  # into the first proofs
         assert verify.stop(signal.SIGINT) == 130
         assert verify.text().endswith("kalah book: interrupted\n")
