@@ -1,7 +1,8 @@
 """Ctrl-C and SIGTERM for the commands that search or build for minutes: `kalah solve`, `egdb build`, `book build`.
 
 The work runs in a thread while the main thread waits for it, so a signal is noticed at once
-even while the C core holds the work thread. On SIGINT or SIGTERM every search and database
+even while the C core holds the work thread: the work thread and every thread it starts block
+SIGINT and SIGTERM, so the kernel gives them to the main thread. On SIGINT or SIGTERM every search and database
 build of the process is told to stop (`interrupt()` of both search cores): the work thread
 raises KeyboardInterrupt within milliseconds and unwinds, so what it finished is saved by
 its own `finally` blocks (a book is written through a renamed temporary file, a database level
@@ -31,6 +32,10 @@ Answer = TypeVar("Answer")
 
 WIND_UP_S = 10.0
 """How long interrupted work may take to save what it finished before the process ends anyway."""
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop the work (both taken by the main thread, which waits for it)."""
 
 
 def _stop_signal(signum: int, frame: FrameType | None) -> None:
@@ -68,7 +73,14 @@ def run_stoppable(work: Callable[[], Answer], command: str) -> Answer:
         signal.signal(signal.SIGTERM, _stop_signal)
     thread = threading.Thread(target=target, name=command, daemon=True)
     try:
-        thread.start()
+        # The work thread, and every thread it starts, blocks the stop signals, so the kernel gives them to this one:
+        # a signal given to a thread busy in C code ran no Python handler until this thread's wait ended.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if main else None
+        try:
+            thread.start()
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         try:
             finished.wait()
         except KeyboardInterrupt:

@@ -119,15 +119,29 @@ def waits_reading(pid: int, fd: int = 0) -> bool:
     return len(fields) > 1 and fields[0] == str(READ_SYSCALL[platform.machine()]) and int(fields[1], 16) == fd
 
 
+def threads(pid: int) -> list[int]:
+    """The thread ids of process `pid` (its own id is its main thread's); none once it is gone."""
+    try:
+        return sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return []
+
+
+def blocked_signals(pid: int, tid: int) -> set[signal.Signals] | None:
+    """The signals thread `tid` of process `pid` blocks (SigBlk of /proc/PID/task/TID/status); None once it ended."""
+    try:
+        status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+    except OSError:
+        return None
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), 16)
+    return {sig for sig in signal.Signals if mask >> (sig - 1) & 1}
+
+
 def work_cpu_s(pid: int) -> float:
     """Processor time (s) used so far by process `pid`'s threads other than its main one: the work that
     `cli.interrupts.run_stoppable` runs in a thread of its own, started once its signal handlers are set."""
-    try:
-        tasks = [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir()]
-    except OSError:
-        return 0.0
-    ticks = sum(int(f[11]) + int(f[12]) for f in (_fields(pid, task) for task in tasks if task != pid) if f)
-    return ticks / os.sysconf("SC_CLK_TCK")
+    fields = [_fields(pid, task) for task in threads(pid) if task != pid]
+    return sum(int(f[11]) + int(f[12]) for f in fields if f) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_for_state(pid: int, holds: Callable[[int], bool], what: str, timeout: float = 120.0) -> None:
