@@ -19,7 +19,9 @@ FAULT (on the first state it gets; otherwise it plays well):
   every3   crashes (as `crash`) in every third process, counted in the file MARKER: 1st, 4th, 7th...
   log      plays well, and appends every line it receives to the file MARKER
   notify   plays well, and after its third move writes a line to the FIFO named by MARKER if someone
-           is reading it
+           is reading it, then answers nothing more (it reads until its input ends): its game stays live at
+           that move until whoever read the line has killed the ladder (the server plays on only past the
+           move's clock, or ends the game when no pong comes)
 With a MARKER file the fault happens only while MARKER does not exist (it is created with the
 fault, on the first state; `nomode` at the start): a restarted engine plays well.
 """
@@ -40,14 +42,15 @@ def send(text: str) -> None:
     sys.stdout.flush()
 
 
-def poke(fifo: str) -> None:
-    """Write a line to a FIFO if a reader waits on it (never blocks)."""
+def poke(fifo: str) -> bool:
+    """Write a line to a FIFO if a reader waits on it (never blocks); whether one did."""
     try:
         fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
     except OSError:
-        return
+        return False
     os.write(fd, b"moved\n")
     os.close(fd)
+    return True
 
 
 def main() -> int:
@@ -119,8 +122,9 @@ def main() -> int:
                 send(f"@{cid} move {pits[-1]}")
                 send(f"@{cid} move {pits[0]}")
                 moves += 1
-                if fault == "notify" and moves == 3:
-                    poke(sys.argv[2])
+                if fault == "notify" and moves == 3 and poke(sys.argv[2]):
+                    sys.stdin.read()  # no yield, nor any other answer: the game waits here
+                    return 0
             send(f"@{cid} yield")
     return 0
 
