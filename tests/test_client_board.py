@@ -282,18 +282,22 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         await until(pilot, lambda: screen.state.ply == 1)  # the game went on while the board was hidden
         await pilot.resize_terminal(width, height)
         column, body = screen.query_one("#board-column"), screen.query_one("#game-body")
-        assert not line.display and body.display and app.focused is screen.query_one(Board)
+        await until(pilot, lambda: not line.display and body.display)  # the screen handles the resize in its turn
+        await pilot.pause()  # and lays the board out
+        assert app.focused is screen.query_one(Board)
         assert column.region.right <= width and screen.query_one("#notice").region.bottom <= height - 1  # the footer
         assert screen.query_one(Board).position == screen.state.position
         for size in ((width - 1, height), (width, height - 1)):
             await pilot.resize_terminal(*size)
-            assert line.display and not body.display
+            await until(pilot, lambda: line.display and not body.display)
         wide_width, wide_height = needed_size(parsed, keys=you is not None, wide=True)
         await pilot.resize_terminal(100, wide_height)
-        assert not line.display and screen.query_one("#notice").region.bottom <= wide_height - 1
+        await until(pilot, lambda: not line.display)
+        await pilot.pause()
+        assert screen.query_one("#notice").region.bottom <= wide_height - 1
         assert wide_width <= 100
         await pilot.resize_terminal(100, wide_height - 1)
-        assert line.display
+        await until(pilot, lambda: line.display)
 
 
 async def test_the_replay_too_says_what_size_its_board_needs() -> None:
@@ -305,4 +309,4 @@ async def test_the_replay_too_says_what_size_its_board_needs() -> None:
         assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 68 "
                                              "by 13.")
         await pilot.resize_terminal(*needed_size(stored.variant, keys=False, wide=False))
-        assert not line.display and app.screen.query_one(Board).display
+        await until(pilot, lambda: not line.display and app.screen.query_one(Board).display)
