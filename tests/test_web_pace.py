@@ -43,7 +43,9 @@ async def test_pace_is_bounded_and_never_costs_a_bot_its_clock(arena: RunningSer
     c = await Client.open(arena.url, "host")
     await c.send(type="exhibition", south="greedy", north="random", pace_ms=MAX_PACE_MS + 1)
     assert await c.error() == "bad_field"
-    await c.send(type="exhibition", variant="kalah(3,2,clock=0.3/move)", south="greedy", north="random",
+    # a pace of 10 s on a 1 s clock: unbounded, each bot would lose on time; bounded, it waits about 0.5 s and keeps
+    # as much for the move to reach the clock (a loaded machine once took over 0.15 s, the half of 0.3 s, for that)
+    await c.send(type="exhibition", variant="kalah(2,2,clock=1/move)", south="greedy", north="random",
                  pace_ms=MAX_PACE_MS)
     await c.expect("snapshot")
     over = await c.expect("event", timeout=30, where=is_game_over)
