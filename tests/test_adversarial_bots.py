@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol import Action, Position
+from protocol import Action, Position, Variant
 from tests.conftest import Serve
 from tests.wire import HONEST, Client, FirstLegal, eventually, is_game_over
 
@@ -108,15 +108,17 @@ async def test_a_bot_thinking_for_a_person_paces_the_analysis_thread(serve: Serv
     await person.request("snapshot", type="create", opponent="hog", seat="north")  # the bot sows first
     await eventually(lambda: server.arena.bots.thinking_for_people == 1, what="the bot to think for the person")
     fresh = [await Client.open(server.url, f"fresh{i}", source=f"127.1.{i}.1") for i in range(2)]
+    start = Position.from_fen(Variant.parse("kalah(6,6)"), "6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -")
     try:
         for client in fresh:
-            await client.send(type="analyse", variant="kalah(6,6)", position="6,6,6,6,6,6,0,6,6,6,6,6,6,0 S 0 -",
-                              budget_ms=1000)
+            await client.send(type="analyse", variant="kalah(6,6)", position=start.fen(), budget_ms=1000)
         await eventually(lambda: analyst.paced == 1, what="the second analysis to wait for the pace")
         assert analyst.runs[0].cpu < 0.6  # 250 ms of thinking, not 1 s
     finally:
         hog.release.set()
-    for client in fresh:
-        assert (await client.expect("analysis", timeout=10))["depth"] >= 1
+    for client in fresh:  # a legal best move; depth 0 when the busy machine gave the low-priority analysis thread
+        # no time to finish a first ply in its 250 ms (then the move is the board's own best guess)
+        reply = await client.expect("analysis", timeout=10)
+        assert reply["depth"] >= 0 and len(reply["best"]) == 1 and reply["best"][0] in start.legal_bins(), reply
     for client in (person, *fresh):
         await client.close()
