@@ -75,7 +75,8 @@ def run_stoppable(work: Callable[[], Answer], command: str) -> Answer:
     try:
         # The work thread, and every thread it starts, blocks the stop signals, so the kernel gives them to this one:
         # a signal given to a thread busy in C code ran no Python handler until this thread's wait ended.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if main else None
+        blocks = main and hasattr(signal, "pthread_sigmask")  # not on Windows, where a signal has no thread to pick
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if blocks else None
         try:
             thread.start()
         finally:
