@@ -48,8 +48,9 @@ def test_egdb_build_stops_mid_level_and_resumes(tmp_path: Path) -> None:
     build resumes at the level that was interrupted."""
     variant = Variant(houses=6, seeds=4)
     directory = tmp_path / "egdb"
-    # levels 16 to 21 (13 to 129 million positions) take 10-20 s on two cores: on a loaded machine, where this test
-    # may read "level 15:" seconds late, the signal still comes mid-build (to 19 the build once ended first)
+    # levels 16 to 21 (13 to 129 million positions) take 10-20 s on two cores, so the signal comes mid-build even
+    # when this test reads "level 15:" seconds late (a build once ended before the signal was taken: the kernel had
+    # given it to a building thread; test_only_the_main_thread_takes_the_stop_signals covers that)
     build = ["egdb", "build", "-H", "6", "--seeds", "21", "--dir", str(directory)]
     with kalah(build, tmp_path) as first:
         first.wait_for("level 15:")
