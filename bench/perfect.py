@@ -32,10 +32,11 @@ from bots.core import Player
 from bots.engines import Engines
 from bots.players import Decision, PerfectPlayer, RandomPlayer, StrongPlayer, make_player
 from bots.solver import Engine, relative_board
-from protocol import Capture, Position, Sow, Variant
+from protocol import Capture, Position, Side, Sow, Variant
 
-SOURCES = ("book", "proof", "forced", "not proved")
-"""How a move of the bot was found, as counted: from the book, proved at the board, the one legal sowing, not proved."""
+SOURCES = ("book", "proof", "forced", "keep", "not proved")
+"""How a move of the bot was found, as counted: from the book, proved at the board, the one legal sowing, proved to keep
+the game's value (not proved best), not proved."""
 SELF = "perfect"
 
 
@@ -48,8 +49,8 @@ class Move:
 
     @property
     def source(self) -> str:
-        """`book`, `proof`, `forced` or `not proved`."""
-        return self.decision.source if self.decision.exact else "not proved"
+        """`book`, `proof`, `forced`, `keep` or `not proved`."""
+        return self.decision.source if self.decision.exact or self.decision.source == "keep" else "not proved"
 
     def where(self) -> str:
         """The ply (1: the game's first sowing) and the seeds in play."""
@@ -93,14 +94,20 @@ class Verdict:
 
 
 class Judge:
-    """Checks that a move keeps its position's value (module docstring): the book, small solves, else full ones."""
+    """Checks that a move keeps its position's value (module docstring): the book, small solves, else full ones.
+
+    With `game` (South's final margin under perfect play from the start), the check is the goal's instead: that
+    the move keeps the game's value (as South never below it, as North never above it). A move that keeps its
+    position's value (forced, proved, the book's) does so when the bot's moves before it did (the position then
+    holds at least the game's value for the bot); any other is checked by one proof at the game's value."""
 
     def __init__(self, engine: Engine, book: Book | None, node_limit: int = 2_000_000,
-                 time_limit: float = 900.0) -> None:
+                 time_limit: float = 900.0, game: int | None = None) -> None:
         self.engine = engine
         self.book = book
         self.node_limit = node_limit
         self.time_limit = time_limit
+        self.game = game
 
     def check(self, move: Move) -> Verdict:
         """The verdict on one move of the bot (`SystemExit` if it is not a sowing: these games have none)."""
@@ -114,6 +121,31 @@ class Judge:
         board = relative_board(move.position)
         h = move.position.variant.houses
         pit = action.bin - 1 if action.bin <= h else action.bin - h - 2
+        if self.game is not None:
+            if source == "book":
+                verdict = self._position_verdict(move, board, pit)
+                if verdict.keeps:
+                    return verdict
+            return self._game_verdict(move.position, board, pit)
+        return self._position_verdict(move, board, pit)
+
+    def _game_verdict(self, position: Position, board: tuple[int, ...], pit: int) -> Verdict:
+        """Whether sowing `pit` keeps the game's value for the mover, by one proof at it."""
+        assert self.game is not None
+        south = position.to_move == Side.SOUTH
+        need = (self.game if south else -self.game) - (int(position.margin) if south else -int(position.margin))
+        t0 = time.monotonic()
+        try:
+            keeps = self.engine.reaches(board, pit, need, t0 + self.time_limit)
+        except TimeoutError:
+            return Verdict(None, f"the proof at the game's value ran past {self.time_limit:g} s",
+                           seconds=time.monotonic() - t0)
+        return Verdict(keeps, "a proof at the game's value", need, need if keeps else need - 1,
+                       time.monotonic() - t0)
+
+    def _position_verdict(self, move: Move, board: tuple[int, ...], pit: int) -> Verdict:
+        """Whether sowing `pit` keeps the position's value (module docstring)."""
+        source = move.source
         t0 = time.monotonic()
         entry = self.book.get(board) if self.book is not None and source == "book" else None
         try:
@@ -213,8 +245,10 @@ class Tally:
             out.append(f"  judged: {len(self.verdicts) - len(self.lost()) - unjudged} kept the value, "
                        f"{len(self.lost())} lost value, {unjudged} not judged"
                        + (f"; full solves: {', '.join(solves)}" if solves else ""))
-            out += [f"  LOST at {m.where()} {m.position.fen()}: {m.decision.action} is worth {v.got:+d} to the mover, "
-                    f"the position {v.want:+d} ({v.how})" for m, v in self.lost()]
+            out += [f"  LOST at {m.where()} {m.position.fen()}: {m.decision.action} is worth "
+                    + (f"less than {v.want:+d} to the mover, which keeps the game's value ({v.how})"
+                       if v.how == "a proof at the game's value" else
+                       f"{v.got:+d} to the mover, the position {v.want:+d} ({v.how})") for m, v in self.lost()]
             out += [f"  not judged at {m.where()}: {v.how}" for m, v in self.verdicts if v.keeps is None]
         return out
 
@@ -247,8 +281,9 @@ def run_variant(variant: Variant, engines: Engines, seeds: int, budget: float, o
     return tallies
 
 
-def summary(variant: Variant, tallies: dict[tuple[str, str], Tally]) -> str:
-    """One line for a rule set: games, the bot's moves by source, the slowest move, the judge's findings."""
+def summary(variant: Variant, tallies: dict[tuple[str, str], Tally], game: bool = False) -> str:
+    """One line for a rule set: games, the bot's moves by source, the slowest move, the judge's findings (`game`: by
+    the game's value)."""
     every = Tally()
     for tally in tallies.values():
         every.margins += tally.margins
@@ -262,6 +297,7 @@ def summary(variant: Variant, tallies: dict[tuple[str, str], Tally]) -> str:
     if every.verdicts:
         lost, unjudged = len(every.lost()), sum(v.keeps is None for _, v in every.verdicts)
         line += (f"; judged: {'PERFECT, every move kept the value' if not lost and not unjudged else ''}"
+                 f"{' of the game' if not lost and not unjudged and game else ''}"
                  f"{f'{lost} moves lost value' if lost else ''}{', ' if lost and unjudged else ''}"
                  f"{f'{unjudged} not judged in time' if unjudged else ''}")
     return line
@@ -279,6 +315,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--captures", default="standard,empty", help="the rule sets of --perfect")
     parser.add_argument("--judge", action="store_true",
                         help="for --perfect: check that each move of the bot keeps the value (databases on disk)")
+    parser.add_argument("--judge-by", choices=("game", "position"), default="game",
+                        help="for --judge: each move keeps the game's value (the goal), or its position's (stricter)")
     parser.add_argument("--judge-seeds", type=int, default=None,
                         help="for --judge: the judge's databases up to this many seeds (default: all on disk)")
     parser.add_argument("--judge-tt-bits", type=int, default=24, help="for --judge: log2 of the judge's table entries")
@@ -305,12 +343,16 @@ def run(args: argparse.Namespace) -> None:
         judge = None
         if args.judge:
             levels = egdb.present_seeds(variant) if args.judge_seeds is None else args.judge_seeds
-            judge = Judge(Engine(variant, tt_log2=args.judge_tt_bits, egdb_seeds=levels, build_egdb=False), book,
-                          args.judge_nodes, args.judge_limit)
+            engine = Engine(variant, tt_log2=args.judge_tt_bits, egdb_seeds=levels, build_egdb=False)
+            game = None
+            if args.judge_by == "game":  # the book's value of the start, else the judge's own
+                game = start.value if start is not None else engine.solve(Position.initial(variant)).value
+            judge = Judge(engine, book, args.judge_nodes, args.judge_limit, game)
             print(f"  judge: databases up to {len(judge.engine.levels) - 1 if judge.engine.levels else 0} seeds, "
-                  f"table 2^{args.judge_tt_bits}, {judge.engine.workers} threads", flush=True)
+                  f"table 2^{args.judge_tt_bits}, {judge.engine.workers} threads, each move by "
+                  + ("the game's value" if game is not None else "its position's value"), flush=True)
         tallies = run_variant(variant, engines, args.egdb_seeds, args.budget, args.opponents.split(","),
                               args.rounds, judge)
-        lines.append(summary(variant, tallies))
+        lines.append(summary(variant, tallies, judge is not None and judge.game is not None))
         print(f"  engines made for the bots: {engines.made}", flush=True)
     print("\n".join(lines))

@@ -45,6 +45,9 @@ class Plan:
     check_egdb_seeds: int | None = None
     """Database levels of the empty-table proof that decides hardness (the bot's; None: all the engine has). The
     hard positions' own proofs may use more levels: fewer nodes, the same values."""
+    keep: bool = False
+    """Off the player's own game, a position is also easy when a move keeping the game's value is proved within the
+    node limit (`Engine.keep`, as the bot tries at the board): the opponent's mistakes are then not followed."""
 
 
 @dataclass
@@ -60,6 +63,8 @@ class BuildStats:
     nodes: int = 0
     easy_known: int = 0
     """Easy positions met again whose best house was already known (not proved again)."""
+    kept: int = 0
+    """Of the easy positions, those where only a move keeping the game's value was proved (`Plan.keep`)."""
 
 
 class Builder:
@@ -80,6 +85,8 @@ class Builder:
         self.stats = BuildStats(entries=len(book))
         self.known_easy = {} if known_easy is None else known_easy
         self.on_easy = on_easy
+        self.known_kept: set[tuple[int, ...]] = set()
+        """Positions (houses and the mover's lead in the stores) found easy by a move keeping the game's value."""
 
     def replies(self, board: Board) -> list[Board]:
         """Every position where the turn comes back, after each way the side to move can play its turn."""
@@ -104,6 +111,15 @@ class Builder:
             return None
         return pit
 
+    def kept(self, board: Board, target: int) -> bool:
+        """Whether a move giving the mover a final margin of `target` is proved within the node limit, empty table."""
+        h = self.engine.rules.h
+        self.cold.searcher.clear()
+        try:
+            return self.cold.keep(board, target - (board[h] - board[-1]), node_limit=self.plan.node_limit) is not None
+        except TimeoutError:
+            return False
+
     def solve(self, board: Board, depth: int) -> Entry:
         """A hard position's entry, proved without limits (with every move's value if `depth` is small)."""
         if depth > self.plan.per_move_depth:
@@ -121,18 +137,23 @@ class Builder:
         t0 = last_save = time.monotonic()
         n0 = int(self.engine.searcher.nodes) + int(self.cold.searcher.nodes)
         first = relative_board(start)
-        queue: deque[tuple[Board, int, bool]] = deque([(first, 0, True)])
+        value = 0
+        if self.plan.keep:
+            entry = self.book.get(first)
+            value = entry.value if entry is not None else self.engine.prove(first)[1]
+        h = self.engine.rules.h
+        queue: deque[tuple[Board, int, bool, int]] = deque([(first, 0, True, value)])
         if self.plan.depth >= 1:
-            queue.extend((b, 1, False) for b in self.replies(first))
+            queue.extend((b, 1, False, -value) for b in self.replies(first))
         seen: dict[tuple[int, ...], bool] = {}
         try:
             while queue:
-                board, depth, main = queue.popleft()
-                key = house_key(board)
+                board, depth, main, target = queue.popleft()
+                key = (*house_key(board), board[h] - board[-1]) if self.plan.keep else house_key(board)
                 if key in seen and (seen[key] or not main):
                     continue
                 seen[key] = main
-                pit = self._pit(board, depth, main)
+                pit = self._pit(board, depth, main, target)
                 self.stats.queued, self.stats.depth = len(queue), depth
                 self.stats.seconds = time.monotonic() - t0
                 self.stats.nodes = int(self.engine.searcher.nodes) + int(self.cold.searcher.nodes) - n0
@@ -142,14 +163,16 @@ class Builder:
                     self.save(self.book)
                     last_save = time.monotonic()
                 if pit is not None:
-                    queue.extend(self._next(board, pit, depth, main))
+                    queue.extend(self._next(board, pit, depth, main, target))
         finally:
             if self.save is not None and self.stats.added:
                 self.save(self.book)
         return self.stats
 
-    def _pit(self, board: Board, depth: int, main: bool) -> int | None:
-        """The player's move at a position (adding it to the book if hard); None if it need not be followed."""
+    def _pit(self, board: Board, depth: int, main: bool, target: int) -> int | None:
+        """The player's move at a position (adding it to the book if hard); None if it need not be followed.
+
+        `target` is the final margin the player keeps (the game's value for its seat; `Plan.keep`)."""
         entry = self.book.get(board)
         if entry is not None:
             return entry.pit
@@ -159,6 +182,13 @@ class Builder:
             self.stats.easy += 1
             self.stats.easy_known += 1
             return pit if main else None
+        if self.plan.keep and not main:
+            lead = (*key, board[self.engine.rules.h] - board[-1])
+            if lead in self.known_kept or self.kept(board, target):
+                self.known_kept.add(lead)
+                self.stats.easy += 1
+                self.stats.kept += 1
+                return None
         pit = self.easy(board)
         if pit is not None:
             self.stats.easy += 1
@@ -171,14 +201,15 @@ class Builder:
         self.stats.entries = len(self.book)
         return entry.pit
 
-    def _next(self, board: Board, pit: int, depth: int, main: bool) -> list[tuple[Board, int, bool]]:
-        """The positions to look at after the player sows `pit`."""
+    def _next(self, board: Board, pit: int, depth: int, main: bool,
+              target: int) -> list[tuple[Board, int, bool, int]]:
+        """The positions to look at after the player sows `pit` (with the final margin the mover keeps there)."""
         after, _, extra, over = self.engine.module.play(self.engine.rules, board, pit)
         if over:
             return []
         if extra:
-            return [(after, depth, main)]
-        out = [(after, depth + 1, True)] if main else []
+            return [(after, depth, main, target)]
+        out = [(after, depth + 1, True, -target)] if main else []
         if depth + 2 <= self.plan.depth:
-            out += [(b, depth + 2, False) for b in self.replies(after)]
+            out += [(b, depth + 2, False, target) for b in self.replies(after)]
         return out

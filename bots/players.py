@@ -24,6 +24,7 @@ from bots.names import BotNameError, canonical_bot
 from bots.solver import Engine, auto_tt_bits
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.position import Position
+from protocol.side import Side
 from protocol.variant import Variant
 
 __all__ = ["BotNameError", "Decision", "Player", "make_player"]
@@ -223,7 +224,8 @@ class Decision:
     """South's final margin as the bot found it (proved when `exact`; None: not evaluated)."""
     exact: bool
     source: str
-    """`book`, `proof`, `forced` (one legal move), `search` (not proved in time) or `estimate` (swap, transfer)."""
+    """`book`, `proof`, `forced` (one legal move), `keep` (proved to keep the game's value, not proved best: `value` is
+    that value), `search` (not proved in time) or `estimate` (swap, transfer)."""
     depth: int = -1
     seconds: float = 0.0
 
@@ -254,6 +256,9 @@ class PerfectPlayer(StrongPlayer):
         if decision.exact:
             log.debug("perfect %s: %s (%s, value %s)", position.variant.text(), decision.action,
                       decision.source, decision.value)
+        elif decision.source == "keep":
+            log.info("perfect %s: %s keeps the game's value %+d, the best move not proved within %.2f s; position %s",
+                     position.variant.text(), decision.action, decision.value, budget_s, position.fen())
         else:
             log.info("perfect %s: %s not proved within %.2f s (%s, depth %d, value %s); position %s",
                      position.variant.text(), decision.action, budget_s, decision.source, decision.depth,
@@ -282,12 +287,28 @@ class PerfectPlayer(StrongPlayer):
         if pie.in_first_turn(position):
             with self._borrow(position) as engine:
                 return self._pie_opening(position, deadline, engine)
-        return self.best_sowing(position, deadline)
+        return self.best_sowing(position, deadline, self.game_value(position))
 
-    def best_sowing(self, position: Position, deadline: float) -> Decision:
+    def game_value(self, position: Position) -> int | None:
+        """The final margin (South's) the book proves for the game's start, which a perfect player keeps throughout:
+        None without the pie rule's swap or the opening transfer, or when the book does not hold the start."""
+        variant = position.variant
+        if variant.pie or variant.opening_transfer:
+            return None
+        book = self.engines.book(variant)
+        start = Position.initial(variant)
+        entry = book.get(relative_board(start)) if book is not None else None
+        return None if entry is None else south_value(start, entry.value)
+
+    def best_sowing(self, position: Position, deadline: float, keep: int | None = None) -> Decision:
         """The best sowing of a position where the mover sows: the book, else a proof within most of the
         time left, else the deepest search finished (a swap offer or the pie rule's first turn are not
-        weighed: this is the board's own value, as an analysis shows it)."""
+        weighed: this is the board's own value, as an analysis shows it).
+
+        With `keep` (South's final margin the mover has kept so far: `game_value`), a move proved to keep it is
+        looked for first, within most of the time, and played (source `keep`) if the best move is then not proved
+        in the time left: where a proof of the best move takes longer than a move (mostly after the opponent
+        gave value away), the game's value is still kept."""
         book = self.engines.book(position.variant)
         board = relative_board(position)
         entry = book.get(board) if book is not None else None
@@ -298,13 +319,26 @@ class PerfectPlayer(StrongPlayer):
         self.engines.ready(position.variant, self.egdb_seeds, (deadline - time.monotonic()) / 2)
         with self._borrow(position) as engine:
             if engine.exact_possible:
+                kept = None if keep is None else self._keep(position, board, keep, deadline, engine)
                 try:
                     pit, v = engine.prove(board, t_share(deadline))
                     return Decision(Sow(pit_to_bin(position, pit)), south_value(position, v), True, "proof")
                 except TimeoutError:
                     pass
+                if kept is not None:
+                    return Decision(Sow(pit_to_bin(position, kept)), keep, False, "keep")
             b, v, exact, depth = engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))
             return Decision(Sow(b), south_value(position, v), exact, "proof" if exact else "search", depth)
+
+    @staticmethod
+    def _keep(position: Position, board: tuple[int, ...], keep: int, deadline: float, engine: Engine) -> int | None:
+        """A pit proved (within most of the time left) to keep South's final margin `keep` for the mover, else None."""
+        mover = keep if position.to_move == Side.SOUTH else -keep
+        need = mover - (int(position.margin) if position.to_move == Side.SOUTH else -int(position.margin))
+        try:
+            return engine.keep(board, need, t_share(deadline))
+        except TimeoutError:
+            return None
 
     def _pie_opening(self, position: Position, deadline: float, engine: Engine) -> Decision:
         """The opener's sowing under the pie rule: the board North is offered nearest a draw (`bots.pie`).

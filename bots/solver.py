@@ -412,6 +412,30 @@ class Engine:
                 self.node_stop = 0
         raise AssertionError("no move reaches the proved value")
 
+    def keep(self, board: tuple[int, ...], need: int, deadline: float = 0.0, node_limit: int = 0) -> int | None:
+        """The first pit in `proof_order` proved to give the mover at least `need` (a non-terminal board of an acyclic
+        variant), None if every move is proved to give less; TimeoutError past `deadline` or `node_limit` nodes.
+
+        Half a proof: a move that keeps a value already won needs no proof that it is the best, so after an
+        opponent's mistake (the value above `need`) it is found far sooner than the best move."""
+        if not self.exact_possible:
+            raise ValueError("positions of variants whose sowing can cycle have no proved values here")
+        with self.lock:
+            self.node_stop = int(self.searcher.nodes) + node_limit if node_limit > 0 else 0
+            try:
+                for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
+                    if self._reaches((after, gain, extra, over), need, -1, deadline, self.workers):
+                        return pit
+            finally:
+                self.node_stop = 0
+        return None
+
+    def reaches(self, board: tuple[int, ...], pit: int, value: int, deadline: float = 0.0) -> bool:
+        """Whether sowing `pit` gives the mover at least `value` (exactly, on every thread; TimeoutError past
+        `deadline`)."""
+        with self.lock:
+            return self._reaches(self.module.play(self.rules, board, pit), value, -1, deadline, self.workers)
+
     def _reaches(self, child: Child, value: int, depth: int,
                  deadline: float, threads: int = 1) -> bool:
         """Whether a move attains at least `value` for the mover (one null-window search)."""

@@ -58,6 +58,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                             "--egdb-seeds); a larger --egdb-seeds then only speeds up the hard positions' proofs")
     build.add_argument("--workers", type=int, default=1, metavar="W",
                        help="threads of each hard position's proof (the easy checks take one)")
+    build.add_argument("--keep", action="store_true",
+                       help="off the bot's own game, leave to the board the positions where a move keeping the game's "
+                            "value is proved within the node limit (the bot keeps the value there; fewer positions)")
     build.add_argument("--per-move-depth", type=int, default=0, metavar="T",
                        help="book positions up to T turns in also get every move's value (-1: none)")
     build.add_argument("--from-scratch", action="store_true",
@@ -130,9 +133,10 @@ def _build(args: argparse.Namespace, variant: Variant, check: int) -> int:
     if known is not None:
         book.entries.update({k: e for k, e in known.entries.items() if k not in book.entries})
     plan = Plan(depth=args.depth, node_limit=args.node_limit, per_move_depth=args.per_move_depth,
-                check_egdb_seeds=check)
+                check_egdb_seeds=check, keep=args.keep)
     note = (f"{variant.text()}: depth {plan.depth}, node limit {plan.node_limit:,} "
-            f"(table 2^{plan.check_tt_log2}), databases up to {check} seeds")
+            f"(table 2^{plan.check_tt_log2}), databases up to {check} seeds"
+            + (", positions where the game's value is kept left to the board" if plan.keep else ""))
     if note not in book.notes:
         book.notes.append(note)
     stamp = (f"{egdb.rule_key(variant)} node-limit {plan.node_limit} table 2^{plan.check_tt_log2} "
@@ -156,7 +160,8 @@ def _build(args: argparse.Namespace, variant: Variant, check: int) -> int:
     stats = run_stoppable(work, "kalah book")
     sys.stderr.write("\n")
     print(f"{stats.entries:,} positions ({stats.added:,} proved now, {stats.easy:,} left to the board, "
-          f"{stats.easy_known:,} of them known) in {duration(stats.seconds)}, {stats.nodes:,} nodes; "
+          f"{stats.easy_known:,} of them known, {stats.kept:,} where the game's value is kept) in "
+          f"{duration(stats.seconds)}, {stats.nodes:,} nodes; "
           f"written to {path}")
     return 0
 

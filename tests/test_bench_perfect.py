@@ -104,6 +104,26 @@ def test_the_judge_flags_a_sowing_that_loses_value(tmp_path: Path) -> None:
     assert any(line.startswith("  LOST at ply") for line in tally.lines())
 
 
+def test_the_judge_by_the_games_value_flags_the_sowing_that_gives_it_away(tmp_path: Path) -> None:
+    """Judged by the game's value (the book's for the start), perfect play against itself keeps it at every move, and
+    the one worse sowing of a game the bot plays against itself is the one move that gives it away."""
+    book = small_book(tmp_path)
+    start = book.get(relative_board(Position.initial(SMALL)))
+    assert start is not None
+    engines = Engines(book_dirs=[tmp_path])
+    judge = perfect.Judge(Engine(SMALL, tt_log2=18), book, node_limit=200, game=start.value)
+    fair = perfect.Tally()
+    fair.add(perfect.play(PerfectPlayer(egdb_seeds=0, engines=engines), None, SMALL, 0, BUDGET_S), judge)
+    assert fair.verdicts and all(v.keeps for _, v in fair.verdicts)
+    bot = LosingBot(engines)
+    tally = perfect.Tally()
+    tally.add(perfect.play(bot, None, SMALL, 0, BUDGET_S), judge)
+    (move, verdict), = tally.lost()
+    assert move.position == bot.blundered and verdict.how == "a proof at the game's value"
+    assert any("which keeps the game's value" in line for line in tally.lines())
+    assert "every move kept the value of the game" in perfect.summary(SMALL, {("perfect", "both seats"): fair}, True)
+
+
 def test_the_judge_flags_a_book_move_below_the_books_value(tmp_path: Path) -> None:
     """A book whose start entry names a worse house (its value kept): the bot plays it from the book and the judge,
     checking it against the book's value, says it lost value."""
@@ -122,11 +142,13 @@ def test_the_judge_flags_a_book_move_below_the_books_value(tmp_path: Path) -> No
     assert verdict.got == entry.per_move[worse]
 
 
-def test_the_bench_flag_runs_and_prints_a_summary(tmp_path: Path) -> None:
-    """`python bench/solver.py --perfect --seeds 2 --judge` plays Kalah(6,2) and ends with a judged summary line."""
+@pytest.mark.parametrize(("by", "of"), [([], " of the game"), (["--judge-by", "position"], "")])
+def test_the_bench_flag_runs_and_prints_a_summary(tmp_path: Path, by: list[str], of: str) -> None:
+    """`python bench/solver.py --perfect --seeds 2 --judge` plays Kalah(6,2) and ends with a judged summary line (by the
+    game's value, or by each position's)."""
     proc = run([sys.executable, "bench/solver.py", "--perfect", "--seeds", "2", "--captures", "empty",
                 "--egdb-seeds", "0", "--rounds", "2", "--opponents", "random", "--budget", "0.2", "--judge",
-                "--judge-seeds", "0", "--judge-tt-bits", "16", "--book-dir", str(tmp_path)], timeout=120)
+                "--judge-seeds", "0", "--judge-tt-bits", "16", "--book-dir", str(tmp_path), *by], timeout=120)
     assert proc.returncode == 0, proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
-    assert last.startswith("summary kalah(6,2,capture=empty): 3 games,") and "every move kept the value" in last
+    assert last.startswith("summary kalah(6,2,capture=empty): 3 games,") and "every move kept the value" + of in last

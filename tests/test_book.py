@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -284,3 +285,36 @@ def test_a_second_build_of_the_same_book_is_refused_while_the_first_runs(
         holder.wait(30)
     assert main(argv) == 0
     assert Book.loads(path.read_text()).entries == build_small().entries
+
+
+def test_a_keep_build_covers_every_position_with_a_move_keeping_the_games_value() -> None:
+    """With `Plan.keep`, whatever the opponent plays, each position the player faces is in the book, easy, or has a
+    move keeping the game's value proved within the node limit; the book is no larger than a full build's."""
+    plan = replace(SMALL_PLAN, keep=True)
+    book, whole = build_small(plan=plan), build_small()
+    assert 0 < len(book) <= len(whole)
+    assert all(whole.entries.get(k, e) == e for k, e in book.entries.items())
+    start = book.get(relative_board(Position.initial(SMALL)))
+    assert start is not None
+    builder = Builder(Engine(SMALL, tt_log2=18), Book(book.rules), plan)
+    judge = Engine(SMALL, tt_log2=18)
+    rng = random.Random(5)
+    for game in range(40):
+        player = game % 2
+        target = start.value if player == 0 else -start.value
+        pos, turns = Position.initial(SMALL), 0
+        while not pos.over and turns <= plan.depth:
+            board, mover = relative_board(pos), pos.to_move
+            if pos.to_move == player:
+                entry = book.get(board)
+                need = target - (board[SMALL.houses] - board[-1])
+                pit = entry.pit if entry is not None else builder.easy(board)
+                if pit is None:
+                    assert builder.kept(board, target), f"{pos.fen()}: not in the book, not easy, value not kept"
+                    pit = builder.cold.keep(board, need)
+                    assert pit is not None
+                assert judge.reaches(board, pit, need), f"{pos.fen()}: house {pit + 1} gives the game's value away"
+                pos = pos.apply(Sow(pit + 1 if pos.to_move == 0 else pit + SMALL.houses + 2))
+            else:
+                pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
+            turns += pos.to_move != mover

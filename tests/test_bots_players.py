@@ -327,3 +327,46 @@ def test_large_databases_come_smaller_levels_first(egdb_dir: Path, monkeypatch: 
         assert len(engine.levels) == 9
     sizes = [lv.size for lv in egdb.plan(v, 8, egdb_dir)]
     assert stages == [first, 8] and sum(sizes[:first]) <= sum(sizes) // 4 < sum(sizes[: first + 1])
+
+
+def test_perfect_keeps_the_games_value_where_the_best_move_is_not_proved(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The game's value is the book's for the start (none with the pie rule); when no proof of the best move ends in
+    time, the bot plays a move proved to keep that value, flagged `keep`, in both seats against random moves."""
+    v = Variant(houses=4, seeds=4)
+    book = Book(egdb.rule_key(v))
+    Builder(Engine(v, tt_log2=16), book, Plan(depth=0, node_limit=100)).run(Position.initial(v))
+    book.save(tmp_path / "books" / book_mod.file_name(v))
+    bot = PerfectPlayer(engines=Engines(book_dirs=[tmp_path / "books"]))
+    entry = book.get(relative_board(Position.initial(v)))
+    assert entry is not None and bot.game_value(Position.initial(v)) == entry.value
+    assert bot.game_value(Position.initial(Variant(houses=4, seeds=4, pie=True))) is None
+
+    def no_proof(*_: Any, **__: Any) -> Any:
+        """No best move is ever proved in time."""
+        raise TimeoutError("search time limit reached")
+
+    monkeypatch.setattr(Engine, "prove", no_proof)
+    judge = Engine(v, tt_log2=16)
+    rng = random.Random(3)
+    kept = 0
+    for seat in (0, 1):
+        pos = Position.initial(v)
+        while not pos.over:
+            if pos.to_move != seat:
+                pos = pos.apply(rng.choice(pos.legal_actions()))
+                continue
+            decision = bot.explain(pos, 1.0)
+            assert isinstance(decision.action, Sow)
+            if decision.source == "keep":
+                kept += 1
+                assert not decision.exact and decision.value == entry.value
+            else:
+                assert decision.source in ("book", "forced")
+            board = relative_board(pos)
+            mover = entry.value if seat == 0 else -entry.value
+            need = mover - (board[v.houses] - board[-1])
+            bin_ = decision.action.bin
+            assert judge.reaches(board, bin_ - 1 if seat == 0 else bin_ - v.houses - 2, need)
+            pos = pos.apply(decision.action)
+    assert kept > 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from bots.solver import Engine
+from bots.solver import Engine, proof_order, relative_board
 from protocol import Capture, Position, Sow, Variant
 
 DATA = json.loads((Path(__file__).parent / "data" / "small_boards.json").read_text())
@@ -146,3 +147,24 @@ def test_deepening_never_claims_exact_when_sowing_can_cycle() -> None:
     move, _, exact, depth = Engine(v).best_by_deepening(Position.initial(v), 0.3, max_depth=9)
     assert not exact and depth == 9
     assert move in Position.initial(v).legal_bins()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keep_finds_a_move_keeping_a_value_and_none_above_the_best(seed: int) -> None:
+    """`Engine.keep` returns the first move in proof order worth at least the value asked for, and None when the
+    value asked for is above the position's (positions of random Kalah(4,3) games)."""
+    v = Variant(houses=4, seeds=3)
+    engine = Engine(v, tt_log2=16)
+    rng = random.Random(seed)
+    pos = Position.initial(v)
+    while not pos.over:
+        board = relative_board(pos)
+        kids = sorted(engine.children(board), key=proof_order)
+        values = {kid[0]: engine.child_value(kid[1:], -1, 0, 0.0) for kid in kids}
+        best = max(values.values())
+        for need in (best - 3, best - 1, best):
+            assert engine.keep(board, need) == next(k[0] for k in kids if values[k[0]] >= need)
+        assert engine.keep(board, best + 1) is None
+        assert all(engine.reaches(board, pit, value) and not engine.reaches(board, pit, value + 1)
+                   for pit, value in values.items())
+        pos = pos.apply(rng.choice(pos.legal_actions()))
