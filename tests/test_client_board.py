@@ -22,6 +22,7 @@ from client.widgets.board import (
     house_width,
     keys_text,
 )
+from client.widgets.panels import PlayerBar
 from protocol import Game, Side, Variant
 from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
 from tests.client_hosts import ScreenHost, make_snapshot, until
@@ -250,10 +251,12 @@ def test_every_board_fits_78_columns_and_names_its_keys() -> None:
     """Houses narrow as they grow in number so 1 to 12 houses fit 78 columns; the keys read as words."""
     assert [house_width(h) for h in (1, 7, 8, 9, 10, 11, 12)] == [8, 8, 7, 6, 6, 5, 5]
     assert max(board_width(h) for h in range(1, 13)) == 78
-    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, wide=False) for h in range(1, 13) for s in (1, 200)]
+    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, wide=False, columns=80) for h in range(1, 13)
+               for s in (1, 200)]
     assert max(largest) == (80, 14)  # every board, up to 200 seeds a house, in 80x24
-    widths = {h: needed_size(Variant(houses=h, seeds=4), keys=True, wide=False)[0] for h in range(1, 13)}
-    assert {widths[h] for h in range(1, 7)} == {68} and min(widths[h] for h in range(7, 13)) == 74  # as documented
+    sizes = {h: needed_size(Variant(houses=h, seeds=4), keys=True, wide=False) for h in range(1, 13)}
+    assert [sizes[h] for h in range(1, 7)] == [(42, 17), (42, 17), (44, 17), (52, 17), (60, 17), (68, 14)]
+    assert min(sizes[h][0] for h in range(7, 13)) == 74 and {sizes[h][1] for h in range(7, 13)} == {14}  # documented
     assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]
 
 
@@ -306,7 +309,42 @@ async def test_the_replay_too_says_what_size_its_board_needs() -> None:
     app = ScreenHost(ReplayScreen(stored, animate=False))
     async with app.run_test(size=(50, 20)) as pilot:
         line = app.screen.query_one("#too-small")
-        assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 68 "
-                                             "by 13.")
+        assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 52 "
+                                             "by 16.")
         await pilot.resize_terminal(*needed_size(stored.variant, keys=False, wide=False))
         await until(pilot, lambda: not line.display and app.screen.query_one(Board).display)
+
+
+async def test_a_small_board_plays_in_a_terminal_narrower_than_the_bars() -> None:
+    """Kalah(3,3) plays in 50 columns and in the fewer it needs: the bars and the notice narrow to the terminal (a
+    long name is cut, the clock and `(you)` stay), every part stays on screen and a house key sows; one column less
+    brings the line back, and Kalah(6,4) still shows it one column below its 68."""
+    long_name = "n" * 32
+    clocks = Clocks(south_ms=300_000, north_ms=295_500)
+    app = host("", variant="kalah(3,3)", north=long_name, clocks=clocks)
+    async with app.run_test(size=(50, 20)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        line, body = screen.query_one("#too-small"), screen.query_one("#game-body")
+        width, height = needed_size(screen.state.variant, keys=True, wide=False)
+        assert width < 66
+        for size in ((50, 20), (width, height)):
+            await pilot.resize_terminal(*size)
+            await until(pilot, lambda: not line.display and body.display)
+            await pilot.pause()
+            parts = [screen.query_one(f"#{part}") for part in ("top-player", "bottom-player", "notice", "board")]
+            assert all(part.region.right <= size[0] for part in parts)
+            assert screen.query_one("#notice").region.bottom <= size[1] - 1  # above the footer
+            top, bottom = (str(screen.query_one(f"#{bar}", PlayerBar).render()) for bar in ("top-player",
+                                                                                            "bottom-player"))
+            assert "4:55" in top and "…" in top and long_name not in top and len(top) <= size[0] - 4
+            assert "ann" in bottom and "(you)" in bottom and "5:00" in bottom
+        await pilot.press("1")
+        assert app.sent == [MakeMove(match_id="m1", ply=0, bin=1)]
+        await pilot.resize_terminal(width - 1, height)
+        await until(pilot, lambda: line.display and not body.display)
+    app = host("", variant="kalah(6,4)")
+    async with app.run_test(size=(67, 24)) as pilot:
+        line = app.screen.query_one("#too-small")
+        await until(pilot, lambda: line.display)
+        assert "kalah(6,4) needs at least 68 by 14." in str(line.render())

@@ -4,11 +4,14 @@ The game and replay screens stack, top to bottom: the title, the opponent's bar,
 rows of houses three lines high, the stores beside them; then the line of house keys for a
 player), the player's bar, the notice (a blank line and two lines) and the footer; the board
 column has 1 column of padding each side on a narrow terminal, and 2 columns and 1 line on a
-wide one (`kalah.tcss`: `#board-column`). Its width is the board's (`board_width`: the houses'
-count and the digits of the largest count a pit can show) or the bars' and the notice's
-(`TEXT_WIDTH`), whichever is wider. A smaller terminal shows one line instead of a cut-off board:
-the size the variant needs and that enlarging the window brings the board back. Everything else
-goes on: the game is followed, the keys in the footer work, and the board returns as it is.
+wide one (`kalah.tcss`: `#board-column`). The bars and the notice under the board are
+`TEXT_WIDTH` columns where the terminal has room; in a narrower one they take the columns it has,
+down to the board's width (`board_width`: the houses' count and the digits of the largest count a
+pit can show) or `MIN_TEXT_WIDTH`, whichever is wider: a bar then cuts a long name short, and the
+title and the notice wrap their lines, so they take three lines more. A smaller terminal shows one line instead of a
+cut-off board: the size the variant needs and that enlarging the window brings the board back.
+Everything else goes on: the game is followed, the keys in the footer work, and the board returns
+as it is.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from client.widgets.board import board_width, count_digits
 from protocol import Variant
 
 TEXT_WIDTH = 66
-"""Columns of the player bars and the notice under the board (`kalah.tcss`: `.player`, `#notice`)."""
+"""Columns of the player bars and the notice under the board where the terminal has room (`kalah.tcss`: `.player`,
+`#notice`): a 6-house board's width."""
+
+MIN_TEXT_WIDTH = 40
+"""The fewest columns of the bars and the notice: a bar's side, a name of 13 characters with `(you)`, and its clock."""
+
+TEXT_PARTS = ".player, #notice, #analysis, #hint, #error, #game-over"
+"""The parts of the board column as wide as the bars (`kalah.tcss`)."""
 
 BOARD_LINES = 6
 """Lines of the board: two rows of houses, three lines each (the stores are as high as both)."""
@@ -31,12 +41,37 @@ BOARD_LINES = 6
 AROUND_BOARD_LINES = 7
 """Lines around the board: the title, two player bars, the notice (a blank line and two lines) and the footer."""
 
+WRAPPED_LINES = 3
+"""Lines the title and the notice take more when the bars are narrower than `TEXT_WIDTH`: the title wraps once, and
+so does each of the notice's two lines (the last move, the prompt)."""
 
-def needed_size(variant: Variant, *, keys: bool, wide: bool) -> tuple[int, int]:
+
+def padding(wide: bool) -> int:
+    """Columns of the board column's padding, both sides (`wide`: a terminal of `NARROW` columns or more)."""
+    return 4 if wide else 2
+
+
+def least_text_width(variant: Variant) -> int:
+    """The fewest columns the bars and the notice of `variant` may take: the board's width, but no fewer than
+    `MIN_TEXT_WIDTH` and no more than `TEXT_WIDTH`."""
+    return min(max(board_width(variant.houses, count_digits(variant)), MIN_TEXT_WIDTH), TEXT_WIDTH)
+
+
+def text_width(variant: Variant, columns: int, *, wide: bool) -> int:
+    """Columns of the bars and the notice in a terminal of `columns`: `TEXT_WIDTH` where it has room, else what it
+    has, down to `least_text_width`."""
+    return max(least_text_width(variant), min(TEXT_WIDTH, columns - padding(wide)))
+
+
+def needed_size(variant: Variant, *, keys: bool, wide: bool, columns: int | None = None) -> tuple[int, int]:
     """Columns and lines a board screen of `variant` needs (`keys`: with the line of house keys; `wide`: laid out for
-    a terminal of `NARROW` columns or more, with more padding)."""
-    width = max(board_width(variant.houses, count_digits(variant)), TEXT_WIDTH) + (4 if wide else 2)
-    height = AROUND_BOARD_LINES + BOARD_LINES + (1 if keys else 0) + (2 if wide else 0)
+    a terminal of `NARROW` columns or more, with more padding); the lines are those needed at `columns` (None: at the
+    fewest columns), as a narrower title and notice take more."""
+    width = max(board_width(variant.houses, count_digits(variant)), MIN_TEXT_WIDTH) + padding(wide)
+    fewest = max(width, NARROW) if wide else width
+    wrapped = text_width(variant, fewest if columns is None else columns, wide=wide) < TEXT_WIDTH
+    height = (AROUND_BOARD_LINES + BOARD_LINES + (1 if keys else 0) + (2 if wide else 0)
+              + (WRAPPED_LINES if wrapped else 0))
     return width, height
 
 
@@ -47,14 +82,19 @@ def too_small_text(variant: Variant, size: tuple[int, int], needed: tuple[int, i
 
 
 def fit_board(screen: Screen[Any], variant: Variant, *, keys: bool) -> bool:
-    """Show `screen`'s title and body if the terminal holds the board, else its `#too-small` line saying what size is
-    needed; whether the board is shown."""
+    """Show `screen`'s title and body if the terminal holds the board, its bars and notice as wide as it has room for,
+    else its `#too-small` line saying what size is needed; whether the board is shown."""
     size = screen.size
-    needed = needed_size(variant, keys=keys, wide=size.width >= NARROW)
-    fits = size.width >= needed[0] and size.height >= needed[1]
+    wide = size.width >= NARROW
+    width, height = needed_size(variant, keys=keys, wide=wide, columns=size.width)
+    fits = size.width >= width and size.height >= height
     line = screen.query_one("#too-small", Static)
-    if not fits:
-        line.update(too_small_text(variant, (size.width, size.height), needed))
+    if fits:
+        columns = text_width(variant, size.width, wide=wide)
+        for part in screen.query(TEXT_PARTS):
+            part.styles.width = columns
+    else:
+        line.update(too_small_text(variant, (size.width, size.height), (width, height)))
     line.display = not fits
     for part in screen.query("#title, #game-body"):
         part.display = fits

@@ -20,8 +20,17 @@ def format_clock(ms: int | None) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+CLOCK_END = 56
+"""The column a player's clock ends at in a bar wider than that."""
+
+
+def cut(text: str, room: int) -> str:
+    """`text`, or as much of it as fits `room` columns with `…` at the end (at least the `…`)."""
+    return text if len(text) <= room else text[:max(room - 1, 0)] + "…"
+
+
 class PlayerBar(Static):
-    """One player's line: side, name, to-move marker, and clock."""
+    """One player's line: side, name, to-move marker, and clock; a name too long for the bar is cut short."""
 
     player: reactive[str | None] = reactive(None)
     side: reactive[Side] = reactive(Side.SOUTH)
@@ -31,20 +40,25 @@ class PlayerBar(Static):
     away: reactive[bool] = reactive(False)
 
     def render(self) -> Text:
-        """The bar's text."""
+        """The bar's text: the clock ends at `CLOCK_END`, or at the bar's right edge when the bar or the name is too
+        long for that; a name too long for the bar is cut short."""
         self.set_class(self.to_move, "-to-move")
-        marker = "▶ " if self.to_move else "  "
-        text = Text(marker)
-        text.append(f"{self.side.name.title():<6}", style="bold")
-        text.append(f"  {self.player or '(open seat)'}")
+        tags: list[tuple[str, str]] = []
         if self.you:
-            text.append("  (you)", style="italic")
+            tags.append(("  (you)", "italic"))
         if self.away:
-            text.append("  (disconnected)", style="bold")
+            tags.append(("  (disconnected)", "bold"))
         clock = format_clock(self.clock_ms)
+        width = self.content_size.width or CLOCK_END
+        side = f"{self.side.name.title():<6}"
+        room = width - len(f"▶ {side}  ") - sum(len(tag) for tag, _ in tags) - 2 - len(clock)
+        text = Text("▶ " if self.to_move else "  ")
+        text.append(side, style="bold")
+        text.append(f"  {cut(self.player or '(open seat)', room)}")
+        for tag, style in tags:
+            text.append(tag, style=style)
         low = self.clock_ms is not None and self.clock_ms < 10_000
-        pad = max(2, 56 - len(text.plain) - len(clock))
-        text.append(" " * pad)
+        text.append(" " * max(2, min(CLOCK_END, width) - len(text.plain) - len(clock)))
         text.append(clock, style="bold reverse" if self.to_move else ("bold" if low else ""))
         return text
 
