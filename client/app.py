@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,14 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from client.connection import RETRY_DELAYS, Connection
-from client.embedded import EmbeddedServer, LocalAnalyst, start_embedded, start_local_analyst
+from client.embedded import (
+    EmbeddedServer,
+    LocalAnalyst,
+    LocalServerError,
+    start_embedded,
+    start_failure,
+    start_local_analyst,
+)
 from client.identities import load_token, save_token, server_keys
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
@@ -151,8 +159,13 @@ class KalahApp(App[None]):
             self.post_message(ConnectionChanged(False, "Starting the local server…"))
             try:
                 self.embedded, moved = await start_embedded(self.launch.db_path)
-            except Exception as exc:  # any failure to start ends the session with its reason, not a traceback
+            except LocalServerError as exc:
                 self.give_up(f"could not start the local server: {exc}")
+                return
+            except Exception as exc:  # ends the session in one line, not a traceback (unless KALAH_DEBUG asks)
+                if os.environ.get("KALAH_DEBUG"):
+                    raise
+                self.give_up(start_failure(exc))
                 return
             if moved is not None:
                 self.notify(moved, title="Local server", severity="warning", timeout=20)

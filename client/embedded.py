@@ -85,8 +85,9 @@ def port_is_free(port: int) -> bool:
 async def start_embedded(db_path: Path | None = None) -> tuple[EmbeddedServer, str | None]:
     """Start a server on loopback on `db_path` (default: the per-user file), on the port the last one on that file
     used when it is free (so a `kalah watch` of it reconnects), else on a free one; the server, and a line saying
-    that the port moved (None if it did not)."""
-    from server.app import start_server  # type: ignore[import-not-found,unused-ignore]
+    that the port moved (None if it did not). A failure the database explains (another server holds it, a newer
+    schema, ...) raises `LocalServerError` in its words; any other is raised as it came (see `start_failure`)."""
+    from server.storage import SchemaError, StorageError  # type: ignore[import-not-found,unused-ignore]
 
     path = db_path if db_path is not None else default_db_path()
     try:
@@ -95,21 +96,52 @@ async def start_embedded(db_path: Path | None = None) -> tuple[EmbeddedServer, s
         raise LocalServerError(f"cannot make the folder {path.parent} for its database ({exc.strerror or exc}): "
                                "name another file with --db") from None
     last = last_port(path)
-    server: EmbeddedServer | None = None
-    if last is not None and port_is_free(last):
-        try:
-            server = await start_server(path, host="127.0.0.1", port=last)
-        except OSError as exc:  # taken between the look and the bind
-            if exc.errno != errno.EADDRINUSE:
-                raise
-    if server is None:
-        server = await start_server(path, host="127.0.0.1", port=0)
+    try:
+        server = await _listen(path, last)
+    except (StorageError, SchemaError) as exc:  # their words end with what to do
+        raise LocalServerError(str(exc)) from None
     with contextlib.suppress(OSError):  # not kept: the next one takes a free port, as this one did
         port_file(path).write_text(f"{server.port}\n")
     moved = None if last is None or server.port == last else (
         f"Port {last} of the last local server on this database is busy: this one is at {server.url}, so a "
         "`kalah watch` of the last one needs the new address.")
     return server, moved
+
+
+async def _listen(path: Path, last: int | None) -> EmbeddedServer:
+    """A server on `path` listening on loopback: on port `last` if it is free, else on any free one."""
+    from server.app import start_server  # type: ignore[import-not-found,unused-ignore]
+
+    if last is not None and port_is_free(last):
+        try:
+            server: EmbeddedServer = await start_server(path, host="127.0.0.1", port=last)
+            return server
+        except OSError as exc:  # taken between the look and the bind
+            if exc.errno != errno.EADDRINUSE:
+                raise
+    server = await start_server(path, host="127.0.0.1", port=0)
+    return server
+
+
+WAYS_ON: dict[int | None, str] = {
+    errno.EMFILE: "close other programs or raise the limit on open files (ulimit -n), then run it again",
+    errno.ENFILE: "close other programs, then run it again",
+    errno.ENOSPC: "free some disk space, or name a database file on another disk with --db",
+    errno.EDQUOT: "free some disk space, or name a database file on another disk with --db",
+    errno.ENOMEM: "close other programs, then run it again",
+}
+"""What to do about a system error that stopped the local server, by its errno."""
+
+UNFORESEEN_WAY_ON = "run it again (KALAH_DEBUG=1 shows where it fails), or play on a running server with --server"
+"""What to do about any other failure of the local server."""
+
+
+def start_failure(exc: Exception) -> str:
+    """A failure of the local server that no check foresaw in one line: what failed (the exception's kind and words)
+    and what to do."""
+    what = type(exc).__name__ + (f": {exc}" if str(exc) else "")
+    way_on = WAYS_ON.get(exc.errno, UNFORESEEN_WAY_ON) if isinstance(exc, OSError) else UNFORESEEN_WAY_ON
+    return f"the local server did not start ({what}): {way_on}."
 
 
 class LocalAnalyst(Protocol):

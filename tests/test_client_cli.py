@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import sys
 from pathlib import Path
@@ -128,3 +129,56 @@ def test_a_local_server_that_cannot_start_is_one_line_naming_play_and_the_fix(
     err = " ".join(capsys.readouterr().err.split())
     assert err.startswith("kalah play: could not start the local server: another kalah server (process ")
     assert err.endswith(f"is using {db}: play on that one (--server), stop it, or name another file with --db")
+
+
+@pytest.mark.parametrize(("failure", "said"), [
+    (OSError(errno.EMFILE, "Too many open files"), "(OSError: [Errno 24] Too many open files): close other programs "
+     "or raise the limit on open files (ulimit -n), then run it again"),
+    (OSError(errno.ENOSPC, "No space left on device"), "(OSError: [Errno 28] No space left on device): free some "
+     "disk space, or name a database file on another disk with --db"),
+    (RuntimeError(), "(RuntimeError): run it again (KALAH_DEBUG=1 shows where it fails), or play on a running "
+     "server with --server"),
+], ids=["out-of-file-descriptors", "disk-full", "any-other"])
+def test_an_unexpected_failure_of_the_local_server_is_one_line_saying_what_to_do(
+        failure: Exception, said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    """`kalah play` whose local server fails to start in a way nobody foresaw (out of file descriptors, a full disk,
+    any exception) exits 1 with one line naming the command, what failed and what to do, and no traceback."""
+    import server.app
+    from client.app import KalahApp
+
+    async def failing(*args: object, **kwargs: object) -> None:
+        raise failure
+
+    def headless(app: KalahApp) -> None:
+        asyncio.run(app.run_async(headless=True, size=(80, 24)))
+
+    monkeypatch.delenv("KALAH_DEBUG", raising=False)
+    monkeypatch.setattr(server.app, "start_server", failing)
+    monkeypatch.setattr(KalahApp, "run", headless)
+    assert main(["play", "--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]) == 1
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())  # Rich wraps it at the terminal's width
+    assert err == f"kalah play: the local server did not start {said}."
+    assert "Traceback" not in captured.out + captured.err
+
+
+def test_kalah_debug_shows_where_the_local_server_failed(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """With KALAH_DEBUG=1, an unexpected failure of the local server ends `kalah play` with status 1 and the
+    traceback of where it failed, as it does for any command."""
+    import server.app
+    from client.app import KalahApp
+
+    async def failing(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the cause")
+
+    def headless(app: KalahApp) -> None:
+        asyncio.run(app.run_async(headless=True, size=(80, 24)))
+
+    monkeypatch.setenv("KALAH_DEBUG", "1")
+    monkeypatch.setattr(server.app, "start_server", failing)
+    monkeypatch.setattr(KalahApp, "run", headless)
+    assert main(["play", "--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError" in err and "the cause" in err and "failing" in err
