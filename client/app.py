@@ -180,6 +180,11 @@ class KalahApp(App[None]):
         if failure is not None:
             self.give_up(failure)
 
+    @property
+    def player_name(self) -> str:
+        """The name the player goes by: the connection's (changed in the lobby, or a guest's), else the launch's."""
+        return self.connection.name if self.connection is not None else self.launch.name
+
     def give_up(self, reason: str) -> None:
         """End the session with exit status 1, printing `reason` once the screen is restored.
 
@@ -357,10 +362,9 @@ class KalahApp(App[None]):
             self.notify(f"You hold a seat in {len(seats)} unfinished match{'es' if len(seats) > 1 else ''}: "
                         "`kalah play --resume` reopens the newest, or find it in the lobby.", title="Unfinished")
         elif launch.resume:
-            name = self.connection.name if self.connection is not None else launch.name
-            self.notify(f"{name} holds no seat in an unfinished match on this server: nothing to resume. c creates "
-                        "a game here (`kalah play` starts one against a bot); is yours under another --name or --db?",
-                        title="Resume")
+            self.notify(f"{self.player_name} holds no seat in an unfinished match on this server: nothing to resume. "
+                        "c creates a game here (`kalah play` starts one against a bot); is yours under another --name "
+                        "or --db?", title="Resume")
         if launch.start == "bot":
             self.send(CreateMatch(variant=launch.variant.text(), seat=launch.seat,
                                   opponent=bot_opponent(launch.bot_level), rated=False))
@@ -442,7 +446,6 @@ class KalahApp(App[None]):
             return None
         game = unfinished[-1]
         launch = self.launch
-        name = self.connection.name if self.connection is not None else launch.name
         where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
                                                                      else "")
         state = game.state
@@ -451,7 +454,7 @@ class KalahApp(App[None]):
                    else "against a person, who may claim the win once you have been away for the server's grace "
                         "period")
         return (f"your game {game.match_id} is kept on the server ({against}): "
-                f"`kalah play{where} --name {name} --resume` takes it up again.")
+                f"`kalah play{where} --name {self.player_name} --resume` takes it up again.")
 
     async def action_quit(self) -> None:
         """Quit (`q`, Ctrl-C); when a game of the player's is unfinished, say that it is kept and how to take it up
