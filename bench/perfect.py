@@ -29,7 +29,7 @@ from bots import book as book_mod
 from bots import egdb
 from bots.book import Book, house_key
 from bots.core import Player
-from bots.engines import Engines
+from bots.engines import HOSTED_THREADS, Engines
 from bots.players import Decision, PerfectPlayer, RandomPlayer, StrongPlayer, make_player
 from bots.solver import Engine, relative_board
 from protocol import Capture, Position, Side, Sow, Variant
@@ -332,7 +332,7 @@ def run(args: argparse.Namespace) -> None:
     for capture in args.captures.split(","):
         variant = Variant(seeds=args.seeds, capture=Capture(capture))
         dirs = [book_mod.PACKAGE_DIR, *args.book_dir] if args.book_dir else None
-        engines = Engines(book_dirs=dirs)
+        engines = Engines(book_dirs=dirs, threads=HOSTED_THREADS)  # as a server hosts its bots
         t0 = time.perf_counter()
         engines.preload(variant, args.egdb_seeds, timeout=600)
         book = engines.book(variant)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -45,6 +46,9 @@ DEFAULT_MAX_BYTES = 3 << 30
 DEFAULT_MAX_TABLE_BYTES = 192 << 20
 """Default bound on the engines' transposition tables alone (eight 24 MiB tables): many different
 bots each bring a table, while databases are shared by rule set and built only by the operator."""
+HOSTED_THREADS = min(os.cpu_count() or 1, 4)
+"""Threads of each proof a hosted bot makes (`Engines(threads=...)` in `server.hosted`): the machine's cores, at most
+4. A move's proof on two cores keeps the game's value in Kalah(6,5) positions one core does not close in a second."""
 SYNC_LOAD_BYTES = 64 << 20
 """Database levels larger than this in all are read in a background thread, not during a move."""
 
@@ -73,8 +77,11 @@ class Engines:
     """A pool of engines by `EngineKey`, lent one search at a time, trimmed to `max_bytes` (estimated)."""
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, egdb_dir: Path | None = None, impl: str = "c",
-                 book_dirs: list[Path] | None = None, max_table_bytes: int = DEFAULT_MAX_TABLE_BYTES) -> None:
+                 book_dirs: list[Path] | None = None, max_table_bytes: int = DEFAULT_MAX_TABLE_BYTES,
+                 threads: int = 1) -> None:
         self.max_bytes = max_bytes
+        self.threads = threads
+        """Threads of each engine's exact searches (the perfect bot's proofs; its deepening takes one)."""
         self.max_table_bytes = max_table_bytes
         self.egdb_dir = egdb_dir
         self.impl = impl
@@ -147,7 +154,7 @@ class Engines:
     def _make(self, key: EngineKey) -> Engine:
         """A new engine for `key`, lent, sharing the database levels of its rule set."""
         share = self._share_levels(key)
-        engine = Engine(key.variant, impl=self.impl, tt_log2=key.tt_log2, workers=1, levels=share)
+        engine = Engine(key.variant, impl=self.impl, tt_log2=key.tt_log2, workers=self.threads, levels=share)
         with self._lock:
             self._busy[id(engine)] = engine
             self.made += 1

@@ -30,7 +30,7 @@ from enum import IntEnum
 from time import monotonic
 
 from bots.core import Player
-from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES, Engines
+from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES, HOSTED_THREADS, Engines
 from bots.names import bot_id_shape, canonical_bot
 from bots.players import make_player
 from protocol.actions import Action
@@ -238,7 +238,7 @@ class BotRunner:
                  max_queued: int = 64, engine_bytes: int = DEFAULT_MAX_BYTES,
                  table_bytes: int = DEFAULT_MAX_TABLE_BYTES,
                  canonical: Callable[[str], str] | None = None) -> None:
-        self.engines = Engines(engine_bytes, max_table_bytes=table_bytes)
+        self.engines = Engines(engine_bytes, max_table_bytes=table_bytes, threads=HOSTED_THREADS)
         self.factory = factory or self._make_player
         self.canonical = canonical or (bot_id_shape if factory is not None else canonical_bot)
         self.max_queued = max_queued

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bots.engines import HOSTED_THREADS
+from bots.solver import Engine, relative_board
 from protocol import Action, Position, Variant
 from server.errors import UnknownBotError
 from server.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
@@ -278,5 +280,20 @@ async def test_human_moves_run_at_the_servers_priority_and_exhibitions_below() -
             await runner.choose("human", START, 1.0)
         await runner.choose("show", START, 1.0, priority=Priority.EXHIBITION)
         assert log == [("human", base)] * 200 + [("show", min(19, base + BACKGROUND_NICE))]
+    finally:
+        runner.close()
+
+
+def test_hosted_bots_prove_on_the_machines_cores() -> None:
+    """The hosted bots' engines search their proofs on `HOSTED_THREADS` threads (every core, at most 4), and a proof on
+    them finds what one thread finds."""
+    runner = BotRunner()
+    try:
+        v = Variant(houses=4, seeds=3)
+        assert runner.engines.threads == HOSTED_THREADS == min(os.cpu_count() or 1, 4)
+        with runner.engines.borrow("perfect", v, 16) as engine:
+            assert engine.workers == HOSTED_THREADS
+            board = relative_board(Position.initial(v))
+            assert engine.prove(board) == Engine(v, tt_log2=16, workers=1).prove(board)
     finally:
         runner.close()
