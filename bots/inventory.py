@@ -94,9 +94,9 @@ def _kalah_6_5(seeds: int, on_disk: int) -> str:
     """What `perfect` is in Kalah(6,5) using databases up to `seeds` in both rule sets, `on_disk` being there
     (docs/bots.md measures it)."""
     if seeds >= LARGE_SEEDS:
-        return ("perfect in Kalah(6,5): not proved throughout; with these databases and the books it kept the value "
-                "in every judged move under empty capture, while under standard capture, whose book is not built "
-                "yet, some moves gave seeds away (docs/bots.md)")
+        return ("perfect in Kalah(6,5): with these databases and the books every judged move kept the game's value, "
+                "in both rule sets and seats against every bot; where the best move is not proved within a move, a "
+                "move proved to keep that value is played (docs/bots.md)")
     if on_disk >= LARGE_SEEDS:
         return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away: the bots "
                 f"use the databases up to {seeds} seeds of the {on_disk} on disk; KALAH_BOT_EGDB_SEEDS={LARGE_SEEDS} "

@@ -53,7 +53,7 @@ def fake_levels(directory: Path, seeds: int) -> None:
     (29, 24, "proved moves throughout Kalah(6,4)", "up to 24 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
     (29, 16, "KALAH_BOT_EGDB_SEEDS=24 lets the bots use the databases on disk (up to 29 seeds)",
      "up to 16 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
-    (28, 28, "proved moves throughout Kalah(6,4)", "kept the value in every judged move under empty capture"),
+    (28, 28, "proved moves throughout Kalah(6,4)", "every judged move kept the game's value, in both rule sets"),
 ])
 def test_the_report_says_what_perfect_is_in_kalah_6_4_and_6_5(tmp_path: Path, on_disk: int, bot_seeds: int,
                                                               kalah_6_4: str, kalah_6_5: str) -> None:
