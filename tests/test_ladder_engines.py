@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -14,6 +15,10 @@ from cli.games import with_detail
 from cli.ladder_engines import UNTIMED_MOVE_S
 from cli.main import main
 from cli.stored_games import get_game
+from server.arena import Arena
+from server.engines.agent import AgentLimits
+from server.engines.local import Launched, LocalEngines, LocalSettings
+from server.engines.process import EngineSpec
 from server.engines.results import forfeits
 from server.storage import StoredGame, list_games
 from tests.processes import KALAH, run, spawn
@@ -230,3 +235,22 @@ def test_the_report_tests_the_engine_and_bounds_a_sweep(tmp_path: Path) -> None:
     assert "0-0-2" in pairing and "<= +" in pairing
     assert "inf" not in out
     assert any(line.split()[:2] == ["#", "player"] for line in out.splitlines())
+
+
+async def test_an_engine_dropped_for_asking_no_mode_is_said_so_once_its_goodbye_has_ended_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start-up check drops an engine that never asks for freeplay; when the goodbye it is sent has ended it before
+    the check looks, the check still says it asked for nothing (not that it exited on its own)."""
+    real = LocalEngines.launch
+
+    async def launch_then_wait(self: LocalEngines, name: str) -> Launched:
+        """Launch, then let the dropped engine end on its goodbye before the check looks."""
+        launched = await real(self, name)
+        assert launched.process is not None
+        await asyncio.wait_for(launched.process.proc.wait(), 10)
+        return launched
+
+    monkeypatch.setattr(LocalEngines, "launch", launch_then_wait)
+    engines = LocalEngines(cast(Arena, None), [EngineSpec.parse(f"nomode={ENGINE} nomode")],
+                           LocalSettings(agent=AgentLimits(mode_s=0.5)))
+    assert await engines.check("nomode") == "did not ask for freeplay (Requested no mode within 0.5 s)"

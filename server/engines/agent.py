@@ -90,6 +90,8 @@ class Agent:
         self.mode: str | None = None
         self.closed = asyncio.Event()
         self.close_reason: str | None = None
+        self.dropped: str | None = None
+        """Why the server dropped the agent (`kill`), if it did: what closed it, whatever the agent did after."""
         self.player_id: str | None = None
         """The arena identity the gateway gave this agent (set when its first game starts)."""
         self.anon_key: str | None = None
@@ -148,6 +150,7 @@ class Agent:
             return
         if error:
             self.error(reason)
+        self.dropped = reason
         self._write(b"goodbye\r\n")
         self._close(reason)
 

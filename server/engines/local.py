@@ -127,6 +127,8 @@ class LocalEngines:
                     await asyncio.wait_for(asyncio.shield(engine.agent.closed.wait()), MANKALAH_START_S)
             if not engine.agent.closed.is_set():
                 return None
+            if engine.agent.dropped is not None:  # given up on (its goodbye may have ended it since: said first)
+                return f"did not ask for freeplay ({engine.agent.dropped})"
             if process.ended is None and process.proc.returncode is None:  # alive, but the agent gave up on it
                 return f"did not ask for freeplay ({engine.agent.close_reason or 'it closed its output'})"
             with contextlib.suppress(TimeoutError):
