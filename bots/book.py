@@ -149,7 +149,8 @@ class Book:
 
 
 class EasyLog:
-    """The positions a build found easy, with the proved best house, kept beside its book (`*.easy`).
+    """The positions a build found easy, with the proved best house, kept beside its book (`*.easy`); and those
+    where a move keeping a value was proved (`kept`: houses and the value needed, lines `HOUSES >=VALUE`).
 
     Easy positions are not stored in the book, so without this a resumed build would prove them
     all again (most of an interrupted build's time). The first line stamps what made them easy
@@ -163,6 +164,8 @@ class EasyLog:
         self.path = path
         self.stamp = stamp
         self.known: dict[Key, int] = {}
+        self.kept: set[Key] = set()
+        """Houses and then the value needed: where a move giving the mover at least that was proved (`Plan.keep`)."""
         self._out: TextIO | None = None
         self._appendable = False
         """Whether the file holds exactly `known` under this stamp, whole lines only (else it is rewritten)."""
@@ -184,6 +187,9 @@ class EasyLog:
             mine, _, theirs = houses.partition("/")
             try:
                 key = tuple(int(x) for x in mine.split(",")) + tuple(int(x) for x in theirs.split(","))
+                if pit.startswith(">=") and len(key) == 2 * len(mine.split(",")):
+                    self.kept.add((*key, int(pit[2:])))
+                    continue
                 best = int(pit) - 1
                 if len(key) != 2 * len(mine.split(",")) or not 0 <= best < len(key) // 2 or not key[best]:
                     raise ValueError(line)
@@ -194,15 +200,34 @@ class EasyLog:
 
     def add(self, key: Key, pit: int) -> None:
         """Record an easy position and its best house (0-based)."""
+        self.known[key] = pit
+        self._append(self._line((key, pit)))
+
+    def add_kept(self, kept: Key) -> None:
+        """Record a position (houses, then the value needed) where a move keeping that value was proved."""
+        self.kept.add(kept)
+        self._append(self._kept_line(kept))
+
+    def _append(self, line: str) -> None:
+        """Write a new line (already in `known` or `kept`); the whole log instead when the file does not hold exactly
+        what was known before."""
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._out = self.path.open("a" if self._appendable else "w", encoding="utf-8")
             if not self._appendable:
-                self._out.write(self.HEAD + self.stamp + "\n" + "".join(map(self._line, self.known.items())))
+                self._out.write(self.HEAD + self.stamp + "\n" + "".join(map(self._line, self.known.items()))
+                                + "".join(map(self._kept_line, self.kept)))
+                self._out.flush()
                 self._appendable = True
-        self.known[key] = pit
-        self._out.write(self._line((key, pit)))
+                return
+        self._out.write(line)
         self._out.flush()
+
+    @staticmethod
+    def _kept_line(kept: Key) -> str:
+        """A log line of a kept position: the mover's houses / the opponent's, `>=` the value needed."""
+        h = (len(kept) - 1) // 2
+        return ",".join(map(str, kept[:h])) + "/" + ",".join(map(str, kept[h:-1])) + f" >={kept[-1]:+d}\n"
 
     @staticmethod
     def _line(item: tuple[Key, int]) -> str:

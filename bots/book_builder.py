@@ -72,7 +72,8 @@ class Builder:
 
     def __init__(self, engine: Engine, book: Book, plan: Plan, save: Callable[[Book], None] | None = None,
                  progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 60.0,
-                 known_easy: dict[Key, int] | None = None, on_easy: Callable[[Key, int], None] | None = None) -> None:
+                 known_easy: dict[Key, int] | None = None, on_easy: Callable[[Key, int], None] | None = None,
+                 known_kept: set[Key] | None = None, on_kept: Callable[[Key], None] | None = None) -> None:
         self.engine = engine
         self.book = book
         self.plan = plan
@@ -85,8 +86,9 @@ class Builder:
         self.stats = BuildStats(entries=len(book))
         self.known_easy = {} if known_easy is None else known_easy
         self.on_easy = on_easy
-        self.known_kept: set[tuple[int, ...]] = set()
-        """Positions (houses and the mover's lead in the stores) found easy by a move keeping the game's value."""
+        self.known_kept = set() if known_kept is None else known_kept
+        """Positions (houses, then the value needed) found easy by a move keeping the game's value (`EasyLog.kept`)."""
+        self.on_kept = on_kept
 
     def replies(self, board: Board) -> list[Board]:
         """Every position where the turn comes back, after each way the side to move can play its turn."""
@@ -111,12 +113,11 @@ class Builder:
             return None
         return pit
 
-    def kept(self, board: Board, target: int) -> bool:
-        """Whether a move giving the mover a final margin of `target` is proved within the node limit, empty table."""
-        h = self.engine.rules.h
+    def kept(self, board: Board, need: int) -> bool:
+        """Whether a move giving the mover at least `need` from here is proved within the node limit, empty table."""
         self.cold.searcher.clear()
         try:
-            return self.cold.keep(board, target - (board[h] - board[-1]), node_limit=self.plan.node_limit) is not None
+            return self.cold.keep(board, need, node_limit=self.plan.node_limit) is not None
         except TimeoutError:
             return False
 
@@ -183,11 +184,18 @@ class Builder:
             self.stats.easy_known += 1
             return pit if main else None
         if self.plan.keep and not main:
-            lead = (*key, board[self.engine.rules.h] - board[-1])
-            if lead in self.known_kept or self.kept(board, target):
-                self.known_kept.add(lead)
+            need = target - (board[self.engine.rules.h] - board[-1])
+            kept = (*key, need)
+            known = kept in self.known_kept
+            if known or self.kept(board, need):
                 self.stats.easy += 1
                 self.stats.kept += 1
+                if known:
+                    self.stats.easy_known += 1
+                else:
+                    self.known_kept.add(kept)
+                    if self.on_kept is not None:
+                        self.on_kept(kept)
                 return None
         pit = self.easy(board)
         if pit is not None:

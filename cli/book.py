@@ -149,9 +149,10 @@ def _build(args: argparse.Namespace, variant: Variant, check: int) -> int:
         """Build the book (saving as it goes, and what is proved when interrupted)."""
         # printed here, once SIGTERM is handled: a stop at this line saves and exits 130 like any other
         print(f"book {path}: {len(book):,} positions; adding those of {note}"
-              + (f"; {len(easy.known):,} positions known to be easy" if easy.known else ""), flush=True)
+              + (f"; {len(easy.known) + len(easy.kept):,} positions known to be easy" if easy.known or easy.kept
+                 else ""), flush=True)
         builder = Builder(_engine(args, variant), book, plan, save=lambda b: b.save(path), progress=BuildReport(),
-                          known_easy=easy.known, on_easy=easy.add)
+                          known_easy=easy.known, on_easy=easy.add, known_kept=easy.kept, on_kept=easy.add_kept)
         try:
             return builder.run(Position.initial(variant))
         finally:

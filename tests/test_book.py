@@ -310,7 +310,7 @@ def test_a_keep_build_covers_every_position_with_a_move_keeping_the_games_value(
                 need = target - (board[SMALL.houses] - board[-1])
                 pit = entry.pit if entry is not None else builder.easy(board)
                 if pit is None:
-                    assert builder.kept(board, target), f"{pos.fen()}: not in the book, not easy, value not kept"
+                    assert builder.kept(board, need), f"{pos.fen()}: not in the book, not easy, value not kept"
                     pit = builder.cold.keep(board, need)
                     assert pit is not None
                 assert judge.reaches(board, pit, need), f"{pos.fen()}: house {pit + 1} gives the game's value away"
@@ -318,3 +318,24 @@ def test_a_keep_build_covers_every_position_with_a_move_keeping_the_games_value(
             else:
                 pos = pos.apply(Sow(rng.choice(pos.legal_bins())))
             turns += pos.to_move != mover
+
+
+def test_a_resumed_keep_build_does_not_prove_kept_positions_again(tmp_path: Path) -> None:
+    """The easy log also holds the positions left to the board by a move keeping the game's value (houses and the
+    value needed): a keep build run again with it proves nothing."""
+    plan = replace(SMALL_PLAN, keep=True)
+    log = EasyLog(tmp_path / "b.easy", "stamp")
+    book = Book(egdb.rule_key(SMALL))
+    first = Builder(Engine(SMALL, tt_log2=18), book, plan, known_easy=log.known, on_easy=log.add,
+                    known_kept=log.kept, on_kept=log.add_kept)
+    first.run(Position.initial(SMALL))
+    log.close()
+    assert first.stats.kept > 0 and len(log.kept) == first.stats.kept
+    again = EasyLog(tmp_path / "b.easy", "stamp")
+    assert again.kept == log.kept and again.known == log.known
+    assert any(">=" in line for line in (tmp_path / "b.easy").read_text().splitlines())
+    second = Builder(Engine(SMALL, tt_log2=18), book, plan, known_easy=again.known, on_easy=again.add,
+                     known_kept=again.kept, on_kept=again.add_kept)
+    second.run(Position.initial(SMALL))
+    assert second.stats.kept == first.stats.kept and second.stats.easy_known == second.stats.easy
+    assert int(second.cold.searcher.nodes) == 0
