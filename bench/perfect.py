@@ -28,11 +28,11 @@ from pathlib import Path
 from bots import book as book_mod
 from bots import egdb
 from bots.book import Book, house_key
-from bots.core import Player
+from bots.core import Player, mover_value
 from bots.engines import HOSTED_THREADS, Engines
 from bots.players import Decision, PerfectPlayer, RandomPlayer, StrongPlayer, make_player
 from bots.solver import Engine, relative_board
-from protocol import Capture, Position, Side, Sow, Variant
+from protocol import Capture, Position, Sow, Variant
 
 SOURCES = ("book", "proof", "forced", "keep", "not proved")
 """How a move of the bot was found, as counted: from the book, proved at the board, the one legal sowing, proved to keep
@@ -132,8 +132,7 @@ class Judge:
     def _game_verdict(self, position: Position, board: tuple[int, ...], pit: int) -> Verdict:
         """Whether sowing `pit` keeps the game's value for the mover, by one proof at it."""
         assert self.game is not None
-        south = position.to_move == Side.SOUTH
-        need = (self.game if south else -self.game) - (int(position.margin) if south else -int(position.margin))
+        need = mover_value(position, self.game)
         t0 = time.monotonic()
         try:
             keeps = self.engine.reaches(board, pit, need, t0 + self.time_limit)

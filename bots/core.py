@@ -183,3 +183,9 @@ def pit_to_bin(position: Position, pit: int) -> int:
 def south_value(position: Position, mover_value: int) -> int:
     """South's final margin (stores now included) from what the mover still gains over the opponent."""
     return int(position.margin) + (mover_value if position.to_move == Side.SOUTH else -mover_value)
+
+
+def mover_value(position: Position, south: int) -> int:
+    """What the mover must still gain over the opponent for South's final margin to be `south` (`south_value`'s
+    inverse)."""
+    return south - int(position.margin) if position.to_move == Side.SOUTH else int(position.margin) - south

@@ -18,13 +18,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from bots import pie
-from bots.core import Player, pit_to_bin, relative_board, south_value
+from bots.core import Player, mover_value, pit_to_bin, relative_board, south_value
 from bots.engines import Engines
 from bots.names import BotNameError, canonical_bot
 from bots.solver import Engine, auto_tt_bits
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.position import Position
-from protocol.side import Side
 from protocol.variant import Variant
 
 __all__ = ["BotNameError", "Decision", "Player", "make_player"]
@@ -333,10 +332,8 @@ class PerfectPlayer(StrongPlayer):
     @staticmethod
     def _keep(position: Position, board: tuple[int, ...], keep: int, deadline: float, engine: Engine) -> int | None:
         """A pit proved (within most of the time left) to keep South's final margin `keep` for the mover, else None."""
-        mover = keep if position.to_move == Side.SOUTH else -keep
-        need = mover - (int(position.margin) if position.to_move == Side.SOUTH else -int(position.margin))
         try:
-            return engine.keep(board, need, t_share(deadline))
+            return engine.keep(board, mover_value(position, keep), t_share(deadline))
         except TimeoutError:
             return None
 

@@ -21,8 +21,9 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -399,18 +400,12 @@ class Engine:
         The value by MTD(f), then the first move in `proof_order` that reaches it, so the move
         depends only on the position. TimeoutError past `deadline` or after `node_limit` nodes.
         """
-        if not self.exact_possible:
-            raise ValueError("positions of variants whose sowing can cycle have no proved values here")
-        with self.lock:
-            self.node_stop = int(self.searcher.nodes) + node_limit if node_limit > 0 else 0
-            try:
-                value = self.mtdf(board, guess, -1, deadline, threads=self.workers)
-                for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
-                    if self._reaches((after, gain, extra, over), value, -1, deadline, self.workers):
-                        return pit, value
-            finally:
-                self.node_stop = 0
-        raise AssertionError("no move reaches the proved value")
+        with self._proving(node_limit):
+            value = self.mtdf(board, guess, -1, deadline, threads=self.workers)
+            pit = self._first_reaching(board, value, deadline)
+        if pit is None:
+            raise AssertionError("no move reaches the proved value")
+        return pit, value
 
     def keep(self, board: tuple[int, ...], need: int, deadline: float = 0.0, node_limit: int = 0) -> int | None:
         """The first pit in `proof_order` proved to give the mover at least `need` (a non-terminal board of an acyclic
@@ -418,16 +413,26 @@ class Engine:
 
         Half a proof: a move that keeps a value already won needs no proof that it is the best, so after an
         opponent's mistake (the value above `need`) it is found far sooner than the best move."""
+        with self._proving(node_limit):
+            return self._first_reaching(board, need, deadline)
+
+    @contextmanager
+    def _proving(self, node_limit: int) -> Iterator[None]:
+        """Hold the engine for a proof that stops (TimeoutError) after `node_limit` nodes (0: none)."""
         if not self.exact_possible:
             raise ValueError("positions of variants whose sowing can cycle have no proved values here")
         with self.lock:
             self.node_stop = int(self.searcher.nodes) + node_limit if node_limit > 0 else 0
             try:
-                for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
-                    if self._reaches((after, gain, extra, over), need, -1, deadline, self.workers):
-                        return pit
+                yield
             finally:
                 self.node_stop = 0
+
+    def _first_reaching(self, board: tuple[int, ...], value: int, deadline: float) -> int | None:
+        """The first pit in `proof_order` that gives the mover at least `value`, None if none does (lock held)."""
+        for pit, after, gain, extra, over in sorted(self.children(board), key=proof_order):
+            if self._reaches((after, gain, extra, over), value, -1, deadline, self.workers):
+                return pit
         return None
 
     def reaches(self, board: tuple[int, ...], pit: int, value: int, deadline: float = 0.0) -> bool:
