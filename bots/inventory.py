@@ -95,8 +95,9 @@ def _kalah_6_5(seeds: int, on_disk: int) -> str:
     (docs/bots.md measures it)."""
     if seeds >= LARGE_SEEDS:
         return ("perfect in Kalah(6,5): with these databases and the books every judged move kept the game's value, "
-                "in both rule sets and seats against every bot; where the best move is not proved within a move, a "
-                "move proved to keep that value is played (docs/bots.md)")
+                "in both rule sets and seats against every bot, but for a first search of a rule set that can "
+                "overrun its move; where the best move is not proved within a move, a move proved to keep that "
+                "value is played (docs/bots.md)")
     if on_disk >= LARGE_SEEDS:
         return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away: the bots "
                 f"use the databases up to {seeds} seeds of the {on_disk} on disk; KALAH_BOT_EGDB_SEEDS={LARGE_SEEDS} "
