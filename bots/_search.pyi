@@ -71,5 +71,9 @@ def level_size(houses: int, k: int, /) -> int:
 def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int, /) -> None:
     """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""
 
+def warm(buffer: Any, /) -> int:
+    """Read a byte of every page of a buffer (a mapped database level) without the GIL, so that its pages are in memory
+    and mapped before a search probes them: the bytes read through (fewer once `interrupt` stopped it)."""
+
 def interrupt(on: bool = True, /) -> None:
     """Stop every search and database build of the process at once (KeyboardInterrupt); False: let them run."""

@@ -147,6 +147,10 @@ class SearchCore(Protocol[RulesT]):
         """Fill ranks start..stop of database level k."""
         ...
 
+    def warm(self, buffer: Any, /) -> int:
+        """Read every page of a buffer (a mapped database level) into memory: the bytes read through."""
+        ...
+
     def interrupt(self, on: bool = True, /) -> None:
         """Stop every search and database build of the process at once (KeyboardInterrupt); False: run again."""
         ...

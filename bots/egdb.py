@@ -284,6 +284,17 @@ def present_seeds(variant: Variant, directory: Path | None = None, limit: int = 
     return seeds
 
 
+def warm(levels: list[Any], impl: SearchCore[Any]) -> int:
+    """Bring every page of loaded levels into memory (from the disk where the page cache lost them) and map it into
+    this process, so that no probe during a move waits for the disk: the bytes read through.
+
+    Mapped levels are read the way a search would fault them in, so a level advised huge pages comes in as 2 MiB
+    folios (about 2 s for a rule set's 5.3 GiB of Kalah(6,5) levels from this machine's disk; milliseconds when
+    cached). The C core reads without the GIL.
+    """
+    return sum(impl.warm(level) for level in levels if len(level))
+
+
 def load(
     variant: Variant,
     seeds: int,

@@ -34,7 +34,7 @@ from typing import Any
 from bots import book as book_mod
 from bots import egdb
 from bots.book import Book
-from bots.core import implementation
+from bots.core import SearchCore, implementation
 from bots.pysearch import level_size
 from bots.solver import Engine
 from protocol.variant import Variant
@@ -191,6 +191,7 @@ class Engines:
                 self._load_later(key, lk)
                 return []
         loaded = [] if loading else self._load(key, lk)
+        egdb.warm(loaded, self._core(key))  # at most SYNC_LOAD_BYTES: milliseconds, even from the disk
         with self._lock:
             held = self._levels.get(lk)
             if held is None and loading:
@@ -201,7 +202,7 @@ class Engines:
 
     def _load(self, key: EngineKey, lk: tuple[str, int], have: list[Any] | None = None) -> list[Any]:
         """Read the levels on disk for `key` (never building one), after those in `have`."""
-        core = implementation("py" if key.variant.relay else self.impl)
+        core = self._core(key)
         try:
             return egdb.load(key.variant, lk[1], core, self.egdb_dir, build=False, have=have)
         except egdb.LevelFileError as exc:
@@ -210,13 +211,22 @@ class Engines:
                 return []
             return egdb.load(key.variant, exc.k - 1, core, self.egdb_dir, build=False, have=have)
 
+    def _core(self, key: EngineKey) -> SearchCore[Any]:
+        """The search core of `key`'s engines (the Python twin for relay variants)."""
+        return implementation("py" if key.variant.relay else self.impl)
+
     def _load_later(self, key: EngineKey, lk: tuple[str, int]) -> None:
         """Start reading large levels in a background thread; they are shared as they come.
 
         The smaller levels (up to a quarter of the bytes) are published first, so that moves
-        soon get most of the databases' help; the whole set follows.
+        soon get most of the databases' help; the whole set follows. Each stage, once published, is
+        read through (`egdb.warm`): on a machine whose page cache does not hold the files (after a
+        reboot, or under memory pressure) the first searches would otherwise wait for the disk at
+        every probe, and a one-second move took two. The loading ends (`preload` returns) when all
+        levels are in memory.
         """
         with self._lock:
+            self._variants[lk] = key.variant  # `reopen` opens them again after a build
             if lk in self._loading:
                 return
             done = threading.Event()
@@ -241,8 +251,10 @@ class Engines:
             levels: list[Any] = []
             try:
                 for seeds in stages:
+                    warmed = len(levels)
                     levels = self._load(key, (lk[0], seeds), levels)
                     publish(levels)
+                    egdb.warm(levels[warmed:], self._core(key))
             finally:
                 with self._lock:
                     del self._loading[lk]
@@ -252,7 +264,8 @@ class Engines:
         threading.Thread(target=work, name=f"egdb-load-{lk[0]}", daemon=True).start()
 
     def preload(self, variant: Variant, egdb_seeds: int, timeout: float | None = None) -> bool:
-        """Read a rule set's levels on disk ahead of its first search; whether all are in within `timeout`."""
+        """Open a rule set's levels on disk ahead of its first search and read them into memory; whether all are in
+        within `timeout`."""
         key = EngineKey("", plain(variant), 4, egdb_seeds)
         lk = self._levels_key(key)
         if lk is None:

@@ -95,9 +95,8 @@ def _kalah_6_5(seeds: int, on_disk: int) -> str:
     (docs/bots.md measures it)."""
     if seeds >= LARGE_SEEDS:
         return ("perfect in Kalah(6,5): with these databases and the books every judged move kept the game's value, "
-                "in both rule sets and seats against every bot, but for a first search of a rule set that can "
-                "overrun its move; where the best move is not proved within a move, a move proved to keep that "
-                "value is played (docs/bots.md)")
+                "in both rule sets and seats against every bot; where the best move is not proved within a move, a "
+                "move proved to keep that value is played (docs/bots.md)")
     if on_disk >= LARGE_SEEDS:
         return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away: the bots "
                 f"use the databases up to {seeds} seeds of the {on_disk} on disk; KALAH_BOT_EGDB_SEEDS={LARGE_SEEDS} "
@@ -149,11 +148,16 @@ def start_small_builds(directory: Path | None = None, done: Callable[[], Any] | 
 
 
 def announce(engines: Any, build: bool, say: Callable[[str], Any]) -> threading.Thread | None:
-    """Say what a server's bots have (`report`); then start the small builds (`build`: a server in a terminal),
-    or name the command that makes them. `engines` is the bots' `Engines` pool (None: bots of their own)."""
+    """Say what a server's bots have (`report`) and start reading their databases in the background
+    (`Engines.preload`); then start the small builds (`build`: a server in a terminal), or name the command that
+    makes them. `engines` is the bots' `Engines` pool (None: bots of their own)."""
     directory = getattr(engines, "egdb_dir", None) or egdb.cache_dir()
     for line in report(directory, getattr(engines, "book_dirs", None), getattr(engines, "book", None)):
         say(line)
+    if engines is not None:
+        for variant in RULE_SETS:  # opened and read into memory now, not during the first game's first moves
+            if egdb.present_seeds(variant, directory):
+                engines.preload(variant, DEFAULT_BOT_EGDB, timeout=0)
     if build:
         return start_small_builds(directory, getattr(engines, "reopen", None), say)
     plans = [(v, small_build(v, directory)) for v in RULE_SETS]

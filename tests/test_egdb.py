@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import mmap
 import os
@@ -17,6 +18,7 @@ import pytest
 
 import bots._search as csearch
 from bots import egdb, pysearch
+from bots import engines as engines_mod
 from bots.solver import Engine
 from protocol import Capture, Leftover, Position, Variant, compile_variant
 
@@ -364,3 +366,36 @@ def test_a_killed_builds_temporary_file_is_removed_by_the_next_build(tmp_path: P
     running.write_bytes(b"\x00" * 7)
     egdb.load(SMALL, 3, csearch, tmp_path)
     assert not left.exists() and running.exists() and path.exists()
+
+
+def _mapped_kib(directory: Path) -> int:
+    """Resident kB of this process's mappings of files in `directory` (what is mapped into it, not merely cached)."""
+    gc.collect()  # levels of earlier tests, still unreferenced, are unmapped first
+    return _file_pages(os.getpid(), directory)[0]
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_warming_maps_every_page_of_the_levels(mapped_dir: Path, impl: str) -> None:
+    """Opened, the levels are mapped but barely read in; `egdb.warm` brings every page in and maps it, so that no
+    probe of a later search waits for the disk (on a cold page cache a first move took twice its second)."""
+    core = csearch if impl == "c" else pysearch
+    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    levels = egdb.load(MAPPED, MAPPED_SEEDS, core, mapped_dir, build=False)
+    assert _mapped_kib(mapped_dir) < size // 1024 * 3 // 4  # the first and last page of each level were checked
+    assert egdb.warm(levels, core) == size
+    assert _mapped_kib(mapped_dir) >= size // 1024 * 99 // 100
+    del levels
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_engines_warm_the_levels_they_open(mapped_dir: Path, background: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether opened during a move (small sets) or by a background thread (`preload` returns once it is done),
+    an engine's levels are in memory before its first search."""
+    monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0 if background else 1 << 30)
+    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    engines = engines_mod.Engines(egdb_dir=mapped_dir)
+    if background:
+        assert engines.preload(MAPPED, MAPPED_SEEDS, timeout=30)
+    with engines.borrow("perfect", MAPPED, 16, MAPPED_SEEDS) as engine:
+        assert len(engine.levels) == MAPPED_SEEDS + 1
+        assert _mapped_kib(mapped_dir) >= size // 1024 * 99 // 100

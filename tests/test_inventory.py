@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from bots import egdb, inventory
+from bots.core import implementation
 from bots.engines import Engines
 from bots.pysearch import level_size
 from protocol import Capture, Variant
@@ -36,6 +38,24 @@ def test_small_builds_run_in_the_background_and_reach_the_bots(tmp_path: Path,
         assert len(engine.levels) == 6
     assert inventory.start_small_builds(tmp_path, engines.reopen, said.append) is None
     assert any("databases up to 5 seeds" in line for line in inventory.report(tmp_path))
+
+
+def test_a_server_reads_its_bots_databases_at_start(tmp_path: Path) -> None:
+    """`announce` (what `kalah serve` says at start) also starts opening and reading in the databases on disk of both
+    rule sets, so that the first game's first moves off the book do not wait for the disk; nothing is built."""
+    core = implementation("c")
+    for variant in inventory.RULE_SETS:
+        egdb.load(variant, 5, core, tmp_path)
+    engines = Engines(egdb_dir=tmp_path)
+    said: list[str] = []
+    assert inventory.announce(engines, False, said.append) is None
+    size = 2 * sum(level_size(6, k) for k in range(1, 6))
+    deadline = time.monotonic() + 30
+    while engines.level_bytes() < size and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engines.level_bytes() == size
+    assert any("databases up to 5 seeds" in line for line in said)
+    assert egdb.present_seeds(Variant(), tmp_path) == 5
 
 
 def fake_levels(directory: Path, seeds: int) -> None:
