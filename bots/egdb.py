@@ -284,6 +284,27 @@ def present_seeds(variant: Variant, directory: Path | None = None, limit: int = 
     return seeds
 
 
+def available_memory() -> int | None:
+    """Bytes of memory the kernel counts as available to new work, page cache it can drop included (MemAvailable in
+    /proc/meminfo); None where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def worth_warming(nbytes: int) -> bool:
+    """Whether `nbytes` of levels may be read into memory ahead (`warm`): at most half the memory available, so that
+    reading them does not push out what the machine holds (the levels themselves among it) for pages a search may
+    never probe."""
+    available = available_memory()
+    return available is None or nbytes <= available // 2
+
+
 def warm(levels: list[Any], impl: SearchCore[Any]) -> int:
     """Bring every page of loaded levels into memory (from the disk where the page cache lost them) and map it into
     this process, so that no probe during a move waits for the disk: the bytes read through.

@@ -191,7 +191,8 @@ class Engines:
                 self._load_later(key, lk)
                 return []
         loaded = [] if loading else self._load(key, lk)
-        egdb.warm(loaded, self._core(key))  # at most SYNC_LOAD_BYTES: milliseconds, even from the disk
+        if self._ahead(lk, level_bytes(loaded)):
+            egdb.warm(loaded, self._core(key))  # at most SYNC_LOAD_BYTES: milliseconds, even from the disk
         with self._lock:
             held = self._levels.get(lk)
             if held is None and loading:
@@ -210,6 +211,19 @@ class Engines:
             if exc.k <= 1:
                 return []
             return egdb.load(key.variant, exc.k - 1, core, self.egdb_dir, build=False, have=have)
+
+    @staticmethod
+    def _ahead(lk: tuple[str, int], whole: int) -> bool:
+        """Whether a rule set's mapped levels (`whole` bytes) are to be read into memory once opened (`egdb.warm`):
+        not where that takes more than half the memory available (logged: the first searches then wait for the
+        disk), nor where they were read in already (`KALAH_EGDB_READ=1`)."""
+        if egdb.read_mode() or not whole:
+            return False
+        if egdb.worth_warming(whole):
+            return True
+        log.warning("endgame databases %s up to %d seeds (%.1f GiB) not read into memory ahead: more than half the "
+                    "memory available; the bots' first searches will wait for the disk", lk[0], lk[1], whole / 2**30)
+        return False
 
     def _core(self, key: EngineKey) -> SearchCore[Any]:
         """The search core of `key`'s engines (the Python twin for relay variants)."""
@@ -249,12 +263,14 @@ class Engines:
         def work() -> None:
             """Read the levels stage by stage and publish each."""
             levels: list[Any] = []
+            ahead = self._ahead(lk, sizes[-1])
             try:
                 for seeds in stages:
                     warmed = len(levels)
                     levels = self._load(key, (lk[0], seeds), levels)
                     publish(levels)
-                    egdb.warm(levels[warmed:], self._core(key))
+                    if ahead:
+                        egdb.warm(levels[warmed:], self._core(key))
             finally:
                 with self._lock:
                     del self._loading[lk]

@@ -399,3 +399,21 @@ def test_engines_warm_the_levels_they_open(mapped_dir: Path, background: bool, m
     with engines.borrow("perfect", MAPPED, 16, MAPPED_SEEDS) as engine:
         assert len(engine.levels) == MAPPED_SEEDS + 1
         assert _mapped_kib(mapped_dir) >= size // 1024 * 99 // 100
+
+
+def test_levels_larger_than_half_the_memory_available_are_not_read_ahead(
+        mapped_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Where the levels would take more than half the memory the kernel has available, they are opened but not read
+    in ahead (that would push out what the machine holds), and the log says the first searches wait for the disk."""
+    assert (egdb.available_memory() or 0) > 0  # /proc/meminfo's MemAvailable
+    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    monkeypatch.setattr(egdb, "available_memory", lambda: 2 * size - 2)
+    monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0)
+    engines = engines_mod.Engines(egdb_dir=mapped_dir)
+    with caplog.at_level("WARNING", logger="bots.engines"):
+        assert engines.preload(MAPPED, MAPPED_SEEDS, timeout=30)
+    with engines.borrow("perfect", MAPPED, 16, MAPPED_SEEDS) as engine:
+        assert len(engine.levels) == MAPPED_SEEDS + 1
+        assert _mapped_kib(mapped_dir) < size // 1024 * 3 // 4
+    assert any("not read into memory ahead" in r.getMessage() and "wait for the disk" in r.getMessage()
+               for r in caplog.records)
