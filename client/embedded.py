@@ -132,16 +132,21 @@ WAYS_ON: dict[int | None, str] = {
 }
 """What to do about a system error that stopped the local server, by its errno."""
 
+START_FAILED = "could not start the local server"
+"""How every line about a local server that did not start begins (then why, and what to do)."""
+
 UNFORESEEN_WAY_ON = "run it again (KALAH_DEBUG=1 shows where it fails), or play on a running server with --server"
 """What to do about any other failure of the local server."""
 
 
 def start_failure(exc: Exception) -> str:
-    """A failure of the local server that no check foresaw in one line: what failed (the exception's kind and words)
-    and what to do."""
+    """Why the local server did not start, in one line worded alike for every failure: a `LocalServerError`'s words
+    (the reason and what to do), or for one that no check foresaw, the exception's kind and words and what to do."""
+    if isinstance(exc, LocalServerError):
+        return f"{START_FAILED}: {exc}"
     what = type(exc).__name__ + (f": {exc}" if str(exc) else "")
     way_on = WAYS_ON.get(exc.errno, UNFORESEEN_WAY_ON) if isinstance(exc, OSError) else UNFORESEEN_WAY_ON
-    return f"the local server did not start ({what}): {way_on}."
+    return f"{START_FAILED} ({what}): {way_on}."
 
 
 class LocalAnalyst(Protocol):

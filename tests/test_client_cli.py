@@ -159,7 +159,7 @@ def test_an_unexpected_failure_of_the_local_server_is_one_line_saying_what_to_do
     assert main(["play", "--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]) == 1
     captured = capsys.readouterr()
     err = " ".join(captured.err.split())  # Rich wraps it at the terminal's width
-    assert err == f"kalah play: the local server did not start {said}."
+    assert err == f"kalah play: could not start the local server {said}."
     assert "Traceback" not in captured.out + captured.err
 
 
