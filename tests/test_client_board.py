@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from textual.screen import Screen
 
 from client.match_state import MatchState
 from client.screens.dialogs import HelpScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
-from client.screens.terminal_size import needed_size
+from client.screens.terminal_size import GAME_PANEL_LINES, REPLAY_PANEL_LINES, needed_size
 from client.stored_game import StoredGame
 from client.ui_messages import EventReceived
 from client.widgets.board import (
@@ -251,12 +254,13 @@ def test_every_board_fits_78_columns_and_names_its_keys() -> None:
     """Houses narrow as they grow in number so 1 to 12 houses fit 78 columns; the keys read as words."""
     assert [house_width(h) for h in (1, 7, 8, 9, 10, 11, 12)] == [8, 8, 7, 6, 6, 5, 5]
     assert max(board_width(h) for h in range(1, 13)) == 78
-    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, wide=False, columns=80) for h in range(1, 13)
-               for s in (1, 200)]
-    assert max(largest) == (80, 14)  # every board, up to 200 seeds a house, in 80x24
-    sizes = {h: needed_size(Variant(houses=h, seeds=4), keys=True, wide=False) for h in range(1, 13)}
-    assert [sizes[h] for h in range(1, 7)] == [(42, 17), (42, 17), (44, 17), (52, 17), (60, 17), (68, 14)]
-    assert min(sizes[h][0] for h in range(7, 13)) == 74 and {sizes[h][1] for h in range(7, 13)} == {14}  # documented
+    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, panel=GAME_PANEL_LINES, wide=False, columns=80)
+               for h in range(1, 13) for s in (1, 200)]
+    assert max(largest) == (80, 19)  # every board, up to 200 seeds a house, in 80x24, the game-over panel too
+    sizes = {h: needed_size(Variant(houses=h, seeds=4), keys=True, panel=GAME_PANEL_LINES, wide=False)
+             for h in range(1, 13)}
+    assert [sizes[h] for h in range(1, 7)] == [(42, 21), (42, 21), (44, 21), (52, 21), (60, 21), (68, 19)]
+    assert min(sizes[h][0] for h in range(7, 13)) == 74 and {sizes[h][1] for h in range(7, 13)} == {19}  # documented
     assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]
 
 
@@ -271,7 +275,7 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         screen = app.screen
         assert isinstance(screen, GameScreen)
         line = screen.query_one("#too-small")
-        width, height = needed_size(parsed, keys=you is not None, wide=False)
+        width, height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=False)
         assert line.display and not screen.query_one("#game-body").display
         assert str(line.render()) == (f"This terminal is 40 columns by 12 lines: {variant} needs at least {width} by "
                                       f"{height}. Enlarge the window and the board comes back as it was (nothing is "
@@ -293,7 +297,7 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         for size in ((width - 1, height), (width, height - 1)):
             await pilot.resize_terminal(*size)
             await until(pilot, lambda: line.display and not body.display)
-        wide_width, wide_height = needed_size(parsed, keys=you is not None, wide=True)
+        wide_width, wide_height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=True)
         await pilot.resize_terminal(100, wide_height)
         await until(pilot, lambda: not line.display)
         await pilot.pause()
@@ -303,6 +307,82 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         await until(pilot, lambda: line.display)
 
 
+LONG_VARIANT = "kalah(6,4,capture=empty,extra=off,relay=on,majority=on,pie=on,leftover=emptier,clock=5+3)"
+"""A Kalah(6,4) with many options: its name is longer than a title has room for."""
+
+
+def shown_whole(screen: Screen[Any], widget_id: str) -> bool:
+    """Whether every line of the widget `widget_id` is on `screen`: none under the footer, none past its edge."""
+    widget = screen.query_one(widget_id)
+    region = widget.region
+    hits = [screen.get_widget_at(region.x + 1, y)[0] for y in range(region.y, region.bottom)]
+    return region.height > 0 and region.right <= screen.size.width and all(
+        hit is widget or widget in hit.ancestors for hit in hits)
+
+
+@pytest.mark.parametrize(("variant", "you", "wide"), [
+    ("kalah(6,4)", "south", False), ("kalah(6,4)", None, False), ("kalah(3,3)", "south", False),
+    ("kalah(6,4)", "south", True), (LONG_VARIANT, "south", False), (LONG_VARIANT, None, True),
+])
+async def test_the_game_over_panel_is_whole_at_the_least_size(variant: str, you: str | None, wide: bool) -> None:
+    """At exactly the size the too-small line asks for (on a narrow and on a wide terminal), a finished game shows the
+    board and every line of the game-over panel, unwrapped (a long name in the result is cut with `…`); one line
+    less shows the size line instead."""
+    parsed = Variant.parse(variant)
+    width, height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=wide)
+    size = (100 if wide else width, height)
+    app = host(north_to_move(variant), variant=variant, you=you, north="n" * 32, status="finished", result=-12,
+               reason="majority", winner="north")
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        body, line = screen.query_one("#game-body"), screen.query_one("#too-small")
+        await until(pilot, lambda: body.display and screen.query_one("#game-over").display)
+        await pilot.pause()
+        over = screen.query_one("#game-over")
+        drawn = [over.render_line(y).text.strip() for y in range(GAME_PANEL_LINES - 2)]  # inside the border
+        assert drawn[0] == "GAME OVER" and drawn[1].startswith("nnnn") and drawn[1].endswith("…")
+        assert drawn[2].startswith("Stores: South ") and drawn[3] == "v: replay · Esc: lobby · q: quit"
+        assert over.region.height == GAME_PANEL_LINES
+        assert all(shown_whole(screen, part) for part in ("#title", "#board", "#notice", "#game-over"))
+        await pilot.resize_terminal(size[0], height - 1)
+        await until(pilot, lambda: line.display and not body.display)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+async def test_a_long_variant_name_is_cut_in_the_title(wide: bool) -> None:
+    """A Kalah(6,4) with many options keeps the title to one line at the least size: the name cut with `…`, what
+    follows it kept, the board right under it."""
+    width, height = needed_size(Variant.parse(LONG_VARIANT), keys=True, panel=GAME_PANEL_LINES, wide=wide)
+    size = (100 if wide else width, height)
+    app = host(north_to_move(LONG_VARIANT), variant=LONG_VARIANT, you="north")
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        title = screen.query_one("#title")
+        await until(pilot, lambda: title.display)
+        await pilot.pause()
+        text = str(title.render())
+        assert title.region.height == 1 and len(text) == size[0] - 2
+        assert text.startswith("Kalah Arena · match m1 · kalah(6,4,") and text.endswith("… · Playing North · ply 1")
+        assert screen.query_one("#top-player").region.y == (2 if wide else 1)
+        assert all(shown_whole(screen, part) for part in ("#board", "#bottom-player", "#notice"))
+
+
+async def test_the_end_of_a_replay_is_whole_at_the_least_size() -> None:
+    """At the end of a record, at exactly the size the replay asks for, its panel is whole under the notice."""
+    stored = StoredGame("m9", Variant.parse(LONG_VARIANT), ("1",), "ann", "bob")
+    app = ScreenHost(ReplayScreen(stored, animate=False))
+    size = needed_size(stored.variant, keys=False, panel=REPLAY_PANEL_LINES, wide=False)
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await pilot.press("end")
+        await until(pilot, lambda: screen.query_one("#game-over").display)
+        await pilot.pause()
+        assert str(screen.query_one("#title").render()).endswith("… · position 1 of 1")
+        assert all(shown_whole(screen, part) for part in ("#title", "#board", "#notice", "#game-over"))
+
+
 async def test_the_replay_too_says_what_size_its_board_needs() -> None:
     """The replay screen on a terminal too small for its board shows the same line, and the board once it fits."""
     stored = StoredGame("m9", Variant.parse("kalah(4,3)"), ("1", "6"), "ann", "bob")
@@ -310,8 +390,8 @@ async def test_the_replay_too_says_what_size_its_board_needs() -> None:
     async with app.run_test(size=(50, 20)) as pilot:
         line = app.screen.query_one("#too-small")
         assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 52 "
-                                             "by 16.")
-        await pilot.resize_terminal(*needed_size(stored.variant, keys=False, wide=False))
+                                             "by 20.")
+        await pilot.resize_terminal(*needed_size(stored.variant, keys=False, panel=REPLAY_PANEL_LINES, wide=False))
         await until(pilot, lambda: not line.display and app.screen.query_one(Board).display)
 
 
@@ -322,13 +402,13 @@ async def test_a_small_board_plays_in_a_terminal_narrower_than_the_bars() -> Non
     long_name = "n" * 32
     clocks = Clocks(south_ms=300_000, north_ms=295_500)
     app = host("", variant="kalah(3,3)", north=long_name, clocks=clocks)
-    async with app.run_test(size=(50, 20)) as pilot:
+    async with app.run_test(size=(50, 21)) as pilot:
         screen = app.screen
         assert isinstance(screen, GameScreen)
         line, body = screen.query_one("#too-small"), screen.query_one("#game-body")
-        width, height = needed_size(screen.state.variant, keys=True, wide=False)
+        width, height = needed_size(screen.state.variant, keys=True, panel=GAME_PANEL_LINES, wide=False)
         assert width < 66
-        for size in ((50, 20), (width, height)):
+        for size in ((50, 21), (width, height)):
             await pilot.resize_terminal(*size)
             await until(pilot, lambda: not line.display and body.display)
             await pilot.pause()
@@ -347,4 +427,4 @@ async def test_a_small_board_plays_in_a_terminal_narrower_than_the_bars() -> Non
     async with app.run_test(size=(67, 24)) as pilot:
         line = app.screen.query_one("#too-small")
         await until(pilot, lambda: line.display)
-        assert "kalah(6,4) needs at least 68 by 14." in str(line.render())
+        assert "kalah(6,4) needs at least 68 by 19." in str(line.render())

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 
 from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_text
 from client.screens.dialogs import ConfirmScreen, HelpScreen
-from client.screens.terminal_size import fit_board
+from client.screens.terminal_size import GAME_PANEL_LINES, fit_board
 from client.styles import NARROW
 from client.ui_messages import (
     ConnectionChanged,
@@ -25,7 +25,7 @@ from client.ui_messages import (
     SnapshotReceived,
 )
 from client.widgets.board import Board, ChoiceRefused, PitChosen, keys_text
-from client.widgets.panels import MoveList, PlayerBar
+from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import (
     ClaimWin,
@@ -81,7 +81,7 @@ class GameScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Title, the two player bars around the board, notices, move list, game-over panel."""
         yield Static(id="connection", classes="banner")
-        yield Static(id="title")
+        yield TitleBar(id="title")
         yield Static(id="too-small")
         with Horizontal(id="game-body"):
             with Vertical(id="board-column"):
@@ -178,9 +178,9 @@ class GameScreen(Screen[None]):
             captured = [] if st.last is None or st.last.captured_bin is None else [st.last.captured_bin]
             board.captured = tuple(captured)
         role = "Watching" if self.spectating else f"Playing {st.viewpoint.name.title()}"
-        self.query_one("#title", Static).update(
-            f"[b]Kalah Arena[/b] · match {st.match_id} · {st.variant.text()} · {role} · ply {st.ply}"
-        )
+        title_bar = self.query_one(TitleBar)
+        title_bar.lead, title_bar.before = "Kalah Arena", f" · match {st.match_id} · "
+        title_bar.variant, title_bar.after = st.variant.text(), f" · {role} · ply {st.ply}"
         for bar_id, side in (("#bottom-player", st.viewpoint), ("#top-player", st.viewpoint.other)):
             bar = self.query_one(bar_id, PlayerBar)
             bar.side = side
@@ -212,7 +212,7 @@ class GameScreen(Screen[None]):
             over.update(
                 f"[b]GAME OVER[/b]\n{result_text(st)}\n"
                 f"Stores: South {pos.stores[0]} · North {pos.stores[1]}\n"
-                "v: replay the game · Esc: back to the lobby · q: quit"
+                "v: replay · Esc: lobby · q: quit"
             )
         self.refresh_bindings()
         self.query_one("#server", Static).update(self._watch_hint())
@@ -237,7 +237,7 @@ class GameScreen(Screen[None]):
     def _fit(self) -> None:
         """The board if the terminal holds it, else one line saying what size it needs; back in focus when shown."""
         hidden = not self.query_one("#game-body").display
-        if fit_board(self, self.state.variant, keys=not self.spectating) and hidden:
+        if fit_board(self, self.state.variant, keys=not self.spectating, panel=GAME_PANEL_LINES) and hidden:
             self.query_one(Board).focus()
 
     def _tick(self) -> None:

@@ -14,12 +14,12 @@ from textual.widgets import Footer, Static
 
 from client.match_state import describe_last, last_action
 from client.screens.dialogs import HelpScreen
-from client.screens.terminal_size import fit_board
+from client.screens.terminal_size import REPLAY_PANEL_LINES, fit_board
 from client.stored_game import StoredGame, replay
 from client.styles import NARROW
 from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, Outgoing
 from client.widgets.board import Board
-from client.widgets.panels import MoveList, PlayerBar
+from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import Analyse, Analysis
 
@@ -70,7 +70,7 @@ class ReplayScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
-        yield Static(id="title")
+        yield TitleBar(id="title")
         yield Static(id="too-small")
         with Horizontal(id="game-body"):
             with Vertical(id="board-column"):
@@ -160,10 +160,9 @@ class ReplayScreen(Screen[None]):
         board.path = last.path if last else ()
         board.captured = (last.captured_bin,) if last and last.captured_bin else ()
         n = len(g.actions)
-        self.query_one("#title", Static).update(
-            f"[b]Replay[/b] · match {self.stored.match_id} · {self.stored.variant.text()} · "
-            f"position {i} of {n}"
-        )
+        title_bar = self.query_one(TitleBar)
+        title_bar.lead, title_bar.before = "Replay", f" · match {self.stored.match_id} · "
+        title_bar.variant, title_bar.after = self.stored.variant.text(), f" · position {i} of {n}"
         for bar_id, side in (("#bottom-player", Side.SOUTH), ("#top-player", Side.NORTH)):
             bar = self.query_one(bar_id, PlayerBar)
             bar.side = side
@@ -194,7 +193,7 @@ class ReplayScreen(Screen[None]):
         self.set_class(narrow, "-narrow")
         for moves in self.query(MoveList):
             moves.inline = narrow
-        fit_board(self, self.stored.variant, keys=False)
+        fit_board(self, self.stored.variant, keys=False, panel=REPLAY_PANEL_LINES)
 
     def action_step(self, step: int) -> None:
         """One action back or forward."""

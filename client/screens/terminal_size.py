@@ -2,13 +2,16 @@
 
 The game and replay screens stack, top to bottom: the title, the opponent's bar, the board (two
 rows of houses three lines high, the stores beside them; then the line of house keys for a
-player), the player's bar, the notice (a blank line and two lines) and the footer; the board
+player), the player's bar, the notice (a blank line and two lines) and the footer; once the game is over, the
+game-over panel under the notice takes the place of the house keys (`GAME_PANEL_LINES`, `REPLAY_PANEL_LINES`: each
+of its lines is cut to the panel's width, never wrapped), so a screen sized for its board holds the end too; the board
 column has 1 column of padding each side on a narrow terminal, and 2 columns and 1 line on a
 wide one (`kalah.tcss`: `#board-column`). The bars and the notice under the board are
 `TEXT_WIDTH` columns where the terminal has room; in a narrower one they take the columns it has,
 down to the board's width (`board_width`: the houses' count and the digits of the largest count a
 pit can show) or `MIN_TEXT_WIDTH`, whichever is wider: a bar then cuts a long name short, and the
-title and the notice wrap their lines, so they take three lines more. A smaller terminal shows one line instead of a
+notice wraps its lines, so it takes two lines more (the title stays one line: a long variant name is cut short, as a
+bar cuts a name). A smaller terminal shows one line instead of a
 cut-off board: the size the variant needs and that enlarging the window brings the board back.
 Everything else goes on: the game is followed, the keys in the footer work, and the board returns
 as it is.
@@ -41,9 +44,17 @@ BOARD_LINES = 6
 AROUND_BOARD_LINES = 7
 """Lines around the board: the title, two player bars, the notice (a blank line and two lines) and the footer."""
 
-WRAPPED_LINES = 3
-"""Lines the title and the notice take more when the bars are narrower than `TEXT_WIDTH`: the title wraps once, and
-so does each of the notice's two lines (the last move, the prompt)."""
+WRAPPED_LINES = 2
+"""Lines the notice takes more when the bars are narrower than `TEXT_WIDTH`: each of its two lines (the last move,
+the prompt) wraps once."""
+
+GAME_PANEL_LINES = 6
+"""Lines of the game screen's game-over panel: its border and four lines (GAME OVER, the result, the stores, the
+keys)."""
+
+REPLAY_PANEL_LINES = 5
+"""Lines of the replay's panel at the end of the record: its border and three lines (the title, the verdict, the
+stores)."""
 
 
 def padding(wide: bool) -> int:
@@ -63,14 +74,16 @@ def text_width(variant: Variant, columns: int, *, wide: bool) -> int:
     return max(least_text_width(variant), min(TEXT_WIDTH, columns - padding(wide)))
 
 
-def needed_size(variant: Variant, *, keys: bool, wide: bool, columns: int | None = None) -> tuple[int, int]:
-    """Columns and lines a board screen of `variant` needs (`keys`: with the line of house keys; `wide`: laid out for
-    a terminal of `NARROW` columns or more, with more padding); the lines are those needed at `columns` (None: at the
-    fewest columns), as a narrower title and notice take more."""
+def needed_size(variant: Variant, *, keys: bool, panel: int, wide: bool,
+                columns: int | None = None) -> tuple[int, int]:
+    """Columns and lines a board screen of `variant` needs, in play and once over (`keys`: with the line of house keys
+    in play; `panel`: the lines of its game-over panel, shown in their place at the end; `wide`: laid out for a
+    terminal of `NARROW` columns or more, with more padding); the lines are those needed at `columns` (None: at the
+    fewest columns), as a narrower notice takes more."""
     width = max(board_width(variant.houses, count_digits(variant)), MIN_TEXT_WIDTH) + padding(wide)
     fewest = max(width, NARROW) if wide else width
     wrapped = text_width(variant, fewest if columns is None else columns, wide=wide) < TEXT_WIDTH
-    height = (AROUND_BOARD_LINES + BOARD_LINES + (1 if keys else 0) + (2 if wide else 0)
+    height = (AROUND_BOARD_LINES + BOARD_LINES + max(1 if keys else 0, panel) + (2 if wide else 0)
               + (WRAPPED_LINES if wrapped else 0))
     return width, height
 
@@ -81,12 +94,13 @@ def too_small_text(variant: Variant, size: tuple[int, int], needed: tuple[int, i
             f"{needed[1]}. Enlarge the window and the board comes back as it was (nothing is lost meanwhile; q quits).")
 
 
-def fit_board(screen: Screen[Any], variant: Variant, *, keys: bool) -> bool:
-    """Show `screen`'s title and body if the terminal holds the board, its bars and notice as wide as it has room for,
-    else its `#too-small` line saying what size is needed; whether the board is shown."""
+def fit_board(screen: Screen[Any], variant: Variant, *, keys: bool, panel: int) -> bool:
+    """Show `screen`'s title and body if the terminal holds the board, its bars and notice as wide as it has room for
+    (and its game-over panel of `panel` lines at the end), else its `#too-small` line saying what size is needed;
+    whether the board is shown."""
     size = screen.size
     wide = size.width >= NARROW
-    width, height = needed_size(variant, keys=keys, wide=wide, columns=size.width)
+    width, height = needed_size(variant, keys=keys, panel=panel, wide=wide, columns=size.width)
     fits = size.width >= width and size.height >= height
     line = screen.query_one("#too-small", Static)
     if fits:

@@ -1,4 +1,4 @@
-"""Small display widgets around the board: a player's bar with the clock, and the move list."""
+"""Small display widgets around the board: a screen's title, a player's bar with the clock, and the move list."""
 
 from __future__ import annotations
 
@@ -60,6 +60,35 @@ class PlayerBar(Static):
         low = self.clock_ms is not None and self.clock_ms < 10_000
         text.append(" " * max(2, min(CLOCK_END, width) - len(text.plain) - len(clock)))
         text.append(clock, style="bold reverse" if self.to_move else ("bold" if low else ""))
+        return text
+
+
+TITLE_NAME_MIN = 10
+"""The fewest columns a title cuts a variant's name to: `kalah(6,4)`, or the first 9 characters of a longer one."""
+
+
+class TitleBar(Widget):
+    """A screen's title on one line: `lead` in bold, then `before`, the `variant`'s name and `after`; a name too long
+    for the line is cut short with `…` (what follows it stays), down to `TITLE_NAME_MIN` columns, and the line's end
+    where even that is not enough."""
+
+    DEFAULT_CSS = "TitleBar { height: 1; }"
+
+    lead: reactive[str] = reactive("")
+    before: reactive[str] = reactive("")
+    variant: reactive[str] = reactive("")
+    after: reactive[str] = reactive("")
+
+    def render(self) -> Text:
+        """The title cut to the width it has: the variant's name first, down to `TITLE_NAME_MIN`, then the line's
+        end."""
+        width = self.content_size.width
+        room = width - len(self.lead) - len(self.before) - len(self.after)
+        text = Text()
+        text.append(self.lead, style="bold")
+        text.append(f"{self.before}{cut(self.variant, max(room, TITLE_NAME_MIN))}{self.after}")
+        if width:
+            text.truncate(width, overflow="ellipsis")
         return text
 
 
