@@ -310,8 +310,8 @@ def warm(levels: list[Any], impl: SearchCore[Any]) -> int:
     this process, so that no probe during a move waits for the disk: the bytes read through.
 
     Mapped levels are read the way a search would fault them in, so a level advised huge pages comes in as 2 MiB
-    folios (about 2 s for a rule set's 5.3 GiB of Kalah(6,5) levels from this machine's disk; milliseconds when
-    cached). The C core reads without the GIL.
+    folios (2.6-3.2 s for a rule set's 28 levels, 5.3 GiB, from this machine's disk, 10 s beside another search;
+    0.24 s when cached: docs/benchmarks.md). The C core reads without the GIL.
     """
     return sum(impl.warm(level) for level in levels if len(level))
 
