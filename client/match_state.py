@@ -230,18 +230,23 @@ def last_action(move: MoveEvent) -> LastAction:
     return LastAction(move.side, move.action.token(), move.path, move.captured_bin, seeds, move.extra_turn)
 
 
-def result_text(state: MatchState) -> str:
-    """A one-line human verdict: who won, by how much, and why."""
+def result_parts(state: MatchState) -> tuple[str, str, str]:
+    """The verdict in three parts: the winner's name (empty for none), who won and by how much after it, and why
+    (` (…)`); joined they read `bob (North) wins by 4 (resignation)`."""
     why = reason_text(state.reason)
     winner = state.winner
     if winner is None and state.result:
         winner = winner_of(state.result)
     if winner is None:
-        return f"Draw{why}" if state.result == 0 or (state.reason is not None and state.reason.on_board) \
-            else f"Game over{why}"
-    name = state.player(winner) or winner.name.title()
+        draw = state.result == 0 or (state.reason is not None and state.reason.on_board)
+        return "", "Draw" if draw else "Game over", why
     by = f" by {abs(state.result)}" if state.result else ""
-    return f"{name} ({winner.name.title()}) wins{by}{why}"
+    return state.player(winner) or winner.name.title(), f" ({winner.name.title()}) wins{by}", why
+
+
+def result_text(state: MatchState) -> str:
+    """A one-line human verdict: who won, by how much, and why."""
+    return "".join(result_parts(state))
 
 
 def swap_text(south: str | None, north: str | None) -> str:

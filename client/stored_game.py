@@ -139,12 +139,17 @@ class StoredGame:
         return self.status == "finished"
 
     @property
+    def verdict_parts(self) -> tuple[str, str, str]:
+        """The verdict in three parts: the winner's name (empty for none), what follows it, and why (` (…)`)."""
+        if not self.finished:
+            return "", "unfinished", f" ({self.status})"
+        why = reason_text(self.reason)
+        if self.winner is None:
+            return "", "Draw" if self.result == 0 else "Game over", why
+        by = f" by {abs(self.result)}" if self.result else ""
+        return self.winner, f" wins{by}", why
+
+    @property
     def verdict(self) -> str:
         """How the game ended, in words: `ann wins by 4 (…)`, `Draw (…)`, or `unfinished (live)`."""
-        why = reason_text(self.reason)
-        if not self.finished:
-            return f"unfinished ({self.status})"
-        if self.winner is None:
-            return f"Draw{why}" if self.result == 0 else f"Game over{why}"
-        by = f" by {abs(self.result)}" if self.result else ""
-        return f"{self.winner} wins{by}{why}"
+        return "".join(self.verdict_parts)

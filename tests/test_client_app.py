@@ -51,7 +51,7 @@ async def test_match_traffic_reaches_its_own_game_screen(monkeypatch: pytest.Mon
         await until(pilot, lambda: bool(notes) and screen.error is not None)
         assert screen.state.spectators == 4 and screen.state.away == frozenset({Side.NORTH})
         assert screen.error == "not your turn" and notes == ["no match 'zz'"]
-        assert "not your turn" in str(screen.query_one("#error", Static).render())
+        assert "⚠ not your turn" in str(screen.query_one("#notice", Static).render())
         app.post_message(received(make_snapshot("3 6 9")))
         await until(pilot, lambda: screen.state.record == ["3", "6", "9"])
         assert [s for s in app.screen_stack if isinstance(s, GameScreen)] == [screen]

@@ -101,21 +101,20 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
             await until(pilot, lambda: shown(app, ReplayScreen) is not None)
             screen = app.screen
             assert isinstance(screen, ReplayScreen)
-            line = screen.query_one("#analysis", Static)
-            assert not line.display
+            line = screen.query_one("#notice", Static)  # the solver line takes the place of the keys line
+            assert "Solver" not in str(line.render()) and "a solver value" in str(line.render())
             await pilot.press("a")
             start = screen.current_fen()
             await until(pilot, lambda: start in screen.analyses)
-            assert line.display
-            text, first = str(line.render()), screen.analyses[start]
+            text, first = str(line.render()).splitlines()[-1], screen.analyses[start]
             if first.exact:
                 assert "South wins by 2 with best play · best move" in text  # RULES.md: Kalah(3,3) is +2
             else:
-                assert text.startswith("≈ ") and f"(search depth {first.depth})" in text and "best move" in text
+                assert text.startswith("Solver: ≈ ") and f"(search depth {first.depth})" in text and "best move" in text
             await pilot.press("right")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             await pilot.press("left")
-            assert len(screen.analyses) == 2 and screen.asked == [] and str(line.render()) == text
+            assert len(screen.analyses) == 2 and screen.asked == [] and str(line.render()).splitlines()[-1] == text
             await pilot.press("end")
             await until(pilot, lambda: screen.current_fen() in screen.analyses)
             final = screen.analyses[screen.current_fen()]
@@ -126,7 +125,7 @@ async def test_replay_shows_solver_values_asked_lazily(tmp_path: Path) -> None:
             await app.connection.drop()
             await until(pilot, lambda: screen.current_fen() in screen.analyses and not screen.asked)
             await pilot.press("a")
-            assert not line.display
+            assert "Solver" not in str(line.render())
     finally:
         await server.close()
 
@@ -142,7 +141,7 @@ async def test_replay_says_why_a_position_has_no_value(tmp_path: Path) -> None:
             screen = app.replay_screen(stored)
             await app.push_screen(screen)
             await pilot.press("a")
-            line = screen.query_one("#analysis", Static)
+            line = screen.query_one("#notice", Static)
             await until(pilot, lambda: bool(screen.refused))
             assert "no value" in str(line.render())
             await pilot.press("right")
@@ -162,10 +161,10 @@ async def test_offline_replay_asks_the_local_solver(monkeypatch: pytest.MonkeyPa
         await until(pilot, lambda: shown(app, ReplayScreen) is not None)
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
-        line = screen.query_one("#analysis", Static)
+        line = screen.query_one("#notice", Static)
         await pilot.press("a")
         await until(pilot, lambda: bool(screen.refused))  # a transfer is due: no value, and why
-        assert line.display and "no value" in str(line.render())
+        assert "Solver: no value" in str(line.render())
         await pilot.press("right")
         await until(pilot, lambda: screen.current_fen() in screen.analyses)
         assert "South wins by 2 with best play · best move" in str(line.render())  # Kalah(3,3) is +2

@@ -11,9 +11,9 @@ from client.match_state import MatchState
 from client.screens.dialogs import HelpScreen
 from client.screens.game import GameScreen
 from client.screens.replay import ReplayScreen
-from client.screens.terminal_size import GAME_PANEL_LINES, REPLAY_PANEL_LINES, needed_size
-from client.stored_game import StoredGame
-from client.ui_messages import EventReceived
+from client.screens.terminal_size import needed_size
+from client.stored_game import REASONS, StoredGame
+from client.ui_messages import AnalysisReceived, ErrorReceived, EventReceived
 from client.widgets.board import (
     HOUSE_KEYS,
     KEY_LABELS,
@@ -26,8 +26,8 @@ from client.widgets.board import (
     keys_text,
 )
 from client.widgets.panels import PlayerBar
-from protocol import Game, Side, Variant
-from protocol.messages import Clocks, MakeMove, Resign, SwapSides, TransferSeed
+from protocol import EndReason, Game, Side, Variant
+from protocol.messages import Analysis, Clocks, ErrorMessage, GameOverEvent, MakeMove, Resign, SwapSides, TransferSeed
 from tests.client_hosts import ScreenHost, make_snapshot, until
 from tests.test_client_match_state import action
 
@@ -215,10 +215,10 @@ async def test_a_wrong_key_or_click_says_why() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         assert isinstance(screen, GameScreen)
-        hint = screen.query_one("#hint")
+        notice = screen.query_one("#notice")
         await pilot.press("8")
         assert screen.hint == "Key 8 is not one of your houses: use 1 to 6, shown under your houses."
-        assert hint.display and "Key 8" in str(hint.render())
+        assert "Key 8" in str(notice.render()) and "Your move" not in str(notice.render())  # in the prompt's place
         await pilot.press("3")
         assert screen.hint == "House 3 is empty: choose a house with seeds."
         await pilot.click("#pit-10")
@@ -226,7 +226,7 @@ async def test_a_wrong_key_or_click_says_why() -> None:
         await pilot.press("x")
         assert screen.hint is not None and screen.hint.startswith("Key x does nothing here")
         await pilot.press("4")
-        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=4)] and not hint.display
+        assert app.sent == [MakeMove(match_id="m1", ply=1, bin=4)] and "Key" not in str(notice.render())
     app = host("3 6", you="south")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
@@ -254,13 +254,11 @@ def test_every_board_fits_78_columns_and_names_its_keys() -> None:
     """Houses narrow as they grow in number so 1 to 12 houses fit 78 columns; the keys read as words."""
     assert [house_width(h) for h in (1, 7, 8, 9, 10, 11, 12)] == [8, 8, 7, 6, 6, 5, 5]
     assert max(board_width(h) for h in range(1, 13)) == 78
-    largest = [needed_size(Variant(houses=h, seeds=s), keys=True, panel=GAME_PANEL_LINES, wide=False, columns=80)
-               for h in range(1, 13) for s in (1, 200)]
-    assert max(largest) == (80, 19)  # every board, up to 200 seeds a house, in 80x24, the game-over panel too
-    sizes = {h: needed_size(Variant(houses=h, seeds=4), keys=True, panel=GAME_PANEL_LINES, wide=False)
-             for h in range(1, 13)}
-    assert [sizes[h] for h in range(1, 7)] == [(42, 21), (42, 21), (44, 21), (52, 21), (60, 21), (68, 19)]
-    assert min(sizes[h][0] for h in range(7, 13)) == 74 and {sizes[h][1] for h in range(7, 13)} == {19}  # documented
+    largest = [needed_size(Variant(houses=h, seeds=s), wide=False, columns=80) for h in range(1, 13) for s in (1, 200)]
+    assert max(largest) == (80, 14)  # every board, up to 200 seeds a house, in 80x24, the game-over panel too
+    sizes = {h: needed_size(Variant(houses=h, seeds=4), wide=False) for h in range(1, 13)}
+    assert [sizes[h] for h in range(1, 7)] == [(42, 16), (42, 16), (44, 16), (52, 16), (60, 16), (68, 14)]
+    assert min(sizes[h][0] for h in range(7, 13)) == 74 and {sizes[h][1] for h in range(7, 13)} == {14}  # documented
     assert [keys_text(h) for h in (1, 6, 10, 12)] == ["1", "1 to 6", "1 to 9 and 0", "1 to 9, 0, - and ="]
 
 
@@ -275,7 +273,7 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         screen = app.screen
         assert isinstance(screen, GameScreen)
         line = screen.query_one("#too-small")
-        width, height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=False)
+        width, height = needed_size(parsed, wide=False)
         assert line.display and not screen.query_one("#game-body").display
         assert str(line.render()) == (f"This terminal is 40 columns by 12 lines: {variant} needs at least {width} by "
                                       f"{height}. Enlarge the window and the board comes back as it was (nothing is "
@@ -297,7 +295,7 @@ async def test_a_terminal_too_small_for_the_board_says_what_it_needs(variant: st
         for size in ((width - 1, height), (width, height - 1)):
             await pilot.resize_terminal(*size)
             await until(pilot, lambda: line.display and not body.display)
-        wide_width, wide_height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=True)
+        wide_width, wide_height = needed_size(parsed, wide=True)
         await pilot.resize_terminal(100, wide_height)
         await until(pilot, lambda: not line.display)
         await pilot.pause()
@@ -320,16 +318,23 @@ def shown_whole(screen: Screen[Any], widget_id: str) -> bool:
         hit is widget or widget in hit.ancestors for hit in hits)
 
 
+def panel_lines(screen: Screen[Any]) -> list[str]:
+    """The lines the game-over panel of `screen` shows, without its border."""
+    over = screen.query_one("#game-over")
+    lines = [over.render_line(y).text.strip(" ║╔╗╚╝═") for y in range(over.region.height)]
+    return [line for line in lines if line]
+
+
 @pytest.mark.parametrize(("variant", "you", "wide"), [
     ("kalah(6,4)", "south", False), ("kalah(6,4)", None, False), ("kalah(3,3)", "south", False),
     ("kalah(6,4)", "south", True), (LONG_VARIANT, "south", False), (LONG_VARIANT, None, True),
 ])
 async def test_the_game_over_panel_is_whole_at_the_least_size(variant: str, you: str | None, wide: bool) -> None:
     """At exactly the size the too-small line asks for (on a narrow and on a wide terminal), a finished game shows the
-    board and every line of the game-over panel, unwrapped (a long name in the result is cut with `…`); one line
-    less shows the size line instead."""
+    board and the compact game-over panel whole, without its border: the result with its reason (a long name cut with
+    `…`), then the keys; one line less shows the size line instead."""
     parsed = Variant.parse(variant)
-    width, height = needed_size(parsed, keys=you is not None, panel=GAME_PANEL_LINES, wide=wide)
+    width, height = needed_size(parsed, wide=wide)
     size = (100 if wide else width, height)
     app = host(north_to_move(variant), variant=variant, you=you, north="n" * 32, status="finished", result=-12,
                reason="majority", winner="north")
@@ -339,21 +344,149 @@ async def test_the_game_over_panel_is_whole_at_the_least_size(variant: str, you:
         body, line = screen.query_one("#game-body"), screen.query_one("#too-small")
         await until(pilot, lambda: body.display and screen.query_one("#game-over").display)
         await pilot.pause()
-        over = screen.query_one("#game-over")
-        drawn = [over.render_line(y).text.strip() for y in range(GAME_PANEL_LINES - 2)]  # inside the border
-        assert drawn[0] == "GAME OVER" and drawn[1].startswith("nnnn") and drawn[1].endswith("…")
-        assert drawn[2].startswith("Stores: South ") and drawn[3] == "v: replay · Esc: lobby · q: quit"
-        assert over.region.height == GAME_PANEL_LINES
+        drawn = panel_lines(screen)
+        assert screen.query_one("#game-over").region.height == 2 and len(drawn) == 2
+        if parsed.houses == 6:  # 64 columns hold the result and its reason on one line
+            assert drawn[0].startswith("nnnnnnnnn") and drawn[0].endswith("… (North) wins by 12 (a store holds the "
+                                                                         "majority)")
+            assert drawn[1] == "v: replay · Esc: lobby · q: quit"
+        else:  # 40 do not: the reason takes the keys' line (the footer has them)
+            assert drawn == [drawn[0], "(a store holds the majority)"] and drawn[0].endswith("… (North) wins by 12")
         assert all(shown_whole(screen, part) for part in ("#title", "#board", "#notice", "#game-over"))
         await pilot.resize_terminal(size[0], height - 1)
         await until(pilot, lambda: line.display and not body.display)
+
+
+@pytest.mark.parametrize("reason", [*REASONS, "forfeit"])
+@pytest.mark.parametrize(("variant", "size"), [("kalah(6,4)", (80, 24)), ("kalah(6,4)", (68, 14)),
+                                               ("kalah(3,3)", (44, 16)), ("kalah(3,3)", (44, 21))])
+async def test_the_result_always_says_who_won_by_how_much_and_why(variant: str, size: tuple[int, int],
+                                                                  reason: str) -> None:
+    """With the longest names the server allows, every reason's wording is whole in the game-over panel, in full (80x24,
+    44x21) and compact (the least sizes): the winner's name is cut first, and where even that leaves no room the reason
+    takes a line of its own; an abort, which no one wins, says so."""
+    aborted = reason == "aborted"
+    app = host(north_to_move(variant), variant=variant, south="s" * 32, north="n" * 32, status="finished",
+               result=None if aborted else -12, reason=reason, winner=None if aborted else "north")
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        await until(pilot, lambda: screen.query_one("#game-body").display and screen.query_one("#game-over").display)
+        await pilot.pause()
+        drawn = panel_lines(screen)
+        why = f"({REASONS.get(reason, reason)})"
+        assert any(line.endswith(why) for line in drawn), drawn
+        if aborted:
+            assert "Game over (aborted by the operator)" in drawn
+        else:
+            assert any(line.startswith("nnnnnnnnn") and " (North) wins by 12" in line for line in drawn), drawn
+        assert shown_whole(screen, "#game-over") and shown_whole(screen, "#notice")
+
+
+async def test_play_keeps_its_least_size_and_a_resignation_fits_it() -> None:
+    """68 by 14 shows a Kalah(6,4) board in play, as it did before the end of a game was counted; resigning there
+    (`r`, `y`) ends in the compact panel, whole under the notice, saying who won and why; 4 lines more show the panel
+    in full, and 3 the compact one again."""
+    app = host("3 6", north="n" * 32)
+    async with app.run_test(size=(68, 14)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        await until(pilot, lambda: screen.query_one("#game-body").display)
+        assert not screen.query_one("#too-small").display and shown_whole(screen, "#board")
+        await pilot.press("r", "y")
+        assert app.sent == [Resign(match_id="m1")]
+        screen.post_message(EventReceived(GameOverEvent(match_id="m1", seq=screen.state.seq + 1, result=None,
+                                                        reason=EndReason.RESIGN, winner="north", player="ann",
+                                                        position=screen.state.position.fen())))
+        over = screen.query_one("#game-over")
+        await until(pilot, lambda: over.display)
+        await pilot.pause()
+        assert panel_lines(screen) == ["nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn (North) wins (resignation)",
+                                       "v: replay · Esc: lobby · q: quit"]
+        assert all(shown_whole(screen, part) for part in ("#board", "#bottom-player", "#notice", "#game-over"))
+        await pilot.resize_terminal(68, 18)
+        await until(pilot, lambda: over.region.height == 6)
+        assert panel_lines(screen)[0] == "GAME OVER" and shown_whole(screen, "#game-over")
+        await pilot.resize_terminal(68, 17)
+        await until(pilot, lambda: over.region.height == 2)
+        assert shown_whole(screen, "#game-over")
+
+
+@pytest.mark.parametrize(("variant", "record", "wide"), [("kalah(6,4)", "3", False), ("kalah(6,4)", "3", True),
+                                                         ("kalah(3,3)", "1", False)])
+async def test_a_hint_or_an_error_takes_the_prompts_line_at_the_least_size(variant: str, record: str,
+                                                                         wide: bool) -> None:
+    """At exactly the least size (68 by 14 for Kalah(6,4)), in play and once the game is over, a hint or an error
+    shows whole in the notice in place of the prompt (the newer of them), and the board, the bars and the game-over
+    panel stay whole above the footer; so on a narrow board, where the notice's lines wrap."""
+    width, height = needed_size(Variant.parse(variant), wide=wide)
+    assert variant != "kalah(6,4)" or (width, height) == ((70, 16) if wide else (68, 14))
+    app = host(record, variant=variant)  # South moves again
+    async with app.run_test(size=(100 if wide else width, height)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        notice = screen.query_one("#notice")
+        parts = ("#title", "#top-player", "#board", "#bottom-player", "#notice")
+        await pilot.press("8")
+        assert "Key 8 is not one of your houses" in str(notice.render()) and "Your move" not in str(notice.render())
+        assert all(shown_whole(screen, part) for part in parts)
+        refused = ErrorMessage(code="out_of_turn", message="not your turn [ply 1]", request="move", match_id="m1")
+        screen.post_message(ErrorReceived(refused))
+        await until(pilot, lambda: screen.error is not None)
+        await pilot.pause()
+        assert str(notice.render()).endswith("⚠ not your turn [ply 1]") and "Key 8" not in str(notice.render())
+        assert all(shown_whole(screen, part) for part in parts)
+        await pilot.press("x")
+        assert str(notice.render()).endswith("Key x does nothing here: the keys are in the footer.")
+        screen.post_message(EventReceived(GameOverEvent(match_id="m1", seq=screen.state.seq + 1, result=None,
+                                                        reason=EndReason.TIME, winner="north", player="bob",
+                                                        position=screen.state.position.fen())))
+        await until(pilot, lambda: screen.query_one("#game-over").display)
+        for key in ("1", "x"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert screen.hint is not None and str(notice.render()).endswith(screen.hint)
+            assert all(shown_whole(screen, part) for part in (*parts, "#game-over"))
+        assert panel_lines(screen)[0] == "bob (North) wins (time ran out)"
+
+
+@pytest.mark.parametrize(("variant", "wide"), [("kalah(6,4)", False), ("kalah(6,4)", True), ("kalah(3,3)", False)])
+async def test_the_replays_solver_line_takes_the_keys_line_at_the_least_size(variant: str, wide: bool) -> None:
+    """At exactly the least size the replay's solver line shows whole in the notice in place of its keys line, mid
+    game and at the end of the record, with the compact panel under it; so on a narrow board, where the lines
+    wrap."""
+    record = ("3", "1") if variant == "kalah(6,4)" else ("1", "2")  # South sows twice: an extra turn
+    stored = StoredGame("m9", Variant.parse(variant), record, "a" * 32, "bob", result=-4, winner="bob", reason="time")
+    app = ScreenHost(ReplayScreen(stored, animate=False))
+    width, height = needed_size(stored.variant, wide=wide)
+    async with app.run_test(size=(100 if wide else width, height)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        notice = screen.query_one("#notice")
+        parts = ("#title", "#top-player", "#board", "#bottom-player", "#notice")
+        await pilot.press("right", "a")
+        assert str(notice.render()).startswith(f"Ply 1: South sowed bin {record[0]}.")
+        assert str(notice.render()).endswith("\nSolver: thinking…")
+        screen.post_message(AnalysisReceived(Analysis(position=screen.current_fen(), value=8, best=[1], exact=True,
+                                                      depth=-1)))
+        await until(pilot, lambda: "Solver: South wins by 8" in str(notice.render()))
+        assert all(shown_whole(screen, part) for part in parts)
+        await pilot.press("end")
+        await until(pilot, lambda: screen.query_one("#game-over").display)
+        await pilot.pause()
+        assert str(notice.render()).endswith("Solver: thinking…")
+        assert panel_lines(screen)[0] == "bob wins by 4 (time ran out)"
+        assert panel_lines(screen)[1].startswith("Stores: South ")
+        assert all(shown_whole(screen, part) for part in (*parts, "#game-over"))
+        await pilot.press("a")
+        assert str(notice.render()).endswith("←/→ step · Home/End jump · a solver value · Esc back")
 
 
 @pytest.mark.parametrize("wide", [False, True])
 async def test_a_long_variant_name_is_cut_in_the_title(wide: bool) -> None:
     """A Kalah(6,4) with many options keeps the title to one line at the least size: the name cut with `…`, what
     follows it kept, the board right under it."""
-    width, height = needed_size(Variant.parse(LONG_VARIANT), keys=True, panel=GAME_PANEL_LINES, wide=wide)
+    width, height = needed_size(Variant.parse(LONG_VARIANT), wide=wide)
     size = (100 if wide else width, height)
     app = host(north_to_move(LONG_VARIANT), variant=LONG_VARIANT, you="north")
     async with app.run_test(size=size) as pilot:
@@ -372,7 +505,7 @@ async def test_the_end_of_a_replay_is_whole_at_the_least_size() -> None:
     """At the end of a record, at exactly the size the replay asks for, its panel is whole under the notice."""
     stored = StoredGame("m9", Variant.parse(LONG_VARIANT), ("1",), "ann", "bob")
     app = ScreenHost(ReplayScreen(stored, animate=False))
-    size = needed_size(stored.variant, keys=False, panel=REPLAY_PANEL_LINES, wide=False)
+    size = needed_size(stored.variant, wide=False)
     async with app.run_test(size=size) as pilot:
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
@@ -390,8 +523,8 @@ async def test_the_replay_too_says_what_size_its_board_needs() -> None:
     async with app.run_test(size=(50, 20)) as pilot:
         line = app.screen.query_one("#too-small")
         assert str(line.render()).startswith("This terminal is 50 columns by 20 lines: kalah(4,3) needs at least 52 "
-                                             "by 20.")
-        await pilot.resize_terminal(*needed_size(stored.variant, keys=False, panel=REPLAY_PANEL_LINES, wide=False))
+                                             "by 16.")
+        await pilot.resize_terminal(*needed_size(stored.variant, wide=False))
         await until(pilot, lambda: not line.display and app.screen.query_one(Board).display)
 
 
@@ -402,13 +535,13 @@ async def test_a_small_board_plays_in_a_terminal_narrower_than_the_bars() -> Non
     long_name = "n" * 32
     clocks = Clocks(south_ms=300_000, north_ms=295_500)
     app = host("", variant="kalah(3,3)", north=long_name, clocks=clocks)
-    async with app.run_test(size=(50, 21)) as pilot:
+    async with app.run_test(size=(50, 16)) as pilot:
         screen = app.screen
         assert isinstance(screen, GameScreen)
         line, body = screen.query_one("#too-small"), screen.query_one("#game-body")
-        width, height = needed_size(screen.state.variant, keys=True, panel=GAME_PANEL_LINES, wide=False)
+        width, height = needed_size(screen.state.variant, wide=False)
         assert width < 66
-        for size in ((50, 21), (width, height)):
+        for size in ((50, 16), (width, height)):
             await pilot.resize_terminal(*size)
             await until(pilot, lambda: not line.display and body.display)
             await pilot.pause()
@@ -427,4 +560,4 @@ async def test_a_small_board_plays_in_a_terminal_narrower_than_the_bars() -> Non
     async with app.run_test(size=(67, 24)) as pilot:
         line = app.screen.query_one("#too-small")
         await until(pilot, lambda: line.display)
-        assert "kalah(6,4) needs at least 68 by 19." in str(line.render())
+        assert "kalah(6,4) needs at least 68 by 14." in str(line.render())

@@ -8,12 +8,13 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_text
+from client.match_state import EventOutcome, LastAction, MatchState, describe_last, result_parts
 from client.screens.dialogs import ConfirmScreen, HelpScreen
-from client.screens.terminal_size import GAME_PANEL_LINES, fit_board
+from client.screens.terminal_size import fit_board
 from client.styles import NARROW
 from client.ui_messages import (
     ConnectionChanged,
@@ -25,6 +26,7 @@ from client.ui_messages import (
     SnapshotReceived,
 )
 from client.widgets.board import Board, ChoiceRefused, PitChosen, keys_text
+from client.widgets.game_over import GameOverPanel
 from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import (
@@ -64,7 +66,8 @@ class GameScreen(Screen[None]):
         """The house chosen first for the opening transfer."""
         self.error: str | None = None
         self.hint: str | None = None
-        """Why the last key or click did nothing (cleared by the next thing that happens)."""
+        """Why the last key or click did nothing (cleared by the next thing that happens). It and `error` take the
+        prompt's line in the notice, the newer of them shown."""
         self.connection_notice: str | None = None
         self._drawn_last: LastAction | None = None
 
@@ -89,9 +92,7 @@ class GameScreen(Screen[None]):
                 yield Board(self.state.variant, self.state.viewpoint, animate=self.animate_sowing, id="board")
                 yield PlayerBar(id="bottom-player", classes="player")
                 yield Static(id="notice")
-                yield Static(id="hint")
-                yield Static(id="error")
-                yield Static(id="game-over")
+                yield GameOverPanel(id="game-over")
             with VerticalScroll(id="side-panel", can_focus=False):
                 yield Static(id="spectators")
                 yield Static(id="server")
@@ -137,6 +138,7 @@ class GameScreen(Screen[None]):
     def _refused(self, event: ErrorReceived) -> None:
         """The server refused what this screen sent: say why, and let the player try again."""
         self.error = event.msg.message
+        self.hint = None
         self.pending = False
         self.transfer_src = None
         self.refresh_view()
@@ -190,12 +192,6 @@ class GameScreen(Screen[None]):
             bar.to_move = not st.over and pos.to_move == side and st.status != "open"
         self._tick()
         self.query_one("#notice", Static).update(self._notice())
-        hint = self.query_one("#hint", Static)
-        hint.update(self.hint or "")
-        hint.display = bool(self.hint)
-        error = self.query_one("#error", Static)
-        error.update(f"⚠ {self.error}" if self.error else "")
-        error.display = bool(self.error)
         banner = self.query_one("#connection", Static)
         banner.update(self.connection_notice or "")
         banner.display = bool(self.connection_notice)
@@ -206,14 +202,12 @@ class GameScreen(Screen[None]):
             move_list.moves = moves
             panel = self.query_one("#side-panel")
             self.call_after_refresh(panel.scroll_end, animate=False)
-        over = self.query_one("#game-over", Static)
+        over = self.query_one(GameOverPanel)
         over.display = st.over
         if st.over:
-            over.update(
-                f"[b]GAME OVER[/b]\n{result_text(st)}\n"
-                f"Stores: South {pos.stores[0]} · North {pos.stores[1]}\n"
-                "v: replay · Esc: lobby · q: quit"
-            )
+            over.heading, over.result = "GAME OVER", result_parts(st)
+            over.details = (f"Stores: South {pos.stores[0]} · North {pos.stores[1]}",
+                            "v: replay · Esc: lobby · q: quit")
         self.refresh_bindings()
         self.query_one("#server", Static).update(self._watch_hint())
         self._fit()
@@ -237,7 +231,7 @@ class GameScreen(Screen[None]):
     def _fit(self) -> None:
         """The board if the terminal holds it, else one line saying what size it needs; back in focus when shown."""
         hidden = not self.query_one("#game-body").display
-        if fit_board(self, self.state.variant, keys=not self.spectating, panel=GAME_PANEL_LINES) and hidden:
+        if fit_board(self, self.state.variant) and hidden:
             self.query_one(Board).focus()
 
     def _tick(self) -> None:
@@ -258,33 +252,44 @@ class GameScreen(Screen[None]):
             return [b for b in houses if b != self.transfer_src]
         return pos.legal_bins()
 
-    def _notice(self) -> str:
-        """What the player should know now: offers, whose turn, the last move's effect."""
+    def _notice(self) -> Content:
+        """What the player should know now: the last move's effect, then the prompt (offers, whose turn), or in its
+        place what the server refused or why the last key did nothing; then an opponent's absence."""
+        st = self.state
+        lines: list[Content] = []
+        if st.last is not None:
+            lines.append(Content(describe_last(st.last, st.last_turn(), st.over, (st.south, st.north))))
+        if self.error:
+            lines.append(Content.styled(f"⚠ {self.error}", "bold $error"))
+        elif self.hint:
+            lines.append(Content.styled(self.hint, "$warning"))
+        elif prompt := self._prompt():
+            lines.append(Content.from_markup(prompt))
+        if not st.over and st.you is not None and st.you.other in st.away:
+            lines.append(Content.from_markup("Your opponent is disconnected: press [b]w[/b] to claim the win once "
+                                             "the grace period is over."))
+        return Content("\n").join(lines)
+
+    def _prompt(self) -> str:
+        """What the player may do now, in markup (empty once the game is over)."""
         st = self.state
         pos = st.position
-        lines: list[str] = []
-        if st.last is not None:
-            lines.append(describe_last(st.last, st.last_turn(), st.over, (st.south, st.north)))
         if st.over:
-            pass
-        elif st.status == "open":
-            lines.append("Waiting for an opponent to join…")
-        elif st.my_turn and pos.transfer_pending:
+            return ""
+        if st.status == "open":
+            return "Waiting for an opponent to join…"
+        if st.my_turn and pos.transfer_pending:
             if self.transfer_src is None:
-                lines.append("[b]Opening transfer:[/b] choose a house to take one seed from, or n for none.")
-            else:
-                lines.append(f"Take a seed from bin {self.transfer_src}: now choose the house to put it in.")
-        elif st.my_turn and pos.swap_offered:
-            lines.append("[b]Pie rule:[/b] press [b]s[/b] to take over South and its opening move (your "
-                         "opponent then plays North), or sow a house.")
-        elif st.my_turn:
-            lines.append("[b]Your move:[/b] the key under a house, or ←/→ and Enter, or a click.")
-        elif not self.spectating:
-            lines.append(f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…")
-        if not st.over and st.you is not None and st.you.other in st.away:
-            lines.append("Your opponent is disconnected: press [b]w[/b] to claim the win once the grace "
-                         "period is over.")
-        return "\n".join(lines)
+                return "[b]Opening transfer:[/b] choose a house to take one seed from, or n for none."
+            return f"Take a seed from bin {self.transfer_src}: now choose the house to put it in."
+        if st.my_turn and pos.swap_offered:
+            return ("[b]Pie rule:[/b] press [b]s[/b] to take over South and its opening move (your opponent then "
+                    "plays North), or sow a house.")
+        if st.my_turn:
+            return "[b]Your move:[/b] the key under a house, or ←/→ and Enter, or a click."
+        if not self.spectating:
+            return f"Waiting for {st.player(pos.to_move) or pos.to_move.name.title()}…"
+        return ""
 
     # --- actions ----------------------------------------------------------------------
 
@@ -334,16 +339,18 @@ class GameScreen(Screen[None]):
 
     @on(ChoiceRefused)
     def _choice_refused(self, event: ChoiceRefused) -> None:
-        """A key or click that chose nothing: say why, under the notice."""
+        """A key or click that chose nothing: say why, in the prompt's place."""
         event.stop()
         self.hint = self.refusal(event.bin, event.key)
+        self.error = None
         self.refresh_view()
 
     def on_key(self, event: events.Key) -> None:
         """A printable key that nothing here uses gets a hint instead of silence."""
         if event.is_printable and event.key not in self.active_bindings:
             name = event.character if event.character and event.character.strip() else event.key
-            self.hint = f"Key {name} does nothing here: the keys are in the footer, ? shows the rules."
+            self.hint = f"Key {name} does nothing here: the keys are in the footer."
+            self.error = None
             self.refresh_view()
 
     def on_pit_chosen(self, event: PitChosen) -> None:

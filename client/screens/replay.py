@@ -8,23 +8,29 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from client.match_state import describe_last, last_action
 from client.screens.dialogs import HelpScreen
-from client.screens.terminal_size import REPLAY_PANEL_LINES, fit_board
+from client.screens.terminal_size import fit_board
 from client.stored_game import StoredGame, replay
 from client.styles import NARROW
 from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, Outgoing
 from client.widgets.board import Board
+from client.widgets.game_over import GameOverPanel
 from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import Analyse, Analysis
 
 ANALYSIS_BUDGET_MS = 1000
 """How long the server may search for the value of one replayed position."""
+
+KEYS_LINE = "←/→ step · Home/End jump · a solver value · Esc back"
+"""The notice's second line while the solver's values are hidden (the solver line takes its place)."""
+
 
 def analysis_text(a: Analysis) -> str:
     """A solver answer in words: who wins by how much (≈ when only a bounded search finished), best move."""
@@ -67,6 +73,8 @@ class ReplayScreen(Screen[None]):
         """Why the server gave no value of a position, by position."""
         self.asked: list[str] = []
         """Positions asked about and not answered yet, in the order asked (the server answers in order)."""
+        self.move_text = ""
+        """The notice's first line: the start, or the action that led to the position shown."""
 
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
@@ -78,8 +86,7 @@ class ReplayScreen(Screen[None]):
                 yield Board(self.stored.variant, Side.SOUTH, animate=self.animate_sowing, id="board")
                 yield PlayerBar(id="bottom-player", classes="player")
                 yield Static(id="notice")
-                yield Static(id="analysis")
-                yield Static(id="game-over")
+                yield GameOverPanel(id="game-over")
             with VerticalScroll(id="side-panel"):
                 yield MoveList(id="moves")
         yield Footer()
@@ -124,23 +131,25 @@ class ReplayScreen(Screen[None]):
         return self.game.positions[self.index].fen()
 
     def _draw_analysis(self) -> None:
-        """The solver line of the current position; ask for it if it is not known yet."""
-        line = self.query_one("#analysis", Static)
-        line.display = self.show_analysis
-        if not self.show_analysis:
-            return
+        """The notice: the action that led to the position shown, then the keys, or in their place the position's
+        solver line (asked for if it is not known yet)."""
+        second = Content.styled(self._solver_line(), "$text-muted") if self.show_analysis else Content(KEYS_LINE)
+        self.query_one("#notice", Static).update(Content("\n").join([Content(self.move_text), second]))
+
+    def _solver_line(self) -> str:
+        """The solver's value of the position shown, why there is none, or that it is being worked out (then asked
+        for once)."""
         fen = self.current_fen()
         known = self.analyses.get(fen)
         if known is not None:
-            line.update(analysis_text(known))
-        elif fen in self.refused:
-            line.update(f"Solver: no value ({self.refused[fen]})")
-        else:
-            line.update("Solver: thinking…")
-            if fen not in self.asked:
-                self.asked.append(fen)
-                self.post_message(Outgoing(Analyse(variant=self.stored.variant.text(), position=fen,
-                                                   budget_ms=ANALYSIS_BUDGET_MS)))
+            return analysis_text(known)
+        if fen in self.refused:
+            return f"Solver: no value ({self.refused[fen]})"
+        if fen not in self.asked:
+            self.asked.append(fen)
+            self.post_message(Outgoing(Analyse(variant=self.stored.variant.text(), position=fen,
+                                               budget_ms=ANALYSIS_BUDGET_MS)))
+        return "Solver: thinking…"
 
     def _seat_name(self, side: Side) -> str | None:
         """Who played `side` at the current position (players change sides after a swap)."""
@@ -169,14 +178,14 @@ class ReplayScreen(Screen[None]):
             bar.player = self._seat_name(side)
             bar.to_move = not pos.over and pos.to_move == side
         seats = (self._seat_name(Side.SOUTH), self._seat_name(Side.NORTH))
-        notice = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over, seats=seats)
-        self.query_one("#notice", Static).update(notice + "\n←/→ step · Home/End jump · a solver value · Esc back")
-        over = self.query_one("#game-over", Static)
+        self.move_text = "Start position." if last is None else f"Ply {i}: " + describe_last(last, over=pos.over,
+                                                                                               seats=seats)
+        over = self.query_one(GameOverPanel)
         over.display = i == n
         if over.display:
-            title = "GAME OVER" if self.stored.finished or pos.over else "END OF THE RECORD"
-            over.update(f"[b]{title}[/b]\n{self.stored.verdict}\n"
-                        f"Stores: South {pos.stores[0]} · North {pos.stores[1]}")
+            over.heading = "GAME OVER" if self.stored.finished or pos.over else "END OF THE RECORD"
+            over.result, over.details = self.stored.verdict_parts, (f"Stores: South {pos.stores[0]} · North "
+                                                                     f"{pos.stores[1]}",)
         self._draw_analysis()
         moves = self.query_one(MoveList)
         moves.moves = tuple((before.to_move.letter, a.token()) for before, a in zip(g.positions, g.actions,
@@ -185,6 +194,7 @@ class ReplayScreen(Screen[None]):
         if not moves.inline:
             panel = self.query_one("#side-panel")
             self.call_after_refresh(panel.scroll_to, y=max(0, i - panel.size.height // 2), animate=False)
+        fit_board(self, self.stored.variant)
 
     def on_resize(self) -> None:
         """Stack the move list under the board on narrow terminals; on one too small for the board, say what it
@@ -193,7 +203,7 @@ class ReplayScreen(Screen[None]):
         self.set_class(narrow, "-narrow")
         for moves in self.query(MoveList):
             moves.inline = narrow
-        fit_board(self, self.stored.variant, keys=False, panel=REPLAY_PANEL_LINES)
+        fit_board(self, self.stored.variant)
 
     def action_step(self, step: int) -> None:
         """One action back or forward."""
