@@ -450,6 +450,44 @@ async def test_a_hint_or_an_error_takes_the_prompts_line_at_the_least_size(varia
         assert panel_lines(screen)[0] == "bob (North) wins (time ran out)"
 
 
+async def test_a_hint_from_play_goes_when_the_game_ends() -> None:
+    """At 68 by 14 a two-line hint shown in play is cleared by the end of the game (a resignation: no move), so the
+    compact panel stays whole above the footer."""
+    app = host("3")
+    async with app.run_test(size=(68, 14)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        await pilot.press("8")
+        assert screen.hint is not None and screen.query_one("#notice").region.height == 3  # the hint wraps
+        screen.post_message(EventReceived(GameOverEvent(match_id="m1", seq=screen.state.seq + 1, result=None,
+                                                        reason=EndReason.RESIGN, winner="north", player="ann",
+                                                        position=screen.state.position.fen())))
+        await until(pilot, lambda: screen.query_one("#game-over").display)
+        await pilot.pause()
+        assert screen.hint is None and str(screen.query_one("#notice").render()) == "South sowed bin 3."
+        assert panel_lines(screen) == ["bob (North) wins (resignation)", "v: replay · Esc: lobby · q: quit"]
+        assert all(shown_whole(screen, part) for part in ("#board", "#notice", "#game-over"))
+
+
+@pytest.mark.parametrize("record", ["3 6", "3"])
+async def test_an_absent_opponent_is_said_in_the_prompts_line_at_the_least_size(record: str) -> None:
+    """At 68 by 14, with the opponent disconnected, the notice is whole above the footer: the prompt's line says the
+    win may be claimed, in place of waiting for them (`3 6`) or of asking for a move (`3`: the keys are shown)."""
+    app = host(record)
+    async with app.run_test(size=(68, 14)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, GameScreen)
+        screen.state.apply_presence(0, True, False)
+        screen.refresh_view()
+        await pilot.pause()
+        notice = str(screen.query_one("#notice").render())
+        assert notice.splitlines()[-1] == ("Your opponent is disconnected: press w to claim the win once the grace "
+                                           "period is over.") and len(notice.splitlines()) == 2
+        assert all(shown_whole(screen, part) for part in ("#board", "#bottom-player", "#notice"))
+        assert "(disconnected)" in str(screen.query_one("#top-player").render())
+        assert "claim" in {b.binding.action for b in screen.active_bindings.values()}
+
+
 @pytest.mark.parametrize(("variant", "wide"), [("kalah(6,4)", False), ("kalah(6,4)", True), ("kalah(3,3)", False)])
 async def test_the_replays_solver_line_takes_the_keys_line_at_the_least_size(variant: str, wide: bool) -> None:
     """At exactly the least size the replay's solver line shows whole in the notice in place of its keys line, mid

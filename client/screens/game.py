@@ -121,14 +121,15 @@ class GameScreen(Screen[None]):
 
     @on(EventReceived)
     def _event(self, event: EventReceived) -> None:
-        """Apply the next event; ask for what was missed on a gap; an action seen back ends the wait."""
-        ply = self.state.ply
+        """Apply the next event; ask for what was missed on a gap; an action seen back ends the wait, and it or the
+        end of the game clears the hint and the error (they were about the position before)."""
+        ply, over = self.state.ply, self.state.over
         outcome = self.state.apply_event(event.msg)
         if outcome is EventOutcome.GAP:
             self.request_sync()
         if outcome is not EventOutcome.APPLIED:
             return
-        if self.state.ply != ply:
+        if self.state.ply != ply or self.state.over != over:
             self.pending = False
             self.error = None
             self.hint = None
@@ -253,8 +254,8 @@ class GameScreen(Screen[None]):
         return pos.legal_bins()
 
     def _notice(self) -> Content:
-        """What the player should know now: the last move's effect, then the prompt (offers, whose turn), or in its
-        place what the server refused or why the last key did nothing; then an opponent's absence."""
+        """What the player should know now: the last move's effect, then the prompt (offers, whose turn, an absent
+        opponent), or in its place what the server refused or why the last key did nothing."""
         st = self.state
         lines: list[Content] = []
         if st.last is not None:
@@ -265,13 +266,11 @@ class GameScreen(Screen[None]):
             lines.append(Content.styled(self.hint, "$warning"))
         elif prompt := self._prompt():
             lines.append(Content.from_markup(prompt))
-        if not st.over and st.you is not None and st.you.other in st.away:
-            lines.append(Content.from_markup("Your opponent is disconnected: press [b]w[/b] to claim the win once "
-                                             "the grace period is over."))
         return Content("\n").join(lines)
 
     def _prompt(self) -> str:
-        """What the player may do now, in markup (empty once the game is over)."""
+        """What the player may do now, in markup (empty once the game is over): with the opponent disconnected, that
+        the win may be claimed, in place of asking for a move or waiting (a pie or transfer offer comes first)."""
         st = self.state
         pos = st.position
         if st.over:
@@ -285,6 +284,8 @@ class GameScreen(Screen[None]):
         if st.my_turn and pos.swap_offered:
             return ("[b]Pie rule:[/b] press [b]s[/b] to take over South and its opening move (your opponent then "
                     "plays North), or sow a house.")
+        if st.you is not None and st.you.other in st.away:
+            return "Your opponent is disconnected: press [b]w[/b] to claim the win once the grace period is over."
         if st.my_turn:
             return "[b]Your move:[/b] the key under a house, or ←/→ and Enter, or a click."
         if not self.spectating:
