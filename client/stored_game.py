@@ -25,6 +25,7 @@ REASONS = {
     "time": "time ran out",
     "abandonment": "abandoned",
     "aborted": "aborted by the operator",
+    "forfeit": "the engine broke the protocol",
 }
 """Human words for the end reasons of the rules and the server."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from client.stored_game import REASONS, reason_text
 from client.widgets.game_over import RESULT_NAME_MIN, fit_result
+from protocol.outcome import EndReason
 
 WINS = " (North) wins by 12"
 WHY = " (a store holds the majority)"
@@ -30,3 +32,10 @@ def test_the_reason_takes_its_own_line_where_the_name_would_be_cut_too_short() -
     assert fit_result("n" * 32, WINS, WHY, 38) == ["n" * 18 + "…" + WINS, "(a store holds the majority)"]
     assert fit_result("", "Game over", " (aborted by the operator)", 20) == ["Game over", "(aborted by the operator)"]
     assert fit_result("ann", WINS, WHY, 38) == ["ann" + WINS, "(a store holds the majority)"]
+
+
+def test_every_end_reason_has_words() -> None:
+    """Each way a game can end is said in words, not as the protocol's token (a forfeit was shown as "forfeit")."""
+    missing = [reason.value for reason in EndReason if reason.value not in REASONS]
+    assert missing == []
+    assert reason_text("forfeit") == " (the engine broke the protocol)"
