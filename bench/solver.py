@@ -16,8 +16,9 @@ each process (before), or with `--baseline REV` git revision REV's code (a tempo
 built there) against this tree's, or with `--levels N,M` this tree's with the databases up to N seeds against up to
 M, runs alternated in the same run (`--page-cache`: the levels first dropped from the page cache and read back in
 2 MiB or 4 KiB folios; each setup prints how much it mapped as 2 MiB pages); or `python bench/solver.py --where
-[--solve-args ARGS]`: where such a solve's time goes (imports, opening the databases, the value's and
-each first move's nodes and seconds on one thread).
+[--solve-args ARGS] [--workers W] [--value]`: where such a solve's time goes (imports, opening the databases, the
+value's searches each counted apart on W threads, one by default, and unless `--value` each first move's nodes and
+seconds on one thread).
 Databases are cached in $KALAH_EGDB_DIR (or the user cache directory); the first run builds
 them (24 seeds: about 1.2 GB per rule set, minutes on two cores) and reports the build
 time, later runs load them. The value is solved on every thread over one table, and again on one
@@ -48,7 +49,7 @@ from trees import ROOT, baseline_tree
 
 from bots import egdb
 from bots.core import pit_to_bin
-from bots.solver import Engine, auto_egdb_seeds, auto_tt_bits, implementation, relative_board
+from bots.solver import Engine, SearchDone, auto_egdb_seeds, auto_tt_bits, implementation, relative_board
 from cli import solve as solve_cli
 from cli.egdb import build_command
 from cli.variant_args import variant_from_args
@@ -356,32 +357,63 @@ def import_seconds(runs: int) -> float:
                                                   check=True, cwd=ROOT).stdout) for _ in range(runs))
 
 
-def where_time_goes(solve_args: str, runs: int) -> None:
-    """Where a cold `kalah solve --per-move` spends its time: imports, opening the databases, then the value's and
-    each first move's search on one thread, each move from an empty table as the threads of a solve do."""
+def value_searches(engine: Engine, position: Position, searches: list[SearchDone]) -> list[str]:
+    """Each search call of a solve of `position`'s value in words: what it asked (the start, or a first move, at least
+    some value for the mover), the answer, its nodes and seconds."""
+    board = relative_board(position)
+    kids = {after: (pit_to_bin(position, pit), gain, extra) for pit, after, gain, extra, over in engine.children(board)}
+    lines = []
+    for done in searches:
+        yes = done.value >= done.beta
+        if done.board == board:
+            what, need = "the start", done.beta
+        elif done.board in kids:
+            b, gain, extra = kids[done.board]
+            what = f"sowing {b}"
+            need, yes = (gain + done.beta, yes) if extra else (gain - done.alpha, not yes)
+        else:
+            what, need = "another board", done.beta
+        lines.append(f"{what} at least {need:+d}? {'yes' if yes else 'no'}: {done.nodes:,} nodes in "
+                     f"{done.seconds:.2f} s")
+    return lines
+
+
+def where_time_goes(solve_args: str, runs: int, workers: int, value_only: bool) -> None:
+    """Where a cold `kalah solve --per-move` spends its time: imports, opening the databases, then the value's
+    searches (each counted apart) on `workers` threads and each first move's search on one thread, each move from an
+    empty table as the threads of a solve do (not with `value_only`)."""
     position, _ = solve_target(solve_args)
     variant = position.variant
     print(f"{variant.text()}, position {position.fen()}: imports {import_seconds(runs) * 1000:,.0f} ms "
           f"(median of {runs})", flush=True)
     t0 = time.perf_counter()
     engine = Engine(variant, tt_log2=auto_tt_bits(variant), egdb_seeds=egdb.present_seeds(variant), build_egdb=False,
-                    workers=1)
+                    workers=workers)
     print(f"  opening {len(engine.levels) - 1 if engine.levels else 0} database levels and the engine: "
           f"{(time.perf_counter() - t0) * 1000:,.1f} ms", flush=True)
+    searches: list[SearchDone] = []
+    engine.on_search = searches.append
     value = engine.solve(position)
-    print(f"  the value {value.value:+d}: {value.nodes:,} nodes in {value.seconds:.2f} s", flush=True)
+    engine.on_search = None
+    print(f"  the value {value.value:+d} on {workers} thread{'s' if workers > 1 else ''}: {value.nodes:,} nodes in "
+          f"{value.seconds:.2f} s; its searches:", flush=True)
+    for line in value_searches(engine, position, searches):
+        print(f"    {line}")
     if line := by_seeds(engine.searcher):
         print(f"  {line}", flush=True)
-    board = relative_board(position)
-    moves = []
-    for pit, after, gain, extra, over in engine.children(board):
-        engine.searcher.clear()
-        n0, t1 = engine.searcher.nodes, time.perf_counter()
-        engine.child_value((after, gain, extra, over), -1, 0, 0.0)
-        moves.append((pit_to_bin(position, pit), engine.searcher.nodes - n0, time.perf_counter() - t1))
-    total = sum(n for _, n, _ in moves)
-    print("  every first move, each from an empty table: " + "  ".join(f"{b}: {n:,} ({s:.2f} s)" for b, n, s in moves)
-          + f"; {total:,} nodes, the largest {max(n for _, n, _ in moves) / max(total, 1):.0%} of them")
+    if not value_only:
+        engine.workers = 1
+        board = relative_board(position)
+        moves = []
+        for pit, after, gain, extra, over in engine.children(board):
+            engine.searcher.clear()
+            n0, t1 = engine.searcher.nodes, time.perf_counter()
+            engine.child_value((after, gain, extra, over), -1, 0, 0.0)
+            moves.append((pit_to_bin(position, pit), engine.searcher.nodes - n0, time.perf_counter() - t1))
+        total = sum(n for _, n, _ in moves)
+        print("  every first move, each from an empty table: "
+              + "  ".join(f"{b}: {n:,} ({s:.2f} s)" for b, n, s in moves)
+              + f"; {total:,} nodes, the largest {max(n for _, n, _ in moves) / max(total, 1):.0%} of them")
     print(f"  load average {os.getloadavg()[0]:.1f} (times depend on it, nodes do not)")
 
 
@@ -404,7 +436,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each setup for --cold-start")
     parser.add_argument("--per-move", action="store_true",
                         help="for --cold-start: only the solves of every first move (default: the value's, then those)")
-    parser.add_argument("--value", action="store_true", help="for --cold-start: only the solves of the value")
+    parser.add_argument("--value", action="store_true",
+                        help="for --cold-start and --where: only the solves of the value")
     parser.add_argument("--solve-args", default=COLD_START, metavar="ARGS",
                         help='for --cold-start: the position solved, as `kalah solve` arguments, e.g. '
                              '"-H 6 -s 5 --moves \'2 1\'"')
@@ -416,14 +449,15 @@ def main() -> None:
                              "M (`--egdb-seeds`), alternated: what one more level buys")
     parser.add_argument("--where", action="store_true",
                         help="instead: where a cold solve of --solve-args spends its time (imports, databases, "
-                             "the value and each first move on one thread)")
+                             "the value's searches each counted apart on --workers threads (default one), then each "
+                             "first move on one thread unless --value)")
     parser.add_argument("--page-cache", choices=["huge", "small"], default=None,
                         help="for --cold-start: first drop the levels from the page cache and read them back in "
                              "2 MiB folios (what the loader's advice gives) or 4 KiB ones (what a loader without it "
                              "leaves), then measure")
     args = parser.parse_args()
     if args.where:
-        where_time_goes(args.solve_args, args.runs)
+        where_time_goes(args.solve_args, args.runs, args.workers or 1, args.value)
         return
     if args.cold_start:
         position, solve_argv = solve_target(args.solve_args)

@@ -128,6 +128,19 @@ class Solution:
         }
 
 
+@dataclass(frozen=True)
+class SearchDone:
+    """One search call that ended: the mover-relative board, the window, the value found, its nodes and seconds."""
+
+    board: tuple[int, ...]
+    alpha: int
+    beta: int
+    value: int
+    nodes: int
+    seconds: float
+    threads: int
+
+
 class Engine:
     """One variant's search: rules, a searcher with its table, and optional databases."""
 
@@ -163,6 +176,8 @@ class Engine:
         """While positive: the main searcher's node count at which searches stop (TimeoutError)."""
         self.workers = 1 if self.module is pysearch else (workers or os.cpu_count() or 1)
         self._pool: list[CoreSearcher] = [self.searcher]
+        self.on_search: Callable[[SearchDone], None] | None = None
+        """Told of each search call that ends (`bench/solver.py --where` counts the value's searches apart)."""
 
     def use_levels(self, levels: list[Any]) -> None:
         """Search with these database levels from now on (with new, empty tables)."""
@@ -193,9 +208,12 @@ class Engine:
             nodes = self.node_stop - int(s.nodes)
             if nodes <= 0:
                 raise TimeoutError("search node limit reached")
+        n0, t0 = int(s.nodes), time.monotonic()
         value = int(s.search(board, depth, alpha, beta, left, nodes, threads))
         if not s.exact:
             self.all_exact = False
+        if self.on_search:
+            self.on_search(SearchDone(board, alpha, beta, value, int(s.nodes) - n0, time.monotonic() - t0, threads))
         return value
 
     def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
