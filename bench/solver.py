@@ -359,7 +359,8 @@ def import_seconds(runs: int) -> float:
 
 def value_searches(engine: Engine, position: Position, searches: list[SearchDone]) -> list[str]:
     """Each search call of a solve of `position`'s value in words: what it asked (the start, or a first move, at least
-    some value for the mover), the answer, its nodes and seconds."""
+    some value for the mover; depth-limited ones are the first guess's, on a table of their own), the answer, its
+    nodes and seconds."""
     board = relative_board(position)
     kids = {after: (pit_to_bin(position, pit), gain, extra) for pit, after, gain, extra, over in engine.children(board)}
     lines = []
@@ -373,7 +374,8 @@ def value_searches(engine: Engine, position: Position, searches: list[SearchDone
             need, yes = (gain + done.beta, yes) if extra else (gain - done.alpha, not yes)
         else:
             what, need = "another board", done.beta
-        lines.append(f"{what} at least {need:+d}? {'yes' if yes else 'no'}: {done.nodes:,} nodes in "
+        guess = f"first guess (depth {done.depth}), " if done.depth >= 0 else ""
+        lines.append(f"{guess}{what} at least {need:+d}? {'yes' if yes else 'no'}: {done.nodes:,} nodes in "
                      f"{done.seconds:.2f} s")
     return lines
 
@@ -396,7 +398,8 @@ def where_time_goes(solve_args: str, runs: int, workers: int, value_only: bool) 
     value = engine.solve(position)
     engine.on_search = None
     print(f"  the value {value.value:+d} on {workers} thread{'s' if workers > 1 else ''}: {value.nodes:,} nodes in "
-          f"{value.seconds:.2f} s; its searches:", flush=True)
+          f"{value.seconds:.2f} s (the first guess's not counted); its searches, in the mover's margin of the seeds "
+          "in play:", flush=True)
     for line in value_searches(engine, position, searches):
         print(f"    {line}")
     if line := by_seeds(engine.searcher):

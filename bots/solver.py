@@ -130,9 +130,11 @@ class Solution:
 
 @dataclass(frozen=True)
 class SearchDone:
-    """One search call that ended: the mover-relative board, the window, the value found, its nodes and seconds."""
+    """One search call that ended: the mover-relative board, its depth (-1: exact), the window, the value found, its
+    nodes and seconds."""
 
     board: tuple[int, ...]
+    depth: int
     alpha: int
     beta: int
     value: int
@@ -213,7 +215,8 @@ class Engine:
         if not s.exact:
             self.all_exact = False
         if self.on_search:
-            self.on_search(SearchDone(board, alpha, beta, value, int(s.nodes) - n0, time.monotonic() - t0, threads))
+            self.on_search(SearchDone(board, depth, alpha, beta, value, int(s.nodes) - n0, time.monotonic() - t0,
+                                      threads))
         return value
 
     def mtdf(self, board: tuple[int, ...], guess: int = 0, depth: int = -1, deadline: float = 0.0,
