@@ -252,6 +252,55 @@ async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> 
     await host.close()
 
 
+DEAD_SERVER = """() => {
+    // the connection drops, and while window.__down is set each new one closes as it opens, before its hello
+    const Spy = window.WebSocket;
+    window.__down = true;
+    window.WebSocket = class extends Spy {
+      constructor(...args) {
+        super(...args);
+        if (window.__down) this.addEventListener("open", () => this.close());
+      }
+    };
+    window.__socket.close();
+}"""
+
+
+async def test_no_house_reacts_while_the_connection_is_lost(arena: RunningServer, pages: Pages) -> None:
+    """The connection is lost on the player's turn (the server cannot be reached): no house looks playable or
+    reacts, and the status line says the connection is lost instead of "Your turn"; once it is back the houses
+    react again and a move is played."""
+    page = await pages.open("/")
+    match_id = await start_from_lobby(page, "greedy", {"clock": ""})
+    await my_turn(page)
+    await page.evaluate(DEAD_SERVER)
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'reconnecting'")
+    await page.wait_for_function("() => document.querySelector('#status').textContent.startsWith('Connection lost')")
+    assert await playable(page) == []
+    assert await page.inner_text("#status") == "Connection lost: reconnecting… You can move once it is back."
+    await page.keyboard.press("1")
+    await page.locator("#board .pit[data-bin='1']").click(force=True)
+    assert await sent_moves(page) == 0
+    await page.evaluate("() => { window.__down = false; }")
+    bins = await my_turn(page)
+    assert bins and (await page.inner_text("#status")).startswith("Your turn")
+    await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
+    await page.wait_for_function("() => window.__got.some(m => m.type === 'ack')")
+    assert [m["bin"] for m in await page.evaluate("window.__sent") if m["type"] == "move"] == [bins[0]]
+    assert match_id in page.url
+
+
+async def test_the_opponents_move_is_announced(arena: RunningServer, pages: Pages) -> None:
+    """The bot's move is said in words in a live region (a screen reader reads it), not only drawn."""
+    page = await pages.open("/")
+    await start_from_lobby(page, "greedy", {"clock": ""}, seat="north")
+    await my_turn(page)
+    record = await page.evaluate("window.__got.find(m => m.type === 'snapshot').record")
+    announced = await page.evaluate("""() => [...document.querySelectorAll('[aria-live], [role=status], [role=alert]')]
+        .filter((n) => n.getAttribute('aria-live') !== 'off').map((n) => n.textContent)""")
+    assert record and any(text.startswith(f"South sowed bin {record[-1]}") for text in announced), announced
+
+
 async def test_a_phone_plays_a_game_by_taps(arena: RunningServer, pages: Pages) -> None:
     """On a 360x640 touch screen the board turns a quarter, nothing scrolls sideways, and a whole game is played
     by tapping houses."""

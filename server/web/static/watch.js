@@ -51,7 +51,10 @@ const net = new Link({
     net.send({ type: "standings", limit: 200 });
   },
   onMessage: receive,
-  onState: showLinkState,
+  onState(state) {
+    showLinkState(state);
+    if (st.board) drawAll(st.lastMarks);  // no connection: no house reacts, and the status line says why
+  },
 });
 
 const end = new EndPanel({ net, matchId, $, state: st, go: (id) => location.assign(`/play/${encodeURIComponent(id)}`) });
@@ -476,6 +479,9 @@ function drawStatus(event) {
     $("replay").replaceChildren(link(`/game/${encodeURIComponent(matchId)}`, "Replay this game with the solver's values"));
   } else if (st.status === "open") {
     text = "Waiting for a second player.";
+  } else if (st.you && !net.ready) {
+    text = st.pending ? `Connection lost: your move ${st.pending.token} is sent again once it is back (reconnecting…).`
+      : "Connection lost: reconnecting… You can move once it is back.";
   } else if (st.position && st.pending) {
     text = `Your move ${st.pending.token} is sent…`;
   } else if (st.position) {
