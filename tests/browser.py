@@ -114,9 +114,10 @@ async def chromium() -> AsyncIterator[Any]:
 class Pages:
     """Opens pages of one server in the browser, each watched for script errors and CSP violations."""
 
-    def __init__(self, browser: Any, server: RunningServer) -> None:
+    def __init__(self, browser: Any, server: RunningServer | str) -> None:
+        """Pages of `server`, or of the server at the address `server` (`http://host:port`)."""
         self.browser = browser
-        self.base = f"http://{server.host}:{server.port}"
+        self.base = server if isinstance(server, str) else f"http://{server.host}:{server.port}"
         self.opened: list[tuple[Any, list[str]]] = []
 
     async def open(self, path: str, width: int = 1280, height: int = 860, touch: bool = False,

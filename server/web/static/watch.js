@@ -37,6 +37,7 @@ const st = {
   liveSince: 0, lastActionAt: 0,  // when this page saw the match live and its last action (for claims)
   you: null,       // "south" or "north" when this identity holds a seat in the match
   pending: null,   // this page's action sent and not yet seen as an event: {ply, token, msg, drawn, acked}
+  resumed: false,  // a sync after a reconnection was sent: its answer is awaited
   transferFrom: null,
   queue: [], pumping: false,
 };
@@ -45,6 +46,7 @@ const net = new Link({
   onReady() {
     showIdentity(net.guest);
     st.syncing = false;
+    st.resumed = st.received !== null;
     if (st.received === null) net.send({ type: "watch", match_id: matchId });
     else net.send({ type: "sync", match_id: matchId, since: st.received });
     if (st.pending) net.send(st.pending.msg);  // a move sent as the connection dropped: resent, never applied twice
@@ -68,6 +70,12 @@ function receive(msg) {
       if (st.received === null) return;
       st.syncing = false;
       for (const event of msg.events) take(event);
+      if (st.resumed && !msg.events.length && st.clocks && st.status === "live") {
+        // nothing happened meanwhile, but the clocks may have: a restarted server resumes them as stored at the
+        // last action, so the running one is asked for again (a snapshot) instead of counted on from before
+        net.send({ type: "sync", match_id: matchId, since: null });
+      }
+      st.resumed = false;
       return;
     case "event": return take(msg);
     case "ack":
@@ -108,6 +116,7 @@ function snapshot(snap) {
   st.generation += 1;
   st.queue = [];
   st.syncing = false;
+  st.resumed = false;
   st.received = st.shown = snap.seq;
   if (!st.v || st.v.text !== snap.variant) {
     st.v = parseVariant(snap.variant);
