@@ -82,6 +82,25 @@ async def test_follow_a_live_match_from_the_lobby_to_its_end(arena: RunningServe
     await host.close()
 
 
+async def test_the_lobbys_links_name_their_games(arena: RunningServer, pages: Pages) -> None:
+    """Each watch and replay link of the lobby's lists is named for its game ("watch bot:greedy v bot:random"),
+    so a screen reader going from link to link tells them apart; the text shown stays one word."""
+    host = await Client.open(arena.url, "host")
+    for south, north in (("random", "greedy"), ("greedy", "alphabeta:2")):
+        await host.send(type="exhibition", south=south, north=north)
+        await host.expect("event", timeout=20, where=is_game_over)
+    await host.request("snapshot", type="exhibition", south="greedy", north="random", pace_ms=2000, match_id="show-2")
+    lobby = await pages.open("/")
+    watch = lobby.get_by_role("link", name="watch bot:greedy v bot:random", exact=True)
+    await watch.wait_for(timeout=10_000)
+    assert await watch.inner_text() == "watch"
+    for south, north in (("random", "greedy"), ("greedy", "alphabeta:2")):
+        replay = lobby.get_by_role("link", name=f"replay bot:{south} v bot:{north}", exact=True)
+        await replay.wait_for(timeout=10_000)
+        assert await replay.inner_text() == "replay"
+    await host.close()
+
+
 async def test_the_watch_page_resumes_after_its_connection_drops(arena: RunningServer, pages: Pages) -> None:
     """The server drops the page's websocket mid-game: it says hello as the same guest, sends `sync` with the
     last event it holds, and goes on without losing or repeating a move; the running clock ticks."""

@@ -77,10 +77,15 @@ function drawLive() {
     const tr = el("tr");
     tr.dataset.match = m.match_id;
     const mine = net.guest && (m.south === net.guest.name || m.north === net.guest.name);
+    const game = `${m.south || "(open seat)"} v ${m.north || "(open seat)"}`;
     let action;
-    if (m.status === "live") action = link(`/${mine ? "play" : "watch"}/${encodeURIComponent(m.match_id)}`, mine ? "play" : "watch");
-    else if (mine) action = link(`/play/${encodeURIComponent(m.match_id)}`, "yours: share it");
-    else {
+    if (m.status === "live") {
+      action = link(`/${mine ? "play" : "watch"}/${encodeURIComponent(m.match_id)}`, mine ? "play" : "watch");
+      action.setAttribute("aria-label", `${mine ? "play" : "watch"} ${game}`);  // each link says which game it opens
+    } else if (mine) {
+      action = link(`/play/${encodeURIComponent(m.match_id)}`, "yours: share it");
+      action.setAttribute("aria-label", `yours: share it (${game})`);
+    } else {
       action = el("button", "action", "join");
       action.type = "button";
       action.setAttribute("aria-label", `join ${m.south || m.north}'s match as ${m.south ? "North" : "South"}`);
@@ -96,6 +101,13 @@ function drawLive() {
   $("live-empty").hidden = st.matches.length > 0;
 }
 
+/** A finished game's replay link, named for the game ("replay ann v bob"): a screen reader tells the links apart. */
+function replayLink(g) {
+  const a = link(`/game/${encodeURIComponent(g.match_id)}`, "replay");
+  a.setAttribute("aria-label", `replay ${g.south} v ${g.north}`);
+  return a;
+}
+
 function drawRecent() {
   const body = $("recent").querySelector("tbody");
   body.replaceChildren(...st.games.map((g) => {
@@ -103,7 +115,7 @@ function drawRecent() {
     tr.dataset.match = g.match_id;
     const result = g.reason ? outcomeText(g.winner, g.result, g.reason) : g.status;
     tr.append(cell("Players", players(g.south, g.north)), cell("Variant", g.variant), cell("Ply", g.record.length),
-      cell("Result", result), cell("", link(`/game/${encodeURIComponent(g.match_id)}`, "replay")));
+      cell("Result", result), cell("", replayLink(g)));
     return tr;
   }));
   $("recent-empty").hidden = st.games.length > 0;
