@@ -72,6 +72,28 @@ async def test_a_game_against_greedy_played_by_keys(arena: RunningServer, pages:
     await host.close()
 
 
+async def test_a_time_control_the_server_refuses_is_said_in_one_line(pages: Pages) -> None:
+    """A time the server's limits refuse (no time at all, an increment over 180 s, a limit per move over an hour)
+    is said under the form in one line that names the fix, and nothing is sent; a refusal of the server's own that
+    names its request only in its message (`create.variant: …`) is shown too, not dropped."""
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    for clock, line in (("0", "time: a base of more than 0 and at most 10800 seconds (300+5), or empty for no clock"),
+                        ("300+181", "time: an increment of at most 180 seconds (300+5)"),
+                        ("3601/move", "time: a limit per move of more than 0 and at most 3600 seconds (10/move)")):
+        await page.fill("#clock", clock)
+        await page.click("#play")
+        assert await page.inner_text("#play-error") == line
+        assert await page.inner_text("#variant-text") == line
+    assert await page.evaluate("window.__sent.filter(m => m.type === 'create').length") == 0
+    await page.evaluate("""() => window.__socket.send(JSON.stringify(
+        { type: "create", variant: "kalah(6,4,clock=0)", seat: "south", opponent: "greedy" }))""")
+    await page.wait_for_function("() => document.getElementById('play-error').textContent.startsWith('the game')")
+    assert await page.inner_text("#play-error") == (
+        "the game's settings: a time control needs a base time or a per-move limit")
+    assert page.url.endswith("/")
+
+
 async def test_keyboard_alone_starts_and_plays(arena: RunningServer, pages: Pages) -> None:
     """Keyboard only: Tab reaches the lobby's Play button and Enter starts the game; Tab reaches only the houses
     that may be sown (the others are disabled), and Enter sows the focused one. Every control of both pages has

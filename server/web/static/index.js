@@ -29,8 +29,10 @@ const net = new Link({
     } else if (msg.type === "seeking") {
       $("seeking").hidden = false;
       $("seeking-text").textContent = `Seeking an opponent for ${msg.variant}: keep this page open…`;
-    } else if (msg.type === "error" && ["create", "seek", "join"].includes(msg.request)) {
-      $("play-error").textContent = msg.message;
+    } else if (msg.type === "error" && (["create", "seek", "join"].includes(msg.request)
+        || /^(create|seek|join)\./.test(msg.message))) {
+      // a field the server refused names the request in its message (`create.variant: …`), not in `request`
+      $("play-error").textContent = msg.message.replace(/^(create|seek|join)\.variant: (Value error, )?/, "the game's settings: ");
       st.seeking = null;
       $("seeking").hidden = true;
     } else if (msg.type === "matches") {
@@ -139,10 +141,25 @@ function formProblem() {
     const n = Number($(id).value);
     if (!Number.isInteger(n) || n < lo || n > hi) return `${id}: a whole number from ${lo} to ${hi}`;
   }
-  const clock = $("clock").value.trim();
-  if (clock && !/^(\d{1,5}(\.\d{1,3})?\+\d{1,4}(\.\d{1,3})?|\d{1,5}(\.\d{1,3})?(\/move)?)$/.test(clock)) {
-    return "time: base+increment in seconds (300+5), a base alone (600), or a limit per move (10/move)";
+  return clockProblem($("clock").value.trim());
+}
+
+const SECONDS = "(\\d{1,6}(?:\\.\\d{1,3})?)";
+const TIME = new RegExp(`^(?:${SECONDS}(?:\\+${SECONDS})?|${SECONDS}/move)$`);
+
+/** Why the server would refuse this time control (its limits: a base up to 3 h, an increment up to 180 s, a limit
+ * per move up to an hour, and some time to play), or null; empty is untimed. */
+function clockProblem(clock) {
+  const m = TIME.exec(clock);
+  if (clock && !m) return "time: base+increment in seconds (300+5), a base alone (600), or a limit per move (10/move)";
+  if (!clock) return null;
+  if (m[3] !== undefined) {
+    const limit = Number(m[3]);
+    return limit > 0 && limit <= 3600 ? null : "time: a limit per move of more than 0 and at most 3600 seconds (10/move)";
   }
+  const [base, increment] = [Number(m[1]), Number(m[2] || 0)];
+  if (!(base > 0 && base <= 10800)) return "time: a base of more than 0 and at most 10800 seconds (300+5), or empty for no clock";
+  if (increment > 180) return "time: an increment of at most 180 seconds (300+5)";
   return null;
 }
 
