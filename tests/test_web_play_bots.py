@@ -94,6 +94,25 @@ async def test_a_time_control_the_server_refuses_is_said_in_one_line(pages: Page
     assert page.url.endswith("/")
 
 
+async def test_the_lobby_says_when_it_cannot_start_a_game(pages: Pages) -> None:
+    """With the connection lost, **Play the bot** says in one line that the server is not reached (nothing sent,
+    the click is not silently lost); the line goes once the connection is back, and the button then starts the
+    game."""
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await page.evaluate(DEAD_SERVER)
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'reconnecting'")
+    await page.click("#play")
+    assert await page.inner_text("#play-error") == (
+        "No connection to the server: reconnecting… press it again once the top right says connected.")
+    assert await page.evaluate("window.__sent.filter(m => m.type === 'create').length") == 0
+    await page.evaluate("() => { window.__down = false; }")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'", timeout=20_000)
+    assert await page.inner_text("#play-error") == ""
+    await page.click("#play")
+    await page.wait_for_url("**/play/*")
+
+
 async def test_keyboard_alone_starts_and_plays(arena: RunningServer, pages: Pages) -> None:
     """Keyboard only: Tab reaches the lobby's Play button and Enter starts the game; Tab reaches only the houses
     that may be sown (the others are disabled), and Enter sows the focused one. Every control of both pages has

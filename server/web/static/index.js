@@ -15,6 +15,7 @@ const st = { ratings: new Map(), matches: [], games: [], due: { list: 0, games: 
 const net = new Link({
   onReady() {
     st.due = { list: 0, games: 0, standings: 0 };
+    if ($("play-error").textContent === OFFLINE) $("play-error").textContent = "";
     drawIdentity();
     if (st.seeking) net.send({ type: "seek", variant: st.seeking });
     poll();
@@ -93,7 +94,7 @@ function drawLive() {
       action.setAttribute("aria-label", `join ${m.south || m.north}'s match as ${m.south ? "North" : "South"}`);
       action.addEventListener("click", () => {
         $("play-error").textContent = "";
-        net.send({ type: "join", match_id: m.match_id });
+        if (online()) net.send({ type: "join", match_id: m.match_id });
       });
     }
     tr.append(cell("Players", players(m.south, m.north)), cell("Variant", m.variant), cell("Ply", m.ply),
@@ -170,17 +171,25 @@ function drawVariant() {
 }
 
 $("new-game").addEventListener("input", drawVariant);
+const OFFLINE = "No connection to the server: reconnecting… press it again once the top right says connected.";
+
+/** Whether a request can be sent now; if not, the line under the form says so (never a click that does nothing). */
+function online() {
+  if (!net.ready) $("play-error").textContent = OFFLINE;
+  return net.ready;
+}
+
 $("new-game").addEventListener("submit", (e) => {
   e.preventDefault();
   $("play-error").textContent = formProblem() || "";
-  if (formProblem()) return;
+  if (formProblem() || !online()) return;
   const msg = { type: "create", variant: variantText(), seat: $("seat").value, rated: $("rated").checked };
   if ($("opponent").value) msg.opponent = $("opponent").value;
   net.send(msg);
 });
 $("seek").addEventListener("click", () => {
   $("play-error").textContent = formProblem() || "";
-  if (formProblem()) return;
+  if (formProblem() || !online()) return;
   st.seeking = variantText();
   net.send({ type: "seek", variant: st.seeking });
 });
