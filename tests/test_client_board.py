@@ -539,6 +539,23 @@ async def test_a_long_variant_name_is_cut_in_the_title(wide: bool) -> None:
         assert all(shown_whole(screen, part) for part in ("#board", "#bottom-player", "#notice"))
 
 
+@pytest.mark.parametrize("variant", ["kalah(3,3)", "kalah(2,4)", "kalah(3,3,capture=empty,clock=5+3)"])
+async def test_a_narrow_title_keeps_the_role_and_the_ply(variant: str) -> None:
+    """On the narrowest terminal a small board allows, the title gives up the match, then the lead, before the
+    variant's name, and keeps the role and the ply (it kept only "Kalah Arena · match m1 · kalah(…")."""
+    size = needed_size(Variant.parse(variant), wide=False)
+    app = host(north_to_move(variant), variant=variant, you="north")
+    async with app.run_test(size=size) as pilot:
+        title = app.screen.query_one("#title")
+        await until(pilot, lambda: title.display)
+        await pilot.pause()
+        text = str(title.render())
+        assert title.region.height == 1 and len(text) <= size[0]
+        assert text.endswith(" · Playing North · ply 1")
+        name = text.removesuffix(" · Playing North · ply 1").split(" · ")[-1]
+        assert name == variant or (name.endswith("…") and variant.startswith(name[:-1]))
+
+
 async def test_the_end_of_a_replay_is_whole_at_the_least_size() -> None:
     """At the end of a record, at exactly the size the replay asks for, its panel is whole under the notice."""
     stored = StoredGame("m9", Variant.parse(LONG_VARIANT), ("1",), "ann", "bob")

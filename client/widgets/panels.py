@@ -69,8 +69,9 @@ TITLE_NAME_MIN = 10
 
 class TitleBar(Widget):
     """A screen's title on one line: `lead` in bold, then `before`, the `variant`'s name and `after`; a name too long
-    for the line is cut short with `…` (what follows it stays), down to `TITLE_NAME_MIN` columns, and the line's end
-    where even that is not enough."""
+    for the line is cut short with `…` (what follows it stays), down to `TITLE_NAME_MIN` columns. Where even that is
+    not enough, `before` (the match) gives way, then `lead`, and the name is cut to what is left: `after` (the role
+    and the ply, or the position) stays to the last."""
 
     DEFAULT_CSS = "TitleBar { height: 1; }"
 
@@ -80,13 +81,17 @@ class TitleBar(Widget):
     after: reactive[str] = reactive("")
 
     def render(self) -> Text:
-        """The title cut to the width it has: the variant's name first, down to `TITLE_NAME_MIN`, then the line's
-        end."""
+        """The title cut to the width it has: the variant's name first, down to `TITLE_NAME_MIN`, then the match,
+        the lead and the rest of the name; the line's end last."""
         width = self.content_size.width
-        room = width - len(self.lead) - len(self.before) - len(self.after)
+        forms = [(self.lead, self.before), (self.lead, " · " if self.lead else ""), ("", "")]
+        for lead, before in forms:
+            room = width - len(lead) - len(before) - len(self.after)
+            if not width or room >= min(TITLE_NAME_MIN, len(self.variant)):
+                break
         text = Text()
-        text.append(self.lead, style="bold")
-        text.append(f"{self.before}{cut(self.variant, max(room, TITLE_NAME_MIN))}{self.after}")
+        text.append(lead, style="bold")
+        text.append(f"{before}{cut(self.variant, max(room, 1))}{self.after}")
         if width:
             text.truncate(width, overflow="ellipsis")
         return text
