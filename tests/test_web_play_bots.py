@@ -331,6 +331,37 @@ async def test_no_house_reacts_while_the_connection_is_lost(arena: RunningServer
     assert match_id in page.url
 
 
+async def test_resign_and_rematch_say_when_there_is_no_connection(arena: RunningServer, pages: Pages) -> None:
+    """With the connection lost, **Yes, resign** and **Rematch** send nothing and say so in one line, so the game
+    is not taken for resigned nor the rematch for asked; once the connection is back both work."""
+    offline = ("Not sent: no connection to the server (reconnecting…). Press it again once the top right says "
+               "connected.")
+    page = await pages.open("/")
+    await start_from_lobby(page, "greedy", {"clock": ""})
+    await my_turn(page)
+    await page.evaluate(DEAD_SERVER)
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'reconnecting'")
+    await page.get_by_role("button", name="Resign…").click()
+    await page.get_by_role("button", name="Yes, resign").click()
+    assert await page.inner_text("#refused") == offline
+    await page.evaluate("() => { window.__down = false; }")
+    assert await my_turn(page)  # the game goes on
+    await page.get_by_role("button", name="Resign…").click()
+    await page.get_by_role("button", name="Yes, resign").click()
+    await page.wait_for_function(OVER)
+    await page.evaluate("() => { window.__down = true; window.__socket.close(); }")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'reconnecting'")
+    await page.get_by_role("button", name="Rematch (seats swapped)").click()
+    assert await page.inner_text("#rematch-state") == offline
+    assert await page.is_enabled("#rematch")
+    sent = await page.evaluate("window.__sent.map(m => m.type)")
+    assert sent.count("resign") == 1 and sent.count("create") == 0  # the rematch was not asked for
+    await page.evaluate("() => { window.__down = false; }")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'", timeout=20_000)
+    await page.get_by_role("button", name="Rematch (seats swapped)").click()
+    await page.wait_for_function("() => document.querySelector('#player-north .name').textContent.endsWith('(you)')")
+
+
 async def test_the_opponents_move_is_announced(arena: RunningServer, pages: Pages) -> None:
     """The bot's move is said in words in a live region (a screen reader reads it), not only drawn."""
     page = await pages.open("/")

@@ -94,6 +94,7 @@ export class EndPanel {
     const st = this.st;
     if (this.offer) return this.accept();
     const seat = st.you === "south" ? "north" : "south";
+    if (!this.connected()) return undefined;
     this.$("rematch").disabled = true;
     this.asking = true;
     if (this.isBot()) {
@@ -107,10 +108,18 @@ export class EndPanel {
   }
 
   accept() {
-    if (!this.offer) return;
+    if (!this.offer || !this.connected()) return;
     this.$("accept").disabled = true;
     this.asking = true;
     this.net.send({ type: "join", match_id: this.offer });
+  }
+
+  /** Whether a request can be sent now; if not, the rematch line says so (the button is pressed again later). */
+  connected() {
+    if (!this.net.ready) {
+      this.$("rematch-state").textContent = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
+    }
+    return this.net.ready;
   }
 
   /** Look for the opponent's rematch offer in the match list every few seconds. */

@@ -24,6 +24,7 @@ const body = document.body.dataset;
 const GRACE_MS = Number(body.graceMs) >= 0 ? Number(body.graceMs) : 60000;
 const IDLE_MS = body.idleMs === "" ? null : Number(body.idleMs) >= 0 ? Number(body.idleMs) : 900000;
 const ACTIONS = new Set(["move", "swap", "transfer"]);
+const OFFLINE = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
 
 const st = {
   received: null,  // the number of the last event taken into the queue (null: no snapshot yet)
@@ -341,6 +342,17 @@ function refused(msg) {
   }
 }
 
+/** Send a request of the player's (resign, claim, join, leave); without a connection the refusal line says so
+ * instead, and nothing is sent. */
+function request(msg) {
+  if (net.ready) {
+    net.send(msg);
+    return true;
+  }
+  refusedLine(OFFLINE);
+  return false;
+}
+
 function refusedLine(text) {
   $("refused").textContent = text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -551,13 +563,12 @@ $("resign-no").addEventListener("click", () => {
 $("resign-yes").addEventListener("click", () => {
   $("confirm").hidden = true;
   $("resign").hidden = false;
-  net.send({ type: "resign", match_id: matchId });
+  request({ type: "resign", match_id: matchId });
 });
-$("claim").addEventListener("click", () => net.send({ type: "claim", match_id: matchId }));
-$("join").addEventListener("click", () => net.send({ type: "join", match_id: matchId }));
+$("claim").addEventListener("click", () => request({ type: "claim", match_id: matchId }));
+$("join").addEventListener("click", () => request({ type: "join", match_id: matchId }));
 $("cancel").addEventListener("click", () => {
-  net.send({ type: "leave", match_id: matchId });
-  setTimeout(() => location.assign("/"), 300);
+  if (request({ type: "leave", match_id: matchId })) setTimeout(() => location.assign("/"), 300);
 });
 $("copy-link").addEventListener("click", () => copyField($("share-link"), $("link-copied")));
 
