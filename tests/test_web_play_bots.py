@@ -345,7 +345,8 @@ async def test_resign_and_rematch_say_when_there_is_no_connection(arena: Running
     await page.get_by_role("button", name="Yes, resign").click()
     assert await page.inner_text("#refused") == offline
     await page.evaluate("() => { window.__down = false; }")
-    assert await my_turn(page)  # the game goes on
+    assert await my_turn(page)  # the game goes on, and the line has gone
+    assert await page.inner_text("#refused") == ""
     await page.get_by_role("button", name="Resign…").click()
     await page.get_by_role("button", name="Yes, resign").click()
     await page.wait_for_function(OVER)
@@ -358,6 +359,7 @@ async def test_resign_and_rematch_say_when_there_is_no_connection(arena: Running
     assert sent.count("resign") == 1 and sent.count("create") == 0  # the rematch was not asked for
     await page.evaluate("() => { window.__down = false; }")
     await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'", timeout=20_000)
+    assert await page.inner_text("#rematch-state") == ""
     await page.get_by_role("button", name="Rematch (seats swapped)").click()
     await page.wait_for_function("() => document.querySelector('#player-north .name').textContent.endsWith('(you)')")
 

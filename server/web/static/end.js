@@ -5,6 +5,7 @@
 
 import { outcomeText } from "./ui.js";
 
+export const OFFLINE = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
 const POLL_MS = 2000;
 const POLL_FOR_MS = 10 * 60 * 1000;  // an offer is looked for during ten minutes after the end
 
@@ -117,7 +118,7 @@ export class EndPanel {
   /** Whether a request can be sent now; if not, the rematch line says so (the button is pressed again later). */
   connected() {
     if (!this.net.ready) {
-      this.$("rematch-state").textContent = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
+      this.$("rematch-state").textContent = OFFLINE;
     }
     return this.net.ready;
   }

@@ -7,7 +7,7 @@
 // saying why when the server refuses it.
 
 import { BoardView } from "./board.js";
-import { EndPanel } from "./end.js";
+import { EndPanel, OFFLINE } from "./end.js";
 import { NORTH, Position, SIDE_NAMES, SOUTH, parseVariant, replay } from "./kalah.js";
 import { Link } from "./net.js";
 import {
@@ -24,7 +24,6 @@ const body = document.body.dataset;
 const GRACE_MS = Number(body.graceMs) >= 0 ? Number(body.graceMs) : 60000;
 const IDLE_MS = body.idleMs === "" ? null : Number(body.idleMs) >= 0 ? Number(body.idleMs) : 900000;
 const ACTIONS = new Set(["move", "swap", "transfer"]);
-const OFFLINE = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
 
 const st = {
   received: null,  // the number of the last event taken into the queue (null: no snapshot yet)
@@ -56,6 +55,8 @@ const net = new Link({
   onMessage: receive,
   onState(state) {
     showLinkState(state);
+    if (state === "ready" && $("refused").textContent === OFFLINE) $("refused").textContent = "";
+    if (state === "ready" && $("rematch-state").textContent === OFFLINE) $("rematch-state").textContent = "";
     if (st.board) drawAll(st.lastMarks);  // no connection: no house reacts, and the status line says why
   },
 });
