@@ -6,9 +6,11 @@ stored record; a chosen name and its key, long move lists, unknown matches and a
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from server.app import RunningServer
+from server.session import Session
 from tests.browser import (
     OVER,
     READY_OR_OVER,
@@ -260,6 +262,19 @@ async def test_a_flag_falls_on_a_short_clock(arena: RunningServer, pages: Pages)
     assert await playable(page) == []
 
 
+async def sessions_of(arena: RunningServer, name: str, count: int, timeout: float = 5.0) -> list[Session]:
+    """The server's sessions of the identity `name` once there are `count` of them (a page left or reloaded closes its
+    connection, which the server sees a moment later); fails after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        found = [s for peer in arena.admission.peers.values() for s in peer.sessions if s.name == name]
+        if len(found) == count:
+            return found
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{len(found)} sessions of {name}, not {count}, after {timeout} s")
+        await asyncio.sleep(0.05)
+
+
 async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> None:
     """The lobby links back to an unfinished game; reloading the page mid-game comes back to the same seat (the
     same guest, from local storage) at the position the server holds; a dropped connection resumes from the last
@@ -281,8 +296,8 @@ async def test_reload_mid_game_and_go_on(arena: RunningServer, pages: Pages) -> 
     assert "token" not in page.url and again["token"] not in page.url
     bins = await my_turn(page)
     await page.locator(f"#board .pit[data-bin='{bins[0]}']").click()
-    guests = [s for peer in arena.admission.peers.values() for s in peer.sessions if s.name == hello["name"]]
-    assert len(guests) == 1 and guests[0].ws.transport is not None
+    guests = await sessions_of(arena, hello["name"], 1)  # the pages before the reload closed theirs
+    assert guests[0].ws.transport is not None
     guests[0].ws.transport.abort()  # the network drops: the page reconnects, syncs from its last event
     await page.wait_for_function("() => window.__sent.filter(m => m.type === 'hello').length === 2")
     await play_out([page])
