@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES
-from protocol.errors import KalahError
+from protocol.errors import BadFieldError, KalahError
 from protocol.messages import MAX_MESSAGE_BYTES, ErrorMessage, Message, decode_client
 from server.admission import Admission, host_of
 from server.arena import Arena, Deployment, single_node
@@ -227,7 +227,8 @@ def _error(exc: KalahError, request: str | None, match_id: str | None) -> ErrorM
 
 
 def _refused(exc: KalahError, data: str | bytes) -> ErrorMessage:
-    """The refusal of a message not served (over a rate), naming its type and match as far as they can be read."""
+    """The refusal of a message not served (over a rate, or with a bad field), naming its type and match as far as
+    they can be read."""
     try:
         raw = json.loads(data)
         request, match_id = raw.get("type"), raw.get("match_id")
@@ -354,6 +355,8 @@ class _Handler:
             return await self.router.handle(session, msg)
         except KalahError as exc:
             self.router.arena.metrics.refused(exc.code)
+            if isinstance(exc, BadFieldError) and request is None:  # a known request with a bad field: name it
+                return [_refused(exc, data)]
             return [_error(exc, request, match_id)]
         except Exception as exc:
             if is_database_failure(exc):  # a read the database could not answer (down, unreachable, disk)

@@ -71,6 +71,28 @@ async def test_an_overlong_clock_is_refused_on_the_wire(serve: Serve) -> None:
     await c.close()
 
 
+async def test_a_bad_field_names_its_request_and_match(serve: Serve) -> None:
+    """A known request with a field the wire refuses is answered naming that request (and its match), so a client
+    can tell which of its requests was refused; it named none."""
+    server = await serve()
+    c = await Client.open(server.url, "alice")
+    await c.send(type="create", variant="kalah(6,4,clock=0)")
+    refusal = await c.expect("error")
+    assert (refusal["code"], refusal["request"], refusal["match_id"]) == ("bad_field", "create", None)
+    assert refusal["message"].startswith("create.variant: ")
+    await c.send(type="move", match_id="m-some", ply=0, action="x" * 5000)
+    refusal = await c.expect("error")
+    assert (refusal["code"], refusal["request"], refusal["match_id"]) == ("bad_field", "move", "m-some")
+    await c.send(type="create", match_id=["not", "a", "string"], variant="kalah(6,4)", spare=1)
+    refusal = await c.expect("error")
+    assert (refusal["code"], refusal["request"], refusal["match_id"]) == ("bad_field", "create", None)
+    await c.send(type="no such request", variant=1)
+    refusal = await c.expect("error")
+    assert (refusal["code"], refusal["request"]) == ("unknown_type", None)
+    assert not server.arena.rooms
+    await c.close()
+
+
 async def test_an_unreadable_match_is_quarantined_and_the_rest_resume(serve: Serve, tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """A row corrupted by hand is set aside at start-up (logged, in /health, listed by `kalah quarantine`);

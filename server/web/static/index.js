@@ -32,7 +32,7 @@ const net = new Link({
       $("seeking-text").textContent = `Seeking an opponent for ${msg.variant}: keep this page open…`;
     } else if (msg.type === "error" && (["create", "seek", "join"].includes(msg.request)
         || /^(create|seek|join)\./.test(msg.message))) {
-      // a field the server refused names the request in its message (`create.variant: …`), not in `request`
+      // a refused field names the request in `request` and its message (`create.variant: …`), said in words here
       $("play-error").textContent = msg.message.replace(/^(create|seek|join)\.variant: (Value error, )?/, "the game's settings: ");
       st.seeking = null;
       $("seeking").hidden = true;
