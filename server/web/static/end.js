@@ -5,7 +5,6 @@
 
 import { outcomeText } from "./ui.js";
 
-export const OFFLINE = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says connected.";
 const POLL_MS = 2000;
 const POLL_FOR_MS = 10 * 60 * 1000;  // an offer is looked for during ten minutes after the end
 
@@ -95,32 +94,21 @@ export class EndPanel {
     const st = this.st;
     if (this.offer) return this.accept();
     const seat = st.you === "south" ? "north" : "south";
-    if (!this.connected()) return undefined;
+    const bot = this.isBot();
+    const msg = bot ? { type: "create", variant: st.v.text, seat, opponent: this.opponent.slice(4) }
+      : { type: "create", variant: st.v.text, seat };
+    if (!this.net.sendOrSay(msg, this.$("rematch-state"))) return undefined;
     this.$("rematch").disabled = true;
     this.asking = true;
-    if (this.isBot()) {
-      this.net.send({ type: "create", variant: st.v.text, seat, opponent: this.opponent.slice(4) });
-      this.$("rematch-state").textContent = "Starting the rematch…";
-    } else {
-      this.net.send({ type: "create", variant: st.v.text, seat });
-      this.$("rematch-state").textContent = `Waiting for ${this.opponent} to accept the rematch…`;
-    }
+    this.$("rematch-state").textContent = bot ? "Starting the rematch…"
+      : `Waiting for ${this.opponent} to accept the rematch…`;
     return undefined;
   }
 
   accept() {
-    if (!this.offer || !this.connected()) return;
+    if (!this.offer || !this.net.sendOrSay({ type: "join", match_id: this.offer }, this.$("rematch-state"))) return;
     this.$("accept").disabled = true;
     this.asking = true;
-    this.net.send({ type: "join", match_id: this.offer });
-  }
-
-  /** Whether a request can be sent now; if not, the rematch line says so (the button is pressed again later). */
-  connected() {
-    if (!this.net.ready) {
-      this.$("rematch-state").textContent = OFFLINE;
-    }
-    return this.net.ready;
   }
 
   /** Look for the opponent's rematch offer in the match list every few seconds. */

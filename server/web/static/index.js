@@ -15,7 +15,6 @@ const st = { ratings: new Map(), matches: [], games: [], due: { list: 0, games: 
 const net = new Link({
   onReady() {
     st.due = { list: 0, games: 0, standings: 0 };
-    if ($("play-error").textContent === OFFLINE) $("play-error").textContent = "";
     drawIdentity();
     if (st.seeking) net.send({ type: "seek", variant: st.seeking });
     poll();
@@ -94,7 +93,7 @@ function drawLive() {
       action.setAttribute("aria-label", `join ${m.south || m.north}'s match as ${m.south ? "North" : "South"}`);
       action.addEventListener("click", () => {
         $("play-error").textContent = "";
-        if (online()) net.send({ type: "join", match_id: m.match_id });
+        net.sendOrSay({ type: "join", match_id: m.match_id }, $("play-error"), OFFLINE);
       });
     }
     tr.append(cell("Players", players(m.south, m.north)), cell("Variant", m.variant), cell("Ply", m.ply),
@@ -173,25 +172,19 @@ function drawVariant() {
 $("new-game").addEventListener("input", drawVariant);
 const OFFLINE = "No connection to the server: reconnecting… press it again once the top right says connected.";
 
-/** Whether a request can be sent now; if not, the line under the form says so (never a click that does nothing). */
-function online() {
-  if (!net.ready) $("play-error").textContent = OFFLINE;
-  return net.ready;
-}
-
 $("new-game").addEventListener("submit", (e) => {
   e.preventDefault();
   $("play-error").textContent = formProblem() || "";
-  if (formProblem() || !online()) return;
+  if (formProblem()) return;
   const msg = { type: "create", variant: variantText(), seat: $("seat").value, rated: $("rated").checked };
   if ($("opponent").value) msg.opponent = $("opponent").value;
-  net.send(msg);
+  net.sendOrSay(msg, $("play-error"), OFFLINE);
 });
 $("seek").addEventListener("click", () => {
   $("play-error").textContent = formProblem() || "";
-  if (formProblem() || !online()) return;
-  st.seeking = variantText();
-  net.send({ type: "seek", variant: st.seeking });
+  if (formProblem()) return;
+  const variant = variantText();
+  if (net.sendOrSay({ type: "seek", variant }, $("play-error"), OFFLINE)) st.seeking = variant;
 });
 $("stop-seek").addEventListener("click", () => {
   st.seeking = null;

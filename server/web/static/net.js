@@ -5,6 +5,9 @@
 
 const STORE_KEY = "kalah.guest";
 const MAX_HELLO_TRIES = 4;
+/** What a page says where a request of the player's was not sent for want of a connection. */
+export const NOT_SENT = "Not sent: no connection to the server (reconnecting…). Press it again once the top right says "
+  + "connected.";
 
 const NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
 const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
@@ -61,6 +64,7 @@ export class Link {
     this.failures = 0;
     this.helloTries = 0;
     this.guest = storedGuest();
+    this.notSent = new Map();  // element -> what `sendOrSay` put there, cleared when the connection is back
   }
 
   /** Connect to the server that served the page. */
@@ -109,6 +113,18 @@ export class Link {
     this.start();
   }
 
+  /** Send a request of the player's if the connection is ready; else put `text` in the element `line` (never a click
+   * that does nothing), until the connection is back. Whether it was sent. */
+  sendOrSay(msg, line, text = NOT_SENT) {
+    if (this.ready) {
+      this.send(msg);
+      return true;
+    }
+    line.textContent = text;
+    this.notSent.set(line, text);
+    return false;
+  }
+
   /** Send one message if the connection is open (a page resends what it needs in `onReady`). */
   send(msg) {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
@@ -127,6 +143,8 @@ export class Link {
       this.guest = { name: msg.name, token: msg.token };
       storeGuest(this.guest);
       Object.assign(this, { ready: true, failures: 0, helloTries: 0 });
+      for (const [line, said] of this.notSent) if (line.textContent === said) line.textContent = "";
+      this.notSent.clear();
       this.onState("ready");
       this.onReady();
       return;

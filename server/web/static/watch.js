@@ -7,7 +7,7 @@
 // saying why when the server refuses it.
 
 import { BoardView } from "./board.js";
-import { EndPanel, OFFLINE } from "./end.js";
+import { EndPanel } from "./end.js";
 import { NORTH, Position, SIDE_NAMES, SOUTH, parseVariant, replay } from "./kalah.js";
 import { Link } from "./net.js";
 import {
@@ -55,8 +55,6 @@ const net = new Link({
   onMessage: receive,
   onState(state) {
     showLinkState(state);
-    if (state === "ready" && $("refused").textContent === OFFLINE) $("refused").textContent = "";
-    if (state === "ready" && $("rematch-state").textContent === OFFLINE) $("rematch-state").textContent = "";
     if (st.board) drawAll(st.lastMarks);  // no connection: no house reacts, and the status line says why
   },
 });
@@ -346,12 +344,7 @@ function refused(msg) {
 /** Send a request of the player's (resign, claim, join, leave); without a connection the refusal line says so
  * instead, and nothing is sent. */
 function request(msg) {
-  if (net.ready) {
-    net.send(msg);
-    return true;
-  }
-  refusedLine(OFFLINE);
-  return false;
+  return net.sendOrSay(msg, $("refused"));
 }
 
 function refusedLine(text) {
