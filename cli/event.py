@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
@@ -150,7 +151,7 @@ def _ask(url: str, request: Message, identity: str | None = None) -> Any:
 
 def _hello(ws: Connection, url: str, name: str) -> None:
     """Say hello as `name` with the token this machine keeps for it on this server; keep a new one."""
-    from client.identities import default_identity_file, load_token, save_token, server_keys
+    from client.identities import default_identity_file, load_token, replaced_text, save_token, server_keys
 
     store = ws.response.headers.get(STORE_HEADER) if ws.response is not None else None
     keys = server_keys(url, store)
@@ -161,8 +162,8 @@ def _hello(ws: Connection, url: str, name: str) -> None:
     if isinstance(answer, ErrorMessage):
         raise CommandError(f"hello as {name}: {answer.code}: {answer.message}")
     assert isinstance(answer, Welcome)
-    if answer.token != token:
-        save_token(path, keys, name, answer.token)
+    if answer.token != token and save_token(path, keys, answer.name, answer.token):
+        print(f"kalah event: {replaced_text(answer.name, path)}", file=sys.stderr)
 
 
 def events_table(listing: EventList) -> str:

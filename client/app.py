@@ -24,7 +24,7 @@ from client.embedded import (
     start_failure,
     start_local_analyst,
 )
-from client.identities import load_token, save_token, server_keys
+from client.identities import load_token, replaced_text, save_token, server_keys
 from client.match_state import MatchState
 from client.opponents import DEFAULT_BOT_LEVEL, bot_opponent
 from client.screens.dialogs import ResumeScreen
@@ -327,10 +327,13 @@ class KalahApp(App[None]):
         if self.launch.identity_file is None:
             return
         try:
-            save_token(self.launch.identity_file, self._keys(None if connection is None else connection.store),
-                       name, token)
+            replaced = save_token(self.launch.identity_file,
+                                  self._keys(None if connection is None else connection.store), name, token)
         except OSError:
             self.notify("Could not remember your identity for next time.", severity="warning")
+            return
+        if replaced:
+            self.notify(replaced_text(name, self.launch.identity_file), title="A new token", severity="warning")
 
     def _first_steps(self, seats: list[str]) -> None:
         """After the first welcome: resume an unfinished game, create the bot game, or open a match."""

@@ -115,6 +115,21 @@ async def test_errors_are_one_line(serve: Serve, capsys: pytest.CaptureFixture[s
     assert status == 2 and err.startswith("kalah event: cannot reach ws://127.0.0.1:9") and len(err.splitlines()) == 1
 
 
+async def test_another_name_on_the_same_server_keeps_the_login_names_token(
+        serve: Serve, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kalah event create` says hello as the login name, a later one with `--name alice` as alice: the login name's
+    token is still there, so a third create as the login name is the same player (before: "the name is taken")."""
+    monkeypatch.setenv("LOGNAME", "zed")
+    running = await serve()
+    flags = ["--kind", "swiss", "--rounds", "1", "--server", running.url]
+    status, out, err = await _kalah(capsys, "event", "create", "First", *flags)
+    assert status == 0 and "by zed" in out, err
+    status, out, err = await _kalah(capsys, "event", "create", "Second", *flags, "--name", "alice")
+    assert status == 0 and "by alice" in out, err
+    status, out, err = await _kalah(capsys, "event", "create", "Third", *flags)
+    assert status == 0 and "by zed" in out and err == "", err
+
+
 @pytest.mark.parametrize(("flags", "said"), [
     (["--kind", "swiss", "--rounds", "-3"], "argument --rounds: '-3' is not a whole number of 1 to 30"),
     (["--kind", "arena", "--duration", "0"], "argument --duration: '0' is not a whole number of 10 to 86400"),
