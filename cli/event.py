@@ -38,6 +38,8 @@ from protocol.variant import TimeControl, Variant
 from server.events.standings import crosstable_text
 
 STORE_HEADER = "Kalah-Store"
+DEFAULT_CLOCK = "60+1"
+"""An event's clock when neither --variant nor --clock names one."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +53,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--duration", type=whole(MIN_ARENA_SECONDS, MAX_ARENA_SECONDS), default=None, metavar="SECONDS",
                         help="an arena's length")
     create.add_argument("--cycles", type=int, choices=[1, 2], default=2, help="a round-robin's cycles")
-    create.add_argument("--variant", default="kalah(6,4)", help="the variant (its clock from --clock)")
-    create.add_argument("--clock", default="60+1", help="time control: BASE+INCREMENT or SECONDS/move")
+    create.add_argument("--variant", default="kalah(6,4)",
+                        help="the variant, its clock included if you like (kalah(4,3,clock=10+0))")
+    create.add_argument("--clock", default=None,
+                        help="time control: BASE+INCREMENT or SECONDS/move "
+                             f"(default: the variant's, else {DEFAULT_CLOCK})")
     create.add_argument("--rated", action="store_true", help="the games change ratings")
     create.add_argument("--start-in", type=whole(0), default=None, metavar="SECONDS",
                         help="start at this delay (default: as soon as --min-entrants have joined)")
@@ -113,10 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _create_request(args: argparse.Namespace) -> CreateEvent:
     """The `event_create` message of the command's flags (refused here, in one line, if they do not fit)."""
-    try:
-        variant = Variant.parse(args.variant).with_options(time_control=TimeControl.parse(args.clock)).text()
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    variant = _event_variant(args.variant, args.clock)
     fields: dict[str, Any] = {"name": args.title, "kind": args.kind, "variant": variant, "rated": args.rated,
                               "min_entrants": args.min_entrants, "entry": args.entry, "streak": not args.no_streak}
     optional = {"rounds": args.rounds, "duration_s": args.duration, "max_entrants": args.max_entrants,
@@ -132,6 +134,21 @@ def _create_request(args: argparse.Namespace) -> CreateEvent:
     except BadEventError as exc:
         raise CommandError(str(exc)) from None
     return CreateEvent(settings=settings, bots=list(args.bot))
+
+
+def _event_variant(text: str, clock: str | None) -> str:
+    """The event's variant with its clock: the variant's own unless `--clock` is given (default 60+1 when neither
+    names one); a variant's clock and a different `--clock` are refused in one line."""
+    try:
+        variant = Variant.parse(text)
+        given = None if clock is None else TimeControl.parse(clock)
+        own = variant.time_control
+        if given is not None and own is not None and given != own:
+            raise CommandError(f"--variant says clock={own.text()} and --clock says {given.text()}: give one of them")
+        chosen = given or own or TimeControl.parse(DEFAULT_CLOCK)
+        return variant.with_options(time_control=chosen).text()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _ask(url: str, request: Message, identity: str | None = None) -> Any:

@@ -130,6 +130,27 @@ async def test_another_name_on_the_same_server_keeps_the_login_names_token(
     assert status == 0 and "by zed" in out and err == "", err
 
 
+async def test_a_variants_own_clock_stands_unless_clock_is_given(serve: Serve,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`--variant "kalah(4,3,clock=10+0)"` plays 10+0 (before: the --clock default 60+1, without a word); `--clock`
+    alone sets it, neither gives 60+1, the same clock twice is fine, and two different clocks are refused in one
+    line before the server is asked."""
+    running = await serve()
+    flags = ["--kind", "swiss", "--rounds", "1", "--server", running.url, "--json"]
+    for n, (variant, clock, plays) in enumerate((("kalah(4,3,clock=10+0)", None, "kalah(4,3,clock=10+0)"),
+                                  ("kalah(4,3)", "5/move", "kalah(4,3,clock=5/move)"),
+                                  ("kalah(4,3)", None, "kalah(4,3,clock=60+1)"),
+                                  ("kalah(4,3,clock=10+0)", "10+0", "kalah(4,3,clock=10+0)"))):
+        more = ["--name", f"host{n}"] + ([] if clock is None else ["--clock", clock])
+        status, out, err = await _kalah(capsys, "event", "create", "Cup", "--variant", variant, *more, *flags)
+        assert status == 0, err
+        assert json.loads(out)["settings"]["variant"] == plays
+    status, out, err = await _kalah(capsys, "event", "create", "Cup", "--variant", "kalah(4,3,clock=10+0)",
+                                    "--clock", "60+1", *flags)
+    assert status == 2 and out == ""
+    assert err == "kalah event: --variant says clock=10+0 and --clock says 60+1: give one of them\n"
+
+
 @pytest.mark.parametrize(("flags", "said"), [
     (["--kind", "swiss", "--rounds", "-3"], "argument --rounds: '-3' is not a whole number of 1 to 30"),
     (["--kind", "arena", "--duration", "0"], "argument --duration: '0' is not a whole number of 10 to 86400"),
