@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from protocol import Sow, Swap, Transfer  # noqa: E402
 from protocol.actions import Action  # noqa: E402
-from server.gc_tuning import keep_heap_frozen  # noqa: E402
+from server.edge.gc_tuning import keep_heap_frozen  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

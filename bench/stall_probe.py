@@ -186,8 +186,8 @@ def probe_bot_turns(record: Record) -> None:
     and gave it back (and that thread's CPU between), when the loop resumed the turn, the durable write's round trip,
     and when its event was sent (`bot_turn` records)."""
     try:
-        from server import bot_turns, hosted
-        from server.arena import Arena
+        from server.core import bot_turns, hosted
+        from server.core.arena import Arena
     except ImportError:
         return
     traces: dict[int, dict[str, Any]] = {}

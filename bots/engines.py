@@ -47,8 +47,9 @@ DEFAULT_MAX_TABLE_BYTES = 192 << 20
 """Default bound on the engines' transposition tables alone (eight 24 MiB tables): many different
 bots each bring a table, while databases are shared by rule set and built only by the operator."""
 HOSTED_THREADS = min(os.cpu_count() or 1, 4)
-"""Threads of each proof a hosted bot makes (`Engines(threads=...)` in `server.hosted`): the machine's cores, at most
-4. A move's proof on two cores keeps the game's value in Kalah(6,5) positions one core does not close in a second."""
+"""Threads of each proof a hosted bot makes (`Engines(threads=...)` in `server.core.hosted`): the machine's
+cores, at most 4. A move's proof on two cores keeps the game's value in Kalah(6,5) positions one core does not
+close in a second."""
 SYNC_LOAD_BYTES = 64 << 20
 """Database levels larger than this in all are read in a background thread, not during a move."""
 

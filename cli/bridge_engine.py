@@ -2,7 +2,7 @@
 
 The bridge is the KGP server to it: the engine reads the bridge's lines on its standard
 input and writes its own on its standard output (its standard error is passed through). The
-conversation is the gateway's own (`server.engines.agent.Agent` over a pipe instead of a
+conversation is the gateway's own (`server.front.outside_engines.agent.Agent` over a pipe instead of a
 socket): `kgp 1 1 0`, the engine's `mode freeplay`, then for each position `set time:*`, a
 numbered `state` (the engine is South, the board mirrored for North), its `move`s until
 `yield` or the deadline, and `stop`; the last move counts. An engine that does not yield is
@@ -15,9 +15,9 @@ import asyncio
 import contextlib
 import shlex
 
-from server.engines.agent import Agent, AgentLimits, Answer
-from server.engines.kgp import Arg, Board
-from server.engines.links import Link
+from protocol.kgp import Arg, Board
+from server.front.outside_engines.agent import Agent, AgentLimits, Answer
+from server.front.outside_engines.links import Link
 
 START_S = 20.0
 """Seconds an engine has, once started, to ask for freeplay (go-kgp's mode timeout)."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from protocol.events import ActionEvent, Clocks, GameOverEvent, JoinedEvent
+from protocol.kgp import Arg
 from protocol.position import Position
 from protocol.replies import Snapshot
 from protocol.side import Side
 from protocol.variant import Variant
-from server.engines.kgp import Arg
 
 MARGIN_S = 0.5
 """What the bridge keeps back of the engine's clock by default: the network both ways, stop, the server's commit."""

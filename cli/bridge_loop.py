@@ -29,6 +29,7 @@ from cli.bridge_game import Game, kgp_variant
 from cli.bridge_options import BridgeError, BridgeOptions
 from client.connection import Connection
 from protocol.event_messages import EventState, FetchEvent, JoinEvent
+from protocol.kgp import Board, bin_of
 from protocol.messages import (
     Ack,
     ActionEvent,
@@ -50,8 +51,7 @@ from protocol.messages import (
     Welcome,
 )
 from protocol.variant import Variant
-from server.engines.agent import AgentLimits
-from server.engines.kgp import Board, bin_of
+from server.front.outside_engines.agent import AgentLimits
 
 
 @dataclass

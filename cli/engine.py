@@ -36,7 +36,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from bots.names import BotNameError, canonical_bot
 from bots.players import make_player
 from protocol.actions import Sow
-from server.engines.kgp import Arg, Board, KgpSyntaxError, Line, LineSplitter, Overlong, parse_line
+from protocol.kgp import Arg, Board, KgpSyntaxError, Line, LineSplitter, Overlong, parse_line
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

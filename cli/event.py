@@ -35,7 +35,7 @@ from protocol.event_settings import (
 )
 from protocol.messages import ErrorMessage, Hello, Message, MessageError, Welcome, decode_server, encode
 from protocol.variant import TimeControl, Variant
-from server.events.standings import crosstable_text
+from server.tournaments.standings import crosstable_text
 
 STORE_HEADER = "Kalah-Store"
 DEFAULT_CLOCK = "60+1"

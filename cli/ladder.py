@@ -27,8 +27,8 @@ from cli.variant_args import add_variant_args, variant_from_args
 from protocol import KalahError
 from protocol.messages import Standings
 from protocol.requests import MAX_PACE_MS
-from server.ratings import Rating
-from server.standings import Standing, compute, render
+from server.core.ratings import Rating
+from server.core.standings import Standing, compute, render
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +103,7 @@ def _as_json(finished: list[Finished], table: list[Standing], h2h: dict[tuple[st
 
 async def _run(args: argparse.Namespace, config: LadderConfig, server: str | None) -> int:
     """Play the ladder on the chosen server (a local one over --db) and print the standings."""
-    from server.app import start_server
+    from server.assembly import start_server
 
     def say(line: str) -> None:
         """A progress line: on standard output, or standard error when the output is JSON."""

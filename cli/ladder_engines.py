@@ -1,7 +1,7 @@
 """`kalah ladder --engine NAME=COMMAND`: the flags of local engines, their checks, and their runner.
 
 Engines play only on the ladder's own local server (no `--server`): their games are driven in
-that process through `server.engines.local`, one fresh process per engine per game.
+that process through `server.front.outside_engines.local`, one fresh process per engine per game.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from cli.ladder_runner import LadderConfig
 from cli.ladder_schedule import OPENING_PLIES
 from cli.ladder_stats import Sprt
 from protocol.variant import Variant
-from server.engines.agent import AgentLimits
-from server.engines.driver import DriverSettings
-from server.engines.process import DEFAULT_CPU_S, DEFAULT_MEMORY_MIB, EngineSpec, ProcessLimits
+from server.front.outside_engines.agent import AgentLimits
+from server.front.outside_engines.driver import DriverSettings
+from server.front.outside_engines.process import DEFAULT_CPU_S, DEFAULT_MEMORY_MIB, EngineSpec, ProcessLimits
 
 if TYPE_CHECKING:
-    from server.arena import Arena
-    from server.engines.local import LocalEngines
+    from server.core.arena import Arena
+    from server.front.outside_engines.local import LocalEngines
 
 UNTIMED_MOVE_S = 5.0
 """How long an engine may think about a move in an untimed ladder (the gateway's `kgp_move_s`)."""
@@ -74,7 +74,7 @@ def local_engines(args: argparse.Namespace, arena: Arena, config: LadderConfig) 
     """The runner of the ladder's engines on its local server (None without engines)."""
     if not config.engines:
         return None
-    from server.engines.local import LocalEngines, LocalSettings
+    from server.front.outside_engines.local import LocalEngines, LocalSettings
 
     control = config.variant.time_control
     move_s = UNTIMED_MOVE_S if control is None else math.inf  # a timed game: the clock alone bounds a move

@@ -40,12 +40,12 @@ from protocol.messages import (
 )
 from protocol.outcome import seat_score
 from protocol.variant import Variant
-from server.engines.process import EngineSpec
-from server.identity import BOT_PREFIX, ENGINE_PREFIX
-from server.standings import GameResult
+from server.core.identity import BOT_PREFIX, ENGINE_PREFIX
+from server.core.standings import GameResult
+from server.front.outside_engines.process import EngineSpec
 
 if TYPE_CHECKING:
-    from server.engines.local import LocalEngines
+    from server.front.outside_engines.local import LocalEngines
 
 LADDER_NAME = "ladder"
 """The ladder's display name starts with this; a random suffix keeps it unique on the server."""

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from bots.inventory import announce
 from cli.number_args import number, whole
 from cli.server_args import CommandError
-from server.app import serve_forever, start_server
-from server.gc_tuning import keep_heap_frozen
+from server.assembly import serve_forever, start_server
+from server.edge.gc_tuning import keep_heap_frozen
 from server.logs import FORMATS as LOG_FORMATS
 from server.logs import EventFormatter
 from server.logs import configure as configure_logs

@@ -110,7 +110,7 @@ async def start_embedded(db_path: Path | None = None) -> tuple[EmbeddedServer, s
 
 async def _listen(path: Path, last: int | None) -> EmbeddedServer:
     """A server on `path` listening on loopback: on port `last` if it is free, else on any free one."""
-    from server.app import start_server  # type: ignore[import-not-found,unused-ignore]
+    from server.assembly import start_server  # type: ignore[import-not-found,unused-ignore]
 
     if last is not None and port_is_free(last):
         try:
@@ -161,7 +161,7 @@ class LocalAnalyst(Protocol):
 
 def start_local_analyst() -> LocalAnalyst:
     """The server's analyst in this process (the search runs in its own thread, one position at a time)."""
-    from server.analysis import Analyst
+    from server.front.analysis import Analyst
 
     analyst: LocalAnalyst = Analyst()
     return analyst

@@ -126,7 +126,7 @@ class PairingRow(Message):
     result: ResultName
 
     def line(self) -> str:
-        """The record line of this pairing (as `server.events.records.Pairing` prints it)."""
+        """The record line of this pairing (as `server.tournaments.records.Pairing` prints it)."""
         head = f"{self.round}.{self.table} {self.south}"
         return f"{head} bye" if self.north is None else f"{head}-{self.north} {self.result} {self.match_id}"
 

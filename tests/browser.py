@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from protocol import Game, Variant
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.wire import Client
 
 CHROMIUM = os.environ.get("KALAH_CHROMIUM", "/usr/bin/chromium")

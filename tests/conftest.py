@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import pytest
 
 from protocol import Position, Side, Variant
-from server.app import RunningServer, start_server
+from server.assembly import RunningServer, start_server
 from tests.browser import Pages, chromium
 from tests.processes import reap
 from tests.wire import OPERATOR, FakeClock

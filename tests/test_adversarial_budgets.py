@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from protocol import Variant
-from server.app import RunningServer
-from server.match import Seat
+from server.assembly import RunningServer
+from server.core.match import Seat
 from tests.conftest import Serve
 from tests.wire import HONEST, Client, eventually
 

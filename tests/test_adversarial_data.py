@@ -15,7 +15,7 @@ import pytest
 from cli.main import main
 from protocol import TimeControl, Variant, VariantError
 from protocol.variant import MAX_CLOCK_MS
-from server.clocks import Clocks
+from server.core.clocks import Clocks
 from tests.conftest import Serve
 from tests.wire import OPERATOR, Client, live_match
 

@@ -18,7 +18,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from protocol.errors import ERROR_CODES
-from server.engines.kgp import Line
+from protocol.kgp import Line
 from tests.agents.kgp_client import KgpClient, gateway, port_of
 from tests.conftest import Serve
 from tests.wire import Client

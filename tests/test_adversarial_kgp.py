@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import os
 
-from server.engines.kgp import Line
+from protocol.kgp import Line
 from tests.agents.kgp_client import KgpClient, gateway, port_of
 from tests.conftest import Serve
 

@@ -9,7 +9,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from protocol import Variant
-from server.match import Seat
+from server.core.match import Seat
 from tests.conftest import Serve
 from tests.wire import HONEST, Client, eventually, live_match
 

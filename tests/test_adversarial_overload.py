@@ -10,7 +10,7 @@ import json
 import time
 import urllib.request
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.conftest import Serve
 from tests.test_adversarial_analyses import ask
 from tests.test_server_metrics import scrape

@@ -16,7 +16,7 @@ from client.screens.game import GameScreen
 from client.widgets.board import Pit
 from protocol import Game, Position, Sow, Variant, compile_variant
 from protocol.variant import MAX_HOUSES, MAX_SEEDS
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.test_client_board import host
 from tests.test_server_play import play_out
 from tests.wire import live_match

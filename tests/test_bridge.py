@@ -17,7 +17,7 @@ from cli.bridge_loop import Bridge
 from cli.bridge_options import BridgeError, BridgeOptions
 from cli.main import main
 from protocol import Position, Variant
-from server.app import RunningServer
+from server.assembly import RunningServer
 from server.storage import StoredGame, list_games
 from tests.conftest import Serve
 from tests.processes import KALAH, spawn

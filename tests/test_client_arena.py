@@ -13,7 +13,7 @@ from client.screens.replay import ReplayScreen, analysis_text
 from client.stored_game import StoredGame
 from protocol import Game, Variant
 from protocol.messages import Analysis
-from server.app import start_server
+from server.assembly import start_server
 from tests.client_hosts import shown, until
 from tests.test_client_e2e import SIZE, launch
 from tests.wire import OPERATOR, Client

@@ -144,7 +144,7 @@ def test_an_unexpected_failure_of_the_local_server_is_one_line_saying_what_to_do
         tmp_path: Path) -> None:
     """`kalah play` whose local server fails to start in a way nobody foresaw (out of file descriptors, a full disk,
     any exception) exits 1 with one line naming the command, what failed and what to do, and no traceback."""
-    import server.app
+    import server.assembly
     from client.app import KalahApp
 
     async def failing(*args: object, **kwargs: object) -> None:
@@ -154,7 +154,7 @@ def test_an_unexpected_failure_of_the_local_server_is_one_line_saying_what_to_do
         asyncio.run(app.run_async(headless=True, size=(80, 24)))
 
     monkeypatch.delenv("KALAH_DEBUG", raising=False)
-    monkeypatch.setattr(server.app, "start_server", failing)
+    monkeypatch.setattr(server.assembly, "start_server", failing)
     monkeypatch.setattr(KalahApp, "run", headless)
     assert main(["play", "--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]) == 1
     captured = capsys.readouterr()
@@ -167,7 +167,7 @@ def test_kalah_debug_shows_where_the_local_server_failed(monkeypatch: pytest.Mon
                                                         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """With KALAH_DEBUG=1, an unexpected failure of the local server ends `kalah play` with status 1 and the
     traceback of where it failed, as it does for any command."""
-    import server.app
+    import server.assembly
     from client.app import KalahApp
 
     async def failing(*args: object, **kwargs: object) -> None:
@@ -177,7 +177,7 @@ def test_kalah_debug_shows_where_the_local_server_failed(monkeypatch: pytest.Mon
         asyncio.run(app.run_async(headless=True, size=(80, 24)))
 
     monkeypatch.setenv("KALAH_DEBUG", "1")
-    monkeypatch.setattr(server.app, "start_server", failing)
+    monkeypatch.setattr(server.assembly, "start_server", failing)
     monkeypatch.setattr(KalahApp, "run", headless)
     assert main(["play", "--db", str(tmp_path / "arena.sqlite3"), "--name", "ann"]) == 1
     err = capsys.readouterr().err

@@ -13,7 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from client.app import KalahApp, Launch
 from client.connection import FIRST_ATTEMPTS, Connection
 from protocol.messages import ErrorMessage, ServerMessage, Welcome
-from server.app import RunningServer, start_server
+from server.assembly import RunningServer, start_server
 from tests.client_hosts import until
 from tests.wire import Client
 

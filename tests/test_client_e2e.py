@@ -18,7 +18,7 @@ from client.screens.replay import ReplayScreen
 from client.widgets.board import HOUSE_KEYS, Board, bottom_row
 from client.widgets.panels import PlayerBar
 from protocol import Game, Side, Variant, parse_action
-from server.app import RunningServer, start_server
+from server.assembly import RunningServer, start_server
 from tests.client_hosts import shown, until
 
 SIZE = (100, 30)

@@ -7,7 +7,7 @@ from textual.widgets import DataTable, Static
 from client.app import KalahApp, Launch
 from client.screens.events import EventsScreen
 from client.screens.game import GameScreen
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.client_hosts import shown, until
 from tests.wire import Client
 

@@ -17,8 +17,8 @@ import redis.asyncio as redis
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
 from protocol.actions import parse_action
-from server.app import RunningServer
-from server.engines.gateway import engine_id
+from server.assembly import RunningServer
+from server.front.outside_engines.gateway import engine_id
 from server.logs import LOGGER_NAME
 from server.storage import StorageError
 from tests.agents.kgp_client import KgpClients, gateway, port_of

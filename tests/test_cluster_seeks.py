@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import redis.asyncio as redis
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from server.cluster.bus import seeks_key
 from server.cluster.messages import Waiting
 from tests.conftest import Serve

@@ -8,8 +8,8 @@ from functools import partial
 from pathlib import Path
 
 from protocol import Position, Variant
-from server.engines.gateway import Gateway
-from server.engines.results import forfeits
+from server.front.outside_engines.gateway import Gateway
+from server.front.outside_engines.results import forfeits
 from server.storage import StoredGame, list_games
 from tests import processes
 from tests.agents.kgp_client import gateway, port_of

@@ -10,9 +10,9 @@ import pytest
 
 from protocol import Game, Position, Variant
 from protocol.actions import Action
-from server.app import RunningServer
-from server.engines.kgp import Board, Line
-from server.engines.results import forfeits
+from protocol.kgp import Board, Line
+from server.assembly import RunningServer
+from server.front.outside_engines.results import forfeits
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.conftest import Serve
 from tests.processes import KALAH, spawned

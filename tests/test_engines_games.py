@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from protocol import Game, Variant, parse_actions
-from server.engines.gateway import engine_id
-from server.engines.kgp import Board
-from server.engines.results import forfeits
+from protocol.kgp import Board
+from server.front.outside_engines.gateway import engine_id
+from server.front.outside_engines.results import forfeits
 from server.storage import fetch_game
 from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from server.engines.process import EngineProcess, EngineSpec, ProcessLimits, exit_text
+from server.front.outside_engines.process import EngineProcess, EngineSpec, ProcessLimits, exit_text
 
 
 def test_specs_read_name_protocol_and_command() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from server.engines.agent import Agent, AgentLimits
-from server.engines.gateway import GatewayOptions, engine_id
-from server.engines.kgp import Board, gateway_variant
-from server.engines.links import TcpLink
+from protocol.kgp import Board, gateway_variant
+from server.front.outside_engines.agent import Agent, AgentLimits
+from server.front.outside_engines.gateway import GatewayOptions, engine_id
+from server.front.outside_engines.links import TcpLink
 from server.storage import fetch_game
 from tests.agents.kgp_client import KgpClients, gateway, port_of
 from tests.conftest import Serve

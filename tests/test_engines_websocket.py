@@ -9,8 +9,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from server.engines.kgp import Board, Line, parse_line
-from server.engines.ws_link import MAX_FRAME
+from protocol.kgp import Board, Line, parse_line
+from server.front.outside_engines.ws_link import MAX_FRAME
 from server.storage import list_games
 from tests.agents.kgp_client import KgpClient, gateway, port_of
 from tests.conftest import Serve

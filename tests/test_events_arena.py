@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from server.events.arena import ArenaError, ArenaPool
-from server.events.records import Pairing
+from server.tournaments.arena_pairing import ArenaError, ArenaPool
+from server.tournaments.records import Pairing
 
 
 def test_first_wave_pairs_neighbours_in_joining_order() -> None:

@@ -10,9 +10,9 @@ import signal
 from collections.abc import Callable
 from typing import cast
 
-from server.app import RunningServer
-from server.cluster.events import ClusterEvents
-from server.events.driver import EventDriver
+from server.assembly import RunningServer
+from server.cluster.tournaments import ClusterEvents
+from server.core.tournament_driver import EventDriver
 from tests.cluster_play import start_nodes, stop_nodes
 from tests.conftest import Serve
 from tests.pg import query

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from protocol.errors import EventFullError, EventStartedError, NotEligibleError
 from protocol.event_settings import EventSettings
-from server.events.event import Entrant, EntrantKind, Event, EventStatus
-from server.events.records import Pairing
-from server.events.view import standings_rows
+from server.tournaments.records import Pairing
+from server.tournaments.tournament import Entrant, EntrantKind, Event, EventStatus
+from server.tournaments.view import standings_rows
 
 PERSON, BOT, ENGINE = EntrantKind.PERSON, EntrantKind.BOT, EntrantKind.ENGINE
 

@@ -6,7 +6,7 @@ from itertools import combinations
 
 import pytest
 
-from server.events.round_robin import berger_round, round_robin_rounds
+from server.tournaments.round_robin import berger_round, round_robin_rounds
 
 FIDE_BERGER = {
     4: ["1-4 2-3", "4-3 1-2", "2-4 3-1"],

@@ -17,9 +17,9 @@ import pytest
 from protocol import Position
 from protocol.actions import Action
 from protocol.event_settings import EventSettings
-from server.events.event import EntrantKind, Event
 from server.storage import Op, Storage
-from server.storage.events import op_entrant, op_event, op_event_status, op_pairings
+from server.storage.tournaments import op_entrant, op_event, op_event_status, op_pairings
+from server.tournaments.tournament import EntrantKind, Event
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.wire import Client, FirstLegal, Json

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.events.records import Pairing
-from server.events.standings import crosstable, crosstable_text, head_to_head, standings
+from server.tournaments.records import Pairing
+from server.tournaments.standings import crosstable, crosstable_text, head_to_head, standings
 
 SEVEN = [f"p{i}" for i in range(1, 8)]
 SWISS = [Pairing.parse(line) for line in (

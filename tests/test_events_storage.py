@@ -9,9 +9,8 @@ import pytest
 
 from protocol.errors import ConflictError
 from protocol.event_settings import EventSettings
-from server.events.event import EntrantKind, Event, EventStatus
 from server.storage import Storage
-from server.storage.events import (
+from server.storage.tournaments import (
     load_event,
     load_unfinished,
     op_entrant,
@@ -23,6 +22,7 @@ from server.storage.events import (
     op_seeds,
     recent_events,
 )
+from server.tournaments.tournament import EntrantKind, Event, EventStatus
 
 
 async def _swiss_started(storage: Storage) -> tuple[Event, list[str]]:

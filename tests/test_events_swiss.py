@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.events.records import Pairing
-from server.events.swiss import NoPairingError, histories, swiss_round
+from server.tournaments.records import Pairing
+from server.tournaments.swiss import NoPairingError, histories, swiss_round
 
 SEVEN = [f"p{i}" for i in range(1, 8)]
 

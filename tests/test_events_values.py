@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from protocol.errors import BadEventError, NotationError
 from protocol.event_settings import Entry, EventKind, EventSettings
-from server.events.records import Pairing
+from server.tournaments.records import Pairing
 
 
 def test_settings_print_and_parse_back() -> None:

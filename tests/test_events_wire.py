@@ -60,7 +60,7 @@ def test_event_replies_round_trip(msg: Message) -> None:
 
 def test_a_pairing_row_prints_its_record_line() -> None:
     """The wire's pairing prints the record line the server's `Pairing` prints (and parses back)."""
-    from server.events.records import Pairing
+    from server.tournaments.records import Pairing
 
     state = REPLIES[1]
     assert isinstance(state, EventState)

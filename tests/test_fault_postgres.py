@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from protocol import Position, Sow, Variant
-from server.app import RunningServer
+from server.assembly import RunningServer
 from server.cluster import Cluster, ClusterOptions
 from tests.conftest import Serve
 from tests.pg import PostgresServer, find_bindir, query

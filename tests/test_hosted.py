@@ -14,8 +14,8 @@ import pytest
 from bots.engines import HOSTED_THREADS
 from bots.solver import Engine, relative_board
 from protocol import Action, Position, Variant
-from server.errors import UnknownBotError
-from server.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
+from server.core.errors import UnknownBotError
+from server.core.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
 from tests.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
@@ -117,7 +117,7 @@ async def test_queued_human_move_overtakes_queued_exhibitions() -> None:
 async def test_a_move_that_waited_thinks_for_what_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
     """A queued move's budget counts from the request: it gets only the time left when it starts."""
     clock = FakeClock(100.0)
-    monkeypatch.setattr("server.hosted.monotonic", clock)
+    monkeypatch.setattr("server.core.hosted.monotonic", clock)
     log: list[tuple[str, float]] = []
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0)

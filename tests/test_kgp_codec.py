@@ -1,11 +1,11 @@
-"""The KGP codec (server.engines.kgp): lines, arguments, board literals and the line splitter, without I/O."""
+"""The KGP codec (protocol.kgp): lines, arguments, board literals and the line splitter, without I/O."""
 
 from __future__ import annotations
 
 import pytest
 
 from protocol import Position, Side, Variant
-from server.engines.kgp import (
+from protocol.kgp import (
     MAX_LINE,
     Board,
     KgpSyntaxError,

@@ -8,7 +8,7 @@ from pathlib import Path
 from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from cli.main import main
 from protocol import Game, Variant
-from server.standings import compute
+from server.core.standings import compute
 from server.storage import list_games
 from tests.conftest import Serve
 from tests.wire import OPERATOR, eventually

@@ -15,11 +15,11 @@ from cli.games import with_detail
 from cli.ladder_engines import UNTIMED_MOVE_S
 from cli.main import main
 from cli.stored_games import get_game
-from server.arena import Arena
-from server.engines.agent import AgentLimits
-from server.engines.local import Launched, LocalEngines, LocalSettings
-from server.engines.process import EngineSpec
-from server.engines.results import forfeits
+from server.core.arena import Arena
+from server.front.outside_engines.agent import AgentLimits
+from server.front.outside_engines.local import Launched, LocalEngines, LocalSettings
+from server.front.outside_engines.process import EngineSpec
+from server.front.outside_engines.results import forfeits
 from server.storage import StoredGame, list_games
 from tests.processes import KALAH, run, spawn
 

@@ -12,8 +12,8 @@ from cli.main import main
 from protocol.position import Position
 from protocol.side import Side
 from protocol.variant import Variant
-from server.engines.mankalah import action_of, state_text
-from server.engines.results import forfeits
+from server.front.outside_engines.mankalah import action_of, state_text
+from server.front.outside_engines.results import forfeits
 from server.storage import list_games
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parent / 'agents' / 'mankalah_agent.py'}"

@@ -6,7 +6,7 @@ import pytest
 
 from cli.ladder_schedule import schedule
 from protocol import Game, Variant
-from server.standings import GameResult, compute, render
+from server.core.standings import GameResult, compute, render
 
 
 def test_every_opening_played_twice_with_sides_exchanged() -> None:

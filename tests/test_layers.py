@@ -76,7 +76,7 @@ def test_sql_lives_in_storage() -> None:
 def test_the_arena_never_asks_which_deployment_runs() -> None:
     """No server module tests `cluster is None`, and the arena mixes in nothing: its deployment's collaborators
     (replication, presence, bot turns, identities) are chosen at start-up."""
-    from server.arena import Arena
+    from server.core.arena import Arena
 
     tests = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
              if re.search(r"cluster is (not )?None", path.read_text())]
@@ -132,18 +132,19 @@ def test_arena_writes_find_each_kind_of_write() -> None:
 def test_only_the_arena_writes_its_indexes() -> None:
     """Every write to the arena's rooms, seeks, ratings and seat index is the arena's own (a change through its
     change paths, a copy read from the database through `load_room`): no handler, deployment or engine writes
-    them (`server/resume.py` loads the ratings of record at start-up)."""
+    them (`server/core/resume.py` loads the ratings of record at start-up)."""
     bad = []
     for path in (ROOT / "server").rglob("*.py"):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in ("server/arena.py", "server/resume.py"):
+        if rel in ("server/core/arena.py", "server/core/resume.py"):
             continue
         bad += [f"{rel}:{line}" for line in arena_writes(path.read_text())]
     assert bad == []
 
 
-EVENT_WRITERS = frozenset({"server/events/driver.py", "server/events/requests.py", "server/cluster/events.py",
-                           "server/storage/events.py"})
+EVENT_WRITERS = frozenset({"server/core/tournament_driver.py", "server/front/tournament_requests.py",
+                           "server/cluster/tournaments.py",
+                           "server/storage/tournaments.py"})
 """The modules that build an event's statements: the change path, the requests it runs, the cluster's guards."""
 
 
@@ -163,7 +164,7 @@ def test_events_are_written_only_through_the_change_path() -> None:
     """Every change to an event is stored by `EventDriver.apply` (with its guards, its version and the notice to
     the other servers): no other module imports the statements of events, and no other code of server/events/
     writes to the database."""
-    import server.storage.events as stored
+    import server.storage.tournaments as stored
 
     statements = {name for name in dir(stored) if name.startswith("op_")}
     bad = []
@@ -171,7 +172,7 @@ def test_events_are_written_only_through_the_change_path() -> None:
         rel = path.relative_to(ROOT).as_posix()
         source = path.read_text()
         used = {a.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
-                and node.module == "server.storage.events" for a in node.names}
+                and node.module == "server.storage.tournaments" for a in node.names}
         if rel not in EVENT_WRITERS and used & statements:
             bad.append(f"{rel}: {sorted(used & statements)}")
         if rel.startswith("server/events/"):

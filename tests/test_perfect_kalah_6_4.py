@@ -21,7 +21,7 @@ from protocol import Capture, Position, Sow, Variant
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 BUDGET_S = 1.0
-"""The hosted bots' default thinking time a move (server.hosted.DEFAULT_BUDGET_S)."""
+"""The hosted bots' default thinking time a move (server.core.hosted.DEFAULT_BUDGET_S)."""
 EGDB_SEEDS = 24
 GAME_VALUES = {"standard": 8, "empty": 10}
 """Kalah(6,4) under perfect play, from SOLVER-NOTES.md."""

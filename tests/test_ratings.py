@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.ratings import Rating, update, update_pair
+from server.core.ratings import Rating, update, update_pair
 
 
 def test_glickman_worked_example() -> None:

@@ -1,4 +1,4 @@
-"""A server on its own (`server.replication.SingleNode`): the lobby's list."""
+"""A server on its own (`server.core.replication.SingleNode`): the lobby's list."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from server import replication
-from server.app import RunningServer
+from server.core import replication
+from server.assembly import RunningServer
 from tests.wire import Client
 
 

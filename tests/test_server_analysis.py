@@ -6,10 +6,10 @@ import pytest
 
 from protocol import Game, Position, Variant
 from protocol.messages import Analyse
-from server.analysis import CROWDED_BUDGET_MS, Analyst
-from server.app import RunningServer
-from server.peers import prefix_of
-from server.session import Peer, RateLimiter
+from server.assembly import RunningServer
+from server.edge.peers import prefix_of
+from server.edge.session import Peer, RateLimiter
+from server.front.analysis import CROWDED_BUDGET_MS, Analyst
 from tests.wire import Client, live_match
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.answers import Answers
+from server.edge.answers import Answers
 from tests.wire import FakeClock
 
 

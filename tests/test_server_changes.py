@@ -12,12 +12,12 @@ import pytest
 
 from protocol import Sow, Variant
 from protocol.errors import GameOverError
-from server.app import RunningServer, start_server
-from server.arena import Arena
-from server.changes import CancelChange, ops_of
-from server.errors import ShuttingDownError
-from server.match import Seat
-from server.rooms import Room
+from server.assembly import RunningServer, start_server
+from server.core.arena import Arena
+from server.core.changes import CancelChange, ops_of
+from server.core.errors import ShuttingDownError
+from server.core.match import Seat
+from server.core.rooms import Room
 from server.storage.sqlite import SQLiteStorage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,11 +134,11 @@ def test_only_the_arena_writes_to_storage() -> None:
     """No server module but the arena calls the storage writer (one change path)."""
     writers = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
                if re.search(r"\.storage\.write\(", path.read_text())]
-    assert writers == ["server/arena.py"]
+    assert writers == ["server/core/arena.py"]
 
 
 def test_only_the_identity_service_makes_players() -> None:
     """No server module but the identity service builds a player row (one writer of players)."""
     makers = [path.relative_to(ROOT).as_posix() for path in (ROOT / "server").rglob("*.py")
               if re.search(r"\bop_player\(", path.read_text()) and path.parent.name != "storage"]
-    assert makers == ["server/identities.py"]
+    assert makers == ["server/core/identities.py"]

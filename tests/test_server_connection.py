@@ -15,8 +15,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedError
 from websockets.frames import Frame, Opcode
 
-from server.app import RunningServer
-from server.connection import ArenaConnection, whole_text_frames
+from server.assembly import RunningServer
+from server.edge.connection import ArenaConnection, whole_text_frames
 from tests.conftest import Serve
 from tests.wire import eventually
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.wire import OPERATOR, Client, is_game_over
 
 

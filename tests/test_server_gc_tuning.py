@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from server.gc_tuning import COLLECT_EVERY_S, collection_due, keep_heap_frozen, next_collection, resident_bytes
+from server.edge.gc_tuning import COLLECT_EVERY_S, collection_due, keep_heap_frozen, next_collection, resident_bytes
 
 
 def test_full_collections_come_rarer_while_they_find_no_garbage_and_sooner_once_they_do() -> None:

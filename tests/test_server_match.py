@@ -19,8 +19,8 @@ from protocol import (
 from protocol.events import ActionEvent, Captured, CatchUp, GameOverEvent, JoinedEvent
 from protocol.messages import Ack, Snapshot, encode
 from protocol.variant import TimeControl, Variant
-from server.clocks import Clocks
-from server.errors import (
+from server.core.clocks import Clocks
+from server.core.errors import (
     AlreadySeatedError,
     ClaimRefusedError,
     FuturePlyError,
@@ -30,7 +30,7 @@ from server.errors import (
     StalePlyError,
     TimeOutError,
 )
-from server.match import CATCH_UP_BYTES, ActionChange, Duplicate, EndChange, Match, Seat
+from server.core.match import CATCH_UP_BYTES, ActionChange, Duplicate, EndChange, Match, Seat
 
 ALICE, BOB = Seat("pa", "alice"), Seat("pb", "bob")
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from protocol import Game, Variant
-from server.app import RunningServer
-from server.metrics import Metrics
+from server.assembly import RunningServer
+from server.front.metrics import Metrics
 from tests.cluster_play import ROOT
 from tests.conftest import Serve
 from tests.test_cluster_nodes import across

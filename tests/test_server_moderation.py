@@ -17,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from server.cluster.bus import sessions_key
-from server.engines.gateway import engine_id
+from server.front.outside_engines.gateway import engine_id
 from server.storage import StoredGame, fetch_game
 from tests.agents.kgp_client import KgpClient, KgpClients, gateway, port_of
 from tests.cluster_play import start_node, start_nodes, stop_nodes

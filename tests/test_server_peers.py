@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.peers import PeerTable, prefix_of
-from server.session import Peer, RateLimiter
+from server.edge.peers import PeerTable, prefix_of
+from server.edge.session import Peer, RateLimiter
 from tests.wire import FakeClock
 
 

@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from protocol import Action, Game, Sow, Swap, Variant, parse_action
-from server.app import RunningServer
+from server.assembly import RunningServer
 from server.storage import fetch_game, list_games
 from tests.conftest import Serve
 from tests.wire import (

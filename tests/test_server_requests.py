@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from protocol.outcome import EndReason
-from server.requests import game_info
+from server.front.router import game_info
 from server.storage import StoredGame
 
 GAME = StoredGame("m1", "kalah(6,4)", "alice", "bob", "finished", "3 6", 2, None, "bob", "resign",

@@ -9,7 +9,7 @@ from contextlib import closing
 from pathlib import Path
 
 from protocol import Action, Game, Position, Variant, parse_action
-from server.app import RunningServer
+from server.assembly import RunningServer
 from server.storage import default_db_path, fetch_game, list_games
 from tests.conftest import Serve
 from tests.wire import Client, FakeClock, FirstLegal, action_msg, eventually, is_game_over, live_match
@@ -148,7 +148,7 @@ async def test_stored_games_and_default_path(serve: Serve, tmp_path: Path) -> No
 def test_match_logic_imports_no_io() -> None:
     """The sans-I/O match and clocks import no socket, storage, event loop or time source."""
     forbidden = {"websockets", "aiosqlite", "sqlite3", "asyncio", "socket", "time", "server.storage",
-                 "server.app", "server.arena"}
+                 "server.assembly", "server.core.arena"}
     for name in ("match.py", "clocks.py", "errors.py"):
         tree = ast.parse((ROOT / "server" / name).read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from websockets.frames import Frame, Opcode
 
-from server.session import RateLimiter, frame
+from server.edge.session import RateLimiter, frame
 from tests.wire import FakeClock
 
 

@@ -10,7 +10,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.conftest import Serve
 from tests.wire import Client, Json, eventually, live_match
 

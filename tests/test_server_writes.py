@@ -8,9 +8,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 
-from server.app import RunningServer
-from server.session import frame, push_frames
-from server.writes import BatchedConnection
+from server.assembly import RunningServer
+from server.edge.session import frame, push_frames
+from server.edge.writes import BatchedConnection
 from tests.conftest import Serve
 from tests.wire import eventually
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from protocol import Game, Variant
 from protocol.messages import Analyse
-from server.analysis import Analyst
-from server.app import RunningServer
+from server.assembly import RunningServer
+from server.front.analysis import Analyst
 from tests.browser import SKIP, Pages, fens_of, screenshot_path, still_screenshot, wait_fen
 from tests.wire import OPERATOR, Client, is_game_over
 

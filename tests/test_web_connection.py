@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from server.app import RunningServer
-from server.session import Session
+from server.assembly import RunningServer
+from server.edge.session import Session
 from tests.browser import (
     OVER,
     SKIP,

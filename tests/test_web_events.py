@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.browser import SKIP, Pages, screenshot_path
 from tests.wire import Client, Json
 

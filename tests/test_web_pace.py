@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli.main import main
 from protocol.requests import MAX_PACE_MS
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.conftest import Serve
 from tests.wire import Client, eventually, is_game_over
 

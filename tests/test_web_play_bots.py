@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.browser import (
     OVER,
     READY_OR_OVER,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.browser import (
     OVER,
     SKIP,

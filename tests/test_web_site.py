@@ -8,8 +8,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.app import RunningServer
-from server.web.site import CONTENT_TYPES, Site
+from server.assembly import RunningServer
+from server.front.web.site import CONTENT_TYPES, Site
 from tests.conftest import Serve
 from tests.wire import Client
 
@@ -111,8 +111,8 @@ async def test_websockets_and_health_still_share_the_port(arena: RunningServer) 
 def test_the_files_are_package_data_with_no_outside_address() -> None:
     """Every static file is packaged (pyproject's package-data) and names no other site (no CDN)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "server.web" in config["packages"]
-    assert config["package-data"]["server.web"] == ["static/*"]
+    assert "server.front.web" in config["packages"]
+    assert config["package-data"]["server.front.web"] == ["static/*"]
     site = Site.load()
     assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html"}
     assert {p.name for p in STATIC.iterdir()} == set(site.pages) | set(site.assets)

@@ -21,12 +21,12 @@ from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
 
 if TYPE_CHECKING:
-    from server.arena import Arena, Deployment
+    from server.core.arena import Arena, Deployment
 
 
 def cluster_node(arena: Arena, options: ClusterOptions) -> Deployment:
     """The arena's deployment as one node of a cluster (raises ValueError for a bus URL redis-py cannot read)."""
-    from server.arena import Deployment
+    from server.core.arena import Deployment
 
     cluster = Cluster(arena, options)
     return Deployment(cluster, cluster.presence)

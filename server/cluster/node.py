@@ -11,10 +11,8 @@ from redis.exceptions import RedisError
 
 from protocol.errors import UnavailableError
 from protocol.messages import MatchSummary
-from server.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.cluster import replica
 from server.cluster.bus import Bus, describe_bus
-from server.cluster.events import ClusterEvents
 from server.cluster.lease import Lease
 from server.cluster.messages import (
     Cancelled,
@@ -28,13 +26,15 @@ from server.cluster.messages import (
 )
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
+from server.cluster.tournaments import ClusterEvents
+from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of
+from server.core.match import Seat
+from server.core.quotas import lobby_order
+from server.core.ratings import Rating
+from server.core.replication import Ratings
+from server.core.rooms import Room
+from server.edge.session import Session
 from server.logs import event as log_event
-from server.match import Seat
-from server.quotas import lobby_order
-from server.ratings import Rating
-from server.replication import Ratings
-from server.rooms import Room
-from server.session import Session
 from server.storage import Op, StorageError
 from server.storage.lobby import open_creators, open_summaries
 from server.storage.nodes import Nodes
@@ -46,7 +46,7 @@ SEEKS_LOOKED_AT = 16
 """The longest-waiting entries of a variant's queue a seek looks at for an opponent."""
 
 if TYPE_CHECKING:
-    from server.arena import Arena
+    from server.core.arena import Arena
 
 
 class Cluster:

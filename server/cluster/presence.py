@@ -15,15 +15,15 @@ from redis.exceptions import RedisError
 
 from protocol.errors import UnavailableError
 from server.cluster.messages import Online
+from server.core.match import Seat
+from server.core.presence import Connected, Presence
+from server.core.rooms import Room
+from server.edge.session import Session
 from server.logs import event as log_event
-from server.match import Seat
-from server.presence import Connected, Presence
-from server.rooms import Room
-from server.session import Session
 
 if TYPE_CHECKING:
-    from server.arena import Arena
     from server.cluster.node import Cluster
+    from server.core.arena import Arena
 
 
 class ClusterPresence(Presence):

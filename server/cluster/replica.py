@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import parse_action
 from protocol.events import AnyMatchEvent
-from server.changes import CancelChange
 from server.cluster.messages import Acted, Carried, Changed, Ended, Joined
-from server.match import ActionChange, EndChange, JoinChange, Match, Seat
-from server.resume import rebuild, seat_players
-from server.rooms import Room
+from server.core.changes import CancelChange
+from server.core.match import ActionChange, EndChange, JoinChange, Match, Seat
+from server.core.resume import rebuild, seat_players
+from server.core.rooms import Room
 
 if TYPE_CHECKING:
-    from server.arena import Arena
-    from server.changes import ArenaChange
+    from server.core.arena import Arena
+    from server.core.changes import ArenaChange
 
 
 def version(match: Match) -> int:

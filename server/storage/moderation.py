@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.identity import name_key
+from server.core.identity import name_key
 from server.storage.writer import Op, Storage
 
 BanKind = Literal["player", "address"]

@@ -15,7 +15,6 @@ from typing import Any
 import asyncpg
 
 from protocol.errors import ConflictError
-from server.storage.events import EVENT_SQL
 from server.storage.games import (
     PLAYED,
     QUARANTINE_LIST,
@@ -41,6 +40,7 @@ from server.storage.schema import (
     name_keys,
     pending,
 )
+from server.storage.tournaments import EVENT_SQL
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,

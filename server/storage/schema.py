@@ -10,7 +10,7 @@ adds `store`, one row holding the database's random identity, which the server a
 client finds the token it was given by this database whatever address it came in by; version 5
 adds moderation: `bans` (a player id or a network address, why, by whom, when; read by every node)
 and `audit`, one row per moderation act; version 6 adds events (`events`, `event_entrants`,
-`event_pairings`: see `server.storage.events`); version 7 gives
+`event_pairings`: see `server.storage.tournaments`); version 7 gives
 each player its name's canonical form (`name_key`, computed in Python: NFKC and case folding) under a
 UNIQUE index, so no two nodes can store one name twice (a name stored twice before keeps its oldest
 holder; the later ones keep their rows and tokens with no key); version 8 gives each event entrant
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import platformdirs
 
-from server.identity import name_key
+from server.core.identity import name_key
 
 APP_NAME = "kalah-arena"
 

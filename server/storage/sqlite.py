@@ -20,10 +20,10 @@ import aiosqlite
 
 from bots.file_lock import LockHeldError, hold_alone
 from protocol.errors import ConflictError
-from server.storage.events import EVENT_SQL
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
 from server.storage.schema import migrate_sqlite, pragmas
+from server.storage.tournaments import EVENT_SQL
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,

@@ -21,7 +21,7 @@ from typing import Any
 
 from protocol.errors import KalahError, UnavailableError
 from protocol.outcome import EndReason
-from server.identity import name_key
+from server.core.identity import name_key
 from server.logs import event as log_event
 from server.storage.games import GameReads
 

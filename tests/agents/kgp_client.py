@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from server.app import RunningServer
-from server.engines.kgp import Board, Line, parse_line
+from protocol.kgp import Board, Line, parse_line
+from server.assembly import RunningServer
 from tests.conftest import Serve
 from tests.wire import FirstLegal
 

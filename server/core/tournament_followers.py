@@ -1,0 +1,88 @@
+"""Who follows each event, and the throttled sending of its state to them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from protocol.errors import TooManyError
+from protocol.event_messages import EventState
+from protocol.messages import encode
+from server.edge.session import Session
+from server.tournaments.tournament import Event, EventStatus
+from server.tournaments.view import state
+
+MAX_FOLLOWED = 8
+"""Events one connection may follow."""
+PUSH_INTERVAL_S = 1.0
+"""A follower gets an event's state at most once in this time (changes close together are sent once)."""
+
+
+class Followers:
+    """Each event's change count and followers; a change's state goes out at most once per `PUSH_INTERVAL_S`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.seq: dict[str, int] = {}
+        self.of: dict[str, set[Session]] = {}
+        self.to_push: dict[str, tuple[EventState, set[Session]]] = {}
+        """Event id -> its latest state not sent yet (as published: a change under way is not in it), and to whom."""
+        self.push_due: dict[str, asyncio.TimerHandle] = {}
+        self.pushed_at: dict[str, float] = {}
+
+    def add(self, event_id: str) -> None:
+        """Start counting an event's changes (kept in memory)."""
+        self.seq.setdefault(event_id, 0)
+        self.of.setdefault(event_id, set())
+
+    def state(self, event: Event) -> EventState:
+        """The event's state as its followers see it, numbered by its changes."""
+        return state(event, self.seq.get(event.event_id, 0))
+
+    def follow(self, s: Session, event_id: str, on: bool) -> None:
+        """Add a connection to a live event's followers (or, `on` false, remove it); at most `MAX_FOLLOWED` each."""
+        followers = self.of.get(event_id)
+        if followers is None:
+            return
+        if on and s not in followers:
+            if sum(s in f for f in self.of.values()) >= MAX_FOLLOWED:
+                raise TooManyError(f"this connection follows {MAX_FOLLOWED} events already: unfollow one first")
+            followers.add(s)
+        elif not on:
+            followers.discard(s)
+
+    def forget(self, event_id: str) -> None:
+        """Drop an ended event's followers (a last state queued for them still goes out)."""
+        self.of.pop(event_id, None)
+
+    def publish(self, event: Event) -> None:
+        """Count a change and send the new state to the followers: at once if none was sent in the last
+        `PUSH_INTERVAL_S`, else once at the end of it (the latest state published then, taken now: a change
+        being stored meanwhile is sent once, when it is published; a follower may skip numbers)."""
+        eid = event.event_id
+        self.seq[eid] = self.seq.get(eid, 0) + 1
+        followers = self.of.get(eid)
+        if not followers:
+            return
+        self.to_push[eid] = (state(event, self.seq[eid]), followers)
+        if eid in self.push_due:
+            return
+        wait = self.pushed_at.get(eid, -PUSH_INTERVAL_S) + PUSH_INTERVAL_S - self.loop.time()
+        if wait <= 0:
+            self._push(eid)
+        else:
+            self.push_due[eid] = self.loop.call_later(wait, self._push, eid)
+
+    def _push(self, eid: str) -> None:
+        """Send an event's latest state to its followers, encoded once; a follower that is gone is dropped."""
+        self.push_due.pop(eid, None)
+        item = self.to_push.pop(eid, None)
+        if item is None:
+            return
+        snapshot, followers = item
+        self.pushed_at[eid] = self.loop.time()
+        if snapshot.status in (EventStatus.FINISHED.value, EventStatus.CANCELLED.value):
+            del self.pushed_at[eid]
+        text = encode(snapshot).encode()
+        for session in list(followers):
+            if not session.push([text]):
+                followers.discard(session)

@@ -1,0 +1,1 @@
+"""The transport edge: websocket sessions, batched writes, connections, peers by address, the seatless gate."""

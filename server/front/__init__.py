@@ -1,0 +1,1 @@
+"""The front: request routing, admission, metrics, moderation, the web pages, the gateway for outside engines."""

@@ -1,0 +1,207 @@
+"""The answers to the event requests: `events`, `event`, `event_create`, `event_join` and `event_leave`.
+
+Each checks the request against the event and the server's limits, then hands the change to the
+driver's change path (`EventDriver.apply`), which stores it, pairs and tells the followers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from protocol.errors import (
+    BadEventError,
+    EventStartedError,
+    NotEligibleError,
+    TooManyError,
+    UnknownEventError,
+)
+from protocol.event_messages import (
+    CreateEvent,
+    EventList,
+    FetchEvent,
+    JoinEvent,
+    LeaveEvent,
+    ListEvents,
+)
+from protocol.messages import Message
+from protocol.variant import Variant
+from server.core.identity import ENGINE_PREFIX, new_id
+from server.core.tournament_driver import EventDriver
+from server.edge.session import Session
+from server.logs import event as log_event
+from server.storage import Op
+from server.storage.tournaments import load_event, op_entrant, op_entrant_out, op_event, recent_events
+from server.tournaments.records import Pairing
+from server.tournaments.tournament import EntrantKind, Event, EventStatus
+from server.tournaments.view import summary
+
+MAX_EVENTS_PER_PLAYER = 3
+"""Open or running events one identity may have created."""
+MAX_LIVE_EVENTS = 200
+"""Open or running events on one server."""
+RANDOM_BOT = "bot:random"
+
+
+class EventRequests:
+    """The router's handlers of the event requests, over the driver's events."""
+
+    def __init__(self, driver: EventDriver) -> None:
+        self.driver = driver
+        self.arena = driver.arena
+
+    def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
+        """The router's handler of each event request."""
+        return {ListEvents: self.list_events, FetchEvent: self.fetch, CreateEvent: self.create,
+                JoinEvent: self.join, LeaveEvent: self.leave}
+
+    async def list_events(self, s: Session, msg: ListEvents) -> list[Message]:
+        """The open and running events, then the latest others, newest first."""
+        events = self.driver.events
+        live = sorted(events.values(), key=lambda e: -e.created_at)
+        shown = [summary(e) for e in live if msg.status in (None, e.status.value)][: msg.limit]
+        if len(shown) < msg.limit and msg.status not in ("open", "running"):
+            rows = await recent_events(self.arena.storage, msg.limit + len(live))
+            s.peer.reads.charge(len(rows))
+            for event_id, _, status, _ in rows:
+                if len(shown) >= msg.limit:
+                    break
+                if event_id in events or msg.status not in (None, status):
+                    continue
+                try:
+                    stored = await load_event(self.arena.storage, event_id)
+                except Exception as exc:  # an unreadable row is reported and skipped
+                    log_event("event_unreadable", event_id=event_id, reason=str(exc)[:500], level=30)
+                    continue
+                if stored is not None:
+                    shown.append(summary(stored))
+        return [EventList(events=shown)]
+
+    async def fetch(self, s: Session, msg: FetchEvent) -> list[Message]:
+        """An event's state; `follow` adds the connection to its followers (false removes it)."""
+        d = self.driver
+        event = await self._find(s, msg.event_id)
+        if msg.event_id in d.followers.of:
+            d.followers.follow(s, msg.event_id, msg.follow)
+            async with d.locks[msg.event_id]:  # not between a change and its write
+                return [d.followers.state(event)]
+        return [d.followers.state(event)]
+
+    async def create(self, s: Session, msg: CreateEvent) -> list[Message]:
+        """Open an event (its creator follows it), entering the hosted bots it names."""
+        a, d = self.arena, self.driver
+        a.refuse_if_closing()
+        settings = msg.settings
+        Variant.parse(settings.variant)
+        if settings.start_at is not None and settings.start_at < time.time() - 60:
+            raise BadEventError("event start_at is in the past: give a UNIX time to come, or none")
+        if len(msg.bots) > settings.max_entrants:
+            raise BadEventError(f"event: {len(msg.bots)} bots are more than max_entrants ({settings.max_entrants})")
+        assert s.name is not None
+        mine = sum(e.creator == s.name for e in d.events.values())
+        if mine >= MAX_EVENTS_PER_PLAYER:
+            raise TooManyError(f"you have {MAX_EVENTS_PER_PLAYER} open or running events: wait for one to end")
+        if len(d.events) >= MAX_LIVE_EVENTS:
+            raise TooManyError("the server runs as many events as it may: try again later")
+        event = Event(new_id("e"), settings, s.name, time.time())
+        bots = [a.bot_seat(bot).name for bot in msg.bots]  # unknown bots are refused before anything is stored
+        for name in bots:
+            event.join(name, EntrantKind.BOT)
+        eid = event.event_id
+
+        def entered(e: Event) -> list[Op]:
+            return [op_event(e), *(op_entrant(eid, e.entrants[n]) for n in bots)]
+
+        d.add(event)
+        async with d.locks[eid]:
+            event = await d.apply(eid, lambda e: [], entered, created=True)
+            d.followers.of[eid].add(s)
+            log_event("event_created", event_id=eid, kind=settings.kind.value, creator=s.name)
+            await d.maybe_start(eid)
+            event = d.events.get(eid, event)
+            d.arm(event)
+        return [d.followers.state(event)]
+
+    async def join(self, s: Session, msg: JoinEvent) -> list[Message]:
+        """Enter the sender (or, for the creator, a hosted bot); the sender follows the event."""
+        event = await self.open_event(msg.event_id)
+        name, kind = self._entrant(s, event, msg.bot)
+        event = await self.enter(event, name, kind, s if msg.bot is None else None)
+        return [self.driver.followers.state(event)]
+
+    async def open_event(self, event_id: str) -> Event:
+        """An open or running event; one that ended is `event_started`, one never seen `unknown_event`."""
+        d = self.driver
+        if await d.held(event_id) is None and await load_event(self.arena.storage, event_id) is not None:
+            raise EventStartedError(f"event {event_id} has ended: look up its results with event")
+        return d.live(event_id)
+
+    async def enter(self, event: Event, name: str, kind: EntrantKind, follower: Session | None = None) -> Event:
+        """Enter `name` as `kind` (the path of every entry: `event_join`, the KGP gateway's `set arena:event`);
+        `follower` follows the event from then on. The typed refusal when the event's rules say no."""
+        d = self.driver
+        sanity = kind is EntrantKind.ENGINE and event.settings.sanity_games > 0
+        wins = await self.wins_against_random(name) if sanity else 0
+        async with d.locks[event.event_id]:
+            event = d.live(event.event_id)
+            event.check_entry(name, kind, wins)
+            event = await d.apply(event.event_id, lambda e: e.join(name, kind, wins),
+                                  lambda e: [op_entrant(e.event_id, e.entrants[name])])
+            if follower is not None:
+                d.followers.of.get(event.event_id, set()).add(follower)
+            await d.maybe_start(event.event_id)
+            event = d.events.get(event.event_id, event)
+        return event
+
+    async def leave(self, s: Session, msg: LeaveEvent) -> list[Message]:
+        """Leave (or take a hosted bot out): off the list before the start, not paired again after it."""
+        d = self.driver
+        await d.held(msg.event_id)
+        event = d.live(msg.event_id)
+        name, _ = self._entrant(s, event, msg.bot)
+        async with d.locks[event.event_id]:
+            event = d.live(msg.event_id)
+            if name not in event.entrants:
+                raise NotEligibleError(f"{name} is not entered in event {event.event_id}")
+            before = event.status is EventStatus.OPEN
+
+            def change(e: Event) -> list[Pairing]:
+                e.leave(name)
+                return []
+
+            def ops(e: Event) -> list[Op]:
+                return [op_entrant_out(e.event_id, name) if before else op_entrant(e.event_id, e.entrants[name])]
+
+            event = await d.apply(event.event_id, change, ops)
+        return [d.followers.state(event)]
+
+    # --- lookups ------------------------------------------------------------------------------------
+
+    async def _find(self, s: Session, event_id: str) -> Event:
+        """An event of any status: in memory, or read from the database."""
+        event = self.driver.events.get(event_id)
+        if event is not None:
+            return event
+        s.peer.reads.charge(1)
+        event = await self.driver.held(event_id)  # another server's, not heard of here yet
+        if event is not None:
+            return event
+        stored = await load_event(self.arena.storage, event_id)
+        if stored is None:
+            raise UnknownEventError(f"no event {event_id!r}: see events")
+        return stored
+
+    def _entrant(self, s: Session, event: Event, bot: str | None) -> tuple[str, EntrantKind]:
+        """Who a join or leave is for: the sender, or a hosted bot of the event's creator."""
+        assert s.name is not None
+        if bot is None:
+            return s.name, EntrantKind.ENGINE if s.name.startswith(ENGINE_PREFIX) else EntrantKind.PERSON
+        if s.name != event.creator:
+            raise NotEligibleError(f"only the creator of event {event.event_id} enters or takes out hosted bots")
+        return self.arena.bot_seat(bot).name, EntrantKind.BOT
+
+    async def wins_against_random(self, name: str) -> int:
+        """How many stored games `name` won against the hosted bot `random` (the engines' sanity check)."""
+        games = await self.arena.storage.list_games(200, 0, "finished", name)
+        return sum(1 for g in games if RANDOM_BOT in (g.south, g.north) and g.winner == name)
