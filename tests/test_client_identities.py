@@ -131,7 +131,7 @@ def _welcomed(app: KalahApp) -> bool:
 async def test_the_terminal_client_keeps_each_names_identity_on_a_server(tmp_path: Path) -> None:
     """`kalah play --name zed`, then `--name alice`, then `--name zed` on one server: the third session is zed again
     (before: alice's token replaced zed's and the server said "the name 'zed' is taken")."""
-    from server.app import start_server
+    from server.assembly import start_server
     from tests.client_hosts import until
 
     server = await start_server(tmp_path / "arena.sqlite3")
@@ -152,7 +152,7 @@ async def test_the_terminal_client_keeps_each_names_identity_on_a_server(tmp_pat
 async def test_the_terminal_client_says_when_it_replaces_a_token(tmp_path: Path) -> None:
     """A token the server no longer knows (a fresh database) is replaced by the new one, with a notice that says so
     and where the old one is kept."""
-    from server.app import start_server
+    from server.assembly import start_server
     from tests.client_hosts import until
 
     server = await start_server(tmp_path / "arena.sqlite3")

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from server.core import replication
 from server.assembly import RunningServer
+from server.core import replication
 from tests.wire import Client
 
 
