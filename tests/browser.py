@@ -121,11 +121,12 @@ class Pages:
         self.opened: list[tuple[Any, list[str]]] = []
 
     async def open(self, path: str, width: int = 1280, height: int = 860, touch: bool = False,
-                   context: Any = None) -> Any:
+                   context: Any = None, mobile: bool = False) -> Any:
         """A new page at `path`, `width` x `height` CSS pixels: a new guest (its own storage), or another tab of
-        `context`'s guest; `touch`: a touch screen."""
+        `context`'s guest; `touch`: a touch screen; `mobile`: a phone's browser (its viewport tag taken)."""
         if context is None:
-            context = await self.browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
+            context = await self.browser.new_context(viewport={"width": width, "height": height}, has_touch=touch,
+                                                     is_mobile=mobile)
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))

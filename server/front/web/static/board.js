@@ -20,6 +20,7 @@ export class BoardView {
     const h = v.houses;
     root.replaceChildren();
     root.classList.add("board");
+    root.style.setProperty("--houses", String(h));  // a phone sizes the houses to fit its screen
     const rows = el("div", "rows");
     const north = el("div", "row north");
     const south = el("div", "row south");
