@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.app import RunningServer
+from server.assembly import RunningServer
 from tests.browser import SKIP, Pages, my_turn, start_from_lobby
 
 pytestmark = SKIP
