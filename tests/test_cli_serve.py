@@ -1,12 +1,16 @@
-"""`kalah serve` as a process: a busy port or a bad one (or a limit out of range) fails at once in one line; Ctrl-C
-stops it cleanly."""
+"""`kalah serve` as a process: a busy port or a bad one (or a limit out of range), a database it cannot write or one
+that fails SQLite's integrity check, fails at once in one line; Ctrl-C stops it cleanly."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -97,6 +101,77 @@ def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_is_gone(t
         first.wait()
     with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as again:
         assert "listening on ws://127.0.0.1:" in first_line(again)
+
+
+def _served_once(db: Path) -> None:
+    """Make `db` as a server leaves it (migrated, in WAL mode) with a few thousand players, its log folded in."""
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as server:
+        assert "listening on ws://127.0.0.1:" in first_line(server)
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.executemany("INSERT INTO players (id, name, name_key, created_at) VALUES (?, ?, ?, 0)",
+                         [(f"id{i:05}", f"p{i}", f"p{i}") for i in range(3000)])
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """`path` made unwritable for this process: mode 0444, and immutable (`chattr +i`) for root, whom modes do not
+    stop; the test is skipped where neither can be done."""
+    os.chmod(path, 0o444)
+    immutable = False
+    try:
+        if os.access(path, os.W_OK):
+            immutable = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+        if os.access(path, os.W_OK):
+            pytest.skip("this process can write any file here (root, and no chattr +i on this filesystem)")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        os.chmod(path, 0o644)
+
+
+def test_a_database_it_cannot_write_is_refused_before_listening(tmp_path: Path) -> None:
+    """A database file this server cannot write (read-only for its user; immutable for root): status 1 and one line
+    naming the file and the fix, before it listens (before: it said "listening", then answered every hello with
+    "try again shortly", which never worked)."""
+    db = tmp_path / "a.sqlite3"
+    _served_once(db)
+    with read_only(db):
+        done = run([*SERVE, "--port", "0", "--db", str(db)], timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"kalah serve: cannot write the arena database {db} (attempt to write a readonly "
+                           "database): make the file and its folder writable by the user running kalah serve, or "
+                           "name another file with --db\n")
+
+
+def _damage_an_index(db: Path) -> None:
+    """Point a cell of the file's last index leaf page past the page's end (a damage SQLite can still open)."""
+    page_size = 4096
+    data = bytearray(db.read_bytes())
+    last_leaf = max(page for page in range(1, len(data) // page_size) if data[page * page_size] == 0x0A)
+    cell_pointer = last_leaf * page_size + 8 + 2 * 2  # the leaf's header is 8 bytes; its third cell's pointer
+    data[cell_pointer : cell_pointer + 2] = (0x0FF0).to_bytes(2, "big")
+    db.write_bytes(bytes(data))
+
+
+def test_a_database_that_fails_the_integrity_check_is_refused_at_start(tmp_path: Path) -> None:
+    """A file SQLite opens but whose `PRAGMA quick_check` finds damaged: status 1 and one line naming the problem and
+    the fix, before it listens (before: served silently until a read or write hit the damage)."""
+    db = tmp_path / "a.sqlite3"
+    _served_once(db)
+    _damage_an_index(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    done = run([*SERVE, "--port", "0", "--db", str(db)], timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"kalah serve: the arena database {db} fails SQLite's integrity check (")
+    assert done.stderr.endswith(f"): restore a backup (kalah restore BACKUP --db {db} --replace) or name another "
+                                "file with --db\n")
+    assert done.stderr.count("\n") == 1
 
 
 def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:

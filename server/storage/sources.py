@@ -93,12 +93,15 @@ async def open_storage(source: str | Path, synchronous: str = "FULL", shared: bo
     if shared:
         raise StorageError(f"{describe(source)}: several nodes share a PostgreSQL database, not a SQLite file "
                            "(--db postgresql://...)")
+    from server.storage.soundness import is_read_only, read_only_error
     from server.storage.sqlite import SQLiteStorage
 
     path = sqlite_path(source)
     try:
         return await SQLiteStorage.connect(path, synchronous)
     except (OSError, sqlite3.Error) as exc:  # a folder, a file of something else, no way to make the folder
+        if is_read_only(exc):
+            raise read_only_error(path, exc) from None
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StorageError(f"cannot use {path} as the arena database ({reason}): name another file with --db") \
             from None

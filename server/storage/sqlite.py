@@ -23,6 +23,7 @@ from protocol.errors import ConflictError
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
 from server.storage.schema import migrate_sqlite, pragmas
+from server.storage.soundness import check_sound, check_writable
 from server.storage.tournaments import EVENT_SQL
 from server.storage.writer import (
     MATCH,
@@ -178,7 +179,8 @@ class SQLiteStorage(SQLiteReads, Storage):
 
     @classmethod
     async def connect(cls, path: str | Path, synchronous: str = "FULL") -> SQLiteStorage:
-        """Open (creating and migrating if needed) the database at `path` and start the writer."""
+        """Open (creating and migrating if needed) the database at `path`, check that it is sound and can be written,
+        and start the writer."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(_opens, path)  # a path aiosqlite cannot open leaves its thread to fail after the loop
@@ -192,7 +194,9 @@ class SQLiteStorage(SQLiteReads, Storage):
             for pragma in pragmas(synchronous):
                 await conn.execute(pragma)
             self = cls(conn, path, alone)
+            await self._in_thread(check_sound, path)
             await self._in_thread(migrate_sqlite)
+            await self._in_thread(check_writable, path)
         except BaseException:
             await conn.close()
             os.close(alone)
