@@ -38,17 +38,17 @@ def table(rows: list[list[str]], right: frozenset[int] = frozenset()) -> str:
 
 
 def games_table(games: list[StoredGame]) -> str:
-    """The listing: one aligned line per game, as wide as its longest id, name and variant; a forfeit's reason
-    follows it."""
-    rows = [["match", "date", "variant", "south", "north", "plies", "result", "reason"]]
+    """The listing: one aligned line per game, as wide as its longest id, name and variant: who won (`draw`, or
+    `-`), South's store minus North's when the board decided it (`-` for a resignation, a loss on time, an
+    abandonment or a forfeit), and why it ended (a forfeit's reason follows it)."""
+    rows = [["match", "date", "variant", "south", "north", "plies", "winner", "score", "reason"]]
     for g in games:
         reason = g.reason or g.status
         if g.detail:
             reason += f": {g.detail}"
         rows.append([g.match_id, "-" if g.created_at is None else f"{g.created_at:%Y-%m-%d %H:%M}", g.variant.text(),
-                     g.south or "-", g.north or "-", str(g.ply), "*" if g.result is None else f"{g.result:+d}",
-                     reason])
-    return table(rows, right=frozenset({5, 6}))
+                     g.south or "-", g.north or "-", str(g.ply), g.winner_cell, g.score_cell, reason])
+    return table(rows, right=frozenset({5, 7}))
 
 
 def with_detail(game: StoredGame) -> StoredGame:

@@ -151,6 +151,18 @@ class StoredGame:
         return self.winner, f" wins{by}", why
 
     @property
+    def winner_cell(self) -> str:
+        """Who won, for a table: the winner's name, `draw`, or `-` (unfinished, or ended with no winner)."""
+        if self.finished and self.winner is not None:
+            return self.winner
+        return "draw" if self.finished and self.result == 0 else "-"
+
+    @property
+    def score_cell(self) -> str:
+        """South's store minus North's when the board decided the game (`+4`), else `-` (resigned, timed out…)."""
+        return "-" if self.result is None else f"{self.result:+d}"
+
+    @property
     def verdict(self) -> str:
         """How the game ended, in words: `ann wins by 4 (…)`, `Draw (…)`, or `unfinished (live)`."""
         return "".join(self.verdict_parts)

@@ -62,6 +62,29 @@ async def test_games_lists_and_filters(tmp_path: Path, capsys: pytest.CaptureFix
     assert "no stored games" in capsys.readouterr().out
 
 
+async def test_games_shows_who_won_and_why_when_no_score_decided_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A resignation, an abandonment and a forfeit list their winner and reason, and `-` where no score decided
+    the game (before: `*` and no winner column)."""
+    db = tmp_path / "arena.sqlite3"
+    storage = await Storage.open(db)
+    try:
+        await storage.write([op_player("p-alice", "alice", None), op_player("p-bob", "bob", None)])
+        for mid, winner, reason in (("r1", 1, EndReason.RESIGN), ("a1", 0, EndReason.ABANDONMENT),
+                                    ("f1", 1, EndReason.FORFEIT)):
+            await storage.write([op_create(mid, "kalah(4,3)", True, 0), op_join(mid, 0, "p-alice", False),
+                                 op_join(mid, 1, "p-bob", True), op_action(mid, 0, 0, "1", (0, 0)),
+                                 op_finish(mid, None, winner, reason)])
+    finally:
+        await storage.close()
+    assert main(["games", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["match", "date", "variant", "south", "north", "plies", "winner", "score", "reason"]
+    rows = {line.split()[0]: line.split()[-3:] for line in lines[1:]}
+    assert rows == {"r1": ["bob", "-", "resign"], "a1": ["alice", "-", "abandonment"], "f1": ["bob", "-", "forfeit"]}
+    assert "*" not in "".join(lines)
+
+
 async def test_a_limit_below_one_is_refused_not_taken_as_some_other_limit(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--limit 0, -1 or a look-alike digit: status 2 and one line naming the range (before, 0 and -1 listed one

@@ -12,10 +12,12 @@ from client.screens.create import CreateMatchScreen, opponent_choices
 from client.screens.lobby import LIBRARY_SIZE, STANDINGS_SIZE, LobbyScreen
 from client.screens.replay import ReplayScreen
 from client.stored_game import StoredGame
-from client.ui_messages import ConnectionChanged, MatchListReceived
+from client.ui_messages import ConnectionChanged, GameListReceived, MatchListReceived
 from protocol import Variant
 from protocol.messages import (
     CreateMatch,
+    GameInfo,
+    GameList,
     JoinMatch,
     ListGames,
     ListMatches,
@@ -23,6 +25,7 @@ from protocol.messages import (
     MatchList,
     MatchSummary,
 )
+from protocol.outcome import EndReason
 from tests.client_hosts import ScreenHost, shown, until
 
 SIZE = (100, 40)
@@ -55,6 +58,26 @@ async def test_listing_fills_tables_and_enter_joins() -> None:
         assert JoinMatch(match_id="open1") in app.sent
         await pilot.press("g")
         assert {ListMatches(), ListGames(limit=LIBRARY_SIZE), ListStandings(limit=STANDINGS_SIZE)} <= set(app.sent)
+
+
+async def test_finished_games_show_who_won_and_why() -> None:
+    """The finished table names the winner and the reason of a resignation, an abandonment and a forfeit (no score
+    decided them), and the winner of a listed match by its score (before: the result cell was blank)."""
+    lobby = LobbyScreen("ann")
+    app = ScreenHost(lobby)
+    games = [GameInfo(match_id=mid, variant="kalah(4,3)", south="ann", north="bob", status="finished",
+                      record=["1"], winner=winner, reason=reason, created_at="2026-01-01T00:00:00+00:00")
+             for mid, winner, reason in (("r1", "bob", EndReason.RESIGN), ("a1", "ann", EndReason.ABANDONMENT),
+                                         ("f1", "bob", EndReason.FORFEIT))]
+    async with app.run_test(size=SIZE) as pilot:
+        lobby.post_message(ConnectionChanged(True, "connected"))
+        lobby.post_message(MatchListReceived(listing()))
+        lobby.post_message(GameListReceived(GameList(games=games)))
+        await pilot.pause()
+        table = lobby.query_one("#finished", DataTable)
+        row = {key: [str(c) for c in table.get_row(key)][4:] for key in ("r1", "a1", "f1", "done1")}
+        assert row == {"r1": ["bob", "-", "resignation"], "a1": ["ann", "-", "abandoned"],
+                       "f1": ["bob", "-", "the engine broke the protocol"], "done1": ["bob", "+4", ""]}
 
 
 async def test_create_form_sends_every_option() -> None:

@@ -15,7 +15,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 from client.screens.create import CreateMatchScreen
 from client.screens.dialogs import HelpScreen
 from client.screens.events import EventsScreen
-from client.stored_game import StoredGame
+from client.stored_game import REASONS, StoredGame
 from client.ui_messages import (
     ConnectionChanged,
     GameListReceived,
@@ -81,9 +81,17 @@ def match_cells(m: MatchSummary) -> tuple[str, ...]:
 
 
 def stored_cells(g: StoredGame) -> tuple[str, ...]:
-    """A stored game as a line of the finished table (nobody watches a stored game)."""
-    result = "" if g.result is None else f"{g.result:+d}"
-    return (g.match_id, g.variant.text(), _players(g.south, g.north), str(g.ply), "0", result)
+    """A stored game as a line of the finished table: id, variant, players, ply, who won, the score when the board
+    decided it, and why it ended (`resignation`, `abandoned`…)."""
+    return (g.match_id, g.variant.text(), _players(g.south, g.north), str(g.ply), g.winner_cell, g.score_cell,
+            REASONS.get(g.reason or "", g.reason or ""))
+
+
+def finished_cells(m: MatchSummary) -> tuple[str, ...]:
+    """A finished match of the listing not yet among the stored games: the winner as far as its score says."""
+    winner = "-" if m.result is None else "draw" if m.result == 0 else (m.south if m.result > 0 else m.north) or "-"
+    return (m.match_id, m.variant, _players(m.south, m.north), str(m.ply), winner,
+            "-" if m.result is None else f"{m.result:+d}", "")
 
 
 def standing_cells(rank: int, row: StandingRow) -> tuple[str, ...]:
@@ -153,9 +161,11 @@ class LobbyScreen(Screen[None]):
     def on_mount(self) -> None:
         """Set up the table columns, draw, and keep the listing fresh."""
         self.set_class(self.offline, "-offline")
-        for table_id in ("open", "live", "finished"):
+        for table_id in ("open", "live"):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
+        self.query_one("#finished", DataTable).add_columns("match", "variant", "players", "ply", "winner", "score",
+                                                           "reason")
         self.query_one("#standings", DataTable).add_columns("#", "player", "rating", "games", "W", "D", "L",
                                                             "score")
         self._draw_banner()
@@ -222,7 +232,12 @@ class LobbyScreen(Screen[None]):
         """Fill the three match tables: the listing, then the stored games it does not list."""
         rows: dict[str, list[tuple[str, ...]]] = {"open": [], "live": [], "finished": []}
         for m in self.matches:
-            rows[m.status].append(match_cells(m))
+            if m.status != "finished":
+                rows[m.status].append(match_cells(m))
+            elif m.match_id in self.library:
+                rows["finished"].append(stored_cells(self.library[m.match_id]))
+            else:
+                rows["finished"].append(finished_cells(m))
         listed = {m.match_id for m in self.matches}
         rows["finished"] += [stored_cells(g) for g in self.library.values() if g.match_id not in listed]
         for status, lines in rows.items():
