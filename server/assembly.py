@@ -33,6 +33,7 @@ from server.edge.connection import MAX_UNREAD, connection_class
 from server.edge.gc_tuning import watch_collections
 from server.edge.session import DEFAULT_SEND_BUFFER, Session
 from server.front.admission import Admission, host_of
+from server.front.metrics import Metrics
 from server.front.metrics import respond as metrics_page
 from server.front.moderation import refuse_banned
 from server.front.outside_engines.gateway import Gateway, GatewayOptions
@@ -241,8 +242,10 @@ def _refused(exc: KalahError, data: str | bytes) -> ErrorMessage:
 class _Handler:
     """The per-connection loop and the HTTP side of the port."""
 
-    def __init__(self, router: Router, opts: ServerOptions, store: str) -> None:
+    def __init__(self, router: Router, opts: ServerOptions, store: str, metrics: Metrics) -> None:
         self.router = router
+        self.metrics = metrics
+        """The server's registry, exported at `/metrics`."""
         self.opts = opts
         self.store = store
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
@@ -256,7 +259,7 @@ class _Handler:
         """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
         arena = self.router.arena
         if request.path.split("?")[0] == "/metrics":
-            return metrics_page(conn, request, arena)
+            return metrics_page(conn, request, arena, self.metrics)
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body: dict[str, object] = {"status": "closing" if arena.closing else "ok",
@@ -406,14 +409,14 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         event_requests = EventRequests(events)
         router.handlers.update(event_requests.handlers())
         await events.load()
-        handler = _Handler(router, server_opts, await storage.store_id())
+        handler = _Handler(router, server_opts, await storage.store_id(), Metrics(arena.metrics))
         router.busy = handler.admission.overloaded  # public reads are shared while the loop falls behind
         analyst = router.analyst
         analyst.busy, analyst.player_busy = server_opts.analysis_busy, server_opts.analysis_player_busy
         analyst.pressure = lambda: handler.admission.pressed() or bots.thinking_for_people > 0
         arena.bot_turns.wait_turn = handler.admission.exhibition_turn  # exhibitions after seated players too
         router.answers.max_age = server_opts.shared_reads_s
-        arena.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
+        handler.metrics.watch(arena, router.analyst, lambda: handler.admission.connections)
         peers = handler.admission.peers
         router.moderation.sessions_from = lambda address: peer.sessions if (peer := peers.get(address)) else ()
         await router.moderation.refresh()

@@ -178,3 +178,22 @@ def test_events_are_written_only_through_the_change_path() -> None:
         if rel.startswith("server/events/"):
             bad += [f"{rel}:{line}" for line in writes_outside(source, "apply" if rel.endswith("driver.py") else "")]
     assert bad == []
+
+
+def test_the_core_knows_no_transport() -> None:
+    """server/core/ imports neither websockets nor the transport edge, the front, the cluster or the assembly: it
+    reaches a follower through `server.core.follower.Follower`."""
+    forbidden = ("websockets", "server.edge", "server.front", "server.cluster", "server.assembly", "prometheus_client")
+    bad = [f"{file}: {name}" for file, names in imports_of("server/core").items() for name in names
+           if any(name == f or name.startswith(f + ".") for f in forbidden)]
+    assert bad == []
+
+
+def test_tournament_rules_do_no_io() -> None:
+    """server/tournaments/ (pairings, standings, records, the state machine) imports no I/O and no other floor of
+    the server."""
+    forbidden = ("websockets", "aiosqlite", "asyncio", "socket", "server.core", "server.edge", "server.front",
+                 "server.storage", "server.cluster", "server.assembly")
+    bad = [f"{file}: {name}" for file, names in imports_of("server/tournaments").items() for name in names
+           if any(name == f or name.startswith(f + ".") for f in forbidden)]
+    assert bad == []

@@ -7,8 +7,9 @@ import pytest
 from protocol import Game, Position, Variant
 from protocol.messages import Analyse
 from server.assembly import RunningServer
-from server.edge.peers import prefix_of
-from server.edge.session import Peer, RateLimiter
+from server.core.networks import prefix_of
+from server.core.rates import RateLimiter
+from server.edge.session import Peer
 from server.front.analysis import CROWDED_BUDGET_MS, Analyst
 from tests.wire import Client, live_match
 

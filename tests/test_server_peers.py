@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from server.edge.peers import PeerTable, prefix_of
-from server.edge.session import Peer, RateLimiter
+from server.core.networks import prefix_of
+from server.core.rates import RateLimiter
+from server.edge.peers import PeerTable
+from server.edge.session import Peer
 from tests.wire import FakeClock
 
 

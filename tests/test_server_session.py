@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from websockets.frames import Frame, Opcode
 
-from server.edge.session import RateLimiter, frame
+from server.core.rates import RateLimiter
+from server.edge.session import frame
 from tests.wire import FakeClock
 
 

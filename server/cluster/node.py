@@ -28,12 +28,12 @@ from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
 from server.cluster.tournaments import ClusterEvents
 from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of
+from server.core.follower import Follower
 from server.core.match import Seat
 from server.core.quotas import lobby_order
 from server.core.ratings import Rating
 from server.core.replication import Ratings
 from server.core.rooms import Room
-from server.edge.session import Session
 from server.logs import event as log_event
 from server.storage import Op, StorageError
 from server.storage.lobby import open_creators, open_summaries
@@ -363,15 +363,15 @@ class Cluster:
 
     # --- players waiting for an opponent --------------------------------------------------------------
 
-    def seek_entry(self, session: Session) -> Waiting:
+    def seek_entry(self, session: Follower) -> Waiting:
         """How a waiting player is queued across nodes."""
         return Waiting(self.node_id, session.player_id or "", session.name or "")
 
-    def seek(self, variant: str, session: Session) -> None:
+    def seek(self, variant: str, session: Follower) -> None:
         """Queue a player of this node as waiting in `variant` (it also waits in the arena's own seeks)."""
         self.bus.seek(variant, self.seek_entry(session))
 
-    def unseek(self, variant: str, session: Session) -> None:
+    def unseek(self, variant: str, session: Follower) -> None:
         """A waiting player of this node was paired here, or left."""
         self.bus.unseek(variant, self.seek_entry(session))
 

@@ -15,10 +15,10 @@ from redis.exceptions import RedisError
 
 from protocol.errors import UnavailableError
 from server.cluster.messages import Online
+from server.core.follower import Follower
 from server.core.match import Seat
 from server.core.presence import Connected, Presence
 from server.core.rooms import Room
-from server.edge.session import Session
 from server.logs import event as log_event
 
 if TYPE_CHECKING:
@@ -37,13 +37,13 @@ class ClusterPresence(Presence):
         self.others: dict[str, set[str]] = {}
         """Player id -> the other nodes where it has a connection, as their notices told (for display)."""
 
-    def connect(self, session: Session) -> list[str]:
+    def connect(self, session: Follower) -> list[str]:
         """A session said hello: noted, and its player's addresses here told to Redis."""
         seats = super().connect(session)
         self._tell_addresses(session.player_id)
         return seats
 
-    def disconnect(self, session: Session) -> None:
+    def disconnect(self, session: Follower) -> None:
         """A connection closed: noted, and its player's addresses here told to Redis."""
         super().disconnect(session)
         self._tell_addresses(session.player_id)

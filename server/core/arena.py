@@ -37,6 +37,8 @@ from server.core.errors import (
     TimeOutError,
     UnknownMatchError,
 )
+from server.core.figures import Figures
+from server.core.follower import Follower
 from server.core.hosted import BotRunner
 from server.core.identities import Identities
 from server.core.identity import new_id
@@ -46,8 +48,6 @@ from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
 from server.core.replication import Replication, SingleNode
 from server.core.rooms import Room
-from server.edge.session import Session
-from server.front.metrics import Metrics
 from server.logs import event as log_event
 from server.storage import ConflictError, Op, Storage
 from server.storage.writer import op_rating
@@ -71,7 +71,7 @@ class SeekChange:
     """A player starts waiting for an opponent in `variant` (`waiting`), or stops (paired, or gone)."""
 
     variant: str
-    session: Session
+    session: Follower
     waiting: bool
 
 
@@ -96,7 +96,7 @@ class Arena:
         self.identities = Identities(storage, self.write, options.max_cached_players)
         """Every known player, and the one writer of new ones."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
-        self.seeks: dict[str, Session] = {}
+        self.seeks: dict[str, Follower] = {}
         self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)
         """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
         self.creating: set[str] = set()
@@ -108,7 +108,7 @@ class Arena:
         self.closing = False
         self.busy = 0
         self.actions = 0
-        self.metrics = Metrics()
+        self.metrics = Figures()
         storage.on_commit = self.metrics.commit_seconds.observe
         self._tasks: set[asyncio.Task[Any]] = set()
         self.bot_turns = BotTurns(self.loop, bots, self.now, self.owns, lambda: self.closing, self.spawn, self.act,
@@ -207,14 +207,14 @@ class Arena:
         bot = self.bots.check(bot)  # the canonical id: what is stored is what is read back
         return Seat("bot-" + bot.replace(":", "-"), "bot:" + bot, bot)
 
-    def seat(self, session: Session, room: Room) -> int:
+    def seat(self, session: Follower, room: Room) -> int:
         """The seat `session`'s identity holds in `room`; raises `NotSeatedError`."""
         seat = None if session.player_id is None else room.match.seat_of(session.player_id)
         if seat is None:
             raise NotSeatedError("you hold no seat in this match")
         return seat
 
-    async def current_seat(self, session: Session, room: Room) -> int:
+    async def current_seat(self, session: Follower, room: Room) -> int:
         """The seat `session`'s identity holds in `room`; a copy that knows of none reads the match again first (in
         a cluster the seat may have been taken on another node, whose notice is on its way); raises
         `NotSeatedError`. A copy that knows both seats answers from memory: seats never change hands."""
@@ -253,8 +253,8 @@ class Arena:
         finally:
             self.busy -= 1
 
-    async def apply(self, room: Room, change: ArenaChange, actor: Session | None = None,
-                    follow: Session | None = None) -> None:
+    async def apply(self, room: Room, change: ArenaChange, actor: Follower | None = None,
+                    follow: Follower | None = None) -> None:
         """The one path of every change made here (the caller holds the room's lock, a new room's is free):
         `store`; the other servers are told (a new match is this one's from then on); then `publish` (the
         actor's ack first; `follow` added as a follower after the events, its caller sending it the snapshot
@@ -286,8 +286,8 @@ class Arena:
         return logged, updates
 
     def publish(self, room: Room, change: ArenaChange, logged: int,
-                updates: Sequence[tuple[str, Rating, int]] = (), actor: Session | None = None,
-                follow: Session | None = None) -> None:
+                updates: Sequence[tuple[str, Rating, int]] = (), actor: Follower | None = None,
+                follow: Follower | None = None) -> None:
         """After a change was stored and committed to the match (here, or by another node), which logged the match's
         last `logged` events: the indexes, quotas, ratings and logs; the events to every follower; then clocks, bots
         and expiry."""
@@ -328,7 +328,7 @@ class Arena:
             for hook in self.match_end_hooks:
                 hook(room, end)
 
-    async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Session | None) -> None:
+    async def act(self, room: Room, seat: int, action: Action, ply: int, actor: Follower | None) -> None:
         """Validate, store, apply and publish one action; the actor gets its ack first (a resent one: its ack
         again, marked duplicate). A clock that ran out ends the match on time instead (`TimeOutError`)."""
         m = room.match
@@ -358,8 +358,8 @@ class Arena:
             if flagged:
                 raise TimeOutError("your time has run out")
 
-    async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], actor: Session | None = None,
-                    follow: Session | None = None) -> None:
+    async def retry(self, room: Room, prepare: Callable[[], ArenaChange | None], actor: Follower | None = None,
+                    follow: Follower | None = None) -> None:
         """Prepare and apply a change (the caller holds the room's lock; None from `prepare`: nothing to apply). In
         a cluster, a change another node beat, or one a copy refuses for a state another node may have changed
         (`STALE_REFUSALS`, after reading the match once), is prepared again on the match as stored, which may
@@ -396,7 +396,7 @@ class Arena:
 
     async def create(self, variant: Variant, rated: bool, creator_seat: int, seats: list[tuple[int, Seat]],
                      opening: list[Action] | None = None, match_id: str | None = None,
-                     follow: Session | None = None, pace_s: float = 0.0,
+                     follow: Follower | None = None, pace_s: float = 0.0,
                      creator: tuple[str, str] | None = None) -> Room:
         """Open a new match with its first players (and an opening played), stored before it is visible.
 
@@ -498,7 +498,7 @@ class Arena:
 
     # --- connections and seeks -------------------------------------------------------------------
 
-    def connect(self, session: Session) -> list[str]:
+    def connect(self, session: Follower) -> list[str]:
         """A session said hello: its connection is noted; the ids of the unfinished matches where it holds a seat."""
         return self.presence.connect(session)
 
@@ -518,7 +518,7 @@ class Arena:
             if waiting is session:
                 del self.seeks[variant]
 
-    def disconnect(self, session: Session) -> None:
+    def disconnect(self, session: Follower) -> None:
         """A connection closed: drop its seeks and follows; its seats' grace periods start."""
         for variant, waiting in list(self.seeks.items()):
             if waiting is session:
@@ -537,7 +537,7 @@ class Arena:
                 self.apply_seek(SeekChange(variant, waiting, waiting=False))
                 self.spawn(self._seated(waiting, match_id))
 
-    async def _seated(self, session: Session, match_id: str) -> None:
+    async def _seated(self, session: Follower, match_id: str) -> None:
         """Send a player paired by another node its new match (its first message of the match)."""
         room = await self.find_room(match_id)
         room.follow(session)

@@ -11,13 +11,13 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from protocol.actions import Action
+from server.core.figures import Figures
+from server.core.follower import Follower
 from server.core.hosted import BotRunner, Priority, budget
 from server.core.rooms import Room
-from server.edge.session import Session
-from server.front.metrics import Metrics
 from server.logs import event as log_event
 
-Act = Callable[[Room, int, Action, int, Session | None], Awaitable[None]]
+Act = Callable[[Room, int, Action, int, Follower | None], Awaitable[None]]
 """The arena's change path for one action (room, seat, action, ply, actor)."""
 
 
@@ -26,7 +26,7 @@ class BotTurns:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, bots: BotRunner, now: Callable[[], float],
                  owns: Callable[[Room], bool], closing: Callable[[], bool],
-                 spawn: Callable[[Coroutine[Any, Any, Any]], None], act: Act, metrics: Metrics) -> None:
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None], act: Act, metrics: Figures) -> None:
         self.loop = loop
         self.bots = bots
         self.now = now

@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from server.core.follower import Follower
 from server.core.match import Seat
 from server.core.rooms import Room
-from server.edge.session import Session
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Presence:
         self.rooms_of = rooms_of
         """The rooms where a player holds a seat (the arena's index)."""
         self.started = now()
-        self.sessions_of: defaultdict[str, set[Session]] = defaultdict(set)
+        self.sessions_of: defaultdict[str, set[Follower]] = defaultdict(set)
         """Player id -> its open connections here."""
         self.away_since: dict[str, float] = {}
         """Player id -> when its last connection here closed, while it has none, the longest away first; kept
@@ -82,7 +82,7 @@ class Presence:
                                      or self.elsewhere(seat.player_id)) for seat in room.match.seats]
         return out[0], out[1]
 
-    def connect(self, session: Session) -> list[str]:
+    def connect(self, session: Follower) -> list[str]:
         """A session said hello: note its connection; the ids of the unfinished matches where it holds a seat."""
         pid = session.player_id
         assert pid is not None
@@ -99,7 +99,7 @@ class Presence:
                     self.announce(room)
         return seats
 
-    def disconnect(self, session: Session) -> None:
+    def disconnect(self, session: Follower) -> None:
         """A connection closed: its player's last one here starts its seats' grace periods."""
         pid = session.player_id
         if pid is None:

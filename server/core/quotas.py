@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from server.core.errors import TooManyError
-from server.edge.peers import prefix_of
-from server.edge.session import RateLimiter
+from server.core.networks import prefix_of
+from server.core.rates import RateLimiter
 
 if TYPE_CHECKING:
     from server.core.arena_options import ArenaOptions

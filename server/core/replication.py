@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.messages import MatchSummary
 from server.core.changes import ArenaChange
+from server.core.follower import Follower
 from server.core.match import Seat
 from server.core.quotas import lobby_order
 from server.core.ratings import Rating
 from server.core.rooms import Room
-from server.edge.session import Session
 from server.storage import Op
 
 if TYPE_CHECKING:
@@ -87,10 +87,10 @@ class Replication(Protocol):
     async def ratings(self) -> Ratings:
         """The ratings of record, for the standings."""
 
-    def seek(self, variant: str, session: Session) -> None:
+    def seek(self, variant: str, session: Follower) -> None:
         """A player of this server waits for an opponent in `variant` (also in the arena's own seeks)."""
 
-    def unseek(self, variant: str, session: Session) -> None:
+    def unseek(self, variant: str, session: Follower) -> None:
         """A player waiting here was paired here, or left."""
 
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
@@ -197,10 +197,10 @@ class SingleNode:
         """The ratings in memory."""
         return self.arena.ratings
 
-    def seek(self, variant: str, session: Session) -> None:
+    def seek(self, variant: str, session: Follower) -> None:
         """The arena's own seeks are every seek."""
 
-    def unseek(self, variant: str, session: Session) -> None:
+    def unseek(self, variant: str, session: Follower) -> None:
         """The arena's own seeks are every seek."""
 
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from protocol.messages import Message, Presence, encode
 from protocol.position import Side
+from server.core.follower import Follower, Outgoing
 from server.core.match import Match
-from server.edge.session import Session, frame
 
 
 class Room:
@@ -17,7 +17,7 @@ class Room:
     def __init__(self, match: Match) -> None:
         self.match = match
         self.lock = asyncio.Lock()
-        self.followers: dict[Session, int | None] = {}
+        self.followers: dict[Follower, int | None] = {}
         self.timer: asyncio.TimerHandle | None = None
         self.bot_busy = False
         self.finished_at: float | None = None
@@ -26,21 +26,21 @@ class Room:
         self.presence_due: asyncio.TimerHandle | None = None
         """A presence message scheduled for the followers (changes close together are sent once)."""
 
-    def follow(self, session: Session) -> None:
+    def follow(self, follower: Follower) -> None:
         """Add a follower (as its seat, if it holds one here)."""
-        seat = None if session.player_id is None else self.match.seat_of(session.player_id)
-        if session in self.followers:
-            self.spectators -= self.followers[session] is None
-        self.followers[session] = seat
+        seat = None if follower.player_id is None else self.match.seat_of(follower.player_id)
+        if follower in self.followers:
+            self.spectators -= self.followers[follower] is None
+        self.followers[follower] = seat
         self.spectators += seat is None
-        session.following.add(self.match.match_id)
+        follower.following.add(self.match.match_id)
 
-    def unfollow(self, session: Session) -> bool:
+    def unfollow(self, follower: Follower) -> bool:
         """Remove a follower; whether it was one."""
-        session.following.discard(self.match.match_id)
-        if session not in self.followers:
+        follower.following.discard(self.match.match_id)
+        if follower not in self.followers:
             return False
-        self.spectators -= self.followers.pop(session) is None
+        self.spectators -= self.followers.pop(follower) is None
         return True
 
     def presence(self, connected: tuple[bool, bool]) -> Presence:
@@ -57,18 +57,18 @@ class Room:
         """
         self.send_texts([encode(msg).encode() for msg in messages])
 
-    def send_texts(self, texts: list[bytes], first: tuple[Session, bytes] | None = None) -> None:
+    def send_texts(self, texts: list[bytes], first: tuple[Follower, bytes] | None = None) -> None:
         """`send_all` for messages already encoded (each framed once, for every follower); `first` puts a text (an
-        ack) ahead of them for one session, in the same write."""
-        frames = [frame(text) for text in texts]
+        ack) ahead of them for one follower, in the same write."""
+        out = Outgoing(texts)
         actor = None
         if first is not None:
             actor = first[0]
-            if not actor.push_frames([frame(first[1]), *frames]):
+            if not actor.deliver(out, first[1]):
                 self.unfollow(actor)
-        for session in list(self.followers):
-            if session is not actor and not session.push_frames(frames):
-                self.unfollow(session)
+        for follower in list(self.followers):
+            if follower is not actor and not follower.deliver(out):
+                self.unfollow(follower)
 
     def cancel_timer(self) -> None:
         """Forget the pending flag check."""

@@ -7,7 +7,7 @@ import asyncio
 from protocol.errors import TooManyError
 from protocol.event_messages import EventState
 from protocol.messages import encode
-from server.edge.session import Session
+from server.core.follower import Follower, Outgoing
 from server.tournaments.tournament import Event, EventStatus
 from server.tournaments.view import state
 
@@ -23,8 +23,8 @@ class Followers:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.seq: dict[str, int] = {}
-        self.of: dict[str, set[Session]] = {}
-        self.to_push: dict[str, tuple[EventState, set[Session]]] = {}
+        self.of: dict[str, set[Follower]] = {}
+        self.to_push: dict[str, tuple[EventState, set[Follower]]] = {}
         """Event id -> its latest state not sent yet (as published: a change under way is not in it), and to whom."""
         self.push_due: dict[str, asyncio.TimerHandle] = {}
         self.pushed_at: dict[str, float] = {}
@@ -38,7 +38,7 @@ class Followers:
         """The event's state as its followers see it, numbered by its changes."""
         return state(event, self.seq.get(event.event_id, 0))
 
-    def follow(self, s: Session, event_id: str, on: bool) -> None:
+    def follow(self, s: Follower, event_id: str, on: bool) -> None:
         """Add a connection to a live event's followers (or, `on` false, remove it); at most `MAX_FOLLOWED` each."""
         followers = self.of.get(event_id)
         if followers is None:
@@ -84,5 +84,5 @@ class Followers:
             del self.pushed_at[eid]
         text = encode(snapshot).encode()
         for session in list(followers):
-            if not session.push([text]):
+            if not session.deliver(Outgoing([text])):
                 followers.discard(session)

@@ -22,9 +22,11 @@ from websockets.http11 import Response
 
 from server.core.arena import Arena
 from server.core.errors import RateLimitedError
+from server.core.networks import address_of, prefix_of
+from server.core.rates import NetworkLimiter, RateLimiter, SharedLimiter
 from server.edge.gate import SeatlessGate
-from server.edge.peers import PeerTable, address_of, prefix_of
-from server.edge.session import NetworkLimiter, Peer, RateLimiter, Session, SharedLimiter
+from server.edge.peers import PeerTable
+from server.edge.session import Peer, Session
 from server.logs import event as log_event
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from protocol.messages import Analyse, Analysis
 from protocol.position import Position
 from protocol.variant import Variant
 from server.core.hosted import lower_priority
-from server.edge.peers import prefix_of
+from server.core.networks import prefix_of
 from server.edge.session import Peer
 from server.logs import event as log_event
 

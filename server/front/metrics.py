@@ -10,7 +10,6 @@ so a scrape costs nothing between scrapes.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
@@ -24,127 +23,55 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from server.core.figures import Figures, LabelledTimings, Timings
+
 if TYPE_CHECKING:
     from server.core.arena import Arena
     from server.front.analysis import Analyst
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
-"""Seconds: from half a millisecond (a quiet commit) to seconds (a database in trouble)."""
-PAUSE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
-"""Seconds of a pause: a young generation's collection takes under a millisecond, a full one of a big heap 0.1 s+."""
-BOT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+def cumulative(timings: Timings) -> list[tuple[str, float]]:
+    """A histogram's buckets as Prometheus gives them: (upper bound, observations at or below it), `+Inf` last."""
+    out, running = [], 0
+    for bound, count in zip((*map(floatToGoString, timings.bounds), "+Inf"), timings.counts, strict=True):
+        running += count
+        out.append((bound, float(running)))
+    return out
 
 
-class Timings:
-    """A histogram observed on the event loop's thread alone, so without a lock: one bisect and two additions an
-    observation (prometheus_client's `Histogram` takes a lock and walks every bucket), exported when scraped."""
-
-    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.bounds = buckets
-        self.counts = [0] * (len(buckets) + 1)
-        """Observations per bucket (not cumulative); the last is above every bound."""
-        self.total = 0.0
-
-    def observe(self, seconds: float) -> None:
-        """Count one observation."""
-        self.counts[bisect_left(self.bounds, seconds)] += 1
-        self.total += seconds
-
-    def family(self) -> HistogramMetricFamily:
-        """This histogram as a metric family."""
-        return _families(self.name, self.documentation, {"": self})
-
-    def cumulative(self) -> list[tuple[str, float]]:
-        """The buckets as Prometheus gives them: (upper bound, observations at or below it), `+Inf` last."""
-        out, running = [], 0
-        for bound, count in zip((*map(floatToGoString, self.bounds), "+Inf"), self.counts, strict=True):
-            running += count
-            out.append((bound, float(running)))
-        return out
-
-
-class LabelledTimings:
-    """`Timings` by the value of one label (a path, a bot), each made at its first observation."""
-
-    def __init__(self, name: str, documentation: str, label: str, buckets: tuple[float, ...]) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.label = label
-        self.buckets = buckets
-        self.by_value: dict[str, Timings] = {}
-
-    def labels(self, value: str) -> Timings:
-        """The histogram of one label value."""
-        found = self.by_value.get(value)
-        if found is None:
-            found = self.by_value[value] = Timings(self.name, self.documentation, self.buckets)
-        return found
-
-    def family(self) -> HistogramMetricFamily:
-        """Every label value's histogram as one metric family."""
-        return _families(self.name, self.documentation, self.by_value, self.label)
+def family_of(timings: Timings | LabelledTimings) -> HistogramMetricFamily:
+    """A histogram (or one per label value) as one metric family."""
+    if isinstance(timings, LabelledTimings):
+        return _families(timings.name, timings.documentation, timings.by_value, timings.label)
+    return _families(timings.name, timings.documentation, {"": timings})
 
 
 def _families(name: str, documentation: str, by_value: dict[str, Timings], label: str = "") -> HistogramMetricFamily:
     """Histograms as one Prometheus family: unlabelled (`label` empty), or one per value of `label`."""
     family = HistogramMetricFamily(name, documentation, labels=[label] if label else None)
     for value, timings in sorted(by_value.items()):
-        family.add_metric([value] if label else [], timings.cumulative(), timings.total)
+        family.add_metric([value] if label else [], cumulative(timings), timings.total)
     return family
 
 
 class Metrics:
-    """One server's registry and the figures observed as they happen."""
+    """One server's registry: its figures (`Figures`) and its state, read when scraped."""
 
-    def __init__(self) -> None:
+    def __init__(self, figures: Figures | None = None) -> None:
+        self.figures = figures = Figures() if figures is None else figures
         self.registry = CollectorRegistry(auto_describe=True)
-        self.commit_seconds = Timings(
-            "kalah_commit_seconds", "Time to commit one group of writes (durable before acknowledged).",
-            LATENCY_BUCKETS)
-        self.follower_seconds = LabelledTimings(
-            "kalah_event_follower_seconds",
-            "From an action's arrival at its owner to its event being handed to this node's followers "
-            "(path=local where the action was made, path=bus on a node that keeps a copy and applied the bus's "
-            "notice: the bus lag included; a copy that re-reads the database instead is not timed).",
-            "path", LATENCY_BUCKETS)
-        self.local_follower_seconds = self.follower_seconds.labels("local")
-        self.bus_follower_seconds = self.follower_seconds.labels("bus")
-        self.bot_move_seconds = LabelledTimings(
-            "kalah_bot_move_seconds", "Time a hosted bot took to choose a move, queueing included.", "bot",
-            BOT_BUCKETS)
-        self.loop_lag_seconds = Timings(
-            "kalah_event_loop_lag_seconds", "How late the server's event loop ran a 50 ms timer, sampled every 50 ms: "
-            "what a message waited behind other work (collections and a descheduled process included).",
-            PAUSE_BUCKETS)
-        self.gc_pause_seconds = LabelledTimings(
-            "kalah_gc_pause_seconds", "Time of each garbage collection in the server's process, by generation "
-            "(every thread waits while it runs).", "generation", PAUSE_BUCKETS)
-        for generation in range(3):  # every generation's series from the start, at zero until one is timed
-            self.gc_pause_seconds.labels(str(generation))
-        self.refusals: Counter[str] = Counter()
-        """Refusals by error code, counted without a lock (a flood is refused thousands of times a second)."""
-        self.registry.register(_RefusalCollector(self.refusals))
-
-    def refused(self, code: str) -> None:
-        """Count one refusal of `code`."""
-        self.refusals[code] += 1
-
-    def collection(self, generation: int, seconds: float) -> None:
-        """Count one garbage collection of `generation` that took `seconds`."""
-        self.gc_pause_seconds.labels(str(generation)).observe(seconds)
+        self.registry.register(_RefusalCollector(figures.refusals))
 
     def watch(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
         """Read the arena's state at every scrape (called once the server is built)."""
-        self.registry.register(_ArenaCollector(arena, analyst, connections))
+        self.registry.register(_ArenaCollector(arena, analyst, connections, self.timings))
 
     def timings(self) -> list[HistogramMetricFamily]:
         """The histograms, as metric families."""
-        return [self.commit_seconds.family(), self.follower_seconds.family(), self.bot_move_seconds.family(),
-                self.loop_lag_seconds.family(), self.gc_pause_seconds.family()]
+        f = self.figures
+        return [family_of(t) for t in (f.commit_seconds, f.follower_seconds, f.bot_move_seconds, f.loop_lag_seconds,
+                                       f.gc_pause_seconds)]
 
     def render(self) -> bytes:
         """The whole registry in the Prometheus text format."""
@@ -174,8 +101,10 @@ class _RefusalCollector(Collector):
 class _ArenaCollector(Collector):
     """The arena's state as gauges and counters, read when scraped."""
 
-    def __init__(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
+    def __init__(self, arena: Arena, analyst: Analyst, connections: Callable[[], int],
+                 timings: Callable[[], list[HistogramMetricFamily]]) -> None:
         self.arena = arena
+        self.timings = timings
         self.analyst = analyst
         self.connections = connections
 
@@ -186,7 +115,7 @@ class _ArenaCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         """The families of one scrape."""
         arena = self.arena
-        yield from arena.metrics.timings()
+        yield from self.timings()
         yield GaugeMetricFamily("kalah_connections", "Open websocket connections.", value=self.connections())
         yield GaugeMetricFamily("kalah_identities_online", "Identities with at least one connection to this node.",
                                 value=len(arena.presence.sessions_of))
@@ -224,7 +153,7 @@ class _ArenaCollector(Collector):
                                       value=figures["bus_received"])
 
 
-def respond(conn: ServerConnection, request: Request, arena: Arena) -> Response:
+def respond(conn: ServerConnection, request: Request, arena: Arena, metrics: Metrics) -> Response:
     """`GET /metrics`: the figures for a request bearing the operator token; 404 when the server has no operator
     token (metrics are off), 401 without the right one."""
     if arena.options.operator_token is None:
@@ -236,7 +165,7 @@ def respond(conn: ServerConnection, request: Request, arena: Arena) -> Response:
                                 "Authorization: Bearer <operator token>\n")
         response.headers["WWW-Authenticate"] = 'Bearer realm="kalah metrics"'
         return response
-    body = arena.metrics.render()
+    body = metrics.render()
     headers = Headers([("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(body))),
                        ("Cache-Control", "no-store")])
     return Response(HTTPStatus.OK, HTTPStatus.OK.phrase, headers, body)

@@ -35,9 +35,10 @@ from protocol.errors import (
 )
 from protocol.messages import ErrorMessage, Moderate, Moderated, ModerationRow, encode
 from protocol.outcome import EndReason
+from server.core.follower import Follower
 from server.core.identity import name_key, player_of_token
 from server.core.match import EndChange
-from server.edge.peers import IPV6_PREFIX, address_of
+from server.core.networks import IPV6_PREFIX, address_of
 from server.edge.session import Session
 from server.logs import event as log_event
 from server.storage import StoredPlayer
@@ -94,7 +95,7 @@ async def refuse_banned(ws: ServerConnection) -> None:
         await ws.close(1008, "banned")
 
 
-def refuse(session: Session, why: str) -> None:
+def refuse(session: Follower, why: str) -> None:
     """Tell a connection it is banned (a typed error; an outside engine's in KGP) and close it (1008)."""
     session.dismiss(ErrorMessage(code=BannedError.code, message=why, request=None, match_id=None), "banned")
 

@@ -58,6 +58,7 @@ from server.core.errors import (
     TooManyError,
     UnknownMatchError,
 )
+from server.core.follower import Follower
 from server.core.identity import (
     new_id,
 )
@@ -104,6 +105,11 @@ def too_many_rows(rows: int, wait_s: float) -> RateLimitedError:
     """The refusal of a public read whose budgets (the address's, its network's, the server's) lack `rows`."""
     return RateLimitedError(f"too many rows read from your address or its network: wait before asking for {rows} "
                             "more", wait_s)
+
+
+def still_open(follower: Follower) -> bool:
+    """Whether a waiting seeker's connection is still open (an engine's session always is)."""
+    return not isinstance(follower, Session) or follower.ws.state.name == "OPEN"
 
 
 class Router:
@@ -159,7 +165,7 @@ class Router:
         return [await self.moderation.act(s, msg)]
 
     @staticmethod
-    def seat_of(s: Session) -> Seat:
+    def seat_of(s: Follower) -> Seat:
         """The seat value of a session's identity."""
         assert s.player_id is not None and s.name is not None
         return Seat(s.player_id, s.name)
@@ -306,7 +312,7 @@ class Router:
         """Pair with a player already waiting for this variant, or wait for one."""
         a = self.arena
         other = a.seeks.get(msg.variant)
-        if other is None or other.player_id == s.player_id or other.ws.state.name != "OPEN":
+        if other is None or other.player_id == s.player_id or not still_open(other):
             a.refuse_if_closing()
             if remote := await a.replication.take_seek(msg.variant, s.player_id or ""):
                 node, waiting = remote

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.kgp import VERSION, Arg, Board, KgpSyntaxError, Line, LineSplitter, Overlong, parse_line
-from server.edge.session import RateLimiter
+from server.core.rates import RateLimiter
 from server.front.outside_engines.links import Link
 from server.logs import event as log_event
 

@@ -24,8 +24,10 @@ from protocol.kgp import Arg, Board, bin_of
 from protocol.messages import ErrorMessage, Message
 from protocol.replies import Snapshot
 from protocol.side import Side
+from server.core.follower import Outgoing
+from server.core.rates import RateLimiter
 from server.core.rooms import Room
-from server.edge.session import Peer, RateLimiter, Session
+from server.edge.session import Peer, Session
 from server.front.outside_engines.agent import Agent
 from server.logs import event as log_event
 
@@ -74,6 +76,11 @@ class AgentSession(Session):
     def dismiss(self, error: ErrorMessage, reason: str) -> None:
         """Tell the agent why in KGP (`error`), say goodbye and close its connection."""
         self.agent.kill(error.message)
+
+    def deliver(self, out: Outgoing, first: bytes | None = None) -> bool:
+        """A match event for the agent: wake the driver (always delivered)."""
+        self.wake()
+        return True
 
     def push_frames(self, frames: list[bytes]) -> bool:
         """A match event for the agent: wake the driver (always delivered)."""
