@@ -212,6 +212,20 @@ def test_resign_and_claim() -> None:
         m.prepare_claim(0, None)
 
 
+def test_an_abort_unrates_the_match_only_once_committed() -> None:
+    """The operator's abort is prepared like any end (no winner, refused once over) and leaves the match rated until
+    it is committed; a rated match's abort moves no rating."""
+    m = live()
+    abort = m.prepare_abort()
+    assert abort == EndChange(EndReason.ABORTED, None)
+    assert m.rated and m.status == "live" and not m.rates(abort)
+    assert m.rates(m.prepare_resign(0))
+    m.commit(abort)
+    assert (m.rated, m.status) == (False, "finished")
+    with pytest.raises(GameOverError):
+        m.prepare_abort()
+
+
 def test_grace_counts_from_the_match_going_live() -> None:
     """An opponent away since before the match went live has the whole grace period from then."""
     now = FakeTime()

@@ -137,6 +137,33 @@ async def test_abort_ends_a_live_match_unrated_with_reason_aborted(serve: Serve,
         await client.close()
 
 
+async def test_an_abort_the_database_refuses_leaves_the_match_rated(serve: Serve, tmp_path: Path,
+                                                                     monkeypatch: Any) -> None:
+    """An abort whose write fails is refused `unavailable` and changes nothing: the match stays live and rated in
+    memory as in the database, so when it then ends by resignation both players' ratings move."""
+    server = await serve()
+    south, north, match_id = await live_match(server.url)
+    operator = await Client.open(server.url, "op")
+    storage = server.arena.storage
+    store = storage.write
+
+    async def refuse(ops: Any) -> None:
+        """The database refusing every write."""
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(storage, "write", refuse)
+    assert (await moderate(operator, act="abort", target=match_id, reason="x"))["code"] == "unavailable"
+    monkeypatch.setattr(storage, "write", store)
+    assert server.arena.rooms[match_id].match.rated
+    await south.send(type="resign", match_id=match_id)
+    assert (await south.expect("event", where=is_game_over))["reason"] == "resign"
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3")) as db:
+        assert db.execute("SELECT rated, reason FROM matches WHERE id = ?", (match_id,)).fetchone() == (1, "resign")
+        assert db.execute("SELECT count(*) FROM ratings").fetchone() == (2,)
+    for client in (south, north, operator):
+        await client.close()
+
+
 async def test_rename_close_and_online(serve: Serve) -> None:
     """`online` lists connected identities with their addresses; a rename shows in the next welcome and is refused
     for a name another holds; a closed identity's token is refused."""

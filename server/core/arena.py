@@ -233,7 +233,7 @@ class Arena:
         """The Glicko-2 updates a rated match's end brings, as (player id, new rating, games)."""
         m = room.match
         s0, s1 = m.seats
-        if not m.rated or s0 is None or s1 is None:
+        if not m.rates(end) or s0 is None or s1 is None:
             return []
         (r0, g0), (r1, g1) = (self.ratings.get(s.player_id, (Rating(), 0)) for s in (s0, s1))
         n0, n1 = update_pair(r0, r1, seat_score(end.winner))
@@ -270,7 +270,7 @@ class Arena:
         as one durable write; commit it to the match. How many events it logged, and the rating updates stored."""
         m = room.match
         end = end_of(change)
-        if end is not None and m.rated:
+        if end is not None and m.rates(end):
             self.ratings.update(await self.replication.fresh_ratings([s.player_id for s in m.seats if s]))
         updates = [] if end is None else self.rating_updates(room, end)
         ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]

@@ -13,6 +13,7 @@ fill the memory.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from protocol.errors import BadFieldError, BadTokenError, ConflictError, NameTakenError, ReservedNameError
 from protocol.wire_base import NAME_MAX_LENGTH
@@ -29,6 +30,7 @@ from server.core.identity import (
 )
 from server.core.match import Seat
 from server.storage import Op, Storage, StoredPlayer
+from server.storage.moderation import op_close_player, op_rename
 from server.storage.writer import op_player
 
 Writer = Callable[[list[Op]], Awaitable[None]]
@@ -148,3 +150,33 @@ class Identities:
         player = StoredPlayer(player_id, name, token_hash, None)
         self.remember(player)
         return player
+
+    async def rename(self, player: StoredPlayer, name: str, also: list[Op]) -> StoredPlayer:
+        """Give `player` a new name, stored with `also` in one write (the operator's audit row); `NameTakenError` if
+        another holds it. The renamed player."""
+        key, old = name_key(name), name_key(player.name)
+        if self.names.get(key, player.player_id) != player.player_id:
+            raise NameTakenError(f"the name {name!r} is taken")
+        try:
+            await self._write([op_rename(player.player_id, name), *also])
+        except ConflictError:
+            raise NameTakenError(f"the name {name!r} is taken") from None
+        renamed = replace(player, name=name)
+        self.players[player.player_id] = renamed
+        if self.names.get(old) == player.player_id:
+            del self.names[old]
+        self.names[key] = player.player_id
+        return renamed
+
+    async def close(self, player: StoredPlayer, also: list[Op]) -> None:
+        """Close `player`'s identity (its token no longer says hello), stored with `also` in one write (the
+        operator's ban and audit rows)."""
+        await self._write([op_close_player(player.player_id), *also])
+        self.players[player.player_id] = replace(player, token_hash=None)
+
+    def forget(self, player_id: str) -> None:
+        """Drop what is held here of a player (changed on another node): it is read back from the database when
+        asked for."""
+        self.players.pop(player_id, None)
+        for key in [key for key, pid in self.names.items() if pid == player_id]:
+            del self.names[key]

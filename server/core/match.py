@@ -326,6 +326,15 @@ class Match:
         self._check_live(seat)
         return EndChange(EndReason.FORFEIT, 1 - seat, detail=detail)
 
+    def prepare_abort(self) -> EndChange:
+        """The operator ends the live match: no winner, and unrated once committed."""
+        self._check_started()
+        return EndChange(EndReason.ABORTED, None)
+
+    def rates(self, end: EndChange) -> bool:
+        """Whether `end` moves the players' ratings: the match is rated and not aborted."""
+        return self.rated and end.reason is not EndReason.ABORTED
+
     def prepare_flag(self) -> EndChange | None:
         """The end on time if the running clock has run out now, else None."""
         if self.status != "live":
@@ -438,7 +447,7 @@ class Match:
         return SIDE_NAMES[self.side_of(end.winner)]
 
     def _commit_end(self, change: EndChange) -> int:
-        """Finish the match."""
+        """Finish the match (an aborted one unrated)."""
         if self.status == "finished":
             return 0
         self.clocks.stop()
@@ -446,6 +455,8 @@ class Match:
             self.clocks.left_ms[1 - change.winner] = 0
         self.end = change
         self._status = "finished"
+        if change.reason is EndReason.ABORTED:
+            self.rated = False
         winner = None if change.winner is None else self.seats[change.winner]
         event = GameOverEvent(match_id=self.match_id, seq=self.seq + 1, reason=change.reason, result=change.result,
                               winner=self._winner_side(change), player=winner.name if winner else None,

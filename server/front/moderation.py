@@ -18,7 +18,6 @@ import contextlib
 import ipaddress
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection
@@ -27,17 +26,13 @@ from websockets.exceptions import ConnectionClosed
 from protocol.errors import (
     BadFieldError,
     BannedError,
-    ConflictError,
     GameOverError,
-    NameTakenError,
     NotOperatorError,
     NotStartedError,
 )
 from protocol.messages import ErrorMessage, Moderate, Moderated, ModerationRow, encode
-from protocol.outcome import EndReason
 from server.core.follower import Follower
-from server.core.identity import name_key, player_of_token
-from server.core.match import EndChange
+from server.core.identity import player_of_token
 from server.core.networks import IPV6_PREFIX, address_of
 from server.edge.session import Session
 from server.logs import event as log_event
@@ -47,8 +42,6 @@ from server.storage.moderation import (
     last_audit,
     op_audit,
     op_ban,
-    op_close_player,
-    op_rename,
     op_unban,
     player_id_named,
     read_audit_recent,
@@ -173,14 +166,7 @@ class Moderator:
             elif self._missing.pop(number, None) is None:
                 continue  # taken up already
             if entry.action in ("rename", "close"):
-                self._forget(entry.target)
-
-    def _forget(self, player_id: str) -> None:
-        """Drop what this node holds of a player changed elsewhere: it is read back from the database when asked."""
-        ids = self.arena.identities
-        ids.players.pop(player_id, None)
-        for key in [key for key, pid in ids.names.items() if pid == player_id]:
-            del ids.names[key]
+                self.arena.identities.forget(entry.target)  # changed elsewhere: read back when asked
 
     # --- enforcement ----------------------------------------------------------------------------
 
@@ -251,9 +237,8 @@ class Moderator:
             if msg.name is None:
                 raise BadFieldError("moderate.name: the new name of the identity")
             return await self.rename(player, msg.name, msg.reason, actor)
-        await self.arena.write([op_close_player(pid), op_ban("player", pid, f"closed: {msg.reason}", actor),
-                                op_audit(actor, "close", pid, msg.reason)])
-        self.arena.identities.players[pid] = replace(player, token_hash=None)
+        await self.arena.identities.close(player, [op_ban("player", pid, f"closed: {msg.reason}", actor),
+                                                   op_audit(actor, "close", pid, msg.reason)])
         self.players.add(pid)
         self._close_player(pid)
         self.on_bans()
@@ -299,26 +284,14 @@ class Moderator:
                 raise NotStartedError("the match has not started: its creator can leave it")
             if m.status != "live":
                 raise GameOverError("the match is over")
-            m.rated = False
-            await a.retry(room, lambda: EndChange(EndReason.ABORTED, None) if m.status == "live" else None)
+            await a.retry(room, lambda: m.prepare_abort() if m.status == "live" else None)
         await a.write([op_audit(actor, "abort", match_id, reason)])
         return f"aborted {match_id}: no winner, unrated"
 
     async def rename(self, player: StoredPlayer, name: str, reason: str, actor: str) -> str:
         """Give an identity a new name (refused if another holds it)."""
-        ids = self.arena.identities
-        key, old = name_key(name), name_key(player.name)
-        if ids.names.get(key, player.player_id) != player.player_id:
-            raise NameTakenError(f"the name {name!r} is taken")
-        try:
-            await self.arena.write([op_rename(player.player_id, name),
-                                    op_audit(actor, "rename", player.player_id, f"{player.name} -> {name}: {reason}")])
-        except ConflictError:
-            raise NameTakenError(f"the name {name!r} is taken") from None
-        ids.players[player.player_id] = replace(player, name=name)
-        if ids.names.get(old) == player.player_id:
-            del ids.names[old]
-        ids.names[key] = player.player_id
+        audit = op_audit(actor, "rename", player.player_id, f"{player.name} -> {name}: {reason}")
+        await self.arena.identities.rename(player, name, [audit])
         for session in self.arena.presence.sessions_of.get(player.player_id, ()):
             session.name = name
         return f"renamed {player.name} to {name} ({player.player_id})"
