@@ -3,8 +3,8 @@
 `list`, `show` and `results` are public reads. `create` says hello first, as `--name` with the
 token this machine keeps for that name on that server (the terminal client's identity file),
 so the event's creator is the same player who plays in the TUI. `--json` prints what the
-server answered; `results --records` prints every finished game of the event as `kalah
-export` does, which `kalah record` reads back.
+server answered; `results --records` prints every finished game of the event (all of them, read
+in pages) as `kalah export` does, and nothing else, so `kalah record` reads it from a pipe.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from websockets.sync.connection import Connection
 from cli.client_args import default_name, player_name
 from cli.number_args import whole
 from cli.server_args import CommandError, add_server_arg, chosen_server
-from cli.stored_games import SourceError, failure, game_text, get_game
+from cli.stored_games import SourceError, event_games, failure, game_text
 from protocol.errors import BadEventError
 from protocol.event_messages import CreateEvent, EventList, EventState, FetchEvent, ListEvents
 from protocol.event_settings import (
@@ -87,7 +87,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action.add_argument("--json", action="store_true", help="print the server's answer as JSON")
         if name == "results":
             action.add_argument("--records", action="store_true",
-                                help="print each finished game as kalah export does (kalah record reads them)")
+                                help="print only the finished games, all of them, as kalah export does "
+                                     "(kalah record reads them)")
         add_server_arg(action, "none: a server must be named")
 
 
@@ -100,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         answer = _ask(url, _create_request(args), identity=args.name or default_name())
     elif args.event_command == "list":
         answer = _ask(url, ListEvents(status=args.status, limit=100))
+    elif args.event_command == "results" and args.records and not args.json:
+        _print_records(url, args.event)
+        return 0
     else:
         answer = _ask(url, FetchEvent(event_id=args.event))
     if args.json:
@@ -109,8 +113,6 @@ def run(args: argparse.Namespace) -> int:
         print(events_table(answer))
     elif args.event_command == "results":
         print(results_text(answer))
-        if args.records:
-            _print_records(url, answer)
     else:
         print(state_text(answer))
     return 0
@@ -230,14 +232,11 @@ def results_text(state: EventState) -> str:
     return "\n".join(lines)
 
 
-def _print_records(url: str, state: EventState) -> None:
-    """Every finished game of the event as `kalah export` prints it."""
-    for p in state.pairings:
-        if p.match_id is None or p.result in ("*", "bye"):
-            continue
-        try:
-            game = get_game(url, p.match_id)
-        except SourceError as exc:
-            raise CommandError(str(exc)) from None
-        if game is not None:
-            print(game_text(game))
+def _print_records(url: str, event_id: str) -> None:
+    """Every finished game of the event as `kalah export` prints it, and nothing else (`kalah record` reads them)."""
+    try:
+        games = event_games(url, event_id)
+    except SourceError as exc:
+        raise CommandError(str(exc)) from None
+    for game in games:
+        print(game_text(game))

@@ -17,6 +17,7 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 from client.stored_game import StoredGame
+from protocol.event_messages import EventState, FetchEvent
 from protocol.messages import (
     ErrorMessage,
     FetchGame,
@@ -139,6 +140,35 @@ def get_game(source: str | None, match_id: str) -> StoredGame | None:
     except (FileNotFoundError, StorageError) as exc:
         raise SourceError(str(exc)) from None
     return None if row is None else _read(StoredGame.from_row, row)
+
+
+def event_games(url: str, event_id: str) -> list[StoredGame]:
+    """Every finished game of an event on a server, in the order they were paired: its pairings read in pages (an
+    `event_state` alone holds only the latest 200), then each game, all on one connection."""
+    pages: list[EventState] = []
+    match_ids: list[str] | None = None
+
+    def next_request(answers: list[Any]) -> Message | None:
+        """The next page of pairings until all are read, then the next finished game."""
+        nonlocal match_ids
+        if match_ids is None:
+            if len(answers) > len(pages):
+                pages.append(answers[-1])
+            if not pages or _more_pairings(pages):
+                return FetchEvent(event_id=event_id, pairings_from=sum(len(page.pairings) for page in pages))
+            match_ids = [p.match_id for page in pages for p in page.pairings
+                         if p.match_id is not None and p.result not in ("*", "bye")]
+        fetched = len(answers) - len(pages)
+        return FetchGame(match_id=match_ids[fetched]) if fetched < len(match_ids) else None
+
+    answers = _ask(url, next_request)
+    return [_read(StoredGame.from_info, answer.game) for answer in answers[len(pages):] if answer is not None]
+
+
+def _more_pairings(pages: list[EventState]) -> bool:
+    """Whether an event has pairings past the pages read so far (the last page was not empty)."""
+    read = sum(len(page.pairings) for page in pages)
+    return bool(pages[-1].pairings) and read < pages[-1].pairings_total
 
 
 def game_text(game: StoredGame) -> str:

@@ -23,7 +23,8 @@ ResultName = Literal["1-0", "0-1", "1/2-1/2", "*", "bye"]
 MAX_EVENT_BOTS = 64
 """The most hosted bots an `event_create` enters."""
 MAX_PAIRINGS_SHOWN = 200
-"""An `event_state` holds the games under way and at most this many of the latest others."""
+"""An `event_state` holds the games under way and at most this many of the latest others (or, asked for a page with
+`pairings_from`, at most this many from there)."""
 
 
 class ListEvents(Message):
@@ -41,6 +42,9 @@ class FetchEvent(Message):
     type: Literal["event"] = "event"
     event_id: EventRef
     follow: bool = False
+    pairings_from: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    """Instead of the games under way and the latest others, the event's pairings from this one (0: its first) in
+    the order they were made, at most `MAX_PAIRINGS_SHOWN`: pages that read every game of a long event."""
 
 
 class CreateEvent(Message):

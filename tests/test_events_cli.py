@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cli.main import main
 from tests.conftest import Serve
+from tests.processes import KALAH, ROOT
 from tests.wire import Client, FirstLegal
 
 
@@ -102,6 +106,40 @@ async def test_a_finished_swiss_prints_its_crosstable_and_records(serve: Serve,
     finally:
         for c in clients.values():
             await c.close()
+
+
+async def test_records_of_a_long_event_pipe_into_kalah_record(serve: Serve, tmp_path: Path) -> None:
+    """A double round-robin of 16 bots (240 games): `kalah event results ID --records | kalah record --json -`, as
+    docs/events.md shows, reads every game (before: the standings came first and `kalah record` exited 2 on them,
+    and only the latest 200 games were printed)."""
+    running = await serve(bot_factory=_firsts)
+    bots = [arg for n in range(1, 17) for arg in ("--bot", f"first:{n}")]
+    created = await asyncio.to_thread(subprocess.run, [*KALAH, "event", "create", "Long cup", "--kind",
+                                      "round_robin", "--cycles", "2", "--variant", "kalah(1,1)", "--min-entrants",
+                                      "16", *bots, "--name", "host", "--server", running.url, "--json"],
+                                      capture_output=True, text=True, env=_env(tmp_path), timeout=60)
+    assert created.returncode == 0, created.stderr
+    eid = json.loads(created.stdout)["event_id"]
+    watcher = await Client.open(running.url, "watcher")
+    try:
+        state = await watcher.request("event_state", type="event", event_id=eid, follow=True)
+        if state["status"] != "finished":
+            await watcher.expect("event_state", 120.0, lambda m: m["status"] == "finished")
+    finally:
+        await watcher.close()
+    results = f"{shlex.join([*KALAH, 'event', 'results', eid, '--records', '--server', running.url])}"
+    piped = await asyncio.to_thread(subprocess.run, f"{results} | {shlex.join([*KALAH, 'record', '--json', '-'])}",
+                                    shell=True, capture_output=True, text=True, env=_env(tmp_path), timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    games = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert len(games) == 240
+    assert len({g["match_id"] for g in games}) == 240 and all(g["over"] for g in games)
+    assert {g["match_id"].split("-")[1] for g in games} == {f"r{n}" for n in range(1, 31)}
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `kalah` child: this tree's code, identities under the test's directory."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
 
 
 async def test_errors_are_one_line(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:

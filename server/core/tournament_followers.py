@@ -34,9 +34,10 @@ class Followers:
         self.seq.setdefault(event_id, 0)
         self.of.setdefault(event_id, set())
 
-    def state(self, event: Event) -> EventState:
-        """The event's state as its followers see it, numbered by its changes."""
-        return state(event, self.seq.get(event.event_id, 0))
+    def state(self, event: Event, pairings_from: int | None = None) -> EventState:
+        """The event's state as its followers see it, numbered by its changes (`pairings_from`: a page of its
+        pairings, `view.state`)."""
+        return state(event, self.seq.get(event.event_id, 0), pairings_from)
 
     def follow(self, s: Follower, event_id: str, on: bool) -> None:
         """Add a connection to a live event's followers (or, `on` false, remove it); at most `MAX_FOLLOWED` each."""

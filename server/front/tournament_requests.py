@@ -85,8 +85,8 @@ class EventRequests:
         if msg.event_id in d.followers.of:
             d.followers.follow(s, msg.event_id, msg.follow)
             async with d.locks[msg.event_id]:  # not between a change and its write
-                return [d.followers.state(event)]
-        return [d.followers.state(event)]
+                return [d.followers.state(event, msg.pairings_from)]
+        return [d.followers.state(event, msg.pairings_from)]
 
     async def create(self, s: Session, msg: CreateEvent) -> list[Message]:
         """Open an event (its creator follows it), entering the hosted bots it names."""

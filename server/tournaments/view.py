@@ -57,11 +57,15 @@ def standings_rows(event: Event) -> list[EntrantRow]:
             for r in event.standings()]
 
 
-def state(event: Event, seq: int) -> EventState:
-    """The event's whole state as the `event_state` message (`seq`: how many changes it has seen)."""
-    live = [p for p in event.pairings if not p.finished]
-    done = [p for p in event.pairings if p.finished][-MAX_PAIRINGS_SHOWN:]
-    shown = sorted(done + live, key=lambda p: (p.round, p.table))
+def state(event: Event, seq: int, pairings_from: int | None = None) -> EventState:
+    """The event's whole state as the `event_state` message (`seq`: how many changes it has seen): the games under
+    way and the latest others, or (`pairings_from`) a page of the pairings in the order they were made."""
+    if pairings_from is None:
+        live = [p for p in event.pairings if not p.finished]
+        done = [p for p in event.pairings if p.finished][-MAX_PAIRINGS_SHOWN:]
+        shown = sorted(done + live, key=lambda p: (p.round, p.table))
+    else:
+        shown = event.pairings[pairings_from : pairings_from + MAX_PAIRINGS_SHOWN]
     cross: list[CrossRow] = []
     if event.settings.kind is not EventKind.ARENA and event.pairings:
         cross = [CrossRow(rank=row.rank, name=row.name, score=row.score, cells=row.cells)
