@@ -14,7 +14,7 @@ from tests.conftest import Serve
 from tests.wire import Client
 
 ROOT = Path(__file__).resolve().parent.parent
-STATIC = ROOT / "server" / "web" / "static"
+STATIC = ROOT / "server" / "front" / "web" / "static"
 
 
 @dataclass

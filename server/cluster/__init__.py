@@ -14,20 +14,15 @@ the database, so a dropped message costs a read, never a gap. See docs/cluster.m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from server.cluster.node import Cluster
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
+from server.core.match_host import MatchHost
+from server.core.replication import Deployment
 
-if TYPE_CHECKING:
-    from server.core.arena import Arena, Deployment
 
-
-def cluster_node(arena: Arena, options: ClusterOptions) -> Deployment:
+def cluster_node(arena: MatchHost, options: ClusterOptions) -> Deployment:
     """The arena's deployment as one node of a cluster (raises ValueError for a bus URL redis-py cannot read)."""
-    from server.core.arena import Deployment
-
     cluster = Cluster(arena, options)
     return Deployment(cluster, cluster.presence)
 

@@ -46,7 +46,7 @@ SEEKS_LOOKED_AT = 16
 """The longest-waiting entries of a variant's queue a seek looks at for an opponent."""
 
 if TYPE_CHECKING:
-    from server.core.arena import Arena
+    from server.core.match_host import MatchHost
 
 
 class Cluster:
@@ -55,7 +55,7 @@ class Cluster:
     role = "cluster-node"
     retries = RETRIES
 
-    def __init__(self, arena: Arena, options: ClusterOptions) -> None:
+    def __init__(self, arena: MatchHost, options: ClusterOptions) -> None:
         pool = getattr(arena.storage, "pool", None)
         if pool is None:
             raise ValueError("several nodes need a PostgreSQL database (--db postgresql://...)")

@@ -23,13 +23,13 @@ from server.logs import event as log_event
 
 if TYPE_CHECKING:
     from server.cluster.node import Cluster
-    from server.core.arena import Arena
+    from server.core.match_host import MatchHost
 
 
 class ClusterPresence(Presence):
     """Who is connected to this node, and to the other live nodes of its cluster."""
 
-    def __init__(self, arena: Arena, cluster: Cluster) -> None:
+    def __init__(self, arena: MatchHost, cluster: Cluster) -> None:
         super().__init__(arena.loop, arena.now, arena.options.presence_delay_s, arena.rooms_of,
                          arena.options.grace_s)
         self.arena = arena

@@ -21,8 +21,8 @@ from server.core.resume import rebuild, seat_players
 from server.core.rooms import Room
 
 if TYPE_CHECKING:
-    from server.core.arena import Arena
     from server.core.changes import ArenaChange
+    from server.core.match_host import MatchHost
 
 
 def version(match: Match) -> int:
@@ -30,13 +30,13 @@ def version(match: Match) -> int:
     return match.ply + sum(seat is not None for seat in match.seats) + (match.end is not None)
 
 
-async def seat_of(arena: Arena, player_id: str) -> Seat:
+async def seat_of(arena: MatchHost, player_id: str) -> Seat:
     """The seat value of a stored player (read from the database if this node has not seen it)."""
     player = await arena.identities.get(player_id)
     return Seat(player_id, player_id if player is None else player.name, None if player is None else player.bot)
 
 
-async def load(arena: Arena, match_id: str) -> Room | None:
+async def load(arena: MatchHost, match_id: str) -> Room | None:
     """A stored open, live or finished match as a room of this node (not registered), or None."""
     stored = await arena.storage.stored_match(match_id)
     if stored is None or stored.status not in ("open", "live", "finished"):
@@ -45,7 +45,7 @@ async def load(arena: Arena, match_id: str) -> Room | None:
     return Room(rebuild(arena, stored, charge=True))
 
 
-async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
+async def refresh(arena: MatchHost, room: Room) -> list[AnyMatchEvent]:
     """Commit to `room`'s match what is stored beyond it (the caller holds its lock), each change published
     like one made here; return the events.
 
@@ -78,7 +78,7 @@ async def refresh(arena: Arena, room: Room) -> list[AnyMatchEvent]:
     return events
 
 
-def commit(arena: Arena, room: Room, change: JoinChange | ActionChange | EndChange) -> list[AnyMatchEvent]:
+def commit(arena: MatchHost, room: Room, change: JoinChange | ActionChange | EndChange) -> list[AnyMatchEvent]:
     """Commit a change another node stored to this node's copy, and publish it as the arena publishes its own."""
     events = room.match.commit(change)
     arena.publish(room, change, len(events))
@@ -95,7 +95,7 @@ def _end(end: Ended | None) -> EndChange | None:
     return None if end is None else EndChange(end.reason, end.winner, end.result)
 
 
-def carried(arena: Arena, change: ArenaChange) -> Carried | None:
+def carried(arena: MatchHost, change: ArenaChange) -> Carried | None:
     """A stored join, action or end as a notice carries it (None for other kinds)."""
     if isinstance(change, JoinChange):
         p = change.player
@@ -109,7 +109,7 @@ def carried(arena: Arena, change: ArenaChange) -> Carried | None:
     return None
 
 
-def apply_carried(arena: Arena, room: Room, notice: Changed) -> bool:
+def apply_carried(arena: MatchHost, room: Room, notice: Changed) -> bool:
     """Commit the change a notice carried to a copy at the version it was made from, and publish it; False if it
     does not apply (another version, or a change the match refuses), so that the caller reads the database."""
     m = room.match

@@ -43,23 +43,14 @@ from server.core.hosted import BotRunner
 from server.core.identities import Identities
 from server.core.identity import new_id
 from server.core.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
-from server.core.presence import Presence
+from server.core.match_host import MatchHost
 from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
-from server.core.replication import Replication, SingleNode
+from server.core.replication import Deployment, single_node
 from server.core.rooms import Room
 from server.logs import event as log_event
 from server.storage import ConflictError, Op, Storage
 from server.storage.writer import op_rating
-
-
-@dataclass(frozen=True, slots=True)
-class Deployment:
-    """How this server runs beside others (chosen once, at start-up): its replication and its presence."""
-
-    replication: Replication
-    presence: Presence
-
 
 STALE_REFUSALS = (NotStartedError, OutOfTurnError, FuturePlyError)
 """Refusals a cluster node's copy may give only because another node's change has not reached it yet (a join, an
@@ -75,16 +66,11 @@ class SeekChange:
     waiting: bool
 
 
-def single_node(arena: Arena) -> Deployment:
-    """A server on its own."""
-    return Deployment(SingleNode(arena), arena.local_presence())
-
-
 class Arena:
     """All live state of the server, and the one path by which matches change."""
 
     def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions,
-                 deploy: Callable[[Arena], Deployment] = single_node) -> None:
+                 deploy: Callable[[MatchHost], Deployment] = single_node) -> None:
         self.storage = storage
         self.bots = bots
         self.options = options
@@ -119,10 +105,6 @@ class Arena:
         self.match_end_hooks: list[Callable[[Room, EndChange], None]] = []
         """Called once a match's end is published, here or from another node (events record their results)."""
 
-    def local_presence(self) -> Presence:
-        """The connection record of this server alone (a cluster's presence extends it)."""
-        return Presence(self.loop, self.now, self.options.presence_delay_s, self.rooms_of, self.options.grace_s)
-
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""
         clock = self.options.clock
@@ -131,6 +113,14 @@ class Arena:
     def owns(self, room: Room) -> bool:
         """Whether this server runs the match's clocks, hosted bots and expiry (a lone server runs all)."""
         return self.replication.owns(room.match.match_id)
+
+    async def loaded_room(self, match_id: str) -> Room | None:
+        """The room of a match in memory or, in a cluster, loaded as a copy; None if neither."""
+        return self.rooms.get(match_id) or await self.replication.find(match_id)
+
+    async def resume_matches(self) -> None:
+        """Load the unfinished matches this server runs (all of them alone; a cluster node takes its share)."""
+        await self.replication.resume()
 
     async def find_room(self, match_id: str) -> Room:
         """The room of an open, live or recently finished match (in a cluster, loaded from the database)."""

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.messages import MatchSummary
 from server.core.changes import ArenaChange
 from server.core.follower import Follower
 from server.core.match import Seat
+from server.core.presence import Presence
 from server.core.quotas import lobby_order
 from server.core.ratings import Rating
 from server.core.rooms import Room
 from server.storage import Op
 
 if TYPE_CHECKING:
-    from server.core.arena import Arena
+    from server.core.match_host import MatchHost
     from server.core.tournament_owners import EventOwners
 
 Ratings = dict[str, tuple[Rating, int]]
@@ -122,7 +124,7 @@ class SingleNode:
     node_id: str | None = None
     retries = 1
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: MatchHost) -> None:
         self.arena = arena
 
     def owns(self, match_id: str) -> bool:
@@ -228,3 +230,18 @@ class SingleNode:
     def health(self) -> dict[str, Any]:
         """Nothing to add."""
         return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """How this server runs beside others (chosen once, at start-up): its replication and its presence."""
+
+    replication: Replication
+    presence: Presence
+
+
+def single_node(arena: MatchHost) -> Deployment:
+    """A server on its own."""
+    options = arena.options
+    return Deployment(SingleNode(arena), Presence(arena.loop, arena.now, options.presence_delay_s, arena.rooms_of,
+                                                  options.grace_s))

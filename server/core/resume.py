@@ -15,20 +15,20 @@ from server.storage import StoredMatch
 from server.storage.writer import op_quarantine
 
 if TYPE_CHECKING:
-    from server.core.arena import Arena
+    from server.core.match_host import MatchHost
 
 
-async def load(arena: Arena) -> None:
+async def load(arena: MatchHost) -> None:
     """Load identities and ratings, then the matches the deployment runs from the start (a server on its own:
     every unfinished one; a cluster node: those it comes to own or hold, later)."""
     await arena.identities.load()
     for pid, (rating, rd, vol, games) in (await arena.storage.ratings()).items():
         arena.ratings[pid] = (Rating(rating, rd, vol), games)
     arena.quarantined = await arena.storage.quarantined()
-    await arena.replication.resume()
+    await arena.resume_matches()
 
 
-async def resume_all(arena: Arena) -> None:
+async def resume_all(arena: MatchHost) -> None:
     """Rebuild every unfinished match from its stored actions (one that cannot be read is quarantined)."""
     for stored in await arena.storage.unfinished():
         try:
@@ -43,7 +43,7 @@ async def resume_all(arena: Arena) -> None:
     arena.quarantined = await arena.storage.quarantined()
 
 
-async def quarantine(arena: Arena, match_id: str, exc: Exception) -> None:
+async def quarantine(arena: MatchHost, match_id: str, exc: Exception) -> None:
     """Set aside a match that cannot be rebuilt: logged, stored with the reason, never loaded again."""
     reason = f"{type(exc).__name__}: {exc}"
     log_event("match_quarantined", match=match_id, reason=reason, level=40)
@@ -51,14 +51,14 @@ async def quarantine(arena: Arena, match_id: str, exc: Exception) -> None:
     arena.quarantined += 1
 
 
-async def seat_players(arena: Arena, stored: StoredMatch) -> None:
+async def seat_players(arena: MatchHost, stored: StoredMatch) -> None:
     """Have the players seated in a stored match in memory for `rebuild` (read back if they left the cache)."""
     for player_id in stored.seats:
         if player_id is not None:
             await arena.identities.get(player_id)
 
 
-def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
+def rebuild(arena: MatchHost, stored: StoredMatch, charge: bool = False) -> Match:
     """A match replayed from storage: same seats, events and numbers as before; clocks as stored.
 
     `charge`: the running clock has been running since the last action was stored (a node takes
@@ -85,10 +85,10 @@ def rebuild(arena: Arena, stored: StoredMatch, charge: bool = False) -> Match:
     return match
 
 
-async def room_or_stored(arena: Arena, match_id: str) -> Room:
+async def room_or_stored(arena: MatchHost, match_id: str) -> Room:
     """The room of a match in memory, or a finished one read back from storage (not kept: a finished match
     has no more events to follow, and keeping every one asked for would let requests fill the memory)."""
-    room = arena.rooms.get(match_id) or await arena.replication.find(match_id)  # a cluster loads any as a copy
+    room = await arena.loaded_room(match_id)  # a cluster loads any as a copy
     if room is not None:
         return room
     stored = await arena.storage.stored_match(match_id)

@@ -14,7 +14,6 @@ import math
 import time
 from functools import partial
 from http import HTTPStatus
-from typing import TYPE_CHECKING
 from weakref import WeakValueDictionary
 
 from websockets.asyncio.server import ServerConnection
@@ -25,12 +24,10 @@ from server.core.errors import RateLimitedError
 from server.core.networks import address_of, prefix_of
 from server.core.rates import NetworkLimiter, RateLimiter, SharedLimiter
 from server.edge.gate import SeatlessGate
+from server.edge.options import ServerOptions
 from server.edge.peers import PeerTable
 from server.edge.session import Peer, Session
 from server.logs import event as log_event
-
-if TYPE_CHECKING:
-    from server.assembly import ServerOptions
 
 EXHIBITIONS = "exhibitions"
 """The seatless gate's queue of exhibitions' bot moves (they take one turn together, like one network)."""
