@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
 
 from client.connection import RETRY_DELAYS, Connection
 from client.embedded import (
@@ -61,6 +62,8 @@ from protocol.messages import (
     CreateMatch,
     ErrorMessage,
     FetchGame,
+    GameOverEvent,
+    LeaveMatch,
     Message,
     SyncMatch,
     WatchMatch,
@@ -131,6 +134,8 @@ class KalahApp(App[None]):
         """Offline only: the solver that answers the replay's questions in this process (made on first use)."""
         self._started = False
         self._watched: set[str] = set()
+        self._ended: set[str] = set()
+        """Matches whose end came while their game screen is open (its screen may not have drawn it yet)."""
         """Matches asked for with `watch` (shown as a spectator when `launch.spectate`)."""
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
         self.farewell: str | None = None
@@ -265,13 +270,37 @@ class KalahApp(App[None]):
         if not self._to_match(event):
             url = self.connection.url if self.connection is not None else ""
             state = MatchState.from_snapshot(event.msg)
+            self._close_done_games()
             self.push_screen(GameScreen(state, animate=self.launch.animate, server_url=url))
+
+    def _close_done_games(self) -> None:
+        """Before a new game screen opens: close the finished or watched game screens on top (and the replays or
+        dialogs over them), so that one game screen shows at a time and Escape from the new one goes back to where
+        they were opened from (an arena's events screen after its eleventh game, not the tenth game)."""
+        stack = self.screen_stack
+        cut = None
+        for index in range(len(stack) - 1, 0, -1):
+            screen = stack[index]
+            if isinstance(screen, GameScreen):
+                if not (screen.state.over or screen.match_id in self._ended or screen.spectating):
+                    break  # a game of the player's under way stays
+                cut = index
+            elif not isinstance(screen, ReplayScreen | ModalScreen):
+                break
+        if cut is None:
+            return
+        for screen in stack[cut:]:
+            if isinstance(screen, GameScreen) and screen.spectating:
+                self.send(LeaveMatch(match_id=screen.match_id))
+        for _ in stack[cut:]:
+            self.pop_screen()
 
     @on(EventReceived)
     @on(PresenceReceived)
     def _match_news(self, event: EventReceived | PresenceReceived) -> None:
-        """Events and presence go to their match's screen (none open: nothing to update)."""
-        self._to_match(event)
+        """Events and presence go to their match's screen (none open: nothing to update); a game's end is noted."""
+        if self._to_match(event) and isinstance(event.msg, GameOverEvent):
+            self._ended = {m for m in self._ended if self.game_screen(m) is not None} | {event.msg.match_id}
 
     @on(GameRecordReceived)
     def _stored_game(self, event: GameRecordReceived) -> None:
