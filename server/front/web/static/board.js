@@ -9,6 +9,21 @@ import { el } from "./ui.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The key of each of a player's houses in the order the seeds go (up to 12: 1-9, 0, -, =, as in the terminal). */
+export const HOUSE_KEYS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-", "="];
+
+/** The house (1..12) a key sows, or null. */
+export function houseOfKey(key) {
+  const house = HOUSE_KEYS.indexOf(key) + 1;
+  return house > 0 ? house : null;
+}
+
+/** What the keys of `houses` houses are, in words: "1–6", "1–9, 0, -, =". */
+export function keysText(houses) {
+  const n = Math.min(houses, HOUSE_KEYS.length);
+  return n <= 9 ? `1–${n}` : ["1–9", ...HOUSE_KEYS.slice(9, n)].join(", ");
+}
+
 /** A board of one variant inside `root`; `show` draws a position, `animate` sows one action seed by seed. */
 export class BoardView {
   constructor(root, v, onChoose = null) {
@@ -21,6 +36,7 @@ export class BoardView {
     root.replaceChildren();
     root.classList.add("board");
     root.style.setProperty("--houses", String(h));  // a phone sizes the houses to fit its screen
+    root.classList.toggle("wide", h > 7);  // a wide board takes the window's width (the moves at its side stay narrow)
     const rows = el("div", "rows");
     const north = el("div", "row north");
     const south = el("div", "row south");
@@ -64,6 +80,7 @@ export class BoardView {
   setCount(bin, seeds) {
     const pit = this.pits.get(bin);
     pit.count.textContent = String(seeds);
+    pit.count.dataset.digits = String(String(seeds).length);  // the count's size fits its house
     const amount = `${seeds} seed${seeds === 1 ? "" : "s"}`;
     if (pit.node.classList.contains("store")) {
       pit.node.setAttribute("aria-label", `${bin === this.v.houses + 1 ? "South" : "North"} store, ${amount}`);
@@ -82,7 +99,7 @@ export class BoardView {
     for (const [bin, pit] of this.pits) {
       const [house, owner] = this.houseOf(bin);
       if (pit.node.tagName === "BUTTON") {
-        if (side === owner && house <= 9) pit.node.setAttribute("aria-keyshortcuts", String(house));
+        if (side === owner && house <= HOUSE_KEYS.length) pit.node.setAttribute("aria-keyshortcuts", HOUSE_KEYS[house - 1]);
         else pit.node.removeAttribute("aria-keyshortcuts");
       }
       this.setCount(bin, Number(pit.count.textContent));

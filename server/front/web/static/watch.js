@@ -6,7 +6,7 @@
 // twin in kalah.js decides which houses react), confirmed by the server's ack and event, and undone with a line
 // saying why when the server refuses it.
 
-import { BoardView } from "./board.js";
+import { BoardView, houseOfKey, keysText } from "./board.js";
 import { EndPanel } from "./end.js";
 import { NORTH, Position, SIDE_NAMES, SOUTH, parseVariant, replay } from "./kalah.js";
 import { Link } from "./net.js";
@@ -430,7 +430,7 @@ function refreshControls() {
   if (playing) {
     const h = st.v.houses;
     const first = st.you === "south" ? 1 : h + 2;
-    keys.textContent = `Keys: 1–${Math.min(9, h)} sow your houses in the order the seeds go (1 is bin ${first}); `
+    keys.textContent = `Keys: ${keysText(h)} sow your houses in the order the seeds go (1 is bin ${first}); `
       + "Tab and Enter work too.";
   }
 }
@@ -528,9 +528,8 @@ function scrollMoves() {
 
 document.addEventListener("keydown", (e) => {
   if (e.altKey || e.ctrlKey || e.metaKey || e.target instanceof HTMLInputElement) return;
-  if (!/^[1-9]$/.test(e.key) || !st.you || !st.v) return;
-  const house = Number(e.key);
-  if (house > st.v.houses) return;
+  const house = houseOfKey(e.key);
+  if (house === null || !st.you || !st.v || house > st.v.houses) return;
   const bin = st.you === "south" ? house : st.v.houses + 1 + house;
   if (playableBins().has(bin)) {
     e.preventDefault();
