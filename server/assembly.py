@@ -45,7 +45,7 @@ from server.front.tournament_requests import EventRequests
 from server.front.web import ClaimLimits
 from server.front.web import respond as web_page
 from server.logs import event as log_event
-from server.storage import Storage, StorageError, is_database_failure
+from server.storage import StorageError, is_database_failure, open_storage
 from server.storage.writer import unavailable
 
 STORE_HEADER = "Kalah-Store"
@@ -297,7 +297,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
     kgp_opts, options = GatewayOptions.split(options)
     server_opts, arena_opts = _split_options(options)
-    storage = await Storage.open(db_path, server_opts.synchronous, shared=server_opts.bus is not None)
+    storage = await open_storage(db_path, server_opts.synchronous, shared=server_opts.bus is not None)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
                      max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
                      table_bytes=server_opts.table_bytes)

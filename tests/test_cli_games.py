@@ -13,7 +13,7 @@ import pytest
 from cli.main import main
 from protocol import Game, Variant
 from protocol.outcome import EndReason
-from server.storage import Storage
+from server.storage import open_storage
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
 from tests.conftest import Serve
 from tests.processes import KALAH, run
@@ -22,7 +22,7 @@ from tests.processes import KALAH, run
 async def store_random_games(path: Path, variants: list[Variant], seed: int = 1) -> list[Game]:
     """Store one finished random game per variant between alice and bob; return the games."""
     rng = random.Random(seed)
-    storage = await Storage.open(path)
+    storage = await open_storage(path)
     games = []
     try:
         await storage.write([op_player("p-alice", "alice", None), op_player("p-bob", "bob", None)])
@@ -67,7 +67,7 @@ async def test_games_shows_who_won_and_why_when_no_score_decided_it(
     """A resignation, an abandonment and a forfeit list their winner and reason, and `-` where no score decided
     the game (before: `*` and no winner column)."""
     db = tmp_path / "arena.sqlite3"
-    storage = await Storage.open(db)
+    storage = await open_storage(db)
     try:
         await storage.write([op_player("p-alice", "alice", None), op_player("p-bob", "bob", None)])
         for mid, winner, reason in (("r1", 1, EndReason.RESIGN), ("a1", 0, EndReason.ABANDONMENT),
@@ -197,7 +197,7 @@ async def test_export_all_reads_back_with_record(tmp_path: Path) -> None:
 async def test_table_aligns_long_ids_and_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every column starts at the same place on every line, however long the ids and names."""
     db = tmp_path / "arena.sqlite3"
-    storage = await Storage.open(db)
+    storage = await open_storage(db)
     try:
         await storage.write([op_player("p-a", "a", None), op_player("p-b", "someone-with-a-long-name", None)])
         for mid in ("m1", "lad-0123456789ab-00017"):

@@ -17,7 +17,7 @@ import pytest
 from protocol import Position
 from protocol.actions import Action
 from protocol.event_settings import EventSettings
-from server.storage import Op, Storage
+from server.storage import Op, open_storage
 from server.storage.tournaments import op_entrant, op_event, op_event_status, op_pairings
 from server.tournaments.tournament import EntrantKind, Event
 from tests.cluster_play import start_node, stop_nodes
@@ -217,7 +217,7 @@ async def test_a_round_stored_before_a_crash_gets_its_matches_at_start_up(serve:
     """What a server leaves when it dies between storing a round and creating its matches: the next start
     creates each match under the pairing's id, the hosted bots play them and the event goes on to its end."""
     db = tmp_path / "arena.sqlite3"
-    storage = await Storage.open(db)
+    storage = await open_storage(db)
     try:
         ev = Event("ecrash", EventSettings.checked(name="Crash", kind="round_robin", variant=QUICK, cycles=1,
                                                    min_entrants=3), "host", time.time())

@@ -9,7 +9,7 @@ import pytest
 
 from protocol.errors import ConflictError
 from protocol.event_settings import EventSettings
-from server.storage import Storage
+from server.storage import Storage, open_storage
 from server.storage.tournaments import (
     load_event,
     load_unfinished,
@@ -40,13 +40,13 @@ async def _swiss_started(storage: Storage) -> tuple[Event, list[str]]:
 async def test_a_round_written_before_its_games_is_there_once_after_a_reopen(any_db: str | Path) -> None:
     """Round 1 written, the database closed and opened again: the event loads running with that round once,
     the same pairings and match ids; writing the round again fails as a conflict and adds nothing."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         ev, first = await _swiss_started(storage)
         assert first == ["1.1 a-c * sw1-r1-t1", "1.2 d-b * sw1-r1-t2", "1.3 e bye"]
     finally:
         await storage.close()
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         (loaded,), bad = await load_unfinished(storage)
         assert bad == [] and loaded.status is EventStatus.RUNNING and loaded.started_at == 20.0
@@ -63,7 +63,7 @@ async def test_a_round_written_before_its_games_is_there_once_after_a_reopen(any
 async def test_results_and_the_next_round_continue_after_a_reopen(any_db: str | Path) -> None:
     """Results stored with the round they finish and the next round; the reloaded machine is where it was and
     a game's end told again after the reopen changes nothing."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         ev, _ = await _swiss_started(storage)
         ev.leave("e")
@@ -74,7 +74,7 @@ async def test_results_and_the_next_round_continue_after_a_reopen(any_db: str | 
         await storage.write([op_pairing_result("sw1-r1-t2", 0.5), *op_pairings(ev.event_id, second)])
     finally:
         await storage.close()
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         loaded = await load_event(storage, "sw1")
         assert loaded is not None
@@ -89,7 +89,7 @@ async def test_results_and_the_next_round_continue_after_a_reopen(any_db: str | 
 async def test_leaving_before_the_start_and_recent_events(any_db: str | Path) -> None:
     """An entrant who leaves before the start is gone from the stored list; a finished event is not loaded at
     start-up but is listed among the recent events and loads by id."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         ev = Event("rr1", EventSettings.checked(name="RR", kind="round_robin"), "bob", 5.0)
         await storage.write([op_event(ev)])
@@ -111,7 +111,7 @@ async def test_leaving_before_the_start_and_recent_events(any_db: str | Path) ->
 async def test_an_unreadable_event_is_reported_and_the_others_load(tmp_path: Path) -> None:
     """An event row whose settings no longer parse is listed as set aside with the reason; the rest loads."""
     db = tmp_path / "arena.sqlite3"
-    storage = await Storage.open(db)
+    storage = await open_storage(db)
     try:
         await _swiss_started(storage)
         await storage.write([("event", ("bad1", '{"kind": "knockout"}', "z", "open", 1.0, None))])
@@ -124,7 +124,7 @@ async def test_an_unreadable_event_is_reported_and_the_others_load(tmp_path: Pat
 
 async def test_the_starting_order_is_stored_with_the_start(any_db: str | Path) -> None:
     """Entrants seeded by rating at the start are read back in that order, not in joining order."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         ev = Event("seeded", EventSettings.checked(name="Seeded", kind="swiss", rounds=1, min_entrants=3), "z", 1.0)
         await storage.write([op_event(ev)])

@@ -200,3 +200,63 @@ def test_tournament_rules_do_no_io() -> None:
     bad = [f"{file}: {name}" for file, names in imports_of("server/tournaments").items() for name in names
            if any(name == f or name.startswith(f + ".") for f in forbidden)]
     assert bad == []
+
+
+def module_imports(package: str) -> dict[str, set[str]]:
+    """Each module of a package (dotted) and the modules it imports anywhere in it (in functions and
+    `TYPE_CHECKING` blocks too), `from pkg import sub` counted as an import of `pkg.sub` when `sub` is a module."""
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+               for path in (ROOT / package).rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = {f"{node.module}.{a.name}" for a in node.names}
+                names |= (subs & modules.keys()) | ({node.module} if subs - modules.keys() else set())
+        found[module] = names & modules.keys()
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph: each strongly connected set of more than one module (or one importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        """Tarjan's step: number `node`, visit what it imports, and close its component if it is the root."""
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            part: list[str] = []
+            while not part or part[-1] != node:
+                part.append(stack.pop())
+            if len(part) > 1 or node in graph.get(node, ()):
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_cycles_finds_each_loop() -> None:
+    """The cycle check sees a loop of two, a loop of three and a module importing itself, and nothing else."""
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c", "f"}, "f": set(), "g": {"g"}}
+    assert sorted(cycles(graph)) == [["a", "b"], ["c", "d", "e"], ["g"]]
+
+
+def test_storage_imports_have_no_cycle() -> None:
+    """server/storage/ is built bottom-up: its statements, interface and errors below the backends, the opener
+    above them, and no module of it imports one that imports it back (not even inside a function)."""
+    assert cycles(module_imports("server/storage")) == []

@@ -15,7 +15,7 @@ import pytest
 from cli.main import main
 from cli.stored_games import get_game, query_games
 from protocol import Game, Variant
-from server.storage import Storage, StorageError, read_offline
+from server.storage import StorageError, open_storage, read_offline
 from server.storage.writer import op_player
 from tests.cluster_play import start_node
 from tests.conftest import Serve
@@ -143,7 +143,7 @@ async def test_an_unreachable_database_is_reported_without_its_password(capsys: 
     password, from the server's open and from the offline tools."""
     url = f"postgresql://kalah:s3cret@127.0.0.1:{_free_port()}/arena"
     with pytest.raises(StorageError) as refused:
-        await Storage.open(url)
+        await open_storage(url)
     assert "s3cret" not in str(refused.value) and "kalah:***@127.0.0.1" in str(refused.value)
     assert await asyncio.to_thread(main, ["quarantine", "--db", url]) == 2
     err = capsys.readouterr().err
@@ -175,7 +175,7 @@ async def test_the_writer_commits_durably_and_reopens_a_lost_session(pg_url: str
     session is killed, the next write opens a new one (taking the server's lock again) and commits."""
     database = pg_url.rsplit("/", 1)[1]
     await execute(pg_url, f"ALTER DATABASE {database} SET synchronous_commit = off")
-    storage = await Storage.open(pg_url)
+    storage = await open_storage(pg_url)
     try:
         writer: asyncpg.Connection = storage._writer_conn  # type: ignore[attr-defined]
         assert await writer.fetchval("SHOW synchronous_commit") == "on"
@@ -185,6 +185,6 @@ async def test_the_writer_commits_durably_and_reopens_a_lost_session(pg_url: str
         await storage.write([op_player("p2", "bob", None)])
         assert sorted(p.name for p in await storage.players(10)) == ["ann", "bob"]
         with pytest.raises(StorageError, match="another kalah server"):
-            await Storage.open(pg_url)
+            await open_storage(pg_url)
     finally:
         await storage.close()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.storage import ConflictError, SchemaError, Storage, is_postgres
+from server.storage import ConflictError, SchemaError, is_postgres, open_storage
 from server.storage.games import PLAYED
 from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
 from server.storage.writer import PLAYERS, op_player
@@ -107,7 +107,7 @@ async def test_a_version_5_file_gets_unique_canonical_names_and_resumes(serve: S
 async def test_the_schema_refuses_a_second_player_of_one_canonical_name(any_db: str | Path) -> None:
     """Two rows whose names are one after NFKC and case folding cannot both be stored (ConflictError); the same
     id stored again is kept as it is (a hosted bot's row comes with each of its first joins)."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         await storage.write([op_player("p1", "Zoë", None)])
         with pytest.raises(ConflictError):
@@ -121,7 +121,7 @@ async def test_the_schema_refuses_a_second_player_of_one_canonical_name(any_db: 
 async def test_a_fresh_database_is_created_at_the_latest_version(any_db: str | Path) -> None:
     """Opening an empty database creates every table at the latest version; opening it again changes nothing."""
     for _ in range(2):
-        storage = await Storage.open(any_db)
+        storage = await open_storage(any_db)
         await storage.close()
     assert await versions(any_db) == list(range(1, LATEST + 1))
     assert await query(any_db, "SELECT count(*) FROM engine_forfeits") == [(0,)]
@@ -131,7 +131,7 @@ async def test_a_database_keeps_one_random_identity(any_db: str | Path, tmp_path
     """A database is given a random identity with its schema; it stays through reopening, another file has another."""
     seen = []
     for source in (any_db, any_db, tmp_path / "other.sqlite3"):
-        storage = await Storage.open(source)
+        storage = await open_storage(source)
         seen.append(await storage.store_id())
         await storage.close()
     assert seen[0] == seen[1] != seen[2] and len(seen[0]) == 24
@@ -140,10 +140,10 @@ async def test_a_database_keeps_one_random_identity(any_db: str | Path, tmp_path
 
 async def test_a_database_newer_than_this_code_is_refused_and_left_alone(any_db: str | Path) -> None:
     """A schema version this code does not know stops the open with SchemaError; nothing is written."""
-    await (await Storage.open(any_db)).close()
+    await (await open_storage(any_db)).close()
     await query(any_db, f"INSERT INTO schema_version (version, applied_at) VALUES ({LATEST + 7}, 0)")
     with pytest.raises(SchemaError, match=f"version {LATEST + 7}"):
-        await Storage.open(any_db)
+        await open_storage(any_db)
     assert await versions(any_db) == [*range(1, LATEST + 1), LATEST + 7]
 
 
@@ -151,7 +151,7 @@ async def test_pending_steps_apply_once_in_order_and_a_failed_step_changes_nothi
     """A database at the latest version takes the next two steps in order, once; a step that fails rolls back
     with every step of its run, leaving the version and the tables as they were."""
     base = POSTGRES_MIGRATIONS if is_postgres(any_db) else SQLITE_MIGRATIONS
-    await (await Storage.open(any_db)).close()
+    await (await open_storage(any_db)).close()
     grown = (*base, (LATEST + 1, ("CREATE TABLE extra (x INTEGER)",)),
              (LATEST + 2, ("INSERT INTO extra (x) VALUES (7)",)))
     assert await migrate(any_db, grown) == LATEST + 2
@@ -191,7 +191,7 @@ async def test_whether_a_player_played_here_is_read_from_its_seats_not_every_mat
     """Whether an identity played here (asked for each analysis of a fresh identity) is answered from the seat
     indexes; reading every finished match of a large store instead, each lookup was a cost
     a flood of new identities could multiply."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     await storage.close()
     found = await plan(any_db, PLAYED.replace("?", "'p1'", 1).replace("?", "10", 1)
                        .replace("?", "'p1'", 1).replace("?", "10", 1))
@@ -203,7 +203,7 @@ async def test_a_start_reads_the_players_made_last_by_their_index(any_db: str | 
     """A server starts with the players made last read by the index on their creation (schema version 13), not
     by reading and sorting every stored player: identities are made by the thousand an hour, and each start
     read them all into memory."""
-    storage = await Storage.open(any_db)
+    storage = await open_storage(any_db)
     try:
         for i in range(5):
             await storage.write([op_player(f"p{i}", f"name{i}", None)])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.storage import Storage, StorageError, describe, is_postgres, read_offline, sqlite_path
+from server.storage import StorageError, describe, is_postgres, open_storage, read_offline, sqlite_path
 from server.storage.sqlite import SQLiteStorage
 
 
@@ -32,8 +32,8 @@ def test_a_url_is_described_without_its_password() -> None:
 
 
 async def test_a_path_opens_sqlite_storage(tmp_path: Path) -> None:
-    """`Storage.open` of a `sqlite:` path opens the SQLite backend on that file, named by its path."""
-    storage = await Storage.open(f"sqlite:{tmp_path}/a.sqlite3")
+    """`open_storage` of a `sqlite:` path opens the SQLite backend on that file, named by its path."""
+    storage = await open_storage(f"sqlite:{tmp_path}/a.sqlite3")
     try:
         assert isinstance(storage, SQLiteStorage) and storage.where == str(tmp_path / "a.sqlite3")
     finally:
@@ -59,6 +59,6 @@ async def test_postgres_without_asyncpg_says_which_extra_to_install(monkeypatch:
     """Without the PostgreSQL backend's driver, a postgresql:// URL asks for the `postgres` extra."""
     monkeypatch.setitem(sys.modules, "server.storage.postgres", None)
     with pytest.raises(StorageError, match=r"kalah-arena\[postgres\]"):
-        await Storage.open("postgresql://kalah@127.0.0.1/arena")
+        await open_storage("postgresql://kalah@127.0.0.1/arena")
     with pytest.raises(StorageError, match=r"kalah-arena\[postgres\]"):
         read_offline("postgresql://kalah@127.0.0.1/arena", lambda reads: reads.list_games())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from protocol import EndReason
-from server.storage import Storage, sqlite
+from server.storage import open_storage, sqlite
 from server.storage.games import games_query
 from server.storage.schema import SCHEMA
 from server.storage.sqlite import _run_batch
@@ -78,7 +78,7 @@ def test_rows_split_over_several_inserts_share_one_transaction(db: sqlite3.Conne
 
 async def test_the_file_is_durable_wal_and_readable_by_another_connection(tmp_path: Path) -> None:
     """The server's file is in WAL mode with full sync, and a committed write is there for a plain sqlite3 reader."""
-    storage = await Storage.open(f"sqlite:{tmp_path}/w.sqlite3")
+    storage = await open_storage(f"sqlite:{tmp_path}/w.sqlite3")
     assert isinstance(storage, sqlite.SQLiteStorage)
     try:
         await storage.write([act("m1", 0)])
@@ -95,7 +95,7 @@ async def test_a_commits_writers_resume_in_the_second_turn_after_it_ends_and_the
     """The database thread hands a finished commit to the event loop, which settles its writers in that turn and
     starts the commit of the writes queued meanwhile: the writer resumes in the loop's second turn after the commit
     ended (through an awaited future it took three) and the next commit leaves the queue in the first (it took two)."""
-    storage = await Storage.open(f"sqlite:{tmp_path}/t.sqlite3")
+    storage = await open_storage(f"sqlite:{tmp_path}/t.sqlite3")
     assert isinstance(storage, sqlite.SQLiteStorage)
     worker = storage._conn._tx  # the connection thread's queue: it runs what is put there, in order
     holding, gate, posted = threading.Event(), threading.Event(), threading.Event()

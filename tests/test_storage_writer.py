@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from protocol import EndReason, Game, Variant
-from server.storage import ConflictError, Op, Storage, sqlite
+from server.storage import ConflictError, Op, Storage, open_storage, sqlite
 from server.storage.lobby import open_creators, open_summaries
+from server.storage.ops import PHASES, plan_batch
 from server.storage.writer import (
-    PHASES,
     op_action,
     op_cancel,
     op_create,
@@ -22,7 +22,6 @@ from server.storage.writer import (
     op_player,
     op_quarantine,
     op_rating,
-    plan_batch,
 )
 
 
@@ -47,7 +46,7 @@ def new_match(match_id: str, south: str = "p1", north: str = "p2", rated: bool =
 @pytest.fixture
 async def storage(any_db: str | Path) -> AsyncIterator[Storage]:
     """A fresh storage of each backend with two players, ann and bob."""
-    opened = await Storage.open(any_db)
+    opened = await open_storage(any_db)
     try:
         await opened.write([op_player("p1", "ann", None), op_player("p2", "bob", None)])
         yield opened

@@ -1,6 +1,7 @@
 """The arena's storage: SQLite or PostgreSQL behind one interface (group-committing writer, migrations, reads)."""
 
 from protocol.errors import ConflictError
+from server.storage.errors import StorageError
 from server.storage.games import (
     GameReads,
     Quarantined,
@@ -9,9 +10,9 @@ from server.storage.games import (
     list_games,
     list_quarantined,
 )
+from server.storage.ops import Op
 from server.storage.schema import SchemaError, default_db_path
 from server.storage.sources import (
-    StorageError,
     describe,
     is_database_failure,
     is_postgres,
@@ -19,7 +20,7 @@ from server.storage.sources import (
     read_offline,
     sqlite_path,
 )
-from server.storage.writer import Op, Storage, StoredMatch, StoredPlayer
+from server.storage.writer import Storage, StoredMatch, StoredPlayer
 
 __all__ = ["ConflictError", "GameReads", "Op", "Quarantined", "SchemaError", "Storage", "StorageError",
            "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game",

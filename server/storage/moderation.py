@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from server.core.identity import name_key
-from server.storage.writer import Op, Storage
+from server.storage.ops import Op
+from server.storage.writer import Storage
 
 BanKind = Literal["player", "address"]
 

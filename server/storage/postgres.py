@@ -31,6 +31,7 @@ from server.storage.games import (
     select_games,
 )
 from server.storage.moderation import MODERATION_SQL
+from server.storage.ops import Op, plan_batch
 from server.storage.schema import (
     FILL_NAME_KEYS,
     PLAYER_NAMES,
@@ -52,12 +53,10 @@ from server.storage.writer import (
     STORE_ID,
     UNFINISHED,
     UNFINISHED_ACTIONS,
-    Op,
     Storage,
     StoredMatch,
     StoredPlayer,
     match_of,
-    plan_batch,
     unfinished_of,
 )
 

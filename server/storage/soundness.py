@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from server.storage.sources import StorageError
+from server.storage.errors import StorageError
 
 PROBLEMS_SHOWN = 3
 """How many of `PRAGMA quick_check`'s findings the refusal names."""

@@ -1,5 +1,8 @@
 """Which database a `--db` names, and opening it: a path or `sqlite:PATH` is SQLite, `postgresql://...` PostgreSQL.
 
+The opener sits above both backends and imports each only when it opens one (asyncpg is optional, and the offline
+tools need neither).
+
 `open_storage` is what the server opens (writer, migrations); `read_offline` is what the
 command line's offline tools use to read stored games from either backend without a server.
 """
@@ -15,16 +18,13 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from server.storage.errors import StorageError
 from server.storage.games import GameReads, SQLiteReads
 from server.storage.writer import Storage
 
 T = TypeVar("T")
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-class StorageError(Exception):
-    """The database could not be opened or read (unreachable, refused, not an arena database)."""
 
 
 def is_database_failure(exc: BaseException) -> bool:

@@ -20,8 +20,10 @@ import aiosqlite
 
 from bots.file_lock import LockHeldError, hold_alone
 from protocol.errors import ConflictError
+from server.storage.errors import StorageError
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
+from server.storage.ops import Op, plan_batch
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.soundness import check_sound, check_writable
 from server.storage.tournaments import EVENT_SQL
@@ -37,13 +39,11 @@ from server.storage.writer import (
     STORE_ID,
     UNFINISHED,
     UNFINISHED_ACTIONS,
-    Op,
     Pending,
     Storage,
     StoredMatch,
     StoredPlayer,
     match_of,
-    plan_batch,
     unfinished_of,
 )
 
@@ -152,8 +152,6 @@ def hold_database(path: Path) -> int:
     """Take the lock that makes this process the only server on the database at `path` (on the file beside it,
     `<file>-server`, so that SQLite's own locks and the offline tools' reads are untouched); the open descriptor
     that holds it. `StorageError` naming the holder if another process has it."""
-    from server.storage.sources import StorageError
-
     try:
         return hold_alone(path.with_name(path.name + SERVER_LOCK_SUFFIX))
     except LockHeldError as held:

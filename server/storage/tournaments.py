@@ -22,7 +22,8 @@ from typing import Any
 
 from protocol.errors import KalahError
 from protocol.event_settings import EventSettings
-from server.storage.writer import Op, Storage
+from server.storage.ops import Op
+from server.storage.writer import Storage
 from server.tournaments.records import Pairing
 from server.tournaments.tournament import Entrant, EntrantKind, Event, EventStatus
 

@@ -1,7 +1,7 @@
-"""What a write is, whatever the backend: statements by kind, batch plans, and the group-committing writer.
+"""The storage interface every backend implements: the group-committing writer, the reads a restart needs, and
+the statements of matches and players.
 
-An `Op` is `(kind, params)`: the kind names a statement (`"action"`, `"finish"`, ...) and every
-backend has its own SQL for each kind, so the arena never sees SQL. `Storage.write(ops)` queues
+A write is a list of `Op`s (`server.storage.ops`). `Storage.write(ops)` queues
 the statements of one change and returns once they are committed: the caller acknowledges or
 broadcasts only then. A single writer task drains everything queued into one transaction, so
 many matches share one commit; a failing item is retried alone so it cannot sink the others,
@@ -16,7 +16,6 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from protocol.errors import KalahError, UnavailableError
@@ -24,9 +23,8 @@ from protocol.outcome import EndReason
 from server.core.identity import name_key
 from server.logs import event as log_event
 from server.storage.games import GameReads
+from server.storage.ops import Op
 
-Op = tuple[str, tuple[Any, ...]]
-"""A statement kind (one of `PHASES`) and its parameters, in the order every backend's SQL takes them."""
 Pending = tuple[list[Op], "asyncio.Future[None]"]
 """One queued write: its statements and the future its writer waits on."""
 
@@ -80,28 +78,6 @@ class StoredMatch:
         return max(0.0, self.read_at - self.last_at)
 
 
-# Statement kinds in the order a batch runs them. Within one write the statements already come
-# in this order (a match is created before it is joined, an action stored before the end it
-# causes), and writes of one batch never depend on each other, so a batch can run each kind
-# as one `executemany`: a few calls per commit instead of one per row, which matters because
-# every call hands the GIL back and forth with the busy event loop (SQLite) or is a round trip
-# (PostgreSQL). Rows of one kind keep the order their writes came in.
-PHASES = ("guard", "player", "create", "own", "join", "action", "finish", "rating", "cancel", "disown", "quarantine",
-          "set_aside", "forfeit", "event", "event_own", "entrant", "entrant_seed", "entrant_out", "event_status",
-          "event_version", "pairing", "pairing_result", "event_disown", "ban", "unban", "rename", "close_player",
-          "unrate", "audit")
-_PHASE = {kind: index for index, kind in enumerate(PHASES)}
-
-
-def plan_batch(items: list[list[Op]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
-    """The statements of many writes grouped into one `executemany` per kind, in phase order."""
-    groups: dict[str, list[tuple[Any, ...]]] = {}
-    for ops in items:
-        for kind, params in ops:
-            groups.setdefault(kind, []).append(params)
-    return sorted(groups.items(), key=lambda group: _PHASE.get(group[0], len(PHASES)))
-
-
 class Storage(GameReads):
     """The arena's database: the group-committing writer, the reads a restart needs, and stored-game reads."""
 
@@ -120,13 +96,6 @@ class Storage(GameReads):
         self.commit_seconds = 0.0
         self.on_commit: Callable[[float], object] = lambda seconds: None
         """Told the seconds of each group commit (the server's metrics)."""
-
-    @classmethod
-    async def open(cls, source: str | Path, synchronous: str = "FULL", shared: bool = False) -> Storage:
-        """Open the database a path or URL names (creating and migrating it as needed) and start the writer."""
-        from server.storage.sources import open_storage
-
-        return await open_storage(source, synchronous, shared)
 
     def start_writer(self) -> None:
         """Start the task that drains queued writes into group commits."""
