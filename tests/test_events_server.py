@@ -22,7 +22,7 @@ from server.storage.tournaments import op_entrant, op_event, op_event_status, op
 from server.tournaments.tournament import EntrantKind, Event
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
-from tests.wire import Client, FirstLegal, Json
+from tests.wire import Client, FakeClock, FirstLegal, Json, eventually
 
 QUICK = "kalah(1,1,clock=60+1)"
 """One house, one seed: South's only sowing ends the game drawn 1-1, unless a side resigns first."""
@@ -141,19 +141,30 @@ class SlowFirst(FirstLegal):
         return position.legal_actions()[0]
 
 
+async def paired(storage: Storage, event_id: str, games: int) -> bool:
+    """Whether at least `games` games of the event are paired (stored)."""
+    rows = await storage.fetch_rows("SELECT count(*) FROM event_pairings WHERE event_id = ?", event_id)
+    return int(rows[0][0]) >= games
+
+
 async def test_arena_of_six_hosted_bots_pairs_only_finished_players_one_game_at_a_time(
         serve: Serve, connect: Opener) -> None:
     """Six hosted bots in a ten-second arena: it starts at once, each bot's games follow one another (a new game
     only after the last one ended), no bot meets the opponent of its previous game, and the arena ends with
     its last game; the standings count every game once for each side."""
-    running = await serve(bot_factory=SlowFirst.make)
+    clock = FakeClock(time.time())
+    running = await serve(bot_factory=SlowFirst.make, wall_clock=clock)
     creator = await connect(running.url, "host")
     settings = {"name": "Bots", "kind": "arena", "duration_s": 10, "variant": "kalah(3,2,clock=60+1)"}
     bots = [f"slow:{i}" for i in range(1, 7)]
     created = await creator.request("event_state", type="event_create", settings=settings, bots=bots)
     assert created["status"] == "running"
-    final = await creator.expect("event_state", 40.0, lambda m: m["status"] == "finished")
     eid = created["event_id"]
+    await eventually(lambda: paired(running.arena.storage, eid, 12), 30.0, "twelve games paired")
+    clock.advance(10)
+    assert running.events is not None
+    await running.events.check_clocks()
+    final = await creator.expect("event_state", 40.0, lambda m: m["status"] == "finished")
     rows = await running.arena.storage.fetch_rows(
         "SELECT south, north, match_id, score FROM event_pairings WHERE event_id = ? ORDER BY rnd, tbl", eid)
     assert len(rows) >= 12 and all(r[3] is not None for r in rows)
@@ -331,9 +342,11 @@ async def test_kill_9_as_a_round_ends_then_restart_pairs_the_next_round_once(
 async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Serve, connect: Opener) -> None:
     """An event with a start time starts then (hosted bots, an arena) or is cancelled with too few entrants
     (a Swiss); leaving before the start takes an entrant off the list, leaving an arena pauses it."""
-    running = await serve(bot_factory=SlowFirst.make)
+    clock = FakeClock(time.time())
+    running = await serve(bot_factory=SlowFirst.make, wall_clock=clock)
+    assert running.events is not None
     host, ann = (await _players(connect, running.url, ["host", "ann"])).values()
-    soon = time.time() + 1.0
+    soon = clock() + 1.0
     swiss = {"name": "Early", "kind": "swiss", "rounds": 2, "min_entrants": 3, "start_at": soon}
     sid = (await host.request("event_state", type="event_create", settings=swiss))["event_id"]
     joined = await ann.request("event_state", type="event_join", event_id=sid)
@@ -342,6 +355,8 @@ async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Ser
     assert left["status"] == "open" and left["standings"] == []
     again = await ann.request("event_state", type="event_join", event_id=sid)
     assert again["status"] == "open" and [r["name"] for r in again["standings"]] == ["ann"]
+    clock.advance(1.0)
+    await running.events.check_clocks()
     cancelled = await host.expect("event_state", 10.0, lambda m: m["event_id"] == sid and m["status"] != "open")
     assert cancelled["status"] == "cancelled" and cancelled["pairings"] == []
     arena = {"name": "Timed", "kind": "arena", "duration_s": 30, "variant": "kalah(3,2,clock=60+1)", "start_at": soon}

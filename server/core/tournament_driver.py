@@ -54,6 +54,8 @@ class EventDriver:
 
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self.now: Callable[[], float] = arena.options.wall_clock or time.time
+        """The time of day of start times and an arena's end: the injected wall clock, or the machine's."""
         self.events: dict[str, Event] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.followers = Followers(arena.loop)
@@ -194,7 +196,7 @@ class EventDriver:
         await self.maybe_start(event_id)
         event = self.events.get(event_id)
         if event is not None and event.status is EventStatus.RUNNING and event.pool is not None:
-            await self.apply(event_id, lambda e: e.tick(time.time()), lambda e: [])
+            await self.apply(event_id, lambda e: e.tick(self.now()), lambda e: [])
         if event_id in self.events:
             self.arm(self.events[event_id])
 
@@ -277,8 +279,8 @@ class EventDriver:
     async def maybe_start(self, event_id: str) -> None:
         """Start an event that is due, if this server owns it (the caller holds its lock)."""
         event = self.events.get(event_id)
-        if event is not None and self.owners.owns(event_id) and event.due(time.time()):
-            await self.apply(event_id, lambda e: e.start(time.time(), self._ratings(e)), self._seeds)
+        if event is not None and self.owners.owns(event_id) and event.due(self.now()):
+            await self.apply(event_id, lambda e: e.start(self.now(), self._ratings(e)), self._seeds)
 
     def _end_here(self, event: Event) -> None:
         """The event ended (here or on another server): drop it from memory, tell its followers, run the end hooks."""
@@ -294,18 +296,32 @@ class EventDriver:
 
     # --- the event's clock ---------------------------------------------------------------------------
 
+    @staticmethod
+    def _next_time(event: Event) -> float | None:
+        """When the event's clock next acts: its start time, or an arena's end (None: never)."""
+        if event.status is EventStatus.OPEN and event.settings.start_at is not None:
+            return event.settings.start_at
+        if event.status is EventStatus.RUNNING and event.ends_at is not None:
+            return event.ends_at
+        return None
+
     def arm(self, event: Event) -> None:
         """Set the event's next timer (its owner's): its start time, or an arena's end."""
         self.release(event.event_id)
-        when = None
-        if event.status is EventStatus.OPEN and event.settings.start_at is not None:
-            when = event.settings.start_at
-        elif event.status is EventStatus.RUNNING and event.ends_at is not None:
-            when = event.ends_at
+        when = self._next_time(event)
         if when is not None and self.owners.owns(event.event_id):
-            delay = max(0.0, when - time.time()) + 0.01
+            delay = max(0.0, when - self.now()) + 0.01
             self.timers[event.event_id] = self.arena.loop.call_later(
                 delay, lambda: self.arena.spawn(self._timer(event.event_id)))
+
+    async def check_clocks(self) -> None:
+        """Run now the timers of the events whose time has come (after an injected wall clock moved on)."""
+        for event_id in list(self.timers):
+            event = self.events.get(event_id)
+            when = None if event is None else self._next_time(event)
+            if when is not None and when <= self.now():
+                self.release(event_id)
+                await self._timer(event_id)
 
     async def _timer(self, event_id: str) -> None:
         """An event's start time or an arena's end came: start it, or stop pairing and maybe finish."""
@@ -319,7 +335,7 @@ class EventDriver:
             if event.status is EventStatus.OPEN:
                 await self.maybe_start(event_id)
                 return
-            await self.apply(event_id, lambda e: e.tick(time.time()), lambda e: [])
+            await self.apply(event_id, lambda e: e.tick(self.now()), lambda e: [])
 
     def _ratings(self, event: Event) -> dict[str, float]:
         """Each entrant's rating on this server (the seeding of a start)."""
@@ -443,7 +459,7 @@ class EventDriver:
         def change(e: Event) -> list[Pairing]:
             open_games = {p.match_id for p in e.pairings if not p.finished}
             fresh[:] = [(m, score) for m, score in dict(results).items() if m in open_games]
-            now = time.time()
+            now = self.now()
             return [p for m, score in fresh for p in e.result(m, score, now)]
 
         if any(p.match_id in dict(results) and not p.finished for p in self.live(event_id).pairings):

@@ -6,7 +6,6 @@ driver's change path (`EventDriver.apply`), which stores it, pairs and tells the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -94,7 +93,7 @@ class EventRequests:
         a.refuse_if_closing()
         settings = msg.settings
         Variant.parse(settings.variant)
-        if settings.start_at is not None and settings.start_at < time.time() - 60:
+        if settings.start_at is not None and settings.start_at < d.now() - 60:
             raise BadEventError("event start_at is in the past: give a UNIX time to come, or none")
         if len(msg.bots) > settings.max_entrants:
             raise BadEventError(f"event: {len(msg.bots)} bots are more than max_entrants ({settings.max_entrants})")
@@ -104,7 +103,7 @@ class EventRequests:
             raise TooManyError(f"you have {MAX_EVENTS_PER_PLAYER} open or running events: wait for one to end")
         if len(d.events) >= MAX_LIVE_EVENTS:
             raise TooManyError("the server runs as many events as it may: try again later")
-        event = Event(new_id("e"), settings, s.name, time.time())
+        event = Event(new_id("e"), settings, s.name, d.now())
         bots = [a.bot_seat(bot).name for bot in msg.bots]  # unknown bots are refused before anything is stored
         for name in bots:
             event.join(name, EntrantKind.BOT)
