@@ -17,7 +17,7 @@ import pytest
 from protocol import Position
 from protocol.actions import Action
 from protocol.event_settings import EventSettings
-from server.storage import Op, open_storage
+from server.storage import Op, Storage, open_storage
 from server.storage.tournaments import op_entrant, op_event, op_event_status, op_pairings
 from server.tournaments.tournament import EntrantKind, Event
 from tests.cluster_play import start_node, stop_nodes
