@@ -16,7 +16,7 @@ import asyncio
 import hmac
 import random
 from collections import defaultdict
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +70,8 @@ class Arena:
     """All live state of the server, and the one path by which matches change."""
 
     def __init__(self, storage: Storage, bots: BotRunner, options: ArenaOptions,
-                 deploy: Callable[[MatchHost], Deployment] = single_node) -> None:
+                 deploy: Callable[[MatchHost], Deployment] = single_node,
+                 wait_turn: Callable[[], Awaitable[None]] | None = None) -> None:
         self.storage = storage
         self.bots = bots
         self.options = options
@@ -98,7 +99,7 @@ class Arena:
         storage.on_commit = self.metrics.commit_seconds.observe
         self._tasks: set[asyncio.Task[Any]] = set()
         self.bot_turns = BotTurns(self.loop, bots, self.now, self.owns, lambda: self.closing, self.spawn, self.act,
-                                  self.metrics)
+                                  self.metrics, wait_turn)
         deployment = deploy(self)
         self.replication = deployment.replication
         self.presence = deployment.presence

@@ -26,7 +26,8 @@ class BotTurns:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, bots: BotRunner, now: Callable[[], float],
                  owns: Callable[[Room], bool], closing: Callable[[], bool],
-                 spawn: Callable[[Coroutine[Any, Any, Any]], None], act: Act, metrics: Figures) -> None:
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None], act: Act, metrics: Figures,
+                 wait_turn: Callable[[], Awaitable[None]] | None = None) -> None:
         self.loop = loop
         self.bots = bots
         self.now = now
@@ -37,10 +38,10 @@ class BotTurns:
         self.metrics = metrics
         self.paces: dict[str, float] = {}
         """Match id -> the minimum seconds per move of a paced exhibition (not kept across a restart)."""
-        self.wait_turn: Callable[[], Awaitable[None]] | None = None
+        self.wait_turn = wait_turn
         """Awaited before each bot move of an untimed exhibition (no person seated): while the server serves
-        seated players first, exhibitions wait their turn there like connections without a seat (set by the
-        server; a timed match's clock would run meanwhile, so its moves never wait)."""
+        seated players first, exhibitions wait their turn there like connections without a seat (the
+        admission's turn; a timed match's clock would run meanwhile, so its moves never wait)."""
 
     def maybe(self, room: Room) -> None:
         """If a hosted bot is to move, let it think (once at a time)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Iterable
 from functools import partial
 from http import HTTPStatus
 from weakref import WeakValueDictionary
@@ -243,6 +244,11 @@ class Admission:
         match waits for its network's turn at the gate (a seated player's message is served at once)."""
         if (self.gate.waiting or self.pressed_until) and self.pressed() and not seated(self.arena, session):
             await self.gate.wait(session.peer.network, session.ws.connection_lost_waiter)
+
+    def sessions_from(self, address: str) -> Iterable[Session]:
+        """The open connections from an address, hello said or not."""
+        peer = self.peers.get(address)
+        return peer.sessions if peer is not None else ()
 
     async def exhibition_turn(self) -> None:
         """Before an untimed exhibition's bot move: while the loop runs late, wait at the gate in the exhibitions'

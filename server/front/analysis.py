@@ -124,11 +124,12 @@ class Analyst:
     """Keeps a few search engines (one per variant) and answers `analyse` requests within a budget."""
 
     def __init__(self, max_queued: int = MAX_QUEUED, max_per_address: int = MAX_PER_ADDRESS,
-                 max_networks: int = MAX_NETWORKS, busy: float = BUSY, player_busy: float = PLAYER_BUSY) -> None:
+                 max_networks: int = MAX_NETWORKS, busy: float = BUSY, player_busy: float = PLAYER_BUSY,
+                 pressure: Callable[[], bool] = lambda: False) -> None:
         self.max_queued = max_queued
         self.busy = busy
         self.player_busy = player_busy
-        self.pressure: Callable[[], bool] = lambda: False
+        self.pressure = pressure
         """Whether the server is under pressure (its loop ran late lately, or a bot thinks a move for a person):
         then analyses start only within the thread's busy share, each thinking at most `PRESSED_BUDGET_MS`."""
         self.runs: deque[Run] = deque(maxlen=256)

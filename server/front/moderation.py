@@ -96,16 +96,18 @@ def refuse(session: Follower, why: str) -> None:
 class Moderator:
     """The bans this node enforces, and the operator's acts."""
 
-    def __init__(self, arena: Arena, refresh_s: float = REFRESH_S) -> None:
+    def __init__(self, arena: Arena, refresh_s: float = REFRESH_S,
+                 sessions_from: Callable[[str], Iterable[Session]] = lambda address: (),
+                 on_bans: Callable[[], None] = lambda: None) -> None:
         self.arena = arena
         self.refresh_s = refresh_s
         self.players: set[str] = set()
         """Ids of banned (or closed) players."""
         self.addresses: set[str] = set()
-        self.sessions_from: Callable[[str], Iterable[Session]] = lambda address: ()
-        """The open connections from an address, hello said or not (set by the server)."""
-        self.on_bans: Callable[[], None] = lambda: None
-        """Close whatever else the bans now cover (set by the server: the KGP gateway's agents)."""
+        self.sessions_from = sessions_from
+        """The open connections from an address, hello said or not (the admission's peers)."""
+        self.on_bans = on_bans
+        """Close whatever else the bans now cover (the KGP gateway's agents)."""
         self._seen: int | None = None
         """The highest audit number this node has taken into account (None: not read yet)."""
         self._missing: dict[int, float] = {}

@@ -6,7 +6,7 @@ Handlers validate and answer; every write goes through the arena (`Arena.apply` 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
@@ -115,9 +115,11 @@ def still_open(follower: Follower) -> bool:
 class Router:
     """Serves each request of a connection with the handler of its type."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, analyst: Analyst, moderation: Moderator, answers: Answers,
+                 busy: Callable[[], bool] = lambda: False,
+                 more_handlers: Mapping[type[ClientMessage], Handler] | None = None) -> None:
         self.arena = arena
-        self.analyst = Analyst()
+        self.analyst = analyst
         self.played = PlayedHere(arena)
         """Whom the analysis queue serves first: identities that played a game here."""
         self.handlers: dict[type[ClientMessage], Handler] = {
@@ -127,12 +129,13 @@ class Router:
             WatchMatch: self.follow, SyncMatch: self.follow, Resign: self.end, ClaimWin: self.end,
             LeaveMatch: self.leave, CreateMatch: self.create, CreateExhibition: self.exhibition,
             FindOpponent: self.seek, JoinMatch: self.join, Moderate: self.moderate,
+            **(more_handlers or {}),
         }
-        self.moderation = Moderator(arena)
-        self.answers = Answers()
+        self.moderation = moderation
+        self.answers = answers
         """Public reads' answers, shared while the server is busy or many ask them."""
-        self.busy: Callable[[], bool] = lambda: False
-        """Whether the server is overloaded (set by the connection handler's admission)."""
+        self.busy = busy
+        """Whether the server is overloaded (the admission's judgement)."""
 
     async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""

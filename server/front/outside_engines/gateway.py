@@ -89,7 +89,9 @@ def engine_id(token: str) -> str:
 class Gateway:
     """The listener, the agents, the queue and the matches they play."""
 
-    def __init__(self, arena: Arena, options: GatewayOptions, host: str) -> None:
+    def __init__(self, arena: Arena, options: GatewayOptions, host: str,
+                 banned: Callable[[str], bool] = lambda address: False,
+                 player_banned: Callable[[str], bool] = lambda player_id: False) -> None:
         self.arena = arena
         self.options = options
         self.host = host
@@ -113,15 +115,17 @@ class Gateway:
         self.closing = False
         self.server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.banned: Callable[[str], bool] = lambda address: False
-        """Whether the operator banned an address (set by the server: its moderation's bans)."""
-        self.player_banned: Callable[[str], bool] = lambda player_id: False
-        """Whether the operator banned (or closed) an identity (set by the server)."""
+        self.banned = banned
+        """Whether the operator banned an address (the moderation's bans)."""
+        self.player_banned = player_banned
+        """Whether the operator banned (or closed) an identity."""
 
     @classmethod
-    async def start(cls, arena: Arena, options: GatewayOptions, host: str) -> Gateway:
+    async def start(cls, arena: Arena, options: GatewayOptions, host: str,
+                    banned: Callable[[str], bool] = lambda address: False,
+                    player_banned: Callable[[str], bool] = lambda player_id: False) -> Gateway:
         """Check the options and listen."""
-        gateway = cls(arena, options, host)
+        gateway = cls(arena, options, host, banned, player_banned)
         for bot in options.kgp_bots:
             arena.bots.check(bot)
         gateway.server = await asyncio.start_server(gateway.connected, host, options.kgp_port, backlog=256)
