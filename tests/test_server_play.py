@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 
 from protocol import Action, Game, Sow, Swap, Variant, parse_action
 from server.assembly import RunningServer
+from server.edge.session import Session
 from server.storage import fetch_game, list_games
 from tests.conftest import Serve
 from tests.wire import (
@@ -309,7 +310,7 @@ async def stalled_watcher(server: RunningServer, name: str, match_id: str, token
     await stalled.send(type="watch", match_id=match_id)
     await stalled.expect("snapshot")
     for session in server.arena.rooms[match_id].followers:
-        if session.name == name:
+        if session.name == name and isinstance(session, Session):  # a websocket's follower
             session.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     return stalled
 
@@ -342,7 +343,8 @@ async def test_a_spectator_without_a_seat_is_dropped_sooner_than_a_player(serve:
     seated = await stalled_watcher(server, "carol", mid, carol.welcome["token"])
     try:
         await play_out(alice, bob, mid, variant, random.Random(5))
-        followers = {session.name: session for session in server.arena.rooms[mid].followers}
+        followers = {session.name: session for session in server.arena.rooms[mid].followers
+                     if isinstance(session, Session)}  # websockets' followers
         assert "lurker" not in followers
         assert followers["carol"].ws.transport.get_write_buffer_size() > 2048  # kept with more unsent
     finally:
