@@ -219,6 +219,8 @@ def test_an_abort_unrates_the_match_only_once_committed() -> None:
     abort = m.prepare_abort()
     assert abort == EndChange(EndReason.ABORTED, None)
     assert m.rated and m.status == "live" and not m.rates(abort)
+    assert not m.rates(m.prepare_resign(0))  # a resignation before the first move is unrated too
+    m.play(0, Sow(1), 0)
     assert m.rates(m.prepare_resign(0))
     m.commit(abort)
     assert (m.rated, m.status) == (False, "finished")

@@ -155,6 +155,7 @@ async def test_an_abort_the_database_refuses_leaves_the_match_rated(serve: Serve
     assert (await moderate(operator, act="abort", target=match_id, reason="x"))["code"] == "unavailable"
     monkeypatch.setattr(storage, "write", store)
     assert server.arena.rooms[match_id].match.rated
+    await south.request("ack", type="move", match_id=match_id, ply=0, bin=1)  # a resignation at ply 0 is unrated
     await south.send(type="resign", match_id=match_id)
     assert (await south.expect("event", where=is_game_over))["reason"] == "resign"
     with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3")) as db:

@@ -215,6 +215,29 @@ async def test_resent_action_is_acknowledged_not_replayed(server: RunningServer)
     assert [e["ply"] for e in bob.events(mid) if e["kind"] == "action"] == [0, 1]
 
 
+async def test_a_resignation_before_the_first_move_is_unrated(server: RunningServer) -> None:
+    """Resigning at ply 0 ends the game as a resignation (its winner named, as on the wire before) but moves no
+    rating and stores the match unrated, as lichess aborts such a game; after one move a resignation is rated."""
+    alice, bob, mid = await live_match(server.url)
+    await bob.send(type="resign", match_id=mid)
+    over = await alice.expect("event", where=is_game_over)
+    assert (over["reason"], over["winner"]) == ("resign", "south")
+    carol, dave, rated = await live_match(server.url, names=("carol", "dave"))
+    await carol.request("ack", type="move", match_id=rated, ply=0, bin=1)
+    await dave.send(type="resign", match_id=rated)
+    assert (await carol.expect("event", where=is_game_over))["reason"] == "resign"
+    await eventually(lambda: server.arena.rooms[rated].match.status == "finished")
+    assert not server.arena.rooms[mid].match.rated
+    games = {g.match_id: g for g in await server.arena.storage.list_games(10)}
+    assert games[mid].winner == "alice"
+    ratings = await server.arena.storage.fetch_rows("SELECT player_id FROM ratings")
+    assert len(ratings) == 2  # carol's and dave's only
+    rows = await server.arena.storage.fetch_rows("SELECT id, rated FROM matches")
+    assert dict((r[0], bool(r[1])) for r in rows) == {mid: False, rated: True}
+    for client in (alice, bob, carol, dave):
+        await client.close()
+
+
 async def test_claim_after_grace_period_and_resign(server: RunningServer, clock: FakeClock) -> None:
     """A claim is refused within the grace period, then wins by abandonment (also against a creator
     who left before the match began); resigning loses."""

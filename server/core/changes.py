@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.actions import Action
-from protocol.outcome import EndReason
 from server.core.identities import bot_player_op
 from server.core.match import ActionChange, EndChange, JoinChange, Match, Seat
 from server.storage import Op
@@ -106,6 +105,6 @@ def ops_of(match: Match, change: ArenaChange) -> list[Op]:
     if isinstance(change, ActionChange):
         return _action_ops(mid, change)
     if isinstance(change, EndChange):
-        unrated = [op_unrate(mid)] if change.reason is EndReason.ABORTED else []  # the operator's abort
+        unrated = [op_unrate(mid)] if match.unrates(change) else []  # an abort, or a resignation at ply 0
         return [op_finish(mid, change.result, change.winner, change.reason), *_forfeit_ops(match, change), *unrated]
     return [op_cancel(mid)]

@@ -331,9 +331,14 @@ class Match:
         self._check_started()
         return EndChange(EndReason.ABORTED, None)
 
+    def unrates(self, end: EndChange) -> bool:
+        """Whether `end` leaves the match unrated: the operator's abort, or a resignation before the first move
+        (lichess aborts such a game; here it stays a resignation, with its winner, but moves no rating)."""
+        return end.reason is EndReason.ABORTED or (end.reason is EndReason.RESIGN and self.ply == 0)
+
     def rates(self, end: EndChange) -> bool:
-        """Whether `end` moves the players' ratings: the match is rated and not aborted."""
-        return self.rated and end.reason is not EndReason.ABORTED
+        """Whether `end` moves the players' ratings: the match is rated and `end` does not unrate it."""
+        return self.rated and not self.unrates(end)
 
     def prepare_flag(self) -> EndChange | None:
         """The end on time if the running clock has run out now, else None."""
@@ -447,7 +452,7 @@ class Match:
         return SIDE_NAMES[self.side_of(end.winner)]
 
     def _commit_end(self, change: EndChange) -> int:
-        """Finish the match (an aborted one unrated)."""
+        """Finish the match (an aborted one, or one resigned before the first move, unrated)."""
         if self.status == "finished":
             return 0
         self.clocks.stop()
@@ -455,7 +460,7 @@ class Match:
             self.clocks.left_ms[1 - change.winner] = 0
         self.end = change
         self._status = "finished"
-        if change.reason is EndReason.ABORTED:
+        if self.unrates(change):
             self.rated = False
         winner = None if change.winner is None else self.seats[change.winner]
         event = GameOverEvent(match_id=self.match_id, seq=self.seq + 1, reason=change.reason, result=change.result,
