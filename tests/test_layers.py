@@ -260,3 +260,9 @@ def test_storage_imports_have_no_cycle() -> None:
     """server/storage/ is built bottom-up: its statements, interface and errors below the backends, the opener
     above them, and no module of it imports one that imports it back (not even inside a function)."""
     assert cycles(module_imports("server/storage")) == []
+
+
+def test_outside_engines_imports_have_no_cycle() -> None:
+    """The KGP gateway's modules import one way: the gateway uses its tournament entry, which reaches the gateway
+    only through the small protocol it declares."""
+    assert cycles(module_imports("server/front/outside_engines")) == []

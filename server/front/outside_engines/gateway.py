@@ -109,7 +109,7 @@ class Gateway:
         self.sessions: dict[Agent, AgentSession] = {}
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
-        self.entry = EventEntry(self)
+        self.entry = EventEntry(self, DriverSettings(move_s=options.kgp_move_s, rng=self.rng, no_move_forfeits=True))
         """The agents' way into the server's events, and the event games they wait for."""
         self.games = 0
         self.closing = False

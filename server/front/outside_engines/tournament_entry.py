@@ -4,13 +4,15 @@ waiting for the event's games and playing the seats the arena gives them.
 An agent with a token (or one that asked for an event) goes this way when it is free: into the event it asked
 for, then, while its identity is entered in an open or running event, it is held out of the freeplay queue and
 plays the games the event pairs it in. The gateway (`server.front.outside_engines.gateway`) owns the connections, the
-queue and the agents' identities; it asks this module `claim` whether a free agent goes the events' way.
+queue and the agents' identities; it asks this module `claim` whether a free agent goes the events' way. This module
+reaches the gateway only through `EntryHost`, the part of it declared here, so it does not import the gateway.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.errors import KalahError, NotEligibleError, UnknownBotError
 from protocol.event_settings import MAX_SANITY_GAMES
@@ -21,18 +23,49 @@ from server.logs import event as log_event
 from server.tournaments.tournament import EntrantKind, Event
 
 if TYPE_CHECKING:
-    from server.front.outside_engines.gateway import Gateway
+    from server.core.arena import Arena
     from server.front.tournament_requests import EventRequests
 
 SANITY_BOT = "random"
 """The hosted bot an engine beats to become eligible for an event that asks for wins against it."""
 
 
+class EntryHost(Protocol):
+    """What the entry uses of the gateway: its arena, its agents' sessions and games, its queue and its tasks."""
+
+    arena: Arena
+    sessions: dict[Agent, AgentSession]
+    """Each agent's session (its identity, once it has one)."""
+    busy: dict[Agent, str | None]
+    """Agents taken for a game: the id of the match they play (None until it exists)."""
+    settings: DriverSettings
+    """How freeplay games run."""
+    closing: bool
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run a task that closing the gateway cancels."""
+
+    def enqueue(self, agent: Agent) -> None:
+        """Send a free agent where it goes next (its event's way, else the queue)."""
+
+    def queue(self, agent: Agent) -> None:
+        """Put a free agent in the freeplay queue."""
+
+    def take(self, agent: Agent) -> None:
+        """Take an agent out of the queue for a game."""
+
+    def unqueue(self, agent: Agent) -> None:
+        """Take an agent out of the queue, if it is there."""
+
+    async def identity(self, agent: Agent) -> AgentSession:
+        """The agent's session with its identity (made or read back once)."""
+
+
 class EventEntry:
     """The gateway's agents in the server's events: who asked to enter, who waits for an event's games, and the
     games the arena seated them in."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: EntryHost, settings: DriverSettings) -> None:
         self.gateway = gateway
         self.events: EventRequests | None = None
         """The server's events, which agents may enter (set by the server)."""
@@ -40,7 +73,7 @@ class EventEntry:
         """Agents entered in an event, waiting for its next game instead of freeplay."""
         self.seated: dict[Agent, list[str]] = {}
         """Live matches the arena seated an agent in unasked (its event's games), to play in turn."""
-        self.settings = DriverSettings(move_s=gateway.options.kgp_move_s, rng=gateway.rng, no_move_forfeits=True)
+        self.settings = settings
         """How event games run: as in freeplay, but no move by the deadline forfeits (as engine testers rule)."""
 
     def join(self, events: EventRequests) -> None:
