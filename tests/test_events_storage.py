@@ -9,7 +9,7 @@ import pytest
 
 from protocol.errors import ConflictError
 from protocol.event_settings import EventSettings
-from server.storage import Storage, open_storage
+from server.storage import OpKind, Storage, open_storage
 from server.storage.tournaments import (
     load_event,
     load_unfinished,
@@ -114,7 +114,7 @@ async def test_an_unreadable_event_is_reported_and_the_others_load(tmp_path: Pat
     storage = await open_storage(db)
     try:
         await _swiss_started(storage)
-        await storage.write([("event", ("bad1", '{"kind": "knockout"}', "z", "open", 1.0, None))])
+        await storage.write([(OpKind.EVENT, ("bad1", '{"kind": "knockout"}', "z", "open", 1.0, None))])
         events, bad = await load_unfinished(storage)
         assert [e.event_id for e in events] == ["sw1"]
         assert [b.event_id for b in bad] == ["bad1"] and "cannot be loaded" in bad[0].reason

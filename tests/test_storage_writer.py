@@ -12,13 +12,19 @@ import pytest
 from protocol import EndReason, Game, Variant
 from server.storage import ConflictError, Op, Storage, open_storage, sqlite
 from server.storage.lobby import open_creators, open_summaries
-from server.storage.ops import PHASES, plan_batch
+from server.storage.moderation import op_audit, op_ban, op_close_player, op_rename, op_unban, op_unrate
+from server.storage.ops import PHASES, OpKind, plan_batch
+from server.storage.tournaments import op_entrant_out, op_event_disown, op_event_own, op_pairing_result
 from server.storage.writer import (
     op_action,
     op_cancel,
     op_create,
+    op_disown,
     op_finish,
+    op_forfeit,
+    op_guard,
     op_join,
+    op_own,
     op_player,
     op_quarantine,
     op_rating,
@@ -79,7 +85,7 @@ def test_plan_groups_each_kind_and_runs_kinds_in_dependency_order() -> None:
 
 def test_plan_puts_cancellations_late_and_unknown_kinds_after_every_known_one_in_arrival_order() -> None:
     """A cancellation runs after ratings; kinds no backend knows come last, first seen first."""
-    plan = plan_batch([[("odd_b", ("b",))], [op_cancel("m3")], [("odd_a", ("a",))],
+    plan = plan_batch([[("odd_b", ("b",))], [op_cancel("m3")], [("odd_a", ("a",))],  # type: ignore[list-item]
                        [op_rating("p1", 1500.0, 350.0, 0.06, 1)]])
     assert [kind for kind, _ in plan] == ["rating", "cancel", "odd_b", "odd_a"]
 
@@ -88,6 +94,19 @@ def test_every_kind_has_a_statement_on_every_backend() -> None:
     """SQLite and PostgreSQL each have exactly one statement for every kind of write."""
     postgres = pytest.importorskip("server.storage.postgres")
     assert set(sqlite.SQL) == set(postgres.SQL) == set(PHASES)
+
+
+def test_every_statement_is_made_with_a_kind_of_op_kind() -> None:
+    """Each builder of statements (matches, players, ownership, events, moderation) names its kind by an `OpKind`
+    member, and the members are the kinds in the order a batch runs them."""
+    ops = [op_player("p1", "ann", None), *new_match("m1"), act("m1", 0), finish("m1"), op_cancel("m2"),
+           op_rating("p1", 1500.0, 350.0, 0.06, 1), *op_quarantine("m3", "unreadable"), op_forfeit("m1", 0, "p1", "x"),
+           op_guard("k"), op_own("m1", "n1"), op_disown("m1"), op_entrant_out("e1", "ann"),
+           op_pairing_result("m1", 1.0), op_event_own("e1", "n1"), op_event_disown("e1"),
+           op_ban("player", "p1", "r", "mod"), op_unban("player", "p1"),
+           op_audit("mod", "ban", "p1", "r"), op_rename("p1", "anne"), op_close_player("p1"), op_unrate("m1")]
+    assert [kind for kind, _ in ops if type(kind) is not OpKind] == []
+    assert tuple(OpKind) == PHASES
 
 
 async def test_concurrent_writes_share_one_commit_and_only_the_conflicting_one_fails(storage: Storage) -> None:

@@ -10,7 +10,7 @@ from server.storage.games import (
     list_games,
     list_quarantined,
 )
-from server.storage.ops import Op
+from server.storage.ops import Op, OpKind
 from server.storage.schema import SchemaError, default_db_path
 from server.storage.sources import (
     describe,
@@ -22,7 +22,7 @@ from server.storage.sources import (
 )
 from server.storage.writer import Storage, StoredMatch, StoredPlayer
 
-__all__ = ["ConflictError", "GameReads", "Op", "Quarantined", "SchemaError", "Storage", "StorageError",
+__all__ = ["ConflictError", "GameReads", "Op", "OpKind", "Quarantined", "SchemaError", "Storage", "StorageError",
            "StoredGame", "StoredMatch", "StoredPlayer", "default_db_path", "describe", "fetch_game",
            "is_database_failure", "is_postgres", "list_games", "list_quarantined", "open_storage", "read_offline",
            "sqlite_path"]

@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from server.core.identity import name_key
-from server.storage.ops import Op
+from server.storage.ops import Op, OpKind
 from server.storage.writer import Storage
 
 BanKind = Literal["player", "address"]
 
-MODERATION_SQL = {
-    "ban": "INSERT INTO bans (kind, target, reason, actor, at) VALUES (?, ?, ?, ?, ?)"
-           " ON CONFLICT (kind, target) DO UPDATE SET reason = excluded.reason, actor = excluded.actor,"
-           " at = excluded.at",
-    "unban": "DELETE FROM bans WHERE kind = ? AND target = ?",
-    "audit": "INSERT INTO audit (at, actor, action, target, reason) VALUES (?, ?, ?, ?, ?)",
-    "rename": "UPDATE players SET name = ?, name_key = ? WHERE id = ?",
-    "close_player": "UPDATE players SET token_hash = NULL WHERE id = ?",
-    "unrate": "UPDATE matches SET rated = ? WHERE id = ?",
+MODERATION_SQL: dict[OpKind, str] = {
+    OpKind.BAN: "INSERT INTO bans (kind, target, reason, actor, at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (kind, target) DO UPDATE SET reason = excluded.reason, actor = excluded.actor,"
+                " at = excluded.at",
+    OpKind.UNBAN: "DELETE FROM bans WHERE kind = ? AND target = ?",
+    OpKind.AUDIT: "INSERT INTO audit (at, actor, action, target, reason) VALUES (?, ?, ?, ?, ?)",
+    OpKind.RENAME: "UPDATE players SET name = ?, name_key = ? WHERE id = ?",
+    OpKind.CLOSE_PLAYER: "UPDATE players SET token_hash = NULL WHERE id = ?",
+    OpKind.UNRATE: "UPDATE matches SET rated = ? WHERE id = ?",
 }
 """The statement of each moderation `Op` kind."""
 
@@ -63,32 +63,32 @@ class AuditEntry:
 
 def op_ban(kind: BanKind, target: str, reason: str, actor: str) -> Op:
     """Store (or renew) a ban."""
-    return ("ban", (kind, target, reason, actor, time.time()))
+    return (OpKind.BAN, (kind, target, reason, actor, time.time()))
 
 
 def op_unban(kind: BanKind, target: str) -> Op:
     """Lift a ban."""
-    return ("unban", (kind, target))
+    return (OpKind.UNBAN, (kind, target))
 
 
 def op_audit(actor: str, action: str, target: str, reason: str) -> Op:
     """Note one moderation act."""
-    return ("audit", (time.time(), actor, action, target, reason))
+    return (OpKind.AUDIT, (time.time(), actor, action, target, reason))
 
 
 def op_rename(player_id: str, name: str) -> Op:
     """Give a player a new name (unique in its canonical form, as every name)."""
-    return ("rename", (name, name_key(name), player_id))
+    return (OpKind.RENAME, (name, name_key(name), player_id))
 
 
 def op_close_player(player_id: str) -> Op:
     """Revoke a player's token for good: no one can say hello as it again."""
-    return ("close_player", (player_id,))
+    return (OpKind.CLOSE_PLAYER, (player_id,))
 
 
 def op_unrate(match_id: str) -> Op:
     """Mark a match unrated (an aborted one)."""
-    return ("unrate", (False, match_id))
+    return (OpKind.UNRATE, (False, match_id))
 
 
 def _audit(row: Sequence[Any]) -> AuditEntry:

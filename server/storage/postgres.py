@@ -31,7 +31,7 @@ from server.storage.games import (
     select_games,
 )
 from server.storage.moderation import MODERATION_SQL
-from server.storage.ops import Op, plan_batch
+from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.schema import (
     FILL_NAME_KEYS,
     PLAYER_NAMES,
@@ -64,34 +64,34 @@ NOW = "extract(epoch FROM clock_timestamp())::double precision"
 """The database server's clock in UNIX seconds: one clock for every node (an action is stored at it, a match read
 at it), so a step of a node's own clock, or skew between nodes, never comes into a match's clocks."""
 
-SQL = {
-    "guard": "INSERT INTO guards (key) VALUES ($1)",
-    "own": "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"
-           " ON CONFLICT (match_id) DO UPDATE SET node = excluded.node",
-    "disown": "DELETE FROM match_owners WHERE match_id = $1",
-    "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES ($1, $2, $3, $4, $5, $6)"
-              " ON CONFLICT (id) DO NOTHING",
-    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
-              " creator_address) VALUES ($1, $2, $3, 'open', $4, $5, $6, $7)",
-    "join": "UPDATE matches SET seat0 = CASE $1::integer WHEN 0 THEN $2 ELSE seat0 END,"
-            " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3::text,"
-            " creator_network = CASE $3::text WHEN 'open' THEN creator_network END,"
-            " creator_address = CASE $3::text WHEN 'open' THEN creator_address END WHERE id = $4",
-    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
-              f" VALUES ($1, $2, $3, $4, $5, $6, {NOW})",
-    "finish": "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3, finished_at = $4,"
-              " creator_network = NULL, creator_address = NULL WHERE id = $5",
-    "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES ($1, $2, $3, $4, $5)"
-              " ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
-              " volatility = excluded.volatility, games = excluded.games",
-    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = $1, creator_network = NULL,"
-              " creator_address = NULL WHERE id = $2",
-    "quarantine": "INSERT INTO quarantine (match_id, reason, at) VALUES ($1, $2, $3)"
-                  " ON CONFLICT (match_id) DO UPDATE SET reason = excluded.reason, at = excluded.at",
-    "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = $1",
-    "forfeit": "INSERT INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES ($1, $2, $3, $4, $5)"
-               " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
-               " detail = excluded.detail, at = excluded.at",
+SQL: dict[OpKind, str] = {
+    OpKind.GUARD: "INSERT INTO guards (key) VALUES ($1)",
+    OpKind.OWN: "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"
+                " ON CONFLICT (match_id) DO UPDATE SET node = excluded.node",
+    OpKind.DISOWN: "DELETE FROM match_owners WHERE match_id = $1",
+    OpKind.PLAYER: "INSERT INTO players (id, name, name_key, token_hash, bot, created_at)"
+                   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+    OpKind.CREATE: "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
+                   " creator_address) VALUES ($1, $2, $3, 'open', $4, $5, $6, $7)",
+    OpKind.JOIN: "UPDATE matches SET seat0 = CASE $1::integer WHEN 0 THEN $2 ELSE seat0 END,"
+                 " seat1 = CASE $1::integer WHEN 1 THEN $2 ELSE seat1 END, status = $3::text,"
+                 " creator_network = CASE $3::text WHEN 'open' THEN creator_network END,"
+                 " creator_address = CASE $3::text WHEN 'open' THEN creator_address END WHERE id = $4",
+    OpKind.ACTION: "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
+                   f" VALUES ($1, $2, $3, $4, $5, $6, {NOW})",
+    OpKind.FINISH: "UPDATE matches SET status = 'finished', result = $1, winner_seat = $2, reason = $3,"
+                   " finished_at = $4, creator_network = NULL, creator_address = NULL WHERE id = $5",
+    OpKind.RATING: "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES ($1, $2, $3, $4, $5)"
+                   " ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+                   " volatility = excluded.volatility, games = excluded.games",
+    OpKind.CANCEL: "UPDATE matches SET status = 'cancelled', finished_at = $1, creator_network = NULL,"
+                   " creator_address = NULL WHERE id = $2",
+    OpKind.QUARANTINE: "INSERT INTO quarantine (match_id, reason, at) VALUES ($1, $2, $3)"
+                       " ON CONFLICT (match_id) DO UPDATE SET reason = excluded.reason, at = excluded.at",
+    OpKind.SET_ASIDE: "UPDATE matches SET status = 'quarantined' WHERE id = $1",
+    OpKind.FORFEIT: "INSERT INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES ($1, $2, $3, $4, $5)"
+                    " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
+                    " detail = excluded.detail, at = excluded.at",
     **{kind: numbered(sql) for kind, sql in EVENT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
 }

@@ -23,7 +23,7 @@ from protocol.errors import ConflictError
 from server.storage.errors import StorageError
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
-from server.storage.ops import Op, plan_batch
+from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.soundness import check_sound, check_writable
 from server.storage.tournaments import EVENT_SQL
@@ -50,30 +50,31 @@ from server.storage.writer import (
 NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 """SQLite's clock (this machine's), in UNIX seconds: the time an action is stored at, and a match is read at."""
 
-SQL = {
-    "guard": "INSERT INTO guards (key) VALUES (?)",
-    "own": "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
-    "disown": "DELETE FROM match_owners WHERE match_id = ?",
-    "player": "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?, ?)"
-              " ON CONFLICT (id) DO NOTHING",
-    "create": "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
-              " creator_address) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
-    "join": "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"
-            " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3,"
-            " creator_network = CASE ?3 WHEN 'open' THEN creator_network END,"
-            " creator_address = CASE ?3 WHEN 'open' THEN creator_address END WHERE id = ?4",
-    "action": "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
-              f" VALUES (?, ?, ?, ?, ?, ?, {NOW})",
-    "finish": "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?,"
-              " creator_network = NULL, creator_address = NULL WHERE id = ?",
-    "rating": "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
-              " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
-              " volatility = excluded.volatility, games = excluded.games",
-    "cancel": "UPDATE matches SET status = 'cancelled', finished_at = ?, creator_network = NULL,"
-              " creator_address = NULL WHERE id = ?",
-    "quarantine": "INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
-    "set_aside": "UPDATE matches SET status = 'quarantined' WHERE id = ?",
-    "forfeit": "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES (?, ?, ?, ?, ?)",
+SQL: dict[OpKind, str] = {
+    OpKind.GUARD: "INSERT INTO guards (key) VALUES (?)",
+    OpKind.OWN: "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
+    OpKind.DISOWN: "DELETE FROM match_owners WHERE match_id = ?",
+    OpKind.PLAYER: "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+                   " ON CONFLICT (id) DO NOTHING",
+    OpKind.CREATE: "INSERT INTO matches (id, variant, rated, status, creator_seat, created_at, creator_network,"
+                   " creator_address) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
+    OpKind.JOIN: "UPDATE matches SET seat0 = CASE ?1 WHEN 0 THEN ?2 ELSE seat0 END,"
+                 " seat1 = CASE ?1 WHEN 1 THEN ?2 ELSE seat1 END, status = ?3,"
+                 " creator_network = CASE ?3 WHEN 'open' THEN creator_network END,"
+                 " creator_address = CASE ?3 WHEN 'open' THEN creator_address END WHERE id = ?4",
+    OpKind.ACTION: "INSERT INTO actions (match_id, ply, seat, action, seat0_ms, seat1_ms, at)"
+                   f" VALUES (?, ?, ?, ?, ?, ?, {NOW})",
+    OpKind.FINISH: "UPDATE matches SET status = 'finished', result = ?, winner_seat = ?, reason = ?, finished_at = ?,"
+                   " creator_network = NULL, creator_address = NULL WHERE id = ?",
+    OpKind.RATING: "INSERT INTO ratings (player_id, rating, rd, volatility, games) VALUES (?, ?, ?, ?, ?)"
+                   " ON CONFLICT(player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+                   " volatility = excluded.volatility, games = excluded.games",
+    OpKind.CANCEL: "UPDATE matches SET status = 'cancelled', finished_at = ?, creator_network = NULL,"
+                   " creator_address = NULL WHERE id = ?",
+    OpKind.QUARANTINE: "INSERT OR REPLACE INTO quarantine (match_id, reason, at) VALUES (?, ?, ?)",
+    OpKind.SET_ASIDE: "UPDATE matches SET status = 'quarantined' WHERE id = ?",
+    OpKind.FORFEIT: "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at)"
+                    " VALUES (?, ?, ?, ?, ?)",
     **EVENT_SQL,
     **MODERATION_SQL,
 }

@@ -22,25 +22,26 @@ from typing import Any
 
 from protocol.errors import KalahError
 from protocol.event_settings import EventSettings
-from server.storage.ops import Op
+from server.storage.ops import Op, OpKind
 from server.storage.writer import Storage
 from server.tournaments.records import Pairing
 from server.tournaments.tournament import Entrant, EntrantKind, Event, EventStatus
 
-EVENT_SQL = {
-    "event": "INSERT INTO events (id, settings, creator, status, created_at, started_at) VALUES (?, ?, ?, ?, ?, ?)",
-    "entrant": "INSERT INTO event_entrants (event_id, name, kind, active, joined_at) VALUES (?, ?, ?, ?, ?)"
-               " ON CONFLICT (event_id, name) DO UPDATE SET active = excluded.active",
-    "entrant_seed": "UPDATE event_entrants SET seed = ? WHERE event_id = ? AND name = ?",
-    "entrant_out": "DELETE FROM event_entrants WHERE event_id = ? AND name = ?",
-    "event_status": "UPDATE events SET status = ?, started_at = ? WHERE id = ?",
-    "pairing": "INSERT INTO event_pairings (event_id, rnd, tbl, south, north, match_id, score)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?)",
-    "pairing_result": "UPDATE event_pairings SET score = ? WHERE match_id = ?",
-    "event_version": "UPDATE events SET version = ? WHERE id = ?",
-    "event_own": "INSERT INTO event_owners (event_id, node) VALUES (?, ?)"
-                 " ON CONFLICT (event_id) DO UPDATE SET node = excluded.node",
-    "event_disown": "DELETE FROM event_owners WHERE event_id = ?",
+EVENT_SQL: dict[OpKind, str] = {
+    OpKind.EVENT: "INSERT INTO events (id, settings, creator, status, created_at, started_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?)",
+    OpKind.ENTRANT: "INSERT INTO event_entrants (event_id, name, kind, active, joined_at) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (event_id, name) DO UPDATE SET active = excluded.active",
+    OpKind.ENTRANT_SEED: "UPDATE event_entrants SET seed = ? WHERE event_id = ? AND name = ?",
+    OpKind.ENTRANT_OUT: "DELETE FROM event_entrants WHERE event_id = ? AND name = ?",
+    OpKind.EVENT_STATUS: "UPDATE events SET status = ?, started_at = ? WHERE id = ?",
+    OpKind.PAIRING: "INSERT INTO event_pairings (event_id, rnd, tbl, south, north, match_id, score)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+    OpKind.PAIRING_RESULT: "UPDATE event_pairings SET score = ? WHERE match_id = ?",
+    OpKind.EVENT_VERSION: "UPDATE events SET version = ? WHERE id = ?",
+    OpKind.EVENT_OWN: "INSERT INTO event_owners (event_id, node) VALUES (?, ?)"
+                      " ON CONFLICT (event_id) DO UPDATE SET node = excluded.node",
+    OpKind.EVENT_DISOWN: "DELETE FROM event_owners WHERE event_id = ?",
 }
 """The statement of each event `Op` kind, with `?` placeholders (PostgreSQL numbers them)."""
 
@@ -57,53 +58,53 @@ PAIRINGS = "SELECT rnd, tbl, south, north, match_id, score FROM event_pairings W
 
 def op_event(event: Event) -> Op:
     """Store a new event."""
-    return ("event", (event.event_id, event.settings.text(), event.creator, event.status.value, event.created_at,
+    return (OpKind.EVENT, (event.event_id, event.settings.text(), event.creator, event.status.value, event.created_at,
                       event.started_at))
 
 
 def op_event_status(event: Event) -> Op:
     """Store an event's status and start time."""
-    return ("event_status", (event.status.value, event.started_at, event.event_id))
+    return (OpKind.EVENT_STATUS, (event.status.value, event.started_at, event.event_id))
 
 
 def op_entrant(event_id: str, entrant: Entrant) -> Op:
     """Store an entrant (or their coming back, or their leaving a started event: `active`)."""
-    return ("entrant", (event_id, entrant.name, entrant.kind.value, bool(entrant.active), time.time()))
+    return (OpKind.ENTRANT, (event_id, entrant.name, entrant.kind.value, bool(entrant.active), time.time()))
 
 
 def op_seeds(event: Event) -> list[Op]:
     """Store each entrant's place in the starting order (written with the start)."""
-    return [("entrant_seed", (seed, event.event_id, name)) for seed, name in enumerate(event.entrants, start=1)]
+    return [(OpKind.ENTRANT_SEED, (seed, event.event_id, name)) for seed, name in enumerate(event.entrants, start=1)]
 
 
 def op_entrant_out(event_id: str, name: str) -> Op:
     """Take an entrant off an event that has not started."""
-    return ("entrant_out", (event_id, name))
+    return (OpKind.ENTRANT_OUT, (event_id, name))
 
 
 def op_pairings(event_id: str, pairings: Iterable[Pairing]) -> list[Op]:
     """Store a round's pairings (in one write: the round is stored whole or not at all)."""
-    return [("pairing", (event_id, p.round, p.table, p.south, p.north, p.match_id, p.score)) for p in pairings]
+    return [(OpKind.PAIRING, (event_id, p.round, p.table, p.south, p.north, p.match_id, p.score)) for p in pairings]
 
 
 def op_pairing_result(match_id: str, score: float) -> Op:
     """Store the result of an event's game (`score` for south)."""
-    return ("pairing_result", (score, match_id))
+    return (OpKind.PAIRING_RESULT, (score, match_id))
 
 
 def op_event_version(event: Event) -> Op:
     """Store how many changes an event has had (with each change)."""
-    return ("event_version", (event.version, event.event_id))
+    return (OpKind.EVENT_VERSION, (event.version, event.event_id))
 
 
 def op_event_own(event_id: str, node: str) -> Op:
     """Make `node` the one that pairs and drives an event (a cluster's)."""
-    return ("event_own", (event_id, node))
+    return (OpKind.EVENT_OWN, (event_id, node))
 
 
 def op_event_disown(event_id: str) -> Op:
     """Forget the owner of an event that ended."""
-    return ("event_disown", (event_id,))
+    return (OpKind.EVENT_DISOWN, (event_id,))
 
 
 class UnreadableEventError(Exception):

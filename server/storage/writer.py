@@ -23,7 +23,7 @@ from protocol.outcome import EndReason
 from server.core.identity import name_key
 from server.logs import event as log_event
 from server.storage.games import GameReads
-from server.storage.ops import Op
+from server.storage.ops import Op, OpKind
 
 Pending = tuple[list[Op], "asyncio.Future[None]"]
 """One queued write: its statements and the future its writer waits on."""
@@ -262,7 +262,7 @@ def match_of(row: Any, actions: list[Any]) -> StoredMatch:
 def op_player(player_id: str, name: str, token_hash: str | None, bot: str | None = None) -> Op:
     """Store a new player under its name's canonical form, which no other player may hold (`ConflictError`);
     a row already stored under the id (a hosted bot's) is kept as it is."""
-    return ("player", (player_id, name, name_key(name), token_hash, bot, time.time()))
+    return (OpKind.PLAYER, (player_id, name, name_key(name), token_hash, bot, time.time()))
 
 
 def op_create(match_id: str, variant: str, rated: bool, creator_seat: int,
@@ -270,54 +270,54 @@ def op_create(match_id: str, variant: str, rated: bool, creator_seat: int,
     """Store a new open match, with the network (IPv4 /24, IPv6 /64) and the address of its creator if a client
     opened it to anyone (kept while it is open: the lobby's fair order)."""
     network, address = creator or (None, None)
-    return ("create", (match_id, variant, bool(rated), creator_seat, time.time(), network, address))
+    return (OpKind.CREATE, (match_id, variant, bool(rated), creator_seat, time.time(), network, address))
 
 
 def op_join(match_id: str, seat: int, player_id: str, live: bool) -> Op:
     """Store a player taking a seat (and the match going live)."""
-    return ("join", (seat, player_id, "live" if live else "open", match_id))
+    return (OpKind.JOIN, (seat, player_id, "live" if live else "open", match_id))
 
 
 def op_action(match_id: str, ply: int, seat: int, token: str, clocks_ms: tuple[int, int]) -> Op:
     """Store one action; (match, ply) is unique, so an action is never stored twice."""
-    return ("action", (match_id, ply, seat, token, clocks_ms[0], clocks_ms[1]))  # its time: the database's clock
+    return (OpKind.ACTION, (match_id, ply, seat, token, clocks_ms[0], clocks_ms[1]))  # its time: the database's clock
 
 
 def op_finish(match_id: str, result: int | None, winner_seat: int | None, reason: EndReason) -> Op:
     """Store the end of a match."""
-    return ("finish", (result, winner_seat, str(reason), time.time(), match_id))
+    return (OpKind.FINISH, (result, winner_seat, str(reason), time.time(), match_id))
 
 
 def op_cancel(match_id: str) -> Op:
     """Mark an open match its creator left before anyone joined."""
-    return ("cancel", (time.time(), match_id))
+    return (OpKind.CANCEL, (time.time(), match_id))
 
 
 def op_rating(player_id: str, rating: float, rd: float, volatility: float, games: int) -> Op:
     """Store a player's Glicko-2 rating after a rated game (the later of two updates wins)."""
-    return ("rating", (player_id, rating, rd, volatility, games))
+    return (OpKind.RATING, (player_id, rating, rd, volatility, games))
 
 
 def op_quarantine(match_id: str, reason: str) -> list[Op]:
     """Set aside a match that cannot be loaded: noted with the reason, and never loaded again."""
-    return [("quarantine", (match_id, reason[:1000], time.time())), ("set_aside", (match_id,))]
+    return [(OpKind.QUARANTINE, (match_id, reason[:1000], time.time())), (OpKind.SET_ASIDE, (match_id,))]
 
 
 def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
     """Store why the player in `seat` forfeits (stored with the end of the match it causes)."""
-    return ("forfeit", (match_id, seat, player_id, detail[:1000], time.time()))
+    return (OpKind.FORFEIT, (match_id, seat, player_id, detail[:1000], time.time()))
 
 
 def op_guard(key: str) -> Op:
     """Claim `key` once: a second write claiming it fails as `ConflictError` (nodes racing on one change)."""
-    return ("guard", (key,))
+    return (OpKind.GUARD, (key,))
 
 
 def op_own(match_id: str, node: str) -> Op:
     """Make `node` the owner of a match (its clocks, hosted bots and expiry)."""
-    return ("own", (match_id, node))
+    return (OpKind.OWN, (match_id, node))
 
 
 def op_disown(match_id: str) -> Op:
     """Forget the owner of a match that ended or was cancelled."""
-    return ("disown", (match_id,))
+    return (OpKind.DISOWN, (match_id,))
