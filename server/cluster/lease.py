@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from server.cluster.member import ClusterMember
+from server.cluster.tournaments import ClusterEvents
 from server.logs import event as log_event
 
-if TYPE_CHECKING:
-    from server.cluster.node import Cluster
+
+class LeaseHolder(ClusterMember, Protocol):
+    """A node as its lease sees it: a member, with the tournaments it must let go of when fenced."""
+
+    event_owners: ClusterEvents
 
 
 class Lease:
     """This node's heartbeat, its lease and its fence."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: LeaseHolder) -> None:
         self.cluster = cluster
         self.database = "ok"
         """`ok`, or `unreachable` since a beat failed (until one reaches the database again)."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from protocol.errors import UnavailableError
+from server.cluster.member import ClusterMember
 from server.cluster.messages import Online
 from server.core.follower import Follower
 from server.core.match import Seat
@@ -22,14 +23,13 @@ from server.core.rooms import Room
 from server.logs import event as log_event
 
 if TYPE_CHECKING:
-    from server.cluster.node import Cluster
     from server.core.match_host import MatchHost
 
 
 class ClusterPresence(Presence):
     """Who is connected to this node, and to the other live nodes of its cluster."""
 
-    def __init__(self, arena: MatchHost, cluster: Cluster) -> None:
+    def __init__(self, arena: MatchHost, cluster: ClusterMember) -> None:
         super().__init__(arena.loop, arena.now, arena.options.presence_delay_s, arena.rooms_of,
                          arena.options.grace_s)
         self.arena = arena

@@ -12,8 +12,7 @@ once). When a node's lease runs out, the survivors take its events (`FOR UPDATE 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from server.cluster.member import ClusterMember
 from server.cluster.messages import EventChanged
 from server.core.tournament_owners import EventHost
 from server.logs import event as log_event
@@ -21,9 +20,6 @@ from server.storage import Op
 from server.storage.tournaments import live_versions, op_event_disown, op_event_own
 from server.storage.writer import op_guard
 from server.tournaments.tournament import Event, EventStatus
-
-if TYPE_CHECKING:
-    from server.cluster.node import Cluster
 
 
 class _NoHost:
@@ -44,7 +40,7 @@ class ClusterEvents:
 
     retries = 3
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterMember) -> None:
         self.cluster = cluster
         self.host: EventHost = _NoHost()
         self.owned: set[str] = set()
