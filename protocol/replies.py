@@ -69,11 +69,19 @@ class MatchSummary(Message):
     result: int | None = None
 
 
+class SeekSummary(Message):
+    """A player waiting for an opponent in a variant (a `seek` of the same variant plays them)."""
+
+    variant: str
+    name: Name
+
+
 class MatchList(Message):
-    """The open and live matches."""
+    """The open and live matches, and who seeks an opponent in which variant."""
 
     type: Literal["matches"] = "matches"
     matches: list[MatchSummary]
+    seeks: list[SeekSummary] = Field(default_factory=list)
 
 
 class Snapshot(Message):

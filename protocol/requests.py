@@ -35,11 +35,16 @@ class CreateMatch(Message):
     _variant = field_validator("variant")(check_variant)
 
 
+SEEK_VARIANT = "kalah(6,4,clock=300+5)"
+"""What a seek asks for unless it names a variant: the terminal lobby's `a` and the web lobby's form by default, so
+that their seekers meet."""
+
+
 class FindOpponent(Message):
     """Ask to be paired with any other player waiting for the same variant."""
 
     type: Literal["seek"] = "seek"
-    variant: str = "kalah(6,4)"
+    variant: str = SEEK_VARIANT
 
     _variant = field_validator("variant")(check_variant)
 

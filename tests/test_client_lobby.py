@@ -16,6 +16,7 @@ from client.ui_messages import ConnectionChanged, GameListReceived, MatchListRec
 from protocol import Variant
 from protocol.messages import (
     CreateMatch,
+    FindOpponent,
     GameInfo,
     GameList,
     JoinMatch,
@@ -24,6 +25,7 @@ from protocol.messages import (
     ListStandings,
     MatchList,
     MatchSummary,
+    SeekSummary,
 )
 from protocol.outcome import EndReason
 from tests.client_hosts import ScreenHost, shown, until
@@ -51,7 +53,7 @@ async def test_listing_fills_tables_and_enter_joins() -> None:
         lobby.post_message(MatchListReceived(listing()))
         await pilot.pause()
         rows = {t.id: t.row_count for t in lobby.query(DataTable)}
-        assert rows == {"open": 1, "live": 1, "finished": 1, "standings": 0}
+        assert rows == {"seeks": 0, "open": 1, "live": 1, "finished": 1, "standings": 0}
         assert str(lobby.query_one("#head-to-head", Static).render()) == "No rated games yet."
         lobby.query_one("#open", DataTable).focus()
         await pilot.press("enter")
@@ -121,6 +123,32 @@ async def test_create_form_names_bad_input() -> None:
         assert not any(isinstance(m, CreateMatch) for m in app.sent)
 
 
+async def test_the_lobby_shows_the_seeks_and_seeks_what_the_web_lobby_seeks() -> None:
+    """Who seeks what is listed (yours marked); Enter on a seek seeks its variant, which pairs the two; `a` seeks
+    kalah(6,4,clock=300+5), the web lobby's default (before: no seek was shown, and `a` sought untimed kalah(6,4),
+    which never met a web seeker)."""
+    lobby = LobbyScreen("ann")
+    app = ScreenHost(lobby)
+    async with app.run_test(size=SIZE) as pilot:
+        lobby.post_message(ConnectionChanged(True, "connected"))
+        await pilot.pause()
+        assert lobby.query_one("#no-seeks", Static).display
+        seeks = [SeekSummary(variant="kalah(6,4,clock=300+5)", name="bob"), SeekSummary(variant="kalah(4,3)",
+                                                                                        name="ann")]
+        lobby.post_message(MatchListReceived(MatchList(matches=[], seeks=seeks)))
+        await pilot.pause()
+        table = lobby.query_one("#seeks", DataTable)
+        assert [table.get_row_at(i) for i in range(table.row_count)] == [["bob", "kalah(6,4,clock=300+5)"],
+                                                                         ["ann (you)", "kalah(4,3)"]]
+        assert not lobby.query_one("#no-seeks", Static).display
+        table.focus()
+        await pilot.press("enter")
+        assert app.sent[-1] == FindOpponent(variant="kalah(6,4,clock=300+5)")
+        before = len(app.sent)
+        await pilot.press("a")
+        assert app.sent[before:] == [FindOpponent(variant="kalah(6,4,clock=300+5)")]
+
+
 async def test_offline_lobby_offers_only_the_stored_games() -> None:
     """Offline there is no create, pairing, refresh, events, name or standings: only the stored games, to
     replay."""
@@ -146,6 +174,7 @@ async def test_private_server_offers_bots_only() -> None:
     async with app.run_test(size=SIZE) as pilot:
         offered = {b.binding.action for b in lobby.active_bindings.values()}
         assert "create" in offered and "seek" not in offered
+        assert not any(w.display for w in lobby.query("#seeks, #no-seeks"))
         await pilot.press("a")
         assert app.sent == []
         await pilot.press("c")

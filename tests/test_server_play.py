@@ -294,6 +294,28 @@ async def listed_only_live(client: Client) -> bool:
     return [m["variant"] for m in listing] == ["kalah(5,3)"]
 
 
+async def test_the_listing_shows_who_seeks_what(server: RunningServer) -> None:
+    """A seek waiting shows in everyone's listing (name and variant) until it is paired or its connection closes
+    (before: a seeker waited with no sign to anyone else)."""
+    alice = await Client.open(server.url, "alice")
+    bob = await Client.open(server.url, "bob")
+    await alice.send(type="seek", variant="kalah(5,3)")
+    await alice.expect("seeking")
+    assert (await bob.request("matches", type="list"))["seeks"] == [{"variant": "kalah(5,3)", "name": "alice"}]
+    await bob.send(type="seek", variant="kalah(5,3)")
+    await bob.expect("snapshot")
+    assert (await bob.request("matches", type="list"))["seeks"] == []
+    await bob.send(type="seek", variant="kalah(4,4)")
+    await bob.expect("seeking")
+    await bob.close()
+    await eventually(lambda: _no_seeks(alice), what="the closed connection's seek leaving the listing")
+
+
+async def _no_seeks(client: Client) -> bool:
+    """Whether the listing `client` gets now shows no seek."""
+    return not (await client.request("matches", type="list"))["seeks"]
+
+
 async def test_lobby_seek_list_and_leave(server: RunningServer) -> None:
     """Seeking pairs; the listing shows matches (not those of absent creators); leaving cancels an open one."""
     alice = await Client.open(server.url, "alice")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from protocol.messages import SEEK_VARIANT, FindOpponent
 from server.assembly import RunningServer
 from tests.browser import (
     OVER,
@@ -45,6 +46,41 @@ async def test_two_seekers_are_paired(arena: RunningServer, pages: Pages) -> Non
     assert first.url == second.url
     assert "(you)" in await first.inner_text("#player-south") and "(you)" in await second.inner_text("#player-north")
     assert await my_turn(first)
+
+
+async def test_the_default_seek_meets_the_terminals_and_seeks_are_shown(arena: RunningServer, pages: Pages) -> None:
+    """The form's default seek is the terminal lobby's `a` (kalah(6,4,clock=300+5), `SEEK_VARIANT`): a terminal
+    seeker sees it listed and meets it; a terminal seek shows in the page's "Seeking an opponent" table, and its
+    "play" button pairs the page with it (before: the page sought 300+5, the terminal untimed, and neither showed
+    the other's seek)."""
+    assert SEEK_VARIANT == "kalah(6,4,clock=300+5)"
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await page.select_option("#opponent", "")
+    await page.get_by_role("button", name="Seek an opponent").click()
+    await page.get_by_text(f"Seeking an opponent for {SEEK_VARIANT}").wait_for()
+    terminal = await Client.open(arena.url, "tina")
+    try:
+        seeks = (await terminal.request("matches", type="list"))["seeks"]
+        assert [s["variant"] for s in seeks] == [SEEK_VARIANT]
+        await terminal.send(**FindOpponent().model_dump())
+        snapshot = await terminal.expect("snapshot")
+        await page.wait_for_url(f"**/play/{snapshot['match_id']}")
+        assert snapshot["you"] == "north" and snapshot["variant"] == SEEK_VARIANT
+    finally:
+        await terminal.close()
+    seeker = await Client.open(arena.url, "sam")
+    try:
+        await seeker.send(type="seek", variant="kalah(4,3,clock=60+1)")
+        await seeker.expect("seeking")
+        lobby = await pages.open("/")
+        play = lobby.get_by_role("button", name="play sam (kalah(4,3,clock=60+1))")
+        await play.click()
+        snapshot = await seeker.expect("snapshot")
+        await lobby.wait_for_url(f"**/play/{snapshot['match_id']}")
+        assert snapshot["you"] == "south" and snapshot["variant"] == "kalah(4,3,clock=60+1)"
+    finally:
+        await seeker.close()
 
 
 async def test_two_people_create_share_join_and_play_a_game_by_clicks(arena: RunningServer, pages: Pages,

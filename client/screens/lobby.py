@@ -1,4 +1,5 @@
-"""The lobby: your name, open matches to join, live ones to watch, finished ones to replay, standings."""
+"""The lobby: your name, who seeks an opponent, open matches to join, live ones to watch, finished ones to replay,
+standings."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from client.ui_messages import (
 )
 from protocol import Variant
 from protocol.messages import (
+    SEEK_VARIANT,
     CreateMatch,
     FindOpponent,
     HeadToHead,
@@ -36,6 +38,7 @@ from protocol.messages import (
     ListMatches,
     ListStandings,
     MatchSummary,
+    SeekSummary,
     StandingRow,
     Standings,
 )
@@ -78,6 +81,11 @@ def match_cells(m: MatchSummary) -> tuple[str, ...]:
     """One line of a match table: id, variant, players, ply, spectators, result."""
     result = "" if m.result is None else f"{m.result:+d}"
     return (m.match_id, m.variant, _players(m.south, m.north), str(m.ply), str(m.spectators), result)
+
+
+def seek_cells(seek: SeekSummary, me: str) -> tuple[str, ...]:
+    """One line of the seeks table: who seeks (you, for your own) and the variant."""
+    return (f"{seek.name} (you)" if seek.name == me else seek.name, seek.variant)
 
 
 def stored_cells(g: StoredGame) -> tuple[str, ...]:
@@ -126,6 +134,8 @@ class LobbyScreen(Screen[None]):
         super().__init__()
         self.player_name = name
         self.matches: list[MatchSummary] = []
+        self.seeks: list[SeekSummary] = []
+        """Who seeks an opponent on the server, in which variant (`a` seeks the default, Enter on one plays them)."""
         self.library: dict[str, StoredGame] = {g.match_id: g for g in library}
         """Stored games to replay, by match id: the server's finished ones, or a database file's (offline)."""
         self.standings: Standings = Standings(rows=[])
@@ -146,6 +156,11 @@ class LobbyScreen(Screen[None]):
             yield Input(self.player_name, id="name", max_length=32, restrict=r"[A-Za-z0-9_.:-]*")
             yield Button("Create match (c)", id="create", variant="primary")
         with VerticalScroll(id="tables"):
+            seeking = f"{server} seeking" + (" private" if self.private else "")
+            yield Label(f"[b]Seeking an opponent[/b] — Enter to play them; a seeks {SEEK_VARIANT}",
+                        classes=f"table-title {seeking}")
+            yield DataTable(id="seeks", cursor_type="row", zebra_stripes=True, classes=seeking)
+            yield Static("Nobody is seeking a game right now.", id="no-seeks", classes=f"hint {seeking}")
             yield Label("[b]Open matches[/b] — Enter to join", classes=f"table-title {server}")
             yield DataTable(id="open", cursor_type="row", zebra_stripes=True, classes=server)
             yield Label("[b]Live matches[/b] — Enter to watch", classes=f"table-title {server}")
@@ -161,6 +176,9 @@ class LobbyScreen(Screen[None]):
     def on_mount(self) -> None:
         """Set up the table columns, draw, and keep the listing fresh."""
         self.set_class(self.offline, "-offline")
+        for widget in self.query(".private"):  # on this session's own server nobody else seeks
+            widget.display = False
+        self.query_one("#seeks", DataTable).add_columns("player", "variant")
         for table_id in ("open", "live"):
             table = self.query_one(f"#{table_id}", DataTable)
             table.add_columns("match", "variant", "players", "ply", "watching", "result")
@@ -193,6 +211,7 @@ class LobbyScreen(Screen[None]):
     def _matches_listed(self, event: MatchListReceived) -> None:
         """The open and live matches."""
         self.matches = list(event.msg.matches)
+        self.seeks = list(event.msg.seeks)
         self._draw_tables()
 
     @on(GameListReceived)
@@ -211,7 +230,8 @@ class LobbyScreen(Screen[None]):
     @on(SeekingReceived)
     def _seeking(self, event: SeekingReceived) -> None:
         """Say that the server looks for an opponent."""
-        self.notify(f"Waiting for another player who wants {event.msg.variant}…", title="Pairing")
+        self.notify(f"Waiting for another player who wants {event.msg.variant}… Others see your seek in their "
+                    "lobby; a seek listed here plays at once.", title="Pairing")
 
     @on(ConnectionChanged)
     def _connection_changed(self, event: ConnectionChanged) -> None:
@@ -238,6 +258,11 @@ class LobbyScreen(Screen[None]):
                 rows["finished"].append(stored_cells(self.library[m.match_id]))
             else:
                 rows["finished"].append(finished_cells(m))
+        seeks = self.query_one("#seeks", DataTable)
+        seeks.clear()
+        for seek in self.seeks:
+            seeks.add_row(*seek_cells(seek, self.player_name), key=seek.variant)
+        self.query_one("#no-seeks", Static).display = not self.seeks and not self.private
         listed = {m.match_id for m in self.matches}
         rows["finished"] += [stored_cells(g) for g in self.library.values() if g.match_id not in listed]
         for status, lines in rows.items():
@@ -284,12 +309,15 @@ class LobbyScreen(Screen[None]):
         return True
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Join an open match, watch a live one, replay a finished one."""
+        """Seek what a seeker seeks (which pairs the two), join an open match, watch a live one, replay a finished
+        one."""
         match_id = event.row_key.value
         if match_id is None:
             return
         table_id = event.data_table.id
-        if table_id == "open":
+        if table_id == "seeks":
+            self.post_message(Outgoing(FindOpponent(variant=match_id)))
+        elif table_id == "open":
             self.post_message(Outgoing(JoinMatch(match_id=match_id)))
         elif table_id == "live":
             self.post_message(WatchRequested(match_id))
@@ -330,10 +358,10 @@ class LobbyScreen(Screen[None]):
             self.app.push_screen(EventsScreen(self.player_name))
 
     def action_seek(self) -> None:
-        """Be paired with the next player asking for the standard game."""
+        """Be paired with the next player asking for the default seek (the web lobby's default too)."""
         if self.offline or self.private:
             return
-        self.post_message(Outgoing(FindOpponent(variant=Variant().text())))
+        self.post_message(Outgoing(FindOpponent(variant=SEEK_VARIANT)))
 
     def action_refresh(self) -> None:
         """Ask for the listing again: matches in play, stored finished games, and the standings."""

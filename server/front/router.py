@@ -36,6 +36,7 @@ from protocol.messages import (
     Moderate,
     Resign,
     Seeking,
+    SeekSummary,
     SwapSides,
     SyncMatch,
     TransferSeed,
@@ -105,6 +106,10 @@ def too_many_rows(rows: int, wait_s: float) -> RateLimitedError:
     """The refusal of a public read whose budgets (the address's, its network's, the server's) lack `rows`."""
     return RateLimitedError(f"too many rows read from your address or its network: wait before asking for {rows} "
                             "more", wait_s)
+
+
+MAX_SEEKS_LISTED = 100
+"""The most seeks a `matches` listing holds (the oldest first)."""
 
 
 def still_open(follower: Follower) -> bool:
@@ -204,13 +209,15 @@ class Router:
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
-        node's, as stored, with this node's spectator counts)."""
+        node's, as stored, with this node's spectator counts), and the players of this server seeking an opponent."""
         a = self.arena
 
         async def make() -> tuple[Message, int]:
             """The list, its rows charged to `s`."""
             matches = await a.replication.listing(a.options.max_list, lambda rows: self.charge_rows(s, rows))
-            return MatchList(matches=matches), len(matches)
+            seeks = [SeekSummary(variant=variant, name=waiting.name) for variant, waiting in a.seeks.items()
+                     if waiting.name is not None and still_open(waiting)][:MAX_SEEKS_LISTED]
+            return MatchList(matches=matches, seeks=seeks), len(matches) + len(seeks)
 
         return await self.shared_read(s, "list", make)
 

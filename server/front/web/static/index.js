@@ -9,8 +9,8 @@ import { cell, copyField, el, link, nameWithRating, outcomeText, ratingsOf, show
 const EVERY_MS = { list: 2000, games: 6000, standings: 30000 };
 const RECENT = 20;
 const $ = (id) => document.getElementById(id);
-const st = { ratings: new Map(), matches: [], games: [], due: { list: 0, games: 0, standings: 0 }, backoff: 1,
-  seeking: null };
+const st = { ratings: new Map(), matches: [], seeks: [], games: [], due: { list: 0, games: 0, standings: 0 },
+  backoff: 1, seeking: null };
 
 const net = new Link({
   onReady() {
@@ -28,7 +28,7 @@ const net = new Link({
       location.assign(`/play/${encodeURIComponent(msg.match_id)}`);
     } else if (msg.type === "seeking") {
       $("seeking").hidden = false;
-      $("seeking-text").textContent = `Seeking an opponent for ${msg.variant}: keep this page open…`;
+      $("seeking-text").textContent = `Seeking an opponent for ${msg.variant}: keep this page open… Others see your seek in their lobby, here and in the terminal.`;
     } else if (msg.type === "error" && (["create", "seek", "join"].includes(msg.request)
         || /^(create|seek|join)\./.test(msg.message))) {
       // a refused field names the request in `request` and its message (`create.variant: …`), said in words here
@@ -38,8 +38,10 @@ const net = new Link({
     } else if (msg.type === "matches") {
       const gone = st.matches.some((m) => m.status === "live" && !msg.matches.some((n) => n.match_id === m.match_id));
       st.matches = msg.matches;
+      st.seeks = msg.seeks || [];
       if (gone) st.due.games = st.due.standings = 0;  // a match ended: its game and ratings are new
       drawLive();
+      drawSeeks();
     } else if (msg.type === "game_list") {
       st.games = msg.games;
       drawRecent();
@@ -101,6 +103,31 @@ function drawLive() {
     return tr;
   }));
   $("live-empty").hidden = st.matches.length > 0;
+}
+
+/** Who seeks an opponent in which variant; "play" seeks the same variant, which pairs the two at once. */
+function drawSeeks() {
+  const body = $("seeks").querySelector("tbody");
+  body.replaceChildren(...st.seeks.map((s) => {
+    const tr = el("tr");
+    const mine = net.guest && s.name === net.guest.name;
+    let action = el("span", "meta", "yours");
+    if (!mine) {
+      action = el("button", "action", "play");
+      action.type = "button";
+      action.setAttribute("aria-label", `play ${s.name} (${s.variant})`);
+      action.addEventListener("click", () => seek(s.variant));
+    }
+    tr.append(cell("Player", nameWithRating(s.name, st.ratings)), cell("Variant", s.variant), cell("", action));
+    return tr;
+  }));
+  $("seeks-empty").hidden = st.seeks.length > 0;
+}
+
+/** Seek an opponent in `variant` (kept across a reconnection: a seek lasts as long as its connection). */
+function seek(variant) {
+  $("play-error").textContent = "";
+  if (net.sendOrSay({ type: "seek", variant }, $("play-error"), OFFLINE)) st.seeking = variant;
 }
 
 /** A finished game's replay link, named for the game ("replay ann v bob"): a screen reader tells the links apart. */
@@ -182,9 +209,7 @@ $("new-game").addEventListener("submit", (e) => {
 });
 $("seek").addEventListener("click", () => {
   $("play-error").textContent = formProblem() || "";
-  if (formProblem()) return;
-  const variant = variantText();
-  if (net.sendOrSay({ type: "seek", variant }, $("play-error"), OFFLINE)) st.seeking = variant;
+  if (!formProblem()) seek(variantText());
 });
 $("stop-seek").addEventListener("click", () => {
   st.seeking = null;
