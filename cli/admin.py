@@ -94,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         head = ["player", "name", "addresses"] + (["node"] if any(r.node for r in answer.rows) else [])
         print(table([head, *[[r.target, r.name or "", r.address or "", *([r.node or ""] if len(head) > 3 else [])]
                              for r in answer.rows]]))
+    elif args.act == "bans" and answer.rows:
+        head = ["kind", "target", "name", "when (UTC)", "by", "why"]
+        print(table([head, *[[r.kind, r.target, r.name or "-", when(r.at), r.actor or "", r.reason or ""]
+                             for r in answer.rows]]))
     elif answer.rows:
         head = ["kind", "target", "when (UTC)", "by", "why"]
         print(table([head, *[[r.kind, r.target, when(r.at), r.actor or "", r.reason or ""] for r in answer.rows]]))

@@ -202,6 +202,14 @@ async def test_kalah_admin_bans_lists_and_audits(tmp_path: Path) -> None:
         assert await closed_as_banned(guest)
         status, out = await kalah("admin", "audit", *token)
         assert status == 0 and "ban_address" in out and "ops@127.0.0.1" in out and "spam" in out
+        mallory = await Client.open(url, "mallory")
+        pid = str(mallory.welcome["player_id"])
+        status, out = await kalah("admin", "ban", "mallory", "--reason", "abuse", *token)
+        assert status == 0, out
+        status, out = await kalah("admin", "bans", *token)  # a banned player's name, not only the id (before: none)
+        lines = out.splitlines()
+        assert status == 0 and lines[1].split()[:3] == ["kind", "target", "name"]
+        assert [line.split()[:3] for line in lines[2:]] == [["address", "127.0.0.7", "-"], ["player", pid, "mallory"]]
         status, out = await kalah("admin", "ban", "127.0.0.8", "--address", *token)
         assert status == 1 and "bad_field" in out and "reason" in out and out.count("\n") == 1
         status, out = await kalah("admin", "online", "--server", url, "--operator-token", "wrong")

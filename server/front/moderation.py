@@ -210,8 +210,8 @@ class Moderator:
             return Moderated(act=msg.act, done=f"{len(rows)} online", rows=rows)
         if msg.act == "bans":
             bans = await read_bans(self.arena.storage)
-            rows = [ModerationRow(kind=b.kind, target=b.target, reason=b.reason, actor=b.actor, at=b.at)
-                    for b in bans[-msg.limit:]]
+            rows = [ModerationRow(kind=b.kind, target=b.target, name=await self._name_of(b.kind, b.target),
+                                  reason=b.reason, actor=b.actor, at=b.at) for b in bans[-msg.limit:]]
             return Moderated(act=msg.act, done=f"{len(bans)} bans", rows=rows)
         if msg.act == "audit":
             entries = await read_audit_recent(self.arena.storage, msg.limit)
@@ -245,6 +245,13 @@ class Moderator:
         self._close_player(pid)
         self.on_bans()
         return f"closed {player.name} ({pid}): its token no longer says hello"
+
+    async def _name_of(self, kind: str, target: str) -> str | None:
+        """The name of a banned player (as stored now: a renamed player's new name); None for an address."""
+        if kind != "player":
+            return None
+        player = await self.arena.storage.player(target)
+        return None if player is None else player.name
 
     async def player(self, target: str) -> StoredPlayer:
         """The player a target names: an id, else a name; `BadFieldError` if none."""
