@@ -5,7 +5,8 @@ bot's move (every position the perfect bot can face within `--depth` turns of th
 the game it plays against itself), saving as it goes (and at once on Ctrl-C or SIGTERM, which
 stop it within a second) so that it resumes when run again. It
 uses the endgame databases up to `--egdb-seeds` (building missing ones first, as `kalah
-solve` does). `kalah book show` prints a position's entry; `kalah book verify` proves
+solve` does). `kalah book show` prints a position's entry as a book line, then a legend of its
+fields in `#` comment lines (as a book file has them); `kalah book verify` proves
 entries again and exits 1 on any difference (Ctrl-C stops it within a second too).
 """
 
@@ -175,8 +176,24 @@ def show(args: argparse.Namespace, variant: Variant) -> int:
     if entry is None:
         print(f"not in the book ({len(found or []):,} positions for rule set {egdb.rule_key(variant)})")
         return 1
-    print(entry.line(house_key(relative_board(position))))
+    line = entry.line(house_key(relative_board(position)))
+    print(line)
+    print(legend(line))
     return 0
+
+
+LEGEND = ("houses: the mover's / the opponent's, each from its first house",
+          "value: what the mover gains over the opponent with perfect play",
+          "best house (1: the mover's first house)",
+          "each house's value (.: an empty house)")
+"""What each field of a book line is."""
+
+
+def legend(line: str) -> str:
+    """Comment lines (`#`, as in a book file) naming each field of a book line."""
+    fields = line.split()
+    width = max(map(len, fields))
+    return "\n".join(f"# {field:<{width}}  {text}" for field, text in zip(fields, LEGEND, strict=False))
 
 
 def verify(args: argparse.Namespace, variant: Variant) -> int:

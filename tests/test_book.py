@@ -222,7 +222,10 @@ def test_cli_builds_shows_verifies_and_resumes(tmp_path: Path, monkeypatch: pyte
     assert "(0 proved now" in out and "known to be easy" in out and " 0 of them known" not in out
     assert book_mod.easy_path(path).is_file()
     assert main(["book", "show", *flags]) == 0
-    assert capsys.readouterr().out.startswith("4,4,4,4/4,4,4,4 +2 1")
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith("4,4,4,4/4,4,4,4 +2 1")
+    assert [line.split()[:2] for line in shown[1:4]] == [["#", "4,4,4,4/4,4,4,4"], ["#", "+2"], ["#", "1"]]
+    assert "value: what the mover gains" in shown[2] and "best house" in shown[3]  # a legend (before: the line)
     assert main(["book", "show", *flags, "--moves", "2 6 1"]) == 1
     assert "not in the book" in capsys.readouterr().out
     assert main(["book", "verify", *flags, *work]) == 0
