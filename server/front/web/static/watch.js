@@ -4,7 +4,8 @@
 // `joined` event and snapshot in) asks for what is missing with `sync`. After a dropped connection the page says
 // hello again and sends `sync` with the last number it holds. A seated player's move is drawn at once (the rules'
 // twin in kalah.js decides which houses react), confirmed by the server's ack and event, and undone with a line
-// saying why when the server refuses it.
+// saying why when the server refuses it. A game of an event (`EVENT-rROUND-tTABLE`) links to the event; when the
+// server pairs the player again (the next game's snapshot arrives), the page goes there once this game is over.
 
 import { BoardView, houseOfKey, keysText } from "./board.js";
 import { EndPanel } from "./end.js";
@@ -24,6 +25,14 @@ const body = document.body.dataset;
 const GRACE_MS = Number(body.graceMs) >= 0 ? Number(body.graceMs) : 60000;
 const IDLE_MS = body.idleMs === "" ? null : Number(body.idleMs) >= 0 ? Number(body.idleMs) : 900000;
 const ACTIONS = new Set(["move", "swap", "transfer"]);
+const NEXT_GAME_MS = 1500;
+const EVENT_GAME = /^([A-Za-z0-9_]{1,24})-r(\d+)-t(\d+)$/;
+/** The event a match id belongs to and its game number ("2.1"), or nulls for a match outside events. */
+function eventGame(id) {
+  const m = EVENT_GAME.exec(id);
+  return m ? { event: m[1], game: `${m[2]}.${m[3]}` } : { event: null, game: null };
+}
+const EVENT = eventGame(matchId);
 
 const st = {
   received: null,  // the number of the last event taken into the queue (null: no snapshot yet)
@@ -40,6 +49,7 @@ const st = {
   resumed: false,  // a sync after a reconnection was sent: its answer is awaited
   transferFrom: null,
   queue: [], pumping: false,
+  next: null,      // this player's next game of the same event, once the server has paired it
 };
 
 const net = new Link({
@@ -62,6 +72,8 @@ const net = new Link({
 const end = new EndPanel({ net, matchId, $, state: st, go: (id) => location.assign(`/play/${encodeURIComponent(id)}`) });
 
 function receive(msg) {
+  if (msg.type === "snapshot" && msg.match_id !== matchId && msg.you && msg.status === "live" && EVENT.event
+      && eventGame(msg.match_id).event === EVENT.event) return nextGame(msg.match_id);
   if (end.receive(msg)) return;
   if (msg.match_id !== undefined && msg.match_id !== null && msg.match_id !== matchId) return;
   switch (msg.type) {
@@ -160,6 +172,32 @@ function snapshot(snap) {
   scrollMoves();
 }
 
+/** The server paired this player in the event's next game: go there once this game is over (at once if it is). */
+function nextGame(id) {
+  st.next = id;
+  const line = $("next-game");
+  line.hidden = false;
+  line.replaceChildren(`Your next game of the event (${eventGame(id).game}) has started: `,
+    link(`/play/${encodeURIComponent(id)}`, "play it"));
+  if (st.status === "finished") goNext();
+}
+
+/** Open the next game after a moment (the result of this one stays in view for it). */
+function goNext() {
+  setTimeout(() => location.assign(`/play/${encodeURIComponent(st.next)}`), NEXT_GAME_MS);
+}
+
+/** A game of an event: a link to the event's page above, and at the end instead of the rematch. */
+function drawEventLinks() {
+  if (!EVENT.event) return;
+  const href = `/event/${encodeURIComponent(EVENT.event)}`;
+  $("event-line").hidden = false;
+  $("event-line").replaceChildren(`Game ${EVENT.game} of an event: `, link(href, "the event's standings and games"));
+  $("rematch-line").hidden = true;
+  $("event-back").hidden = false;
+  $("event-back").replaceChildren(link(href, "Back to the event"));
+}
+
 /** The board as the seated player sees it (North's player: turned half a turn), or as a spectator does. */
 function setViewer() {
   st.board.setViewer(st.you === "south" ? SOUTH : st.you === "north" ? NORTH : null);
@@ -239,6 +277,7 @@ async function show(event, generation) {
     st.board.show(st.position, null);
     end.finished(st.end, true);
     drawAll(null);
+    if (st.next) goNext();
   }
 }
 
@@ -572,4 +611,5 @@ setInterval(() => {
   }
   if (st.you && st.status === "live" && $("claim").hidden === Boolean(claimOffered())) refreshControls();
 }, 100);
+drawEventLinks();
 net.start();
