@@ -38,9 +38,9 @@ from protocol.messages import (
     decode_server,
     encode,
 )
+from protocol.names import BOT_PREFIX, ENGINE_PREFIX
 from protocol.outcome import seat_score
 from protocol.variant import Variant
-from server.core.identity import BOT_PREFIX, ENGINE_PREFIX
 from server.core.standings import GameResult
 from server.front.outside_engines.process import EngineSpec
 

@@ -266,3 +266,13 @@ def test_outside_engines_imports_have_no_cycle() -> None:
     """The KGP gateway's modules import one way: the gateway uses its tournament entry, which reaches the gateway
     only through the small protocol it declares."""
     assert cycles(module_imports("server/front/outside_engines")) == []
+
+
+def test_storage_imports_no_floor_above_it() -> None:
+    """server/storage/ imports neither the core, the transport edge, the front, the cluster nor the assembly (a name's
+    canonical form comes from `protocol.names`)."""
+    forbidden = ("server.core", "server.edge", "server.front", "server.cluster", "server.assembly")
+    bad = [f"{module}: {name}" for module, names in module_imports("server").items()
+           if module.startswith("server.storage") for name in names
+           if any(name == f or name.startswith(f + ".") for f in forbidden)]
+    assert bad == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from server.core.identity import new_id
+from server.core.tokens import new_id
 
 
 @dataclass(frozen=True, slots=True)

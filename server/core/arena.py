@@ -41,13 +41,13 @@ from server.core.figures import Figures
 from server.core.follower import Follower
 from server.core.hosted import BotRunner
 from server.core.identities import Identities
-from server.core.identity import new_id
 from server.core.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
 from server.core.match_host import MatchHost
 from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
 from server.core.replication import Deployment, single_node
 from server.core.rooms import Room
+from server.core.tokens import new_id
 from server.logs import event as log_event
 from server.storage import ConflictError, Op, Storage
 from server.storage.writer import op_rating

@@ -16,19 +16,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from protocol.errors import BadFieldError, BadTokenError, ConflictError, NameTakenError, ReservedNameError
+from protocol.names import BOT_PREFIX, ENGINE_PREFIX, is_reserved, name_key
 from protocol.wire_base import NAME_MAX_LENGTH
-from server.core.identity import (
-    BOT_PREFIX,
-    ENGINE_PREFIX,
-    hash_token,
-    is_reserved,
-    name_key,
-    new_id,
-    new_token,
-    player_of_token,
-    token_matches,
-)
 from server.core.match import Seat
+from server.core.tokens import hash_token, new_id, new_token, player_of_token, token_matches
 from server.storage import Op, Storage, StoredPlayer
 from server.storage.moderation import op_close_player, op_rename
 from server.storage.writer import op_player

@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 
 from protocol.errors import EventStartedError, KalahError, MatchExistsError, UnknownEventError
+from protocol.names import BOT_PREFIX
 from protocol.outcome import seat_score
 from protocol.variant import Variant
 from server.core.arena import Arena
-from server.core.identity import BOT_PREFIX
 from server.core.match import EndChange, Seat
 from server.core.ratings import Rating
 from server.core.rooms import Room

@@ -32,8 +32,8 @@ from protocol.errors import (
 )
 from protocol.messages import ErrorMessage, Moderate, Moderated, ModerationRow, encode
 from server.core.follower import Follower
-from server.core.identity import player_of_token
 from server.core.networks import IPV6_PREFIX, address_of
+from server.core.tokens import player_of_token
 from server.edge.session import Session
 from server.logs import event as log_event
 from server.storage import StoredPlayer

@@ -60,14 +60,12 @@ from server.core.errors import (
     UnknownMatchError,
 )
 from server.core.follower import Follower
-from server.core.identity import (
-    new_id,
-)
 from server.core.match import Seat
 from server.core.played import PlayedHere
 from server.core.resume import room_or_stored
 from server.core.rooms import Room
 from server.core.standings import standings_table
+from server.core.tokens import new_id
 from server.edge.answers import Answers
 from server.edge.session import Session
 from server.front.analysis import Analyst

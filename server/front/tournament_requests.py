@@ -25,8 +25,9 @@ from protocol.event_messages import (
     ListEvents,
 )
 from protocol.messages import Message
+from protocol.names import ENGINE_PREFIX
 from protocol.variant import Variant
-from server.core.identity import ENGINE_PREFIX, new_id
+from server.core.tokens import new_id
 from server.core.tournament_driver import EventDriver
 from server.edge.session import Session
 from server.logs import event as log_event

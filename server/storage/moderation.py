@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.core.identity import name_key
+from protocol.names import name_key
 from server.storage.ops import Op, OpKind
 from server.storage.writer import Storage
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import platformdirs
 
-from server.core.identity import name_key
+from protocol.names import name_key
 
 APP_NAME = "kalah-arena"
 

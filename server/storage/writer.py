@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.errors import KalahError, UnavailableError
+from protocol.names import name_key
 from protocol.outcome import EndReason
-from server.core.identity import name_key
 from server.logs import event as log_event
 from server.storage.games import GameReads
 from server.storage.ops import Op, OpKind

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import NameTakenError, retry_after_ms
 from protocol.kgp import gateway_variant
-from server.core.identity import ENGINE_PREFIX, hash_token, new_id, token_matches
+from protocol.names import ENGINE_PREFIX
 from server.core.match import Seat
 from server.core.networks import address_of, prefix_of
+from server.core.tokens import hash_token, new_id, token_matches
 from server.front.outside_engines.agent import Agent, AgentLimits
 from server.front.outside_engines.bot_places import BotPlaces
 from server.front.outside_engines.driver import AgentSession, DriverSettings, MatchDriver

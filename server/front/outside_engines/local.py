@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from protocol.actions import Action
 from protocol.errors import NameTakenError
+from protocol.names import ENGINE_PREFIX
 from protocol.variant import Variant
-from server.core.identity import ENGINE_PREFIX
 from server.core.match import EndChange, Seat
 from server.front.outside_engines.agent import Agent, AgentLimits
 from server.front.outside_engines.driver import AgentSession, DriverSettings, MatchDriver

@@ -1,4 +1,5 @@
-"""Player identities: random ids and secret tokens (stored only as hashes, checked in constant time), names.
+"""Random ids (of players, matches, tournaments, nodes) and players' secret tokens (stored only as hashes, checked
+in constant time).
 
 A token is the player id followed by a random secret, so a hello with a token finds its
 player by id and compares the token's hash with `hmac.compare_digest`.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import unicodedata
 
 ID_LENGTH = 12
 
@@ -40,18 +40,3 @@ def token_matches(token: str, stored_hash: str | None) -> bool:
         return False
     return hmac.compare_digest(hash_token(token).encode(), stored_hash.encode())
 
-
-BOT_PREFIX = "bot:"
-"""Names starting with this (in any case) belong to the server's hosted bots."""
-ENGINE_PREFIX = "engine:"
-"""Names starting with this (in any case) belong to outside engines (the KGP gateway's accounts)."""
-
-
-def name_key(name: str) -> str:
-    """The form under which names are unique: Unicode-normalised (NFKC) and case-folded."""
-    return unicodedata.normalize("NFKC", name).casefold()
-
-
-def is_reserved(name: str) -> bool:
-    """Whether a new identity may not take `name` (it looks like a hosted bot's or an outside engine's)."""
-    return name_key(name).startswith((BOT_PREFIX, ENGINE_PREFIX))
