@@ -108,6 +108,23 @@ async def test_create_form_sends_every_option() -> None:
             seat="north", opponent="alphabeta:4", rated=False)]
 
 
+async def test_create_form_flags_differ_by_glyph_not_only_by_colour() -> None:
+    """An option that is off shows an empty box and one that is on an X, and toggling one changes its glyph
+    (before: X in both, told apart by colour only)."""
+    app = ScreenHost(LobbyScreen("ann"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        form = app.screen
+        assert isinstance(form, CreateMatchScreen)
+        on, off = form.query_one("#extra_turn", Checkbox), form.query_one("#pie", Checkbox)
+        assert (on.value, off.value) == (True, False)
+        assert str(on.render()).startswith("▐X▌") and str(off.render()).startswith("▐ ▌")
+        off.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert off.value and str(off.render()).startswith("▐X▌")
+
+
 async def test_create_form_names_bad_input() -> None:
     """An out-of-range board size is refused on the form with the reason; nothing is sent."""
     app = ScreenHost(LobbyScreen("ann"))

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from client.opponents import BOT_LEVELS, DEFAULT_BOT_LEVEL, bot_label, bot_opponent
+from client.widgets.flag_box import FlagBox
 from protocol import Capture, KalahError, Leftover, TimeControl, Variant
 from protocol.messages import CreateMatch
 from protocol.variant import MAX_HOUSES, MAX_SEEDS
@@ -81,7 +82,7 @@ class CreateMatchScreen(ModalScreen[CreateMatch | None]):
                 yield Select(opponent_choices(self.bots_only), value=bot_opponent(DEFAULT_BOT_LEVEL),
                              id="opponent", allow_blank=False, compact=True)
             for key, label in FLAG_LABELS.items():
-                yield Checkbox(label, value=key == "extra_turn", id=key, compact=True)
+                yield FlagBox(label, value=key == "extra_turn", id=key, compact=True)
             yield Static(id="form-error")
             yield Static("Tab: next field · Space: toggle · Enter / ctrl+s: create · Esc: cancel", classes="hint")
             with Horizontal(id="form-buttons"):
