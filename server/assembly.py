@@ -21,7 +21,7 @@ from server.core.hosted import BotRunner
 from server.core.match_host import MatchHost
 from server.core.replication import Deployment, single_node
 from server.core.resume import load
-from server.core.tournament_driver import EventDriver
+from server.core.tournament_driver import TournamentDriver
 from server.edge.answers import Answers
 from server.edge.connection import connection_class
 from server.edge.gc_tuning import watch_collections
@@ -33,7 +33,7 @@ from server.front.metrics import Metrics
 from server.front.moderation import Moderator
 from server.front.outside_engines.gateway import Gateway, GatewayOptions
 from server.front.router import Router
-from server.front.tournament_requests import EventRequests
+from server.front.tournament_requests import TournamentRequests
 from server.logs import event as log_event
 from server.storage import StorageError, open_storage
 
@@ -42,7 +42,7 @@ class RunningServer:
     """A started server: where it listens, and how to stop it."""
 
     def __init__(self, server: Server, arena: Arena, router: Router, handler: ConnectionHandler, host: str, port: int,
-                 events: EventDriver, lag_task: asyncio.Task[None], unwatch_collections: Callable[[], None],
+                 tournaments: TournamentDriver, lag_task: asyncio.Task[None], unwatch_collections: Callable[[], None],
                  kgp: Gateway | None = None) -> None:
         self.server = server
         self.handler = handler
@@ -52,8 +52,8 @@ class RunningServer:
         self.port = port
         self.kgp = kgp
         """The KGP gateway for outside engines, when started with `kgp_port`."""
-        self.events = events
-        """The events this server runs and holds."""
+        self.tournaments = tournaments
+        """The tournaments this server runs and holds."""
         self.lag_task = lag_task
         """The task that watches the event loop's lag."""
         self.unwatch_collections = unwatch_collections
@@ -149,16 +149,16 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                       wait_turn=lambda: admission.exhibition_turn())  # exhibitions after seated players too
         admission = Admission(arena, server_opts)
         await load(arena)
-        events = EventDriver(arena)
-        event_requests = EventRequests(events)
+        tournaments = TournamentDriver(arena)
+        tournament_requests = TournamentRequests(tournaments)
         analyst = Analyst(busy=server_opts.analysis_busy, player_busy=server_opts.analysis_player_busy,
                           pressure=lambda: admission.pressed() or bots.thinking_for_people > 0)
         moderation = Moderator(arena, sessions_from=lambda address: admission.sessions_from(address),
                                on_bans=lambda: None if gateway is None else gateway.close_banned())
         router = Router(arena, analyst, moderation, Answers(max_age=server_opts.shared_reads_s),
                         busy=admission.overloaded,  # public reads are shared while the loop falls behind
-                        more_handlers=event_requests.handlers())
-        await events.load()
+                        more_handlers=tournament_requests.handlers())
+        await tournaments.load()
         metrics = Metrics(arena.metrics)
         metrics.watch(arena, analyst, lambda: admission.connections)
         handler = ConnectionHandler(router, admission, metrics, server_opts, await storage.store_id(),
@@ -190,12 +190,13 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     if kgp_opts.kgp_port is not None:
         try:
             gateway = await Gateway.start(arena, kgp_opts, host, moderation.address_banned, moderation.player_banned)
-            gateway.join_events(event_requests)
+            gateway.join_tournaments(tournament_requests)
         except BaseException:
-            await RunningServer(server, arena, router, handler, shown_host, bound_port, events, lag_task,
+            await RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task,
                                 unwatch).close()
             raise
-    return RunningServer(server, arena, router, handler, shown_host, bound_port, events, lag_task, unwatch, gateway)
+    return RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task, unwatch,
+                         gateway)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

@@ -11,11 +11,11 @@ from server.cluster.messages import (
     Cancelled,
     Changed,
     Ended,
-    EventChanged,
     Joined,
     NodeLeft,
     Online,
     Paired,
+    TournamentChanged,
     Waiting,
     parse_match_notice,
     parse_node_notice,
@@ -32,7 +32,7 @@ MATCH_NOTICES = [
     Cancelled(),
 ]
 NODE_NOTICES = [NodeLeft("n1"), Paired("n2", "p-ann", "m123"), Online(True, "n3", "p-ann"), Online(False, "n3", "p"),
-                EventChanged("e1a2b3", 12)]
+                TournamentChanged("e1a2b3", 12)]
 
 
 @pytest.mark.parametrize("notice", MATCH_NOTICES, ids=lambda n: n.text()[:30])
@@ -42,7 +42,7 @@ def test_match_notices_round_trip(notice: Changed | Cancelled) -> None:
 
 
 @pytest.mark.parametrize("notice", NODE_NOTICES, ids=lambda n: n.text())
-def test_node_notices_round_trip(notice: NodeLeft | Paired | Online | EventChanged) -> None:
+def test_node_notices_round_trip(notice: NodeLeft | Paired | Online | TournamentChanged) -> None:
     """A nodes' channel notice parses back from its text to an equal value."""
     assert parse_node_notice(notice.text()) == notice
 

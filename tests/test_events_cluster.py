@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import cast
 
 from server.assembly import RunningServer
-from server.cluster.tournaments import ClusterEvents
-from server.core.tournament_driver import EventDriver
+from server.cluster.tournaments import ClusterTournaments
+from server.core.tournament_driver import TournamentDriver
 from tests.cluster_play import start_nodes, stop_nodes
 from tests.conftest import Serve
 from tests.pg import query
@@ -105,10 +105,10 @@ async def test_the_pairing_node_killed_mid_round_is_taken_over_and_the_next_roun
     assert await query(pg_url, "SELECT event_id FROM event_owners") == []
 
 
-def _driver(node: RunningServer) -> EventDriver:
+def _driver(node: RunningServer) -> TournamentDriver:
     """A node's event driver."""
-    assert node.events is not None
-    return node.events
+    assert node.tournaments is not None
+    return node.tournaments
 
 
 async def test_two_nodes_pairing_the_same_round_at_once_store_it_once(
@@ -127,7 +127,7 @@ async def test_two_nodes_pairing_the_same_round_at_once_store_it_once(
         first = _round(state, 1)
         await end_game(players, first[0], "1-0")
         await watcher.expect("event_state", 10, lambda m: _result(m, first[0]["match_id"]) == "1-0")
-        cast(ClusterEvents, _driver(b).owners).owned.add(eid)
+        cast(ClusterTournaments, _driver(b).owners).owned.add(eid)
         await end_game(players, first[1], "1-0")
         state = await watcher.expect("event_state", 10, lambda m: m["round"] == 2)
         second = _round(state, 2)
@@ -199,7 +199,7 @@ async def test_a_join_on_a_node_not_owning_the_event_enters_it(serve: Serve, pg_
         assert late["status"] == "running" and "cat" in {r["name"] for r in late["standings"]}
         seen = await on_b["ann"].expect("event_state", 5, lambda m: m["event_id"] == aid and len(m["standings"]) == 3)
         assert "cat" in {r["name"] for r in seen["standings"]}  # B's followers see the entrant A stored
-        assert "cat" in _driver(b).events[aid].entrants
+        assert "cat" in _driver(b).tournaments[aid].entrants
         assert _driver(b).owners.owns(aid) and not _driver(a).owners.owns(aid)
     finally:
         for client in [*on_b.values(), *on_a.values()]:
@@ -218,14 +218,14 @@ async def test_a_change_on_a_node_whose_copy_missed_the_end_ends_the_event_there
         eid = (await owner.request("event_state", type="event_create", settings=SWISS))["event_id"]
         await follower.request("event_state", type="event", event_id=eid, follow=True)
         version = (await query(pg_url, "SELECT version FROM events WHERE id = $1", eid))[0][0]
-        assert _driver(a).events[eid].version == version
+        assert _driver(a).tournaments[eid].version == version
         await query(pg_url, "INSERT INTO guards (key) VALUES ($1)", f"e:{eid}:{version}")  # the owner stores a change
         await query(pg_url, "UPDATE events SET status = 'cancelled', version = $2 WHERE id = $1", eid, version + 1)
         await joiner.send(type="event_join", event_id=eid)
         assert await joiner.error() == "event_started"
         told = await follower.expect("event_state", 5, lambda m: m["event_id"] == eid)
         assert told["status"] == "cancelled"
-        assert eid not in _driver(a).events
+        assert eid not in _driver(a).tournaments
     finally:
         for client in (owner, follower, joiner):
             await client.close()

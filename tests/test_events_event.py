@@ -9,25 +9,25 @@ from hypothesis import strategies as st
 from protocol.errors import EventFullError, EventStartedError, NotEligibleError
 from protocol.event_settings import EventSettings
 from server.tournaments.records import Pairing
-from server.tournaments.tournament import Entrant, EntrantKind, Event, EventStatus
+from server.tournaments.tournament import Entrant, EntrantKind, Tournament, TournamentStatus
 from server.tournaments.view import standings_rows
 
 PERSON, BOT, ENGINE = EntrantKind.PERSON, EntrantKind.BOT, EntrantKind.ENGINE
 
 
-def _event(**fields: object) -> Event:
+def _event(**fields: object) -> Tournament:
     """An event `ev` with these settings, created by alice at time 0."""
-    return Event("ev", EventSettings.checked(name="test", **fields), "alice", 0.0)
+    return Tournament("ev", EventSettings.checked(name="test", **fields), "alice", 0.0)
 
 
-def _status(event: Event) -> EventStatus:
+def _status(event: Tournament) -> TournamentStatus:
     """The event's status read afresh (a result changes it; a narrowed attribute would not)."""
     return event.status
 
 
-def _restored(event: Event) -> Event:
+def _restored(event: Tournament) -> Tournament:
     """The same event rebuilt from what storage would hold."""
-    return Event.restore(event.event_id, event.settings, event.creator, event.created_at, event.status,
+    return Tournament.restore(event.event_id, event.settings, event.creator, event.created_at, event.status,
                          event.started_at, list(event.entrants.values()), list(event.pairings))
 
 
@@ -52,9 +52,9 @@ def test_swiss_of_seven_plays_the_worked_rounds_and_finishes() -> None:
     assert {(p.south, p.north) for p in nxt} == {("p1", "p2"), ("p3", "p4"), ("p6", "p7"), ("p5", None)}
     assert _restored(ev).live() == ev.live()
     for p in [p for p in nxt if not p.bye]:
-        assert ev.status is EventStatus.RUNNING
+        assert ev.status is TournamentStatus.RUNNING
         assert ev.result(p.match_id or "", 1.0, 4.0) == []
-    assert ev.status is EventStatus.FINISHED
+    assert ev.status is TournamentStatus.FINISHED
     assert sum(p.bye for p in ev.pairings) == 3
 
 
@@ -76,7 +76,7 @@ def test_round_robin_of_three_plays_six_rounds_with_a_bye_each() -> None:
         ev.join(name, kind)
     live = ev.start(0.0)
     rounds = 0
-    while ev.status is EventStatus.RUNNING:
+    while ev.status is TournamentStatus.RUNNING:
         rounds += 1
         game = next(p for p in live if not p.bye)
         ev = _restored(ev)
@@ -100,9 +100,9 @@ def test_arena_pairs_finishers_until_time_is_up_then_ends_with_the_last_game() -
     assert {frozenset(p.players()) for p in again} == {frozenset("ad"), frozenset("bc")}
     assert _restored(ev).pool is not None
     assert ev.result(again[0].match_id or "", 1.0, 161.0) == []
-    assert ev.join("e", BOT) == [] and ev.status is EventStatus.RUNNING  # past the end: entered, not paired
+    assert ev.join("e", BOT) == [] and ev.status is TournamentStatus.RUNNING  # past the end: entered, not paired
     ev.result(again[1].match_id or "", 0.5, 162.0)
-    assert _status(ev) is EventStatus.FINISHED
+    assert _status(ev) is TournamentStatus.FINISHED
     assert ev.pool is not None and ev.pool.ranking()[0].name in "ad"
 
 
@@ -177,7 +177,7 @@ def test_too_few_entrants_at_the_start_time_cancel_the_event() -> None:
     ev = _event(kind="swiss", rounds=2, start_at=50.0, min_entrants=4)
     ev.join("a", PERSON)
     assert not ev.due(49.0) and ev.due(50.0)
-    assert ev.start(50.0) == [] and ev.status is EventStatus.CANCELLED
+    assert ev.start(50.0) == [] and ev.status is TournamentStatus.CANCELLED
 
 
 def test_leaving_before_the_start_removes_the_entry() -> None:
@@ -203,7 +203,7 @@ def test_any_swiss_event_plays_its_rounds_and_never_pairs_a_leaver(n: int, round
         ev.join(name, PERSON)
     live = ev.start(0.0)
     outcome = iter(results)
-    while ev.status is EventStatus.RUNNING:
+    while ev.status is TournamentStatus.RUNNING:
         rnd = live[0].round
         assert all(p.round == rnd for p in live) and rnd <= (ev.total_rounds or 0)
         seated = [x for p in live for x in p.players()]
@@ -220,7 +220,7 @@ def test_any_swiss_event_plays_its_rounds_and_never_pairs_a_leaver(n: int, round
         if not nxt:
             break
         live = nxt
-    assert ev.status is EventStatus.FINISHED
+    assert ev.status is TournamentStatus.FINISHED
     assert max(p.round for p in ev.pairings) <= (ev.total_rounds or 0)
 
 
@@ -237,7 +237,7 @@ def test_any_arena_event_keeps_each_entrant_in_one_game_and_pairs_nobody_after_i
     ev.start(0.0)
     now = 0.0
     for action, who, score in steps:
-        if ev.status is EventStatus.FINISHED:  # the end came and the last game ended: it takes no one now
+        if ev.status is TournamentStatus.FINISHED:  # the end came and the last game ended: it takes no one now
             with pytest.raises(EventStartedError):
                 ev.join(f"a{who}", BOT)
             break
@@ -263,7 +263,7 @@ def test_any_arena_event_keeps_each_entrant_in_one_game_and_pairs_nobody_after_i
     for game in ev.live():
         ev.result(game.match_id or "", 1.0, now)
     ev.tick(now)
-    assert ev.status is EventStatus.FINISHED
+    assert ev.status is TournamentStatus.FINISHED
 
 
 def test_a_start_seeds_the_entrants_by_rating() -> None:

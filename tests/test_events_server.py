@@ -18,8 +18,8 @@ from protocol import Position
 from protocol.actions import Action
 from protocol.event_settings import EventSettings
 from server.storage import Op, Storage, open_storage
-from server.storage.tournaments import op_entrant, op_event, op_event_status, op_pairings
-from server.tournaments.tournament import EntrantKind, Event
+from server.storage.tournaments import op_entrant, op_pairings, op_tournament, op_tournament_status
+from server.tournaments.tournament import EntrantKind, Tournament
 from tests.cluster_play import start_node, stop_nodes
 from tests.conftest import Serve
 from tests.wire import Client, FakeClock, FirstLegal, Json, eventually
@@ -162,8 +162,8 @@ async def test_arena_of_six_hosted_bots_pairs_only_finished_players_one_game_at_
     eid = created["event_id"]
     await eventually(lambda: paired(running.arena.storage, eid, 12), 30.0, "twelve games paired")
     clock.advance(10)
-    assert running.events is not None
-    await running.events.check_clocks()
+    assert running.tournaments is not None
+    await running.tournaments.check_clocks()
     final = await creator.expect("event_state", 40.0, lambda m: m["status"] == "finished")
     rows = await running.arena.storage.fetch_rows(
         "SELECT south, north, match_id, score FROM event_pairings WHERE event_id = ? ORDER BY rnd, tbl", eid)
@@ -230,14 +230,14 @@ async def test_a_round_stored_before_a_crash_gets_its_matches_at_start_up(serve:
     db = tmp_path / "arena.sqlite3"
     storage = await open_storage(db)
     try:
-        ev = Event("ecrash", EventSettings.checked(name="Crash", kind="round_robin", variant=QUICK, cycles=1,
+        ev = Tournament("ecrash", EventSettings.checked(name="Crash", kind="round_robin", variant=QUICK, cycles=1,
                                                    min_entrants=3), "host", time.time())
-        await storage.write([op_event(ev)])
+        await storage.write([op_tournament(ev)])
         for name in ("bot:slow:1", "bot:slow:2", "bot:slow:3"):
             ev.join(name, EntrantKind.BOT)
             await storage.write([op_entrant(ev.event_id, ev.entrants[name])])
         first = ev.start(time.time())
-        await storage.write([op_event_status(ev), *op_pairings(ev.event_id, first)])
+        await storage.write([op_tournament_status(ev), *op_pairings(ev.event_id, first)])
     finally:
         await storage.close()
     running = await serve(db, bot_factory=SlowFirst.make)
@@ -344,7 +344,7 @@ async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Ser
     (a Swiss); leaving before the start takes an entrant off the list, leaving an arena pauses it."""
     clock = FakeClock(time.time())
     running = await serve(bot_factory=SlowFirst.make, wall_clock=clock)
-    assert running.events is not None
+    assert running.tournaments is not None
     host, ann = (await _players(connect, running.url, ["host", "ann"])).values()
     soon = clock() + 1.0
     swiss = {"name": "Early", "kind": "swiss", "rounds": 2, "min_entrants": 3, "start_at": soon}
@@ -356,7 +356,7 @@ async def test_start_times_start_or_cancel_events_and_leaving_is_kept(serve: Ser
     again = await ann.request("event_state", type="event_join", event_id=sid)
     assert again["status"] == "open" and [r["name"] for r in again["standings"]] == ["ann"]
     clock.advance(1.0)
-    await running.events.check_clocks()
+    await running.tournaments.check_clocks()
     cancelled = await host.expect("event_state", 10.0, lambda m: m["event_id"] == sid and m["status"] != "open")
     assert cancelled["status"] == "cancelled" and cancelled["pairings"] == []
     arena = {"name": "Timed", "kind": "arena", "duration_s": 30, "variant": "kalah(3,2,clock=60+1)", "start_at": soon}
@@ -381,10 +381,10 @@ async def test_a_throttled_state_shows_no_change_still_being_stored(serve: Serve
     eid = (await host.request("event_state", type="event_create", settings=settings))["event_id"]
     await ann.request("event_state", type="event_join", event_id=eid)  # host is sent seq 2 at once
     await ann.request("event_state", type="event_leave", event_id=eid)  # seq 3 waits for the next second
-    driver = running.events
+    driver = running.tournaments
     assert driver is not None and eid in driver.followers.push_due
 
-    def stored_with_push_due(e: Event) -> list[Op]:
+    def stored_with_push_due(e: Tournament) -> list[Op]:
         """The entrant's row; the throttled push comes due now, after the change and before its write."""
         driver.followers.push_due[eid].cancel()
         driver.followers._push(eid)

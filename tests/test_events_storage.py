@@ -11,29 +11,29 @@ from protocol.errors import ConflictError
 from protocol.event_settings import EventSettings
 from server.storage import OpKind, Storage, open_storage
 from server.storage.tournaments import (
-    load_event,
+    load_tournament,
     load_unfinished,
     op_entrant,
     op_entrant_out,
-    op_event,
-    op_event_status,
     op_pairing_result,
     op_pairings,
     op_seeds,
-    recent_events,
+    op_tournament,
+    op_tournament_status,
+    recent_tournaments,
 )
-from server.tournaments.tournament import EntrantKind, Event, EventStatus
+from server.tournaments.tournament import EntrantKind, Tournament, TournamentStatus
 
 
-async def _swiss_started(storage: Storage) -> tuple[Event, list[str]]:
+async def _swiss_started(storage: Storage) -> tuple[Tournament, list[str]]:
     """A five-entrant Swiss stored as the server stores it: created, entrants, started, round 1 written."""
-    ev = Event("sw1", EventSettings.checked(name="Five", kind="swiss", rounds=3, min_entrants=5), "alice", 10.0)
-    await storage.write([op_event(ev)])
+    ev = Tournament("sw1", EventSettings.checked(name="Five", kind="swiss", rounds=3, min_entrants=5), "alice", 10.0)
+    await storage.write([op_tournament(ev)])
     for name in ("a", "b", "c", "d", "e"):
         ev.join(name, EntrantKind.PERSON)
         await storage.write([op_entrant(ev.event_id, ev.entrants[name])])
     first = ev.start(20.0)
-    await storage.write([op_event_status(ev), *op_pairings(ev.event_id, first)])
+    await storage.write([op_tournament_status(ev), *op_pairings(ev.event_id, first)])
     return ev, [p.text() for p in first]
 
 
@@ -49,12 +49,12 @@ async def test_a_round_written_before_its_games_is_there_once_after_a_reopen(any
     storage = await open_storage(any_db)
     try:
         (loaded,), bad = await load_unfinished(storage)
-        assert bad == [] and loaded.status is EventStatus.RUNNING and loaded.started_at == 20.0
+        assert bad == [] and loaded.status is TournamentStatus.RUNNING and loaded.started_at == 20.0
         assert [p.text() for p in loaded.pairings] == first
         assert list(loaded.entrants) == ["a", "b", "c", "d", "e"]
         with pytest.raises(ConflictError):
             await storage.write(op_pairings(ev.event_id, ev.pairings))
-        again = await load_event(storage, "sw1")
+        again = await load_tournament(storage, "sw1")
         assert again is not None and [p.text() for p in again.pairings] == first
     finally:
         await storage.close()
@@ -76,7 +76,7 @@ async def test_results_and_the_next_round_continue_after_a_reopen(any_db: str | 
         await storage.close()
     storage = await open_storage(any_db)
     try:
-        loaded = await load_event(storage, "sw1")
+        loaded = await load_tournament(storage, "sw1")
         assert loaded is not None
         assert [p.text() for p in loaded.pairings] == [p.text() for p in ev.pairings]
         assert not loaded.entrants["e"].active and all("e" not in p.players() for p in second)
@@ -91,19 +91,19 @@ async def test_leaving_before_the_start_and_recent_events(any_db: str | Path) ->
     start-up but is listed among the recent events and loads by id."""
     storage = await open_storage(any_db)
     try:
-        ev = Event("rr1", EventSettings.checked(name="RR", kind="round_robin"), "bob", 5.0)
-        await storage.write([op_event(ev)])
+        ev = Tournament("rr1", EventSettings.checked(name="RR", kind="round_robin"), "bob", 5.0)
+        await storage.write([op_tournament(ev)])
         for name in ("x", "y"):
             ev.join(name, EntrantKind.BOT)
             await storage.write([op_entrant(ev.event_id, ev.entrants[name])])
         await storage.write([op_entrant_out("rr1", "y")])
-        ev.status = EventStatus.FINISHED
-        await storage.write([op_event_status(ev)])
+        ev.status = TournamentStatus.FINISHED
+        await storage.write([op_tournament_status(ev)])
         assert await load_unfinished(storage) == ([], [])
-        assert [(r[0], r[2]) for r in await recent_events(storage)] == [("rr1", "finished")]
-        loaded = await load_event(storage, "rr1")
+        assert [(r[0], r[2]) for r in await recent_tournaments(storage)] == [("rr1", "finished")]
+        loaded = await load_tournament(storage, "rr1")
         assert loaded is not None and list(loaded.entrants) == ["x"]
-        assert await load_event(storage, "nope") is None
+        assert await load_tournament(storage, "nope") is None
     finally:
         await storage.close()
 
@@ -126,14 +126,15 @@ async def test_the_starting_order_is_stored_with_the_start(any_db: str | Path) -
     """Entrants seeded by rating at the start are read back in that order, not in joining order."""
     storage = await open_storage(any_db)
     try:
-        ev = Event("seeded", EventSettings.checked(name="Seeded", kind="swiss", rounds=1, min_entrants=3), "z", 1.0)
-        await storage.write([op_event(ev)])
+        settings = EventSettings.checked(name="Seeded", kind="swiss", rounds=1, min_entrants=3)
+        ev = Tournament("seeded", settings, "z", 1.0)
+        await storage.write([op_tournament(ev)])
         for name in ("x", "y", "w"):
             ev.join(name, EntrantKind.PERSON)
             await storage.write([op_entrant(ev.event_id, ev.entrants[name])])
         first = ev.start(2.0, {"w": 1800.0, "y": 1600.0})
-        await storage.write([op_event_status(ev), *op_seeds(ev), *op_pairings(ev.event_id, first)])
-        loaded = await load_event(storage, "seeded")
+        await storage.write([op_tournament_status(ev), *op_seeds(ev), *op_pairings(ev.event_id, first)])
+        loaded = await load_tournament(storage, "seeded")
         assert loaded is not None and list(loaded.entrants) == ["w", "y", "x"] == list(ev.entrants)
     finally:
         await storage.close()

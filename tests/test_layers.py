@@ -164,7 +164,7 @@ def writes_outside(source: str, function: str) -> list[int]:
 
 
 def test_events_are_written_only_through_the_change_path() -> None:
-    """Every change to an event is stored by `EventDriver.apply` (with its guards, its version and the notice to
+    """Every change to an event is stored by `TournamentDriver.apply` (with its guards, its version and the notice to
     the other servers): no other module imports the statements of events, and no other code of the tournaments'
     writes to the database."""
     import server.storage.tournaments as stored

@@ -14,7 +14,7 @@ from server.storage import ConflictError, Op, Storage, open_storage, sqlite
 from server.storage.lobby import open_creators, open_summaries
 from server.storage.moderation import op_audit, op_ban, op_close_player, op_rename, op_unban, op_unrate
 from server.storage.ops import PHASES, OpKind, plan_batch
-from server.storage.tournaments import op_entrant_out, op_event_disown, op_event_own, op_pairing_result
+from server.storage.tournaments import op_entrant_out, op_pairing_result, op_tournament_disown, op_tournament_own
 from server.storage.writer import (
     op_action,
     op_cancel,
@@ -102,7 +102,7 @@ def test_every_statement_is_made_with_a_kind_of_op_kind() -> None:
     ops = [op_player("p1", "ann", None), *new_match("m1"), act("m1", 0), finish("m1"), op_cancel("m2"),
            op_rating("p1", 1500.0, 350.0, 0.06, 1), *op_quarantine("m3", "unreadable"), op_forfeit("m1", 0, "p1", "x"),
            op_guard("k"), op_own("m1", "n1"), op_disown("m1"), op_entrant_out("e1", "ann"),
-           op_pairing_result("m1", 1.0), op_event_own("e1", "n1"), op_event_disown("e1"),
+           op_pairing_result("m1", 1.0), op_tournament_own("e1", "n1"), op_tournament_disown("e1"),
            op_ban("player", "p1", "r", "mod"), op_unban("player", "p1"),
            op_audit("mod", "ban", "p1", "r"), op_rename("p1", "anne"), op_close_player("p1"), op_unrate("m1")]
     assert [kind for kind, _ in ops if type(kind) is not OpKind] == []

@@ -15,14 +15,14 @@ import math
 from typing import Protocol
 
 from server.cluster.member import ClusterMember
-from server.cluster.tournaments import ClusterEvents
+from server.cluster.tournaments import ClusterTournaments
 from server.logs import event as log_event
 
 
 class LeaseHolder(ClusterMember, Protocol):
     """A node as its lease sees it: a member, with the tournaments it must let go of when fenced."""
 
-    event_owners: ClusterEvents
+    event_owners: ClusterTournaments
 
 
 class Lease:

@@ -1,7 +1,7 @@
 """The messages between the nodes of a cluster, each a typed value that prints (`text()`) and parses back (`parse`).
 
 On a match's channel: `Changed` (the match reached a version; with the change itself when the
-notice carries it) and `Cancelled`. On the nodes' channel: `NodeLeft`, `Paired`, `Online` and `EventChanged`.
+notice carries it) and `Cancelled`. On the nodes' channel: `NodeLeft`, `Paired`, `Online` and `TournamentChanged`.
 In a seek queue: `Waiting`. A text this node cannot read (a newer node's, or a damaged one)
 raises `BusMessageError`, and the listener ignores it: a missed notice costs a read, never a gap.
 
@@ -189,7 +189,7 @@ class Online:
 
 
 @dataclass(frozen=True, slots=True)
-class EventChanged:
+class TournamentChanged:
     """An event reached `version` (a change stored by some node): a copy that is older reads it again."""
 
     event_id: str
@@ -200,7 +200,7 @@ class EventChanged:
         return f"event {self.event_id} {self.version}"
 
 
-NodeNotice = NodeLeft | Paired | Online | EventChanged
+NodeNotice = NodeLeft | Paired | Online | TournamentChanged
 
 
 def parse_node_notice(text: str) -> NodeNotice:
@@ -214,7 +214,7 @@ def parse_node_notice(text: str) -> NodeNotice:
         case ["on" | "off" as kind, node, player]:
             return Online(kind == "on", node, player)
         case ["event", event_id, version] if version.isdigit():
-            return EventChanged(event_id, int(version))
+            return TournamentChanged(event_id, int(version))
     raise BusMessageError(f"bad node notice {text[:80]!r}")
 
 

@@ -17,16 +17,16 @@ from server.cluster.lease import Lease
 from server.cluster.messages import (
     Cancelled,
     Changed,
-    EventChanged,
     MatchNotice,
     NodeLeft,
     NodeNotice,
     Paired,
+    TournamentChanged,
     Waiting,
 )
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
-from server.cluster.tournaments import ClusterEvents
+from server.cluster.tournaments import ClusterTournaments
 from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.core.follower import Follower
 from server.core.match import Seat
@@ -79,10 +79,10 @@ class Cluster:
         self.conflicts = 0
         self.lease = Lease(self)
         """This node's heartbeat, its lease in the database and its fence."""
-        self.event_owners = ClusterEvents(self)
+        self.event_owners = ClusterTournaments(self)
         """The events this node pairs and drives, and their takeover."""
 
-    def events(self) -> ClusterEvents:
+    def tournaments(self) -> ClusterTournaments:
         """This node's side of events (its owned ones, guards, notices, takeover)."""
         return self.event_owners
 
@@ -220,7 +220,7 @@ class Cluster:
             self.on_node_left(notice.node)
         elif isinstance(notice, Paired):
             self.on_paired(notice.node, notice.player_id, notice.match_id)
-        elif isinstance(notice, EventChanged):
+        elif isinstance(notice, TournamentChanged):
             self.event_owners.on_changed(notice)
         else:
             self.presence.on_presence(notice)

@@ -13,13 +13,13 @@ once). When a node's lease runs out, the survivors take its events (`FOR UPDATE 
 from __future__ import annotations
 
 from server.cluster.member import ClusterMember
-from server.cluster.messages import EventChanged
-from server.core.tournament_owners import EventHost
+from server.cluster.messages import TournamentChanged
+from server.core.tournament_owners import TournamentHost
 from server.logs import event as log_event
 from server.storage import Op
-from server.storage.tournaments import live_versions, op_event_disown, op_event_own
+from server.storage.tournaments import live_versions, op_tournament_disown, op_tournament_own
 from server.storage.writer import op_guard
-from server.tournaments.tournament import Event, EventStatus
+from server.tournaments.tournament import Tournament, TournamentStatus
 
 
 class _NoHost:
@@ -35,20 +35,20 @@ class _NoHost:
         """Nothing holds events yet."""
 
 
-class ClusterEvents:
+class ClusterTournaments:
     """The events this node owns, and its part in guarding, telling and taking over the others'."""
 
     retries = 3
 
     def __init__(self, cluster: ClusterMember) -> None:
         self.cluster = cluster
-        self.host: EventHost = _NoHost()
+        self.host: TournamentHost = _NoHost()
         self.owned: set[str] = set()
         self.versions: dict[str, int] = {}
-        """Event id -> the version this node last stored or read of it."""
+        """Tournament id -> the version this node last stored or read of it."""
         self.taken = 0
 
-    def bind(self, host: EventHost) -> None:
+    def bind(self, host: TournamentHost) -> None:
         """The driver to call back."""
         self.host = host
 
@@ -56,27 +56,27 @@ class ClusterEvents:
         """Whether this node pairs the event and runs its clock."""
         return event_id in self.owned
 
-    def guards(self, event: Event, before: int, created: bool) -> list[Op]:
+    def guards(self, event: Tournament, before: int, created: bool) -> list[Op]:
         """The claim of the change from `before`; a new event's owner row (this node); an ended event's release."""
         eid = event.event_id
         ops = [op_guard(f"e:{eid}:{before}")]
         if created:
-            ops.append(op_event_own(eid, self.cluster.node_id))
-        if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
-            ops.append(op_event_disown(eid))
+            ops.append(op_tournament_own(eid, self.cluster.node_id))
+        if event.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+            ops.append(op_tournament_disown(eid))
         return ops
 
-    def stored(self, event: Event) -> None:
+    def stored(self, event: Tournament) -> None:
         """Own a new event; tell the other nodes the version it reached."""
         eid = event.event_id
         if event.version == 1:
             self.owned.add(eid)
         self.seen(event)
-        if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
+        if event.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             self.owned.discard(eid)
-        self.cluster.bus.announce(EventChanged(eid, event.version))
+        self.cluster.bus.announce(TournamentChanged(eid, event.version))
 
-    def on_changed(self, notice: EventChanged) -> None:
+    def on_changed(self, notice: TournamentChanged) -> None:
         """A notice: some node stored a change of an event; read it if this node's copy is older."""
         if self.versions.get(notice.event_id, -1) < notice.version:
             self.cluster.arena.spawn(self.host.refresh(notice.event_id, notice.version))
@@ -84,13 +84,13 @@ class ClusterEvents:
     async def start(self) -> None:
         """At the start, and when a fenced node's beat reaches the database again: the events the database says
         are this node's (one started again under its old name before its lease ran out) are resumed from the store."""
-        for event_id in await self.cluster.nodes.owned_events() - self.owned:
+        for event_id in await self.cluster.nodes.owned_tournaments() - self.owned:
             self.owned.add(event_id)
             await self.host.adopt(event_id)
 
     async def let_go(self) -> None:
         """This node's lease had run out: let go of the events another node took meanwhile."""
-        still = await self.cluster.nodes.owned_events()
+        still = await self.cluster.nodes.owned_tournaments()
         for event_id in self.owned - still:
             self.owned.discard(event_id)
             self.host.release(event_id)
@@ -99,7 +99,7 @@ class ClusterEvents:
         """At each heartbeat: take orphaned events, and read every copy the database holds newer (a notice lost
         on the bus)."""
         nodes = self.cluster.nodes
-        for event_id in await nodes.take_orphan_events(self.cluster.options.takeover_batch):
+        for event_id in await nodes.take_orphan_tournaments(self.cluster.options.takeover_batch):
             await self._adopt(event_id)
         stored = await live_versions(self.cluster.arena.storage)
         for event_id, version in stored.items():
@@ -115,9 +115,9 @@ class ClusterEvents:
         log_event("event_taken_over", event_id=event_id, node=self.cluster.node_id)
         await self.host.adopt(event_id)
 
-    def seen(self, event: Event) -> None:
+    def seen(self, event: Tournament) -> None:
         """This node read or stored the event at its version (an ended one is no longer compared)."""
-        if event.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
+        if event.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             self.versions.pop(event.event_id, None)
         else:
             self.versions[event.event_id] = event.version

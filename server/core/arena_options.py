@@ -26,7 +26,7 @@ class ArenaOptions:
     """The time source of every match (default: the event loop's monotonic clock); tests inject one."""
     wall_clock: Callable[[], float] | None = None
     """The time of day (seconds since the epoch) of tournaments: their creation, start times and an arena's end
-    (default: `time.time`); tests inject one, then call `EventDriver.check_clocks`."""
+    (default: `time.time`); tests inject one, then call `TournamentDriver.check_clocks`."""
     open_ttl_s: float = 1800.0
     """How long an open match waits for an opponent before it is cancelled."""
     open_per_player: int = 5

@@ -25,7 +25,7 @@ from server.storage import Op
 
 if TYPE_CHECKING:
     from server.core.match_host import MatchHost
-    from server.core.tournament_owners import EventOwners
+    from server.core.tournament_owners import TournamentOwners
 
 Ratings = dict[str, tuple[Rating, int]]
 """Player id -> (rating, rated games played)."""
@@ -101,7 +101,7 @@ class Replication(Protocol):
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
 
-    def events(self) -> EventOwners:
+    def tournaments(self) -> TournamentOwners:
         """The deployment's side of events (who pairs each one, what a change adds, who is told)."""
 
     async def start(self, address: str) -> None:
@@ -212,11 +212,11 @@ class SingleNode:
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """No other node to tell."""
 
-    def events(self) -> EventOwners:
+    def tournaments(self) -> TournamentOwners:
         """Every event is this server's."""
-        from server.core.tournament_owners import SingleNodeEvents
+        from server.core.tournament_owners import SingleNodeTournaments
 
-        return SingleNodeEvents()
+        return SingleNodeTournaments()
 
     async def start(self, address: str) -> None:
         """Nothing to join."""

@@ -1,14 +1,14 @@
 """Driving the events on a running server: the change path, pairing rounds, starting their games as matches,
 recording their ends, and each event's clock (start times, an arena's end).
 
-With `server.front.tournament_requests` the only modules of `server.events` that do I/O, and the only one that
+With `server.front.tournament_requests` the only tournament modules that do I/O, and the only one that
 writes events (`apply`). Each change to an event runs under the event's lock: the state machine is
 asked, the change is stored (a round's pairings in one write, before their matches exist, with the
 event's new version and the deployment's guards), then its matches are created under the pairings'
 ids, the deployment tells the other servers and the followers get the new `event_state`. A match
 whose end the arena reports (`Arena.match_end_hooks`) is looked up by its id, `EVENT-rROUND-tTABLE`.
 
-One server owns each event (`EventOwners`, from the deployment): only the owner pairs it, records its
+One server owns each event (`TournamentOwners`, from the deployment): only the owner pairs it, records its
 games' results and runs its clock; any server stores joins and leaves (the owner pairs what they
 allow when it reads them) and keeps a copy for its readers and followers. At start-up, and when this
 server takes an event over, the event is read as stored: a pairing whose match was stored finished
@@ -35,36 +35,36 @@ from server.logs import event as log_event
 from server.storage import ConflictError, Op
 from server.storage.moderation import player_id_named
 from server.storage.tournaments import (
-    load_event,
+    load_tournament,
     load_unfinished,
-    op_event_status,
-    op_event_version,
     op_pairing_result,
     op_pairings,
     op_seeds,
+    op_tournament_status,
+    op_tournament_version,
 )
 from server.tournaments.records import Pairing
-from server.tournaments.tournament import Event, EventStatus
+from server.tournaments.tournament import Tournament, TournamentStatus
 
-LIVE = (EventStatus.OPEN, EventStatus.RUNNING)
+LIVE = (TournamentStatus.OPEN, TournamentStatus.RUNNING)
 
 
-class EventDriver:
+class TournamentDriver:
     """Every open and running event this server knows (its own and copies), with locks, timers and followers."""
 
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self.now: Callable[[], float] = arena.options.wall_clock or time.time
         """The time of day of start times and an arena's end: the injected wall clock, or the machine's."""
-        self.events: dict[str, Event] = {}
+        self.tournaments: dict[str, Tournament] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.followers = Followers(arena.loop)
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.ended: dict[str, list[tuple[str, float]]] = {}
-        """Event id -> results of its games not recorded yet (match id, score for south)."""
-        self.end_hooks: list[Callable[[Event], None]] = []
+        """Tournament id -> results of its games not recorded yet (match id, score for south)."""
+        self.end_hooks: list[Callable[[Tournament], None]] = []
         """Called with each event that finished or was cancelled (the KGP gateway frees its entrants)."""
-        self.owners = arena.replication.events()
+        self.owners = arena.replication.tournaments()
         self.owners.bind(self)
         arena.match_end_hooks.append(self.match_ended)
 
@@ -85,7 +85,7 @@ class EventDriver:
         """Read what happened to the event's games: results of matches that ended, matches never created, the
         live ones followed (loaded here if another server holds them); then its timer."""
         async with self.locks[event_id]:
-            event = self.events.get(event_id)
+            event = self.tournaments.get(event_id)
             if event is None:
                 return
             done: list[tuple[str, float]] = []
@@ -105,35 +105,35 @@ class EventDriver:
                     done.append((p.match_id, seat_score(room.match.end.winner)))
             if done:
                 await self._record(event_id, done)
-            if event_id in self.events:
-                self.arm(self.events[event_id])
+            if event_id in self.tournaments:
+                self.arm(self.tournaments[event_id])
 
-    def add(self, event: Event) -> None:
+    def add(self, event: Tournament) -> None:
         """Keep an event in memory (or its newer copy)."""
-        self.events[event.event_id] = event
+        self.tournaments[event.event_id] = event
         self.locks.setdefault(event.event_id, asyncio.Lock())
         self.followers.add(event.event_id)
         self.owners.seen(event)
 
-    def live(self, event_id: str) -> Event:
+    def live(self, event_id: str) -> Tournament:
         """An open or running event, or the typed refusal."""
-        event = self.events.get(event_id)
+        event = self.tournaments.get(event_id)
         if event is None:
             raise UnknownEventError(f"no open or running event {event_id!r}: see events")
         return event
 
-    def entered(self, name: str) -> Event | None:
+    def entered(self, name: str) -> Tournament | None:
         """An open or running event where `name` is an entrant still taking part, if any."""
-        for event in self.events.values():
+        for event in self.tournaments.values():
             entrant = event.entrants.get(name)
             if entrant is not None and entrant.active:
                 return event
         return None
 
-    async def held(self, event_id: str) -> Event | None:
+    async def held(self, event_id: str) -> Tournament | None:
         """An open or running event: this server's, or read from the database as a copy (another server created
         it and its notice has not come yet); None if there is none."""
-        event = self.events.get(event_id)
+        event = self.tournaments.get(event_id)
         if event is not None:
             return event
         stored = await self._read(event_id)
@@ -141,9 +141,9 @@ class EventDriver:
             return None
         lock = self.locks.setdefault(event_id, asyncio.Lock())
         async with lock:
-            if event_id not in self.events:
+            if event_id not in self.tournaments:
                 self.add(stored)
-            return self.events[event_id]
+            return self.tournaments[event_id]
 
     async def adopt(self, event_id: str) -> None:
         """This server owns the event now (it created it elsewhere and died, or drained): read it as stored,
@@ -156,9 +156,9 @@ class EventDriver:
             self.add(event)
         await self.recover(event_id)
         async with lock:
-            if event_id in self.events:
+            if event_id in self.tournaments:
                 await self._pair_waiting(event_id)
-                self.followers.publish(self.events[event_id])
+                self.followers.publish(self.tournaments[event_id])
 
     def release(self, event_id: str) -> None:
         """Another server owns the event now: stop its clock here, keep the copy."""
@@ -171,7 +171,7 @@ class EventDriver:
         new games to their players' connections here; the owner pairs what the change allows."""
         lock = self.locks.setdefault(event_id, asyncio.Lock())
         async with lock:
-            have = self.events.get(event_id)
+            have = self.tournaments.get(event_id)
             if have is not None and have.version >= version:
                 return
             stored = await self._read(event_id)
@@ -194,31 +194,31 @@ class EventDriver:
     async def _pair_waiting(self, event_id: str) -> None:
         """(The owner, lock held) start a due event, pair an arena's waiting entrants, set the clock."""
         await self.maybe_start(event_id)
-        event = self.events.get(event_id)
-        if event is not None and event.status is EventStatus.RUNNING and event.pool is not None:
+        event = self.tournaments.get(event_id)
+        if event is not None and event.status is TournamentStatus.RUNNING and event.pool is not None:
             await self.apply(event_id, lambda e: e.tick(self.now()), lambda e: [])
-        if event_id in self.events:
-            self.arm(self.events[event_id])
+        if event_id in self.tournaments:
+            self.arm(self.tournaments[event_id])
 
-    async def _read(self, event_id: str) -> Event | None:
+    async def _read(self, event_id: str) -> Tournament | None:
         """The event as stored (None: none, or it no longer loads: reported)."""
         try:
-            return await load_event(self.arena.storage, event_id)
+            return await load_tournament(self.arena.storage, event_id)
         except Exception as exc:
             log_event("event_unreadable", event_id=event_id, reason=str(exc)[:500], level=30)
             return None
 
     # --- the change path ---------------------------------------------------------------------------
 
-    async def apply(self, event_id: str, change: Callable[[Event], list[Pairing]],
-                    ops: Callable[[Event], list[Op]], created: bool = False) -> Event:
+    async def apply(self, event_id: str, change: Callable[[Tournament], list[Pairing]],
+                    ops: Callable[[Tournament], list[Op]], created: bool = False) -> Tournament:
         """The one path of every change to an event (the caller holds its lock): run `change`, store what it did
         (with any new pairings, the new version and the deployment's guards, in one write), start the new
         pairings' matches, tell the other servers and the followers; returns the event as it is now.
 
         Only the owner pairs: elsewhere the pairings a change would bring are not stored, and the copy is read
         back as stored (the owner pairs when it reads the change). If another server stored a change first, the
-        event is read again and the change prepared again (`EventOwners.retries` times); a write that fails
+        event is read again and the change prepared again (`TournamentOwners.retries` times); a write that fails
         otherwise leaves the event as stored."""
         for attempt in range(self.owners.retries):
             event = self.live(event_id)
@@ -227,20 +227,20 @@ class EventDriver:
             fresh = change(event)
             if not owner:
                 fresh = []
-            rows = ops(event) + ([op_event_status(event)] if event.status is not status else [])
+            rows = ops(event) + ([op_tournament_status(event)] if event.status is not status else [])
             rows += op_pairings(event_id, fresh) if fresh else []
             if rows:
                 event.version = before + 1
                 try:
                     guards = self.owners.guards(event, before, created)
-                    await self.arena.write(guards + rows + [op_event_version(event)])
+                    await self.arena.write(guards + rows + [op_tournament_version(event)])
                 except ConflictError:
                     log_event("event_conflict", event_id=event_id, version=before, attempt=attempt + 1)
                     stored = await self._reload(event_id)
                     if stored is not None and stored.status not in LIVE:
                         raise EventStartedError(
                             f"event {event_id} has ended: look up its results with event {event_id}") from None
-                    if attempt + 1 < self.owners.retries and event_id in self.events:
+                    if attempt + 1 < self.owners.retries and event_id in self.tournaments:
                         continue
                     raise
                 except BaseException:
@@ -248,7 +248,7 @@ class EventDriver:
                     raise
                 if not owner:
                     await self._reload(event_id)
-                    event = self.events.get(event_id, event)
+                    event = self.tournaments.get(event_id, event)
             try:
                 await self._start_matches(event, fresh)
             finally:
@@ -257,17 +257,17 @@ class EventDriver:
             self.arm(event)
             self.followers.publish(event)
             if event.status not in LIVE:
-                log_event("event_ended", event_id=event_id, status=event.status.value)
+                log_event("tournament_ended", event_id=event_id, status=event.status.value)
                 self._end_here(event)
             return event
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _reload(self, event_id: str) -> Event | None:
+    async def _reload(self, event_id: str) -> Tournament | None:
         """Put the event back as stored after a failed write (or forget it until the next start, if that fails);
         returns it as stored."""
         stored = await self._read(event_id)
         if stored is None:
-            self.events.pop(event_id, None)
+            self.tournaments.pop(event_id, None)
         elif stored.status not in LIVE:  # another server ended it meanwhile: end it here as its notice would
             self.add(stored)
             self.followers.publish(stored)
@@ -278,11 +278,11 @@ class EventDriver:
 
     async def maybe_start(self, event_id: str) -> None:
         """Start an event that is due, if this server owns it (the caller holds its lock)."""
-        event = self.events.get(event_id)
+        event = self.tournaments.get(event_id)
         if event is not None and self.owners.owns(event_id) and event.due(self.now()):
             await self.apply(event_id, lambda e: e.start(self.now(), self._ratings(e)), self._seeds)
 
-    def _end_here(self, event: Event) -> None:
+    def _end_here(self, event: Tournament) -> None:
         """The event ended (here or on another server): drop it from memory, tell its followers, run the end hooks."""
         self._forget(event.event_id)
         for hook in self.end_hooks:
@@ -291,21 +291,21 @@ class EventDriver:
     def _forget(self, event_id: str) -> None:
         """Drop a finished or cancelled event from memory (it stays in the database); its followers are told."""
         self.release(event_id)
-        self.events.pop(event_id, None)
+        self.tournaments.pop(event_id, None)
         self.followers.forget(event_id)
 
     # --- the event's clock ---------------------------------------------------------------------------
 
     @staticmethod
-    def _next_time(event: Event) -> float | None:
+    def _next_time(event: Tournament) -> float | None:
         """When the event's clock next acts: its start time, or an arena's end (None: never)."""
-        if event.status is EventStatus.OPEN and event.settings.start_at is not None:
+        if event.status is TournamentStatus.OPEN and event.settings.start_at is not None:
             return event.settings.start_at
-        if event.status is EventStatus.RUNNING and event.ends_at is not None:
+        if event.status is TournamentStatus.RUNNING and event.ends_at is not None:
             return event.ends_at
         return None
 
-    def arm(self, event: Event) -> None:
+    def arm(self, event: Tournament) -> None:
         """Set the event's next timer (its owner's): its start time, or an arena's end."""
         self.release(event.event_id)
         when = self._next_time(event)
@@ -317,7 +317,7 @@ class EventDriver:
     async def check_clocks(self) -> None:
         """Run now the timers of the events whose time has come (after an injected wall clock moved on)."""
         for event_id in list(self.timers):
-            event = self.events.get(event_id)
+            event = self.tournaments.get(event_id)
             when = None if event is None else self._next_time(event)
             if when is not None and when <= self.now():
                 self.release(event_id)
@@ -329,15 +329,15 @@ class EventDriver:
         if lock is None or self.arena.closing:
             return
         async with lock:
-            event = self.events.get(event_id)
+            event = self.tournaments.get(event_id)
             if event is None or not self.owners.owns(event_id):
                 return
-            if event.status is EventStatus.OPEN:
+            if event.status is TournamentStatus.OPEN:
                 await self.maybe_start(event_id)
                 return
             await self.apply(event_id, lambda e: e.tick(self.now()), lambda e: [])
 
-    def _ratings(self, event: Event) -> dict[str, float]:
+    def _ratings(self, event: Tournament) -> dict[str, float]:
         """Each entrant's rating on this server (the seeding of a start)."""
         found: dict[str, float] = {}
         for name in event.entrants:
@@ -348,9 +348,9 @@ class EventDriver:
         return found
 
     @staticmethod
-    def _seeds(event: Event) -> list[Op]:
+    def _seeds(event: Tournament) -> list[Op]:
         """The seeds to store with a start (none when the event was cancelled instead)."""
-        return op_seeds(event) if event.status is EventStatus.RUNNING else []
+        return op_seeds(event) if event.status is TournamentStatus.RUNNING else []
 
     # --- matches ------------------------------------------------------------------------------------
 
@@ -371,13 +371,13 @@ class EventDriver:
             seat = None if pid is None else Seat(pid, name)
         return seat
 
-    async def _start_matches(self, event: Event, pairings: list[Pairing]) -> None:
+    async def _start_matches(self, event: Tournament, pairings: list[Pairing]) -> None:
         """Create the matches of new pairings (stored already), together (their writes share commits)."""
         variant = Variant.parse(event.settings.variant)
         games = [p for p in pairings if p.north is not None and p.match_id is not None]
         await asyncio.gather(*(self._start_match(event, variant, p) for p in games))
 
-    async def _start_match(self, event: Event, variant: Variant, p: Pairing) -> None:
+    async def _start_match(self, event: Tournament, variant: Variant, p: Pairing) -> None:
         """Create one pairing's match and show it to its players' connections (a side unknown forfeits)."""
         a = self.arena
         assert p.north is not None and p.match_id is not None
@@ -421,7 +421,7 @@ class EventDriver:
 
     def _ended(self, event_id: str, match_id: str, score: float) -> None:
         """Queue a game's result (score for south); the results queued meanwhile are recorded together."""
-        if event_id in self.events:
+        if event_id in self.tournaments:
             self.ended.setdefault(event_id, []).append((match_id, score))
             self.arena.spawn(self._results(event_id))
 
@@ -432,7 +432,7 @@ class EventDriver:
             return
         async with lock:
             batch = self.ended.pop(event_id, [])
-            if event_id not in self.events or not batch or not self.owners.owns(event_id):
+            if event_id not in self.tournaments or not batch or not self.owners.owns(event_id):
                 return
             try:
                 await self._record(event_id, batch)
@@ -456,7 +456,7 @@ class EventDriver:
         """Store and apply games' results, each once (the caller holds the event's lock)."""
         fresh: list[tuple[str, float]] = []
 
-        def change(e: Event) -> list[Pairing]:
+        def change(e: Tournament) -> list[Pairing]:
             open_games = {p.match_id for p in e.pairings if not p.finished}
             fresh[:] = [(m, score) for m, score in dict(results).items() if m in open_games]
             now = self.now()

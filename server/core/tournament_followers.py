@@ -8,7 +8,7 @@ from protocol.errors import TooManyError
 from protocol.event_messages import EventState
 from protocol.messages import encode
 from server.core.follower import Follower, Outgoing
-from server.tournaments.tournament import Event, EventStatus
+from server.tournaments.tournament import Tournament, TournamentStatus
 from server.tournaments.view import state
 
 MAX_FOLLOWED = 8
@@ -25,7 +25,8 @@ class Followers:
         self.seq: dict[str, int] = {}
         self.of: dict[str, set[Follower]] = {}
         self.to_push: dict[str, tuple[EventState, set[Follower]]] = {}
-        """Event id -> its latest state not sent yet (as published: a change under way is not in it), and to whom."""
+        """Tournament id -> its latest state not sent yet (as published: a change under way is not in it), and to
+        whom."""
         self.push_due: dict[str, asyncio.TimerHandle] = {}
         self.pushed_at: dict[str, float] = {}
 
@@ -34,7 +35,7 @@ class Followers:
         self.seq.setdefault(event_id, 0)
         self.of.setdefault(event_id, set())
 
-    def state(self, event: Event, pairings_from: int | None = None) -> EventState:
+    def state(self, event: Tournament, pairings_from: int | None = None) -> EventState:
         """The event's state as its followers see it, numbered by its changes (`pairings_from`: a page of its
         pairings, `view.state`)."""
         return state(event, self.seq.get(event.event_id, 0), pairings_from)
@@ -55,7 +56,7 @@ class Followers:
         """Drop an ended event's followers (a last state queued for them still goes out)."""
         self.of.pop(event_id, None)
 
-    def publish(self, event: Event) -> None:
+    def publish(self, event: Tournament) -> None:
         """Count a change and send the new state to the followers: at once if none was sent in the last
         `PUSH_INTERVAL_S`, else once at the end of it (the latest state published then, taken now: a change
         being stored meanwhile is sent once, when it is published; a follower may skip numbers)."""
@@ -81,7 +82,7 @@ class Followers:
             return
         snapshot, followers = item
         self.pushed_at[eid] = self.loop.time()
-        if snapshot.status in (EventStatus.FINISHED.value, EventStatus.CANCELLED.value):
+        if snapshot.status in (TournamentStatus.FINISHED.value, TournamentStatus.CANCELLED.value):
             del self.pushed_at[eid]
         text = encode(snapshot).encode()
         for session in list(followers):

@@ -1,7 +1,7 @@
 """The answers to the event requests: `events`, `event`, `event_create`, `event_join` and `event_leave`.
 
 Each checks the request against the event and the server's limits, then hands the change to the
-driver's change path (`EventDriver.apply`), which stores it, pairs and tells the followers.
+driver's change path (`TournamentDriver.apply`), which stores it, pairs and tells the followers.
 """
 
 from __future__ import annotations
@@ -28,41 +28,41 @@ from protocol.messages import Message
 from protocol.names import ENGINE_PREFIX
 from protocol.variant import Variant
 from server.core.tokens import new_id
-from server.core.tournament_driver import EventDriver
+from server.core.tournament_driver import TournamentDriver
 from server.edge.session import Session
 from server.logs import event as log_event
 from server.storage import Op
-from server.storage.tournaments import load_event, op_entrant, op_entrant_out, op_event, recent_events
+from server.storage.tournaments import load_tournament, op_entrant, op_entrant_out, op_tournament, recent_tournaments
 from server.tournaments.records import Pairing
-from server.tournaments.tournament import EntrantKind, Event, EventStatus
+from server.tournaments.tournament import EntrantKind, Tournament, TournamentStatus
 from server.tournaments.view import summary
 
-MAX_EVENTS_PER_PLAYER = 3
+MAX_TOURNAMENTS_PER_PLAYER = 3
 """Open or running events one identity may have created."""
-MAX_LIVE_EVENTS = 200
+MAX_LIVE_TOURNAMENTS = 200
 """Open or running events on one server."""
 RANDOM_BOT = "bot:random"
 
 
-class EventRequests:
+class TournamentRequests:
     """The router's handlers of the event requests, over the driver's events."""
 
-    def __init__(self, driver: EventDriver) -> None:
+    def __init__(self, driver: TournamentDriver) -> None:
         self.driver = driver
         self.arena = driver.arena
 
     def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
         """The router's handler of each event request."""
-        return {ListEvents: self.list_events, FetchEvent: self.fetch, CreateEvent: self.create,
+        return {ListEvents: self.list_tournaments, FetchEvent: self.fetch, CreateEvent: self.create,
                 JoinEvent: self.join, LeaveEvent: self.leave}
 
-    async def list_events(self, s: Session, msg: ListEvents) -> list[Message]:
+    async def list_tournaments(self, s: Session, msg: ListEvents) -> list[Message]:
         """The open and running events, then the latest others, newest first."""
-        events = self.driver.events
+        events = self.driver.tournaments
         live = sorted(events.values(), key=lambda e: -e.created_at)
         shown = [summary(e) for e in live if msg.status in (None, e.status.value)][: msg.limit]
         if len(shown) < msg.limit and msg.status not in ("open", "running"):
-            rows = await recent_events(self.arena.storage, msg.limit + len(live))
+            rows = await recent_tournaments(self.arena.storage, msg.limit + len(live))
             s.peer.reads.charge(len(rows))
             for event_id, _, status, _ in rows:
                 if len(shown) >= msg.limit:
@@ -70,7 +70,7 @@ class EventRequests:
                 if event_id in events or msg.status not in (None, status):
                     continue
                 try:
-                    stored = await load_event(self.arena.storage, event_id)
+                    stored = await load_tournament(self.arena.storage, event_id)
                 except Exception as exc:  # an unreadable row is reported and skipped
                     log_event("event_unreadable", event_id=event_id, reason=str(exc)[:500], level=30)
                     continue
@@ -99,19 +99,19 @@ class EventRequests:
         if len(msg.bots) > settings.max_entrants:
             raise BadEventError(f"event: {len(msg.bots)} bots are more than max_entrants ({settings.max_entrants})")
         assert s.name is not None
-        mine = sum(e.creator == s.name for e in d.events.values())
-        if mine >= MAX_EVENTS_PER_PLAYER:
-            raise TooManyError(f"you have {MAX_EVENTS_PER_PLAYER} open or running events: wait for one to end")
-        if len(d.events) >= MAX_LIVE_EVENTS:
+        mine = sum(e.creator == s.name for e in d.tournaments.values())
+        if mine >= MAX_TOURNAMENTS_PER_PLAYER:
+            raise TooManyError(f"you have {MAX_TOURNAMENTS_PER_PLAYER} open or running events: wait for one to end")
+        if len(d.tournaments) >= MAX_LIVE_TOURNAMENTS:
             raise TooManyError("the server runs as many events as it may: try again later")
-        event = Event(new_id("e"), settings, s.name, d.now())
+        event = Tournament(new_id("e"), settings, s.name, d.now())
         bots = [a.bot_seat(bot).name for bot in msg.bots]  # unknown bots are refused before anything is stored
         for name in bots:
             event.join(name, EntrantKind.BOT)
         eid = event.event_id
 
-        def entered(e: Event) -> list[Op]:
-            return [op_event(e), *(op_entrant(eid, e.entrants[n]) for n in bots)]
+        def entered(e: Tournament) -> list[Op]:
+            return [op_tournament(e), *(op_entrant(eid, e.entrants[n]) for n in bots)]
 
         d.add(event)
         async with d.locks[eid]:
@@ -119,25 +119,26 @@ class EventRequests:
             d.followers.of[eid].add(s)
             log_event("event_created", event_id=eid, kind=settings.kind.value, creator=s.name)
             await d.maybe_start(eid)
-            event = d.events.get(eid, event)
+            event = d.tournaments.get(eid, event)
             d.arm(event)
         return [d.followers.state(event)]
 
     async def join(self, s: Session, msg: JoinEvent) -> list[Message]:
         """Enter the sender (or, for the creator, a hosted bot); the sender follows the event."""
-        event = await self.open_event(msg.event_id)
+        event = await self.open_tournament(msg.event_id)
         name, kind = self._entrant(s, event, msg.bot)
         event = await self.enter(event, name, kind, s if msg.bot is None else None)
         return [self.driver.followers.state(event)]
 
-    async def open_event(self, event_id: str) -> Event:
+    async def open_tournament(self, event_id: str) -> Tournament:
         """An open or running event; one that ended is `event_started`, one never seen `unknown_event`."""
         d = self.driver
-        if await d.held(event_id) is None and await load_event(self.arena.storage, event_id) is not None:
+        if await d.held(event_id) is None and await load_tournament(self.arena.storage, event_id) is not None:
             raise EventStartedError(f"event {event_id} has ended: look up its results with event")
         return d.live(event_id)
 
-    async def enter(self, event: Event, name: str, kind: EntrantKind, follower: Session | None = None) -> Event:
+    async def enter(self, event: Tournament, name: str, kind: EntrantKind,
+                    follower: Session | None = None) -> Tournament:
         """Enter `name` as `kind` (the path of every entry: `event_join`, the KGP gateway's `set arena:event`);
         `follower` follows the event from then on. The typed refusal when the event's rules say no."""
         d = self.driver
@@ -151,7 +152,7 @@ class EventRequests:
             if follower is not None:
                 d.followers.of.get(event.event_id, set()).add(follower)
             await d.maybe_start(event.event_id)
-            event = d.events.get(event.event_id, event)
+            event = d.tournaments.get(event.event_id, event)
         return event
 
     async def leave(self, s: Session, msg: LeaveEvent) -> list[Message]:
@@ -164,13 +165,13 @@ class EventRequests:
             event = d.live(msg.event_id)
             if name not in event.entrants:
                 raise NotEligibleError(f"{name} is not entered in event {event.event_id}")
-            before = event.status is EventStatus.OPEN
+            before = event.status is TournamentStatus.OPEN
 
-            def change(e: Event) -> list[Pairing]:
+            def change(e: Tournament) -> list[Pairing]:
                 e.leave(name)
                 return []
 
-            def ops(e: Event) -> list[Op]:
+            def ops(e: Tournament) -> list[Op]:
                 return [op_entrant_out(e.event_id, name) if before else op_entrant(e.event_id, e.entrants[name])]
 
             event = await d.apply(event.event_id, change, ops)
@@ -178,21 +179,21 @@ class EventRequests:
 
     # --- lookups ------------------------------------------------------------------------------------
 
-    async def _find(self, s: Session, event_id: str) -> Event:
+    async def _find(self, s: Session, event_id: str) -> Tournament:
         """An event of any status: in memory, or read from the database."""
-        event = self.driver.events.get(event_id)
+        event = self.driver.tournaments.get(event_id)
         if event is not None:
             return event
         s.peer.reads.charge(1)
         event = await self.driver.held(event_id)  # another server's, not heard of here yet
         if event is not None:
             return event
-        stored = await load_event(self.arena.storage, event_id)
+        stored = await load_tournament(self.arena.storage, event_id)
         if stored is None:
             raise UnknownEventError(f"no event {event_id!r}: see events")
         return stored
 
-    def _entrant(self, s: Session, event: Event, bot: str | None) -> tuple[str, EntrantKind]:
+    def _entrant(self, s: Session, event: Tournament, bot: str | None) -> tuple[str, EntrantKind]:
         """Who a join or leave is for: the sender, or a hosted bot of the event's creator."""
         assert s.name is not None
         if bot is None:

@@ -50,7 +50,7 @@ class Nodes:
                 " LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING match_id", self.node_id, limit)
         return int(dead.split()[-1]), [r[0] for r in rows]
 
-    async def take_orphan_events(self, limit: int) -> list[str]:
+    async def take_orphan_tournaments(self, limit: int) -> list[str]:
         """Take up to `limit` open or running events whose owner is not a live node (or that have none: stored
         by a server on its own); the events taken."""
         async with self.pool.acquire() as conn, conn.transaction():
@@ -66,7 +66,7 @@ class Nodes:
                 " LIMIT $2 FOR UPDATE OF o SKIP LOCKED) RETURNING event_id", self.node_id, limit)
         return [r[0] for r in rows]
 
-    async def owned_events(self) -> set[str]:
+    async def owned_tournaments(self) -> set[str]:
         """The open or running events the database says this node pairs and drives."""
         return {r[0] for r in await self.pool.fetch(
             "SELECT o.event_id FROM event_owners o JOIN events e ON e.id = o.event_id"

@@ -41,7 +41,7 @@ from server.storage.schema import (
     name_keys,
     pending,
 )
-from server.storage.tournaments import EVENT_SQL
+from server.storage.tournaments import TOURNAMENT_SQL
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
@@ -92,7 +92,7 @@ SQL: dict[OpKind, str] = {
     OpKind.FORFEIT: "INSERT INTO engine_forfeits (match_id, seat, player_id, detail, at) VALUES ($1, $2, $3, $4, $5)"
                     " ON CONFLICT (match_id) DO UPDATE SET seat = excluded.seat, player_id = excluded.player_id,"
                     " detail = excluded.detail, at = excluded.at",
-    **{kind: numbered(sql) for kind, sql in EVENT_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in TOURNAMENT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""

@@ -26,7 +26,7 @@ from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.soundness import check_sound, check_writable
-from server.storage.tournaments import EVENT_SQL
+from server.storage.tournaments import TOURNAMENT_SQL
 from server.storage.writer import (
     MATCH,
     MATCH_ACTIONS,
@@ -75,7 +75,7 @@ SQL: dict[OpKind, str] = {
     OpKind.SET_ASIDE: "UPDATE matches SET status = 'quarantined' WHERE id = ?",
     OpKind.FORFEIT: "INSERT OR REPLACE INTO engine_forfeits (match_id, seat, player_id, detail, at)"
                     " VALUES (?, ?, ?, ?, ?)",
-    **EVENT_SQL,
+    **TOURNAMENT_SQL,
     **MODERATION_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""

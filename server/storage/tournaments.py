@@ -25,9 +25,9 @@ from protocol.event_settings import EventSettings
 from server.storage.ops import Op, OpKind
 from server.storage.writer import Storage
 from server.tournaments.records import Pairing
-from server.tournaments.tournament import Entrant, EntrantKind, Event, EventStatus
+from server.tournaments.tournament import Entrant, EntrantKind, Tournament, TournamentStatus
 
-EVENT_SQL: dict[OpKind, str] = {
+TOURNAMENT_SQL: dict[OpKind, str] = {
     OpKind.EVENT: "INSERT INTO events (id, settings, creator, status, created_at, started_at)"
                   " VALUES (?, ?, ?, ?, ?, ?)",
     OpKind.ENTRANT: "INSERT INTO event_entrants (event_id, name, kind, active, joined_at) VALUES (?, ?, ?, ?, ?)"
@@ -45,10 +45,10 @@ EVENT_SQL: dict[OpKind, str] = {
 }
 """The statement of each event `Op` kind, with `?` placeholders (PostgreSQL numbers them)."""
 
-EVENT_ROW = "SELECT id, settings, creator, status, created_at, started_at, version FROM events"
-UNFINISHED_EVENTS = f"{EVENT_ROW} WHERE status IN ('open', 'running') ORDER BY created_at, id"
-ONE_EVENT = f"{EVENT_ROW} WHERE id = ?"
-RECENT_EVENTS = f"{EVENT_ROW} ORDER BY created_at DESC, id LIMIT ?"
+TOURNAMENT_ROW = "SELECT id, settings, creator, status, created_at, started_at, version FROM events"
+UNFINISHED_TOURNAMENTS = f"{TOURNAMENT_ROW} WHERE status IN ('open', 'running') ORDER BY created_at, id"
+ONE_TOURNAMENT = f"{TOURNAMENT_ROW} WHERE id = ?"
+RECENT_TOURNAMENTS = f"{TOURNAMENT_ROW} ORDER BY created_at DESC, id LIMIT ?"
 ENTRANTS = ("SELECT name, kind, active FROM event_entrants WHERE event_id = ?"
             " ORDER BY seed IS NULL, seed, joined_at, name")
 """An event's entrants in its starting order (seeds, given at the start), else in joining order."""
@@ -56,13 +56,13 @@ LIVE_VERSIONS = "SELECT id, version FROM events WHERE status IN ('open', 'runnin
 PAIRINGS = "SELECT rnd, tbl, south, north, match_id, score FROM event_pairings WHERE event_id = ? ORDER BY rnd, tbl"
 
 
-def op_event(event: Event) -> Op:
+def op_tournament(event: Tournament) -> Op:
     """Store a new event."""
     return (OpKind.EVENT, (event.event_id, event.settings.text(), event.creator, event.status.value, event.created_at,
                       event.started_at))
 
 
-def op_event_status(event: Event) -> Op:
+def op_tournament_status(event: Tournament) -> Op:
     """Store an event's status and start time."""
     return (OpKind.EVENT_STATUS, (event.status.value, event.started_at, event.event_id))
 
@@ -72,7 +72,7 @@ def op_entrant(event_id: str, entrant: Entrant) -> Op:
     return (OpKind.ENTRANT, (event_id, entrant.name, entrant.kind.value, bool(entrant.active), time.time()))
 
 
-def op_seeds(event: Event) -> list[Op]:
+def op_seeds(event: Tournament) -> list[Op]:
     """Store each entrant's place in the starting order (written with the start)."""
     return [(OpKind.ENTRANT_SEED, (seed, event.event_id, name)) for seed, name in enumerate(event.entrants, start=1)]
 
@@ -92,22 +92,22 @@ def op_pairing_result(match_id: str, score: float) -> Op:
     return (OpKind.PAIRING_RESULT, (score, match_id))
 
 
-def op_event_version(event: Event) -> Op:
+def op_tournament_version(event: Tournament) -> Op:
     """Store how many changes an event has had (with each change)."""
     return (OpKind.EVENT_VERSION, (event.version, event.event_id))
 
 
-def op_event_own(event_id: str, node: str) -> Op:
+def op_tournament_own(event_id: str, node: str) -> Op:
     """Make `node` the one that pairs and drives an event (a cluster's)."""
     return (OpKind.EVENT_OWN, (event_id, node))
 
 
-def op_event_disown(event_id: str) -> Op:
+def op_tournament_disown(event_id: str) -> Op:
     """Forget the owner of an event that ended."""
     return (OpKind.EVENT_DISOWN, (event_id,))
 
 
-class UnreadableEventError(Exception):
+class UnreadableTournamentError(Exception):
     """A stored event whose rows no longer load (settings of another version, a bad row)."""
 
 
@@ -119,12 +119,13 @@ class SetAside:
     reason: str
 
 
-def event_of(row: Sequence[Any], entrants: Iterable[Sequence[Any]], pairings: Iterable[Sequence[Any]]) -> Event:
-    """The event machine of an event row, its entrant rows and pairing rows; `UnreadableEventError` if not."""
+def tournament_of(row: Sequence[Any], entrants: Iterable[Sequence[Any]],
+                  pairings: Iterable[Sequence[Any]]) -> Tournament:
+    """The event machine of an event row, its entrant rows and pairing rows; `UnreadableTournamentError` if not."""
     try:
         settings = EventSettings.parse(row[1])
-        event = Event.restore(
-            row[0], settings, row[2], float(row[4]), EventStatus(row[3]),
+        event = Tournament.restore(
+            row[0], settings, row[2], float(row[4]), TournamentStatus(row[3]),
             None if row[5] is None else float(row[5]),
             [Entrant(r[0], EntrantKind(r[1]), bool(r[2])) for r in entrants],
             [Pairing(int(r[0]), int(r[1]), r[2], r[3], r[4], None if r[5] is None else float(r[5])) for r in pairings],
@@ -132,37 +133,37 @@ def event_of(row: Sequence[Any], entrants: Iterable[Sequence[Any]], pairings: It
         event.version = int(row[6]) if len(row) > 6 else 0
         return event
     except (KalahError, ValueError, TypeError) as exc:
-        raise UnreadableEventError(f"event {row[0]} cannot be loaded: {exc}") from None
+        raise UnreadableTournamentError(f"event {row[0]} cannot be loaded: {exc}") from None
 
 
-async def load_event(storage: Storage, event_id: str) -> Event | None:
-    """One stored event of any status, or None; `UnreadableEventError` if its rows do not load."""
-    rows = await storage.fetch_rows(ONE_EVENT, event_id)
+async def load_tournament(storage: Storage, event_id: str) -> Tournament | None:
+    """One stored event of any status, or None; `UnreadableTournamentError` if its rows do not load."""
+    rows = await storage.fetch_rows(ONE_TOURNAMENT, event_id)
     if not rows:
         return None
     return await _with_rows(storage, rows[0])
 
 
-async def _with_rows(storage: Storage, row: Sequence[Any]) -> Event:
+async def _with_rows(storage: Storage, row: Sequence[Any]) -> Tournament:
     """The event of `row` with its entrants and pairings read."""
-    return event_of(row, await storage.fetch_rows(ENTRANTS, row[0]), await storage.fetch_rows(PAIRINGS, row[0]))
+    return tournament_of(row, await storage.fetch_rows(ENTRANTS, row[0]), await storage.fetch_rows(PAIRINGS, row[0]))
 
 
-async def load_unfinished(storage: Storage) -> tuple[list[Event], list[SetAside]]:
+async def load_unfinished(storage: Storage) -> tuple[list[Tournament], list[SetAside]]:
     """Every open or running event, oldest first, and the ones that could not be loaded (left as they are)."""
-    events: list[Event] = []
+    events: list[Tournament] = []
     bad: list[SetAside] = []
-    for row in await storage.fetch_rows(UNFINISHED_EVENTS):
+    for row in await storage.fetch_rows(UNFINISHED_TOURNAMENTS):
         try:
             events.append(await _with_rows(storage, row))
-        except UnreadableEventError as exc:
+        except UnreadableTournamentError as exc:
             bad.append(SetAside(str(row[0]), str(exc)))
     return events, bad
 
 
-async def recent_events(storage: Storage, limit: int = 50) -> list[tuple[str, str, str, float]]:
+async def recent_tournaments(storage: Storage, limit: int = 50) -> list[tuple[str, str, str, float]]:
     """The latest events of any status, newest first: (id, settings text, status, created_at)."""
-    return [(r[0], r[1], r[3], float(r[4])) for r in await storage.fetch_rows(RECENT_EVENTS, limit)]
+    return [(r[0], r[1], r[3], float(r[4])) for r in await storage.fetch_rows(RECENT_TOURNAMENTS, limit)]
 
 
 async def live_versions(storage: Storage) -> dict[str, int]:

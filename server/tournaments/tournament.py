@@ -3,7 +3,7 @@
 The server's driver calls `join`, `leave`, `due`/`start`, `result` and `tick` and gets back the
 pairings to play: it stores them, then starts their matches under the pairings' match ids
 (`EVENT-rROUND-tTABLE`, so a pairing restarted after a crash finds its match instead of making a
-second one). `Event.restore` rebuilds the same machine from what was stored.
+second one). `Tournament.restore` rebuilds the same machine from what was stored.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from server.tournaments.standings import Standing, standings
 from server.tournaments.swiss import NoPairingError, swiss_round
 
 
-class EventStatus(StrEnum):
+class TournamentStatus(StrEnum):
     """Where an event is in its life."""
 
     OPEN = "open"
@@ -49,7 +49,7 @@ class Entrant:
     active: bool = True
 
 
-class Event:
+class Tournament:
     """An event's entrants, pairings and status; every change is a method call that returns what to play."""
 
     def __init__(self, event_id: str, settings: EventSettings, creator: str, created_at: float) -> None:
@@ -57,7 +57,7 @@ class Event:
         self.settings = settings
         self.creator = creator
         self.created_at = created_at
-        self.status = EventStatus.OPEN
+        self.status = TournamentStatus.OPEN
         self.started_at: float | None = None
         self.entrants: dict[str, Entrant] = {}
         self.pairings: list[Pairing] = []
@@ -75,9 +75,9 @@ class Event:
         """Raise the typed refusal if `name` may not enter now; return if they may."""
         s = self.settings
         rejoin = name in self.entrants and self.pool is not None
-        if self.status in (EventStatus.FINISHED, EventStatus.CANCELLED):
+        if self.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             raise EventStartedError(f"event {self.event_id} has ended: look up its results with event {self.event_id}")
-        if self.status is EventStatus.RUNNING and s.kind is not EventKind.ARENA:
+        if self.status is TournamentStatus.RUNNING and s.kind is not EventKind.ARENA:
             raise EventStartedError(f"event {self.event_id} has started: a {s.kind.value} takes no new entrants")
         if name in self.entrants and not rejoin:
             raise NotEligibleError(f"{name} is already entered in event {self.event_id}")
@@ -99,7 +99,7 @@ class Event:
         self.check_entry(name, kind, wins_against_random)
         entrant = self.entrants.setdefault(name, Entrant(name, kind))
         entrant.active = True
-        if self.pool is not None and self.status is EventStatus.RUNNING:
+        if self.pool is not None and self.status is TournamentStatus.RUNNING:
             self.pool.join(name)
             return self._arena_wave()
         return []
@@ -108,7 +108,7 @@ class Event:
         """Withdraw before the start (removed), or stop being paired (arena: a pause; games under way finish)."""
         if name not in self.entrants:
             return
-        if self.status is EventStatus.OPEN:
+        if self.status is TournamentStatus.OPEN:
             del self.entrants[name]
             return
         self.entrants[name].active = False
@@ -119,7 +119,7 @@ class Event:
 
     def due(self, now: float) -> bool:
         """Whether the event should start now: its start time has come, or enough have joined."""
-        if self.status is not EventStatus.OPEN:
+        if self.status is not TournamentStatus.OPEN:
             return False
         if self.settings.start_at is not None:
             return now >= self.settings.start_at
@@ -128,12 +128,12 @@ class Event:
     def start(self, now: float, ratings: Mapping[str, float] | None = None) -> list[Pairing]:
         """Start (or cancel, with too few entrants): returns the first pairings to play. The entrants are
         seeded by `ratings` (highest first; ties, and everyone without one, in joining order)."""
-        if self.status is not EventStatus.OPEN:
+        if self.status is not TournamentStatus.OPEN:
             return []
         if len(self.entrants) < max(2, self.settings.min_entrants):
-            self.status = EventStatus.CANCELLED
+            self.status = TournamentStatus.CANCELLED
             return []
-        self.status = EventStatus.RUNNING
+        self.status = TournamentStatus.RUNNING
         self.started_at = now
         if ratings:
             order = {name: i for i, name in enumerate(self.entrants)}
@@ -184,13 +184,13 @@ class Event:
 
     def tick(self, now: float) -> list[Pairing]:
         """An arena at or after its end pairs no more and finishes once its last game ends; else pairs waiters."""
-        if self.pool is None or self.status is not EventStatus.RUNNING:
+        if self.pool is None or self.status is not TournamentStatus.RUNNING:
             return []
         ends = self.ends_at
         if ends is not None and now >= ends:
             self.pairing_stopped = True
             if not self.live():
-                self.status = EventStatus.FINISHED
+                self.status = TournamentStatus.FINISHED
             return []
         return self._arena_wave()
 
@@ -207,13 +207,13 @@ class Event:
         total = self.total_rounds or 0
         active = [name for name, e in self.entrants.items() if e.active]
         if self.round >= total or len(active) < 2:
-            self.status = EventStatus.FINISHED
+            self.status = TournamentStatus.FINISHED
             return []
         if self.settings.kind is EventKind.SWISS:
             try:
                 games = swiss_round(active, self.pairings, self.round + 1, total)
             except NoPairingError:
-                self.status = EventStatus.FINISHED
+                self.status = TournamentStatus.FINISHED
                 return []
         else:
             games = [(s, n) for s, n in self._schedule[self.round]
@@ -246,8 +246,8 @@ class Event:
         return standings(list(self.entrants), self.pairings, self.bye_points)
 
     @classmethod
-    def restore(cls, event_id: str, settings: EventSettings, creator: str, created_at: float, status: EventStatus,
-                started_at: float | None, entrants: Sequence[Entrant], pairings: Sequence[Pairing]) -> Event:
+    def restore(cls, event_id: str, settings: EventSettings, creator: str, created_at: float, status: TournamentStatus,
+                started_at: float | None, entrants: Sequence[Entrant], pairings: Sequence[Pairing]) -> Tournament:
         """The machine as it was, from stored rows: entrants in joining order, pairings in round and table order."""
         event = cls(event_id, settings, creator, created_at)
         event.status = status

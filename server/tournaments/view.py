@@ -18,10 +18,10 @@ from protocol.event_messages import (
 from protocol.event_settings import EventKind
 from server.tournaments.records import Pairing
 from server.tournaments.standings import crosstable
-from server.tournaments.tournament import Event
+from server.tournaments.tournament import Tournament
 
 
-def summary(event: Event) -> EventSummary:
+def summary(event: Tournament) -> EventSummary:
     """The event's line in the event list."""
     s = event.settings
     return EventSummary(event_id=event.event_id, name=s.name, kind=s.kind, variant=s.variant,
@@ -38,7 +38,7 @@ def _pairing_row(p: Pairing) -> PairingRow:
                       result=result)
 
 
-def standings_rows(event: Event) -> list[EntrantRow]:
+def standings_rows(event: Tournament) -> list[EntrantRow]:
     """The standings, best first: an arena's by points, the others by score and tiebreaks."""
     kinds: dict[str, tuple[EntrantKindName, bool]] = {
         name: (e.kind.value, e.active) for name, e in event.entrants.items()}
@@ -57,7 +57,7 @@ def standings_rows(event: Event) -> list[EntrantRow]:
             for r in event.standings()]
 
 
-def state(event: Event, seq: int, pairings_from: int | None = None) -> EventState:
+def state(event: Tournament, seq: int, pairings_from: int | None = None) -> EventState:
     """The event's whole state as the `event_state` message (`seq`: how many changes it has seen): the games under
     way and the latest others, or (`pairings_from`) a page of the pairings in the order they were made."""
     if pairings_from is None:

@@ -33,13 +33,13 @@ from server.front.outside_engines.agent import Agent, AgentLimits
 from server.front.outside_engines.bot_places import BotPlaces
 from server.front.outside_engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.front.outside_engines.links import Link, TcpLink
-from server.front.outside_engines.tournament_entry import SANITY_BOT, EventEntry
+from server.front.outside_engines.tournament_entry import SANITY_BOT, TournamentEntry
 from server.logs import event as log_event
 from server.storage import StoredPlayer
 
 if TYPE_CHECKING:
     from server.core.arena import Arena
-    from server.front.tournament_requests import EventRequests
+    from server.front.tournament_requests import TournamentRequests
 
 DEFAULT_BOTS = ("random", "greedy", "alphabeta:2", "alphabeta:4", "alphabeta:6")
 
@@ -110,7 +110,8 @@ class Gateway:
         self.sessions: dict[Agent, AgentSession] = {}
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
-        self.entry = EventEntry(self, DriverSettings(move_s=options.kgp_move_s, rng=self.rng, no_move_forfeits=True))
+        self.entry = TournamentEntry(self, DriverSettings(move_s=options.kgp_move_s, rng=self.rng,
+                                                          no_move_forfeits=True))
         """The agents' way into the server's events, and the event games they wait for."""
         self.games = 0
         self.closing = False
@@ -183,7 +184,7 @@ class Gateway:
             link.close()
             return
         agent = Agent(link, self.limits, self.enqueue, self.gone)
-        agent.on_event = self.entry.wants_event
+        agent.on_event = self.entry.wants_tournament
         self.agents.add(agent)
         self.per_host[host] = self.per_host.get(host, 0) + 1
         try:
@@ -253,7 +254,7 @@ class Gateway:
 
     def enqueue(self, agent: Agent) -> None:
         """An agent is free (it asked for freeplay, or a game ended): the events' way if it goes there (its next
-        event game, or its event: `EventEntry.claim`), else the queue."""
+        event game, or its event: `TournamentEntry.claim`), else the queue."""
         if self.closing or agent.closed.is_set() or agent in self.waiting or agent in self.busy:
             return
         why = self.ban_of(agent)
@@ -434,6 +435,6 @@ class Gateway:
 
     # --- events -----------------------------------------------------------------------------------
 
-    def join_events(self, events: EventRequests) -> None:
+    def join_tournaments(self, tournaments: TournamentRequests) -> None:
         """Let agents enter the server's events (`set arena:event ID`) and play their games there."""
-        self.entry.join(events)
+        self.entry.join(tournaments)

@@ -20,11 +20,11 @@ from protocol.kgp import gateway_variant
 from server.front.outside_engines.agent import Agent
 from server.front.outside_engines.driver import AgentSession, DriverSettings, MatchDriver
 from server.logs import event as log_event
-from server.tournaments.tournament import EntrantKind, Event
+from server.tournaments.tournament import EntrantKind, Tournament
 
 if TYPE_CHECKING:
     from server.core.arena import Arena
-    from server.front.tournament_requests import EventRequests
+    from server.front.tournament_requests import TournamentRequests
 
 SANITY_BOT = "random"
 """The hosted bot an engine beats to become eligible for an event that asks for wins against it."""
@@ -61,13 +61,13 @@ class EntryHost(Protocol):
         """The agent's session with its identity (made or read back once)."""
 
 
-class EventEntry:
+class TournamentEntry:
     """The gateway's agents in the server's events: who asked to enter, who waits for an event's games, and the
     games the arena seated them in."""
 
     def __init__(self, gateway: EntryHost, settings: DriverSettings) -> None:
         self.gateway = gateway
-        self.events: EventRequests | None = None
+        self.tournaments: TournamentRequests | None = None
         """The server's events, which agents may enter (set by the server)."""
         self.held: set[Agent] = set()
         """Agents entered in an event, waiting for its next game instead of freeplay."""
@@ -76,10 +76,10 @@ class EventEntry:
         self.settings = settings
         """How event games run: as in freeplay, but no move by the deadline forfeits (as engine testers rule)."""
 
-    def join(self, events: EventRequests) -> None:
+    def join(self, tournaments: TournamentRequests) -> None:
         """Let agents enter the server's events (`set arena:event ID`) and play their games there."""
-        self.events = events
-        events.driver.end_hooks.append(self.event_ended)
+        self.tournaments = tournaments
+        tournaments.driver.end_hooks.append(self.tournament_ended)
 
     def claim(self, agent: Agent) -> bool:
         """Whether a free agent goes the events' way (and is taken for it): the games it was seated in first, else
@@ -88,7 +88,7 @@ class EventEntry:
         if self.seated.get(agent):
             g.busy[agent] = None
             g.spawn(self.seated_games(agent))
-        elif self.events is not None and (agent.token is not None or agent.event is not None):
+        elif self.tournaments is not None and (agent.token is not None or agent.event is not None):
             g.busy[agent] = None  # a game the arena seats it in meanwhile waits until it is routed
             g.spawn(self.route(agent))
         else:
@@ -100,7 +100,7 @@ class EventEntry:
         self.held.discard(agent)
         self.seated.pop(agent, None)
 
-    def wants_event(self, agent: Agent) -> None:
+    def wants_tournament(self, agent: Agent) -> None:
         """The agent asked to enter an event: tried when it is free (at once if it waits in the queue; before
         `mode`, once it asks for freeplay)."""
         g = self.gateway
@@ -113,7 +113,7 @@ class EventEntry:
     async def route(self, agent: Agent) -> None:
         """Where a free agent with an identity goes: into the event it asked for, then, while it is entered in an
         open or running event, it waits for that event's games; else the queue."""
-        assert self.events is not None
+        assert self.tournaments is not None
         g = self.gateway
         try:
             session = await g.identity(agent)
@@ -131,7 +131,7 @@ class EventEntry:
             return
         if self.seated.get(agent) or (agent.event is not None and not agent.sanity_stage):
             g.enqueue(agent)  # its game, or an event it asked for meanwhile
-        elif self.events.driver.entered(session.name or "") is not None:
+        elif self.tournaments.driver.entered(session.name or "") is not None:
             self.held.add(agent)
         else:
             g.queue(agent)
@@ -139,14 +139,14 @@ class EventEntry:
     async def enter(self, agent: Agent, session: AgentSession) -> None:
         """Enter the agent in the event it asked for (`ok`), or tell it why not (`error CODE: why`). An engine that
         only lacks wins against `random` plays `random` (the sanity stage) and is entered once it has them."""
-        assert self.events is not None and agent.event is not None
+        assert self.tournaments is not None and agent.event is not None
         event_id, ref, name = agent.event, agent.event_ref, session.name or ""
         sanity, told = False, agent.sanity_stage
         agent.event, agent.sanity_stage = None, False
         try:
             if agent.token is None:
                 raise NotEligibleError("an event's entrant comes back as itself: set auth:token before arena:event")
-            event = await self.events.open_event(event_id)
+            event = await self.tournaments.open_tournament(event_id)
             try:
                 gateway_variant(event.settings.variant)
             except ValueError:
@@ -157,7 +157,7 @@ class EventEntry:
                 event.check_entry(name, EntrantKind.ENGINE, MAX_SANITY_GAMES)  # every rule but the wins
                 sanity = event.settings.sanity_games > 0
                 self.gateway.arena.bots.check(SANITY_BOT)
-                await self.events.enter(event, name, EntrantKind.ENGINE)
+                await self.tournaments.enter(event, name, EntrantKind.ENGINE)
         except UnknownBotError:
             agent.error(f"not_eligible: event {event_id} asks for wins against {SANITY_BOT}, which this server "
                         "does not host", ref=ref)
@@ -212,14 +212,14 @@ class EventEntry:
 
     def settings_of(self, match_id: str) -> DriverSettings:
         """How the gateway plays a seat it was given: an event's game as events rule, any other as freeplay."""
-        events = self.events.driver.events if self.events is not None else {}
-        return self.settings if match_id.rsplit("-r", 1)[0] in events else self.gateway.settings
+        tournaments = self.tournaments.driver.tournaments if self.tournaments is not None else {}
+        return self.settings if match_id.rsplit("-r", 1)[0] in tournaments else self.gateway.settings
 
-    def event_ended(self, event: Event) -> None:
+    def tournament_ended(self, event: Tournament) -> None:
         """An event finished or was cancelled: its agents that were waiting for its games are free again."""
-        assert self.events is not None
+        assert self.tournaments is not None
         for agent in list(self.held):
             session = self.gateway.sessions.get(agent)
-            if session is None or self.events.driver.entered(session.name or "") is None:
+            if session is None or self.tournaments.driver.entered(session.name or "") is None:
                 self.held.discard(agent)
                 self.gateway.enqueue(agent)
