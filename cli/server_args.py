@@ -18,16 +18,22 @@ class CommandError(Exception):
         self.status = status
 
 
+WEB_SCHEMES = {"http": "ws", "https": "wss"}
+"""The web page's address of a server, mapped to its websocket's (one port serves both)."""
+
+
 def server_url(text: str) -> str:
-    """A server address `ws://host:port` or `wss://host:port` (argparse type); anything else is refused."""
+    """A server address `ws://host:port` or `wss://host:port` (argparse type), also as the web page's
+    `http://host:port` or `https://host:port`, which becomes the ws or wss address; anything else is refused."""
     parts = urllib.parse.urlsplit(text)
     try:
         port_ok = parts.port is None or parts.port > 0
     except ValueError:
         port_ok = False
-    if parts.scheme not in ("ws", "wss") or not parts.hostname or not port_ok:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a server address ws://host:port")
-    return text
+    scheme = WEB_SCHEMES.get(parts.scheme.lower(), parts.scheme)
+    if scheme not in ("ws", "wss") or not parts.hostname or not port_ok:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a server address ws://host:port (or http://host:port)")
+    return urllib.parse.urlunsplit(parts._replace(scheme=scheme)) if scheme != parts.scheme else text
 
 
 def add_server_arg(parser: argparse.ArgumentParser, without: str) -> None:
@@ -59,7 +65,7 @@ def chosen_server(args: argparse.Namespace) -> str | None:
 
 def refuse_url_argument(text: str | None, expected: bool = True) -> None:
     """A server address given as an argument (where a match id is `expected`, or none): say how to name it."""
-    if text is not None and text.startswith(("ws://", "wss://")):
+    if text is not None and text.startswith(("ws://", "wss://", "http://", "https://")):
         raise CommandError(f"name the server with --server {text} (or set ${ENV_SERVER}), not as an argument")
     if text is not None and not expected:
         raise CommandError(f"unexpected argument {text!r}")

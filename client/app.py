@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +139,9 @@ class KalahApp(App[None]):
         """Matches whose end came while their game screen is open (its screen may not have drawn it yet)."""
         """Matches asked for with `watch` (shown as a spectator when `launch.spectate`)."""
         self._outbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.seats: list[str] = []
+        """The unfinished matches the player holds a seat in, oldest first: the last welcome's, then those started
+        and ended since."""
         self.farewell: str | None = None
         """What the command prints once the screen is restored (set when `q` leaves an unfinished game)."""
         self.lobby = LobbyScreen(launch.name, launch.library, offline=launch.offline,
@@ -240,6 +244,7 @@ class KalahApp(App[None]):
     def _welcomed(self, event: WelcomeReceived) -> None:
         """Remember the identity, tell the lobby, and take the first steps of the session once."""
         self._remember(event.msg.name, event.msg.token)
+        self.seats = list(event.msg.seats)
         self.lobby.post_message(event.copy())
         if not self._started:
             self._started = True
@@ -267,6 +272,7 @@ class KalahApp(App[None]):
         """A snapshot updates its match's screen, or opens one (a new, joined, watched or resumed match)."""
         if self.launch.spectate and event.msg.match_id in self._watched and event.msg.you is not None:
             event.msg = event.msg.model_copy(update={"you": None})  # watching is spectating, seated or not
+        self._note_seat(event.msg.match_id, seated=event.msg.you is not None and event.msg.status != "finished")
         if not self._to_match(event):
             url = self.connection.url if self.connection is not None else ""
             state = MatchState.from_snapshot(event.msg)
@@ -299,8 +305,17 @@ class KalahApp(App[None]):
     @on(PresenceReceived)
     def _match_news(self, event: EventReceived | PresenceReceived) -> None:
         """Events and presence go to their match's screen (none open: nothing to update); a game's end is noted."""
+        if isinstance(event.msg, GameOverEvent):
+            self._note_seat(event.msg.match_id, seated=False)
         if self._to_match(event) and isinstance(event.msg, GameOverEvent):
             self._ended = {m for m in self._ended if self.game_screen(m) is not None} | {event.msg.match_id}
+
+    def _note_seat(self, match_id: str, seated: bool) -> None:
+        """Keep `seats` up to date: the player holds a seat in this unfinished match, or no longer."""
+        if match_id in self.seats and not seated:
+            self.seats.remove(match_id)
+        elif seated and match_id not in self.seats:
+            self.seats.append(match_id)
 
     @on(GameRecordReceived)
     def _stored_game(self, event: GameRecordReceived) -> None:
@@ -389,7 +404,7 @@ class KalahApp(App[None]):
         launch = self.launch
         if seats:
             self.notify(f"You hold a seat in {len(seats)} unfinished match{'es' if len(seats) > 1 else ''}: "
-                        "`kalah play --resume` reopens the newest, or find it in the lobby.", title="Unfinished")
+                        f"`{self.resume_command()}` reopens the newest, or find it in the lobby.", title="Unfinished")
         elif launch.resume:
             self.notify(f"{self.player_name} holds no seat in an unfinished match on this server: nothing to resume. "
                         "c creates a game here (`kalah play` starts one against a bot); is yours under another --name "
@@ -466,24 +481,32 @@ class KalahApp(App[None]):
 
     # --- app-wide actions -------------------------------------------------------------
 
+    def resume_command(self) -> str:
+        """The command that reopens the player's newest unfinished game: on this server (or database), as this name."""
+        launch = self.launch
+        where = ["--server", launch.url] if launch.url else ["--db", str(launch.db_path)] if launch.db_path else []
+        return shlex.join(["kalah", "play", *where, "--name", self.player_name, "--resume"])
+
     def _kept_game(self) -> str | None:
-        """On leaving with an unfinished game of the player's: that it is kept, and the command that takes it up
-        again; None without one."""
+        """On leaving with an unfinished game of the player's (on screen, or only held on the server): that it is
+        kept, and the command that takes it up again; None without one."""
         unfinished = [s for s in self.screen_stack
                       if isinstance(s, GameScreen) and not s.spectating and not s.state.over]
         if not unfinished:
-            return None
+            held = [] if self.launch.spectate else [m for m in self.seats if m not in self._ended]
+            if not held:
+                return None
+            games = f"game {held[-1]}" if len(held) == 1 else f"{len(held)} games (the newest {held[-1]})"
+            return (f"you hold a seat in an unfinished {games}, kept on the server: `{self.resume_command()}` takes "
+                    f"{'it' if len(held) == 1 else 'the newest'} up again.")
         game = unfinished[-1]
-        launch = self.launch
-        where = (f" --server {launch.url}" if launch.url else "") + (f" --db {launch.db_path}" if launch.db_path
-                                                                     else "")
         state = game.state
         opponent = state.north if state.you is Side.SOUTH else state.south if state.you is Side.NORTH else None
         against = (f"{opponent} waits for you" if opponent is not None and opponent.startswith("bot:")
                    else "against a person, who may claim the win once you have been away for the server's grace "
                         "period")
         return (f"your game {game.match_id} is kept on the server ({against}): "
-                f"`kalah play{where} --name {self.player_name} --resume` takes it up again.")
+                f"`{self.resume_command()}` takes it up again.")
 
     async def action_quit(self) -> None:
         """Quit (`q`, Ctrl-C); when a game of the player's is unfinished, say that it is kept and how to take it up

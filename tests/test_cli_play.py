@@ -148,6 +148,48 @@ def test_play_listens_where_the_last_one_on_its_database_did(sessions: list[Seen
     assert sessions[-1].port == moved.port
 
 
+def test_the_lobby_names_the_server_to_resume_on_and_quitting_it_says_the_game_is_kept(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], server: str) -> None:
+    """`kalah play --server http://…` (the web page's address) plays on the server's ws address; back in the lobby with
+    the game unfinished, the hint names the command with the server, and `q` in the lobby says the game is kept and
+    how to take it up, which does (before: http was refused, the hint was `kalah play --resume`, which takes up
+    nothing on a named server, and quitting the lobby said nothing)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    notes: list[str] = []
+    opened: list[str | None] = []
+
+    def headless(app: KalahApp) -> None:
+        notify = app.notify
+        monkeypatch.setattr(app, "notify", lambda message, **kwargs: (notes.append(message), notify(message, **kwargs)))
+
+        async def session() -> None:
+            async with app.run_test(size=(100, 32)) as pilot:
+                await until(pilot, lambda: first_screen_shown(app), timeout=60)
+                await pilot.pause(0.3)
+                screen = app.screen
+                opened.append(screen.match_id if isinstance(screen, GameScreen) else None)
+                if isinstance(screen, GameScreen):
+                    app.exit()
+                else:
+                    await pilot.press("q")
+
+        asyncio.run(session())
+
+    monkeypatch.setattr(KalahApp, "run", headless)
+    web = server.replace("ws://", "http://")
+    assert main(["play", "--server", web, "--name", "ann", "--bot", "1", "-H", "3", "-s", "2"]) == 0
+    match_id = opened[-1]
+    assert match_id is not None and capsys.readouterr().out == ""
+    assert main(["play", "--server", web, "--name", "ann", "--lobby"]) == 0
+    assert opened[-1] is None
+    resume = f"kalah play --server {server} --name ann --resume"
+    assert f"You hold a seat in 1 unfinished match: `{resume}` reopens the newest, or find it in the lobby." in notes
+    assert capsys.readouterr().out == (f"kalah play: you hold a seat in an unfinished game {match_id}, kept on the "
+                                       f"server: `{resume}` takes it up again.\n")
+    assert main(shlex.split(resume)[1:]) == 0
+    assert opened[-1] == match_id
+
+
 def test_resume_takes_no_game_flags(capsys: pytest.CaptureFixture[str]) -> None:
     """`--resume` with a flag that chooses a game is refused in one line before any screen opens."""
     assert main(["play", "--resume", "--bot", "3"]) == 2

@@ -96,7 +96,8 @@ async def test_an_http_server_is_not_a_kalah_server() -> None:
 
 
 async def test_a_refused_name_ends_the_first_connection(server: RunningServer) -> None:
-    """A name someone else holds is refused by the server: the client gives up with the server's words."""
+    """A name someone else holds is refused by the server: the client gives up with the server's words, which say
+    what to do (before: "say hello with its token")."""
     holder = await Client.open(server.url, "ann")
     try:
         reason = await asyncio.wait_for(Recorder(server.url, "ann").link.run(), 10)
@@ -104,6 +105,9 @@ async def test_a_refused_name_ends_the_first_connection(server: RunningServer) -
         await holder.close()
     assert reason is not None and reason.startswith(f"{server.url} refused to let you in as 'ann': ")
     assert "taken" in reason and reason.endswith("(--name NAME plays under another name)")
+    assert "say hello" not in reason  # what to do, not the protocol's words:
+    assert ("if it is yours, play with its key (the token it was given): kalah play --token KEY, or “Use a key” on "
+            "the web page") in reason
 
 
 async def test_a_refused_new_name_goes_back_to_the_last_identity(server: RunningServer) -> None:

@@ -94,6 +94,22 @@ async def test_a_time_control_the_server_refuses_is_said_in_one_line(pages: Page
     assert page.url.endswith("/")
 
 
+async def test_a_fixed_time_leaves_no_stale_error_under_the_form(pages: Pages) -> None:
+    """Once a refused time is fixed while another field is wrong, the line under the form names that field, and once
+    every field is right it is gone (before: the time's error stayed until the next press of Play)."""
+    page = await pages.open("/")
+    await page.wait_for_function("() => document.getElementById('link').dataset.state === 'ready'")
+    await page.fill("#clock", "300+181")
+    await page.click("#play")
+    assert await page.inner_text("#play-error") == "time: an increment of at most 180 seconds (300+5)"
+    await page.fill("#houses", "13")
+    await page.fill("#clock", "300+5")
+    assert await page.inner_text("#play-error") == "houses: a whole number from 1 to 12"
+    await page.fill("#houses", "6")
+    assert await page.inner_text("#play-error") == ""
+    assert await page.evaluate("window.__sent.filter(m => m.type === 'create').length") == 0
+
+
 async def test_keyboard_alone_starts_and_plays(arena: RunningServer, pages: Pages) -> None:
     """Keyboard only: Tab reaches the lobby's Play button and Enter starts the game; Tab reaches only the houses
     that may be sown (the others are disabled), and Enter sows the focused one. Every control of both pages has

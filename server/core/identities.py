@@ -37,7 +37,8 @@ def bot_player_op(seat: Seat) -> Op:
 
 def taken(name: str) -> NameTakenError:
     """The refusal of a name another identity holds."""
-    return NameTakenError(f"the name {name!r} is taken: choose another, or say hello with its token")
+    return NameTakenError(f"the name {name!r} is taken: choose another name, or, if it is yours, play with its key "
+                          "(the token it was given): kalah play --token KEY, or “Use a key” on the web page")
 
 
 class Identities:

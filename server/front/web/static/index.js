@@ -196,7 +196,11 @@ function drawVariant() {
   $("seek").hidden = Boolean($("opponent").value);
 }
 
-$("new-game").addEventListener("input", drawVariant);
+$("new-game").addEventListener("input", () => {
+  drawVariant();
+  // a refusal of the settings said under the form is stale once they change: say what is wrong now, if anything
+  if ($("play-error").textContent) $("play-error").textContent = formProblem() || "";
+});
 const OFFLINE = "No connection to the server: reconnecting… press it again once the top right says connected.";
 
 $("new-game").addEventListener("submit", (e) => {
