@@ -160,7 +160,12 @@ def test_the_lobby_names_the_server_to_resume_on_and_quitting_it_says_the_game_i
 
     def headless(app: KalahApp) -> None:
         notify = app.notify
-        monkeypatch.setattr(app, "notify", lambda message, **kwargs: (notes.append(message), notify(message, **kwargs)))
+
+        def noted(message: str, **kwargs: Any) -> None:
+            notes.append(message)
+            notify(message, **kwargs)
+
+        monkeypatch.setattr(app, "notify", noted)
 
         async def session() -> None:
             async with app.run_test(size=(100, 32)) as pilot:
