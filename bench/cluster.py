@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from harness import FrozenHeap  # noqa: E402
 
-from tests.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes  # noqa: E402
-from tests.pg import PostgresServer, find_bindir  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.helpers.cluster_play import Nodes, Peer, Tally, loopback, play, start_match, start_node, stop_nodes  # noqa: E402
+from tests.helpers.pg import PostgresServer, find_bindir  # noqa: E402
+from tests.helpers.redis_server import RedisServer  # noqa: E402
 
 VARIANT = "kalah(6,4)"
 

@@ -3,7 +3,7 @@
 `kalah play` without a URL starts an embedded server, and an offline replay (`kalah replay`
 on a database file) answers its `analyse` questions with the server's own analyst, the same
 code that answers them over the wire, so the two give the same values. The client otherwise
-talks to the server only over the wire (see tests/test_layers.py); the server (and, through its
+talks to the server only over the wire (see tests/project/test_layers.py); the server (and, through its
 analyst, the bots' solver) is imported only when one of these is started, so the rest of the
 client runs without them.
 """

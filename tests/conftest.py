@@ -15,12 +15,12 @@ import pytest
 
 from protocol import Position, Side, Variant
 from server.assembly import RunningServer, start_server
-from tests.browser import Pages, chromium
-from tests.processes import reap
-from tests.wire import OPERATOR, FakeClock
+from tests.helpers.browser import Pages, chromium
+from tests.helpers.processes import reap
+from tests.helpers.wire import OPERATOR, FakeClock
 
 # PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
-pytest_plugins = ["tests.pg", "tests.redis_server"]
+pytest_plugins = ["tests.helpers.pg", "tests.helpers.redis_server"]
 
 
 USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config"}
@@ -86,7 +86,8 @@ def own_folders(user_dirs: Path) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def no_process_left() -> Iterator[None]:
-    """After every test, kill what `tests.processes.spawn` started that the test left running (any failure path)."""
+    """After every test, kill what `tests.helpers.processes.spawn` started that the test left running (any failure
+    path)."""
     try:
         yield
     finally:
@@ -138,7 +139,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Any]:
-    """A headless Chromium for the test, closed at its end (skipped or failed as tests/browser.py says)."""
+    """A headless Chromium for the test, closed at its end (skipped or failed as tests/helpers/browser.py says)."""
     async with chromium() as launched:
         yield launched
 

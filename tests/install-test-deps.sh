@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond `pip install -e '.[test]'`, from the distribution's packages:
 #   - Chromium at /usr/bin/chromium, with a font for the pages' symbols (the browser tests,
-#     tests/browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
-#   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/pg.py);
-#   - redis-server (the cluster tests start a throwaway one, tests/redis_server.py).
+#     tests/helpers/browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
+#   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/helpers/pg.py);
+#   - redis-server (the cluster tests start a throwaway one, tests/helpers/redis_server.py).
 # It also installs the playwright package if the Python in use lacks it. Safe to run again: it only
 # installs what is missing, and says what it does. Run as root, or as a user who may sudo.
 #

@@ -1,0 +1,204 @@
+"""`kalah serve` as a process: a busy port or a bad one (or a limit out of range), a database it cannot write or one
+that fails SQLite's integrity check, fails at once in one line; Ctrl-C stops it cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from tests.helpers.kalah_process import kalah
+from tests.helpers.processes import KALAH, first_line, run, started
+
+SERVE = [*KALAH, "serve", "--log-level", "error"]
+
+
+def test_busy_port_exits_1_at_once_with_one_line(tmp_path: Path) -> None:
+    """A port another process listens on: status 1 and one line naming the address, without hanging."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run([*SERVE, "--port", str(port), "--db", str(tmp_path / "a.sqlite3")], timeout=30)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"kalah serve: cannot listen on 127.0.0.1:{port}: address already in use "
+                           "(another server there? --port 0 takes any free port)\n")
+
+
+def test_ports_are_validated(tmp_path: Path) -> None:
+    """--port 99999 (or -1, or a word) is refused with status 2 in one line, before anything is bound."""
+    bad_ports = ("99999", "-1", "http")
+    with ThreadPoolExecutor(len(bad_ports)) as pool:  # three processes at once
+        runs = pool.map(lambda bad: run([*SERVE, "--port", bad, "--db", str(tmp_path / "a.sqlite3")], timeout=30),
+                        bad_ports)
+        for bad, done in zip(bad_ports, runs, strict=True):
+            assert done.returncode == 2 and done.stderr.count("\n") == 1
+            assert f"argument --port: {bad!r} is not a port number 0..65535" in done.stderr
+    assert not (tmp_path / "a.sqlite3").exists()
+
+
+@pytest.mark.parametrize(("flag", "bad", "said"), [
+    ("--max-connections", "0", "a whole number of at least 1"),
+    ("--max-per-address", "-3", "a whole number of at least 1"),
+    ("--burst", "-5", "a whole number of at least 1"),
+    ("--burst", "\N{FULLWIDTH DIGIT SIX}0", "a whole number of at least 1"),
+    ("--rate", "0", "a number of more than 0"),
+    ("--rate", "nan", "a number of more than 0"),
+    ("--hello-timeout", "inf", "a number of more than 0"),
+    ("--grace", "-1", "a number of at least 0"),
+    ("--idle-limit", "-60", "a number of at least 0"),
+    ("--gc-freeze", "-1", "a number of at least 0"),
+])
+def test_limits_out_of_range_are_refused_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 flag: str, bad: str, said: str) -> None:
+    """A limit that would make a server refuse every connection or message (or never close a silent one) is
+    refused in one line naming its range, status 2, before any database is made (it started and served before)."""
+    db = tmp_path / "a.sqlite3"
+    assert main(["serve", flag, bad, "--port", "0", "--db", str(db)]) == 2
+    assert capsys.readouterr().err == f"kalah serve: argument {flag}: {bad!r} is not {said} (see kalah serve --help)\n"
+    assert not db.exists()
+
+
+def test_a_database_path_that_cannot_be_one_fails_in_one_line(tmp_path: Path) -> None:
+    """--db naming a folder, a file of something else, or a path under a file: status 1 and one line naming the path
+    and the fix (before: a folder gave a traceback of aiosqlite's thread and 'failed: OperationalError', the others
+    'failed: DatabaseError' or a bare 'File exists')."""
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100)
+    bad = {tmp_path: "unable to open database file", tmp_path / "notes.txt": "file is not a database",
+           tmp_path / "notes.txt" / "a.sqlite3": "File exists"}
+    with ThreadPoolExecutor(len(bad)) as pool:  # three processes at once
+        runs = pool.map(lambda db: run([*SERVE, "--port", "0", "--db", str(db)], timeout=30), bad)
+        for (db, reason), done in zip(bad.items(), runs, strict=True):
+            assert done.returncode == 1
+            assert done.stderr == (f"kalah serve: cannot use {db} as the arena database ({reason}): name another "
+                                   "file with --db\n")
+
+
+def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_is_gone(tmp_path: Path) -> None:
+    """While one `kalah serve` runs on a file, a second one on it is refused in one line naming the first's process
+    (two would both run the same live matches' clocks and bots, each unaware of the other's moves), the offline
+    tools still read it, and once the first is killed with SIGKILL a new server starts on it (it started beside the
+    first before)."""
+    db = tmp_path / "a.sqlite3"
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as first:
+        assert "listening on ws://127.0.0.1:" in first_line(first)
+        second = run([*SERVE, "--port", "0", "--db", str(db)], timeout=30)
+        assert second.returncode == 1
+        assert second.stderr == (f"kalah serve: another kalah server (process {first.pid}) is using {db}: play on "
+                                 "that one (--server), stop it, or name another file with --db\n")
+        assert main(["games", "--db", str(db)]) == 0
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as again:
+        assert "listening on ws://127.0.0.1:" in first_line(again)
+
+
+def _served_once(db: Path) -> None:
+    """Make `db` as a server leaves it (migrated, in WAL mode) with a few thousand players, its log folded in."""
+    with started([*SERVE, "--port", "0", "--db", str(db)], stdout=subprocess.PIPE, text=True) as server:
+        assert "listening on ws://127.0.0.1:" in first_line(server)
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.executemany("INSERT INTO players (id, name, name_key, created_at) VALUES (?, ?, ?, 0)",
+                         [(f"id{i:05}", f"p{i}", f"p{i}") for i in range(3000)])
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """`path` made unwritable for this process: mode 0444, and immutable (`chattr +i`) for root, whom modes do not
+    stop; the test is skipped where neither can be done."""
+    os.chmod(path, 0o444)
+    immutable = False
+    try:
+        if os.access(path, os.W_OK):
+            immutable = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+        if os.access(path, os.W_OK):
+            pytest.skip("this process can write any file here (root, and no chattr +i on this filesystem)")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        os.chmod(path, 0o644)
+
+
+def test_a_database_it_cannot_write_is_refused_before_listening(tmp_path: Path) -> None:
+    """A database file this server cannot write (read-only for its user; immutable for root): status 1 and one line
+    naming the file and the fix, before it listens (before: it said "listening", then answered every hello with
+    "try again shortly", which never worked)."""
+    db = tmp_path / "a.sqlite3"
+    _served_once(db)
+    with read_only(db):
+        done = run([*SERVE, "--port", "0", "--db", str(db)], timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"kalah serve: cannot write the arena database {db} (attempt to write a readonly "
+                           "database): make the file and its folder writable by the user running kalah serve, or "
+                           "name another file with --db\n")
+
+
+def _damage_an_index(db: Path) -> None:
+    """Point a cell of the file's last index leaf page past the page's end (a damage SQLite can still open)."""
+    page_size = 4096
+    data = bytearray(db.read_bytes())
+    last_leaf = max(page for page in range(1, len(data) // page_size) if data[page * page_size] == 0x0A)
+    cell_pointer = last_leaf * page_size + 8 + 2 * 2  # the leaf's header is 8 bytes; its third cell's pointer
+    data[cell_pointer : cell_pointer + 2] = (0x0FF0).to_bytes(2, "big")
+    db.write_bytes(bytes(data))
+
+
+def test_a_database_that_fails_the_integrity_check_is_refused_at_start(tmp_path: Path) -> None:
+    """A file SQLite opens but whose `PRAGMA quick_check` finds damaged: status 1 and one line naming the problem and
+    the fix, before it listens (before: served silently until a read or write hit the damage)."""
+    db = tmp_path / "a.sqlite3"
+    _served_once(db)
+    _damage_an_index(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    done = run([*SERVE, "--port", "0", "--db", str(db)], timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"kalah serve: the arena database {db} fails SQLite's integrity check (")
+    assert done.stderr.endswith(f"): restore a backup (kalah restore BACKUP --db {db} --replace) or name another "
+                                "file with --db\n")
+    assert done.stderr.count("\n") == 1
+
+
+def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
+    """SIGINT after start-up: a graceful shutdown, status 0, no traceback."""
+    with started([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert "listening on ws://127.0.0.1:" in first_line(proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) -> None:
+    """`kalah serve` with no database built: per rule set the book and no databases, what that means for
+    `perfect`, and the commands that build the small databases in seconds. The server is killed on every path."""
+    with kalah(["serve", "--log-level", "error", "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
+               tmp_path) as server:
+        server.wait_for("h6-empty-extra-owner's small databases in seconds (a server started in a terminal "
+                        "builds them itself)\n")
+        assert server.stop(signal.SIGINT) == 0
+        text = server.text()
+    assert f"bots: endgame databases in {tmp_path / 'egdb'}" in text
+    for rules in ("h6-standard-extra-owner", "h6-empty-extra-owner"):
+        assert re.search(f"{rules}: a book of [0-9,]+ proved positions, databases up to 0 seeds", text)
+    assert "perfect: not perfect in Kalah(6,4) without databases" in text
+    assert "`kalah egdb build --seeds 24`" in text
+    assert "builds h6-standard-extra-owner's small databases in seconds" in text
+    assert "--capture empty` builds h6-empty-extra-owner's small databases" in text
+    assert "Traceback" not in text
+    assert not (tmp_path / "egdb").exists()  # nothing built when not started in a terminal
