@@ -189,8 +189,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     unwatch = watch_collections(arena.metrics.collection)
     if kgp_opts.kgp_port is not None:
         try:
-            gateway = await Gateway.start(arena, kgp_opts, host, moderation.address_banned, moderation.player_banned)
-            gateway.join_tournaments(tournament_requests)
+            gateway = await Gateway.start(arena, kgp_opts, host, moderation.address_banned, moderation.player_banned,
+                                          tournament_requests)
         except BaseException:
             await RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task,
                                 unwatch).close()

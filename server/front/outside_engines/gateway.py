@@ -92,7 +92,8 @@ class Gateway:
 
     def __init__(self, arena: Arena, options: GatewayOptions, host: str,
                  banned: Callable[[str], bool] = lambda address: False,
-                 player_banned: Callable[[str], bool] = lambda player_id: False) -> None:
+                 player_banned: Callable[[str], bool] = lambda player_id: False,
+                 tournaments: TournamentRequests | None = None) -> None:
         self.arena = arena
         self.options = options
         self.host = host
@@ -111,7 +112,7 @@ class Gateway:
         self.busy: dict[Agent, str | None] = {}
         """Agents taken for a game: the id of the match they play (None until it exists)."""
         self.entry = TournamentEntry(self, DriverSettings(move_s=options.kgp_move_s, rng=self.rng,
-                                                          no_move_forfeits=True))
+                                                          no_move_forfeits=True), tournaments)
         """The agents' way into the server's events, and the event games they wait for."""
         self.games = 0
         self.closing = False
@@ -125,9 +126,10 @@ class Gateway:
     @classmethod
     async def start(cls, arena: Arena, options: GatewayOptions, host: str,
                     banned: Callable[[str], bool] = lambda address: False,
-                    player_banned: Callable[[str], bool] = lambda player_id: False) -> Gateway:
-        """Check the options and listen."""
-        gateway = cls(arena, options, host, banned, player_banned)
+                    player_banned: Callable[[str], bool] = lambda player_id: False,
+                    tournaments: TournamentRequests | None = None) -> Gateway:
+        """Check the options and listen (agents may enter `tournaments`' events, if given)."""
+        gateway = cls(arena, options, host, banned, player_banned, tournaments)
         for bot in options.kgp_bots:
             arena.bots.check(bot)
         gateway.server = await asyncio.start_server(gateway.connected, host, options.kgp_port, backlog=256)
@@ -432,9 +434,3 @@ class Gateway:
         driver = MatchDriver(a, room, {i: s for i, s in enumerate(seats) if isinstance(s, AgentSession)},
                              self.settings)
         await driver.run()
-
-    # --- events -----------------------------------------------------------------------------------
-
-    def join_tournaments(self, tournaments: TournamentRequests) -> None:
-        """Let agents enter the server's events (`set arena:event ID`) and play their games there."""
-        self.entry.join(tournaments)

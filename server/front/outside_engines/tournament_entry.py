@@ -65,21 +65,19 @@ class TournamentEntry:
     """The gateway's agents in the server's events: who asked to enter, who waits for an event's games, and the
     games the arena seated them in."""
 
-    def __init__(self, gateway: EntryHost, settings: DriverSettings) -> None:
+    def __init__(self, gateway: EntryHost, settings: DriverSettings,
+                 tournaments: TournamentRequests | None = None) -> None:
         self.gateway = gateway
-        self.tournaments: TournamentRequests | None = None
-        """The server's events, which agents may enter (set by the server)."""
+        self.tournaments = tournaments
+        """The server's events, which agents may enter (None: agents may enter none)."""
+        if tournaments is not None:
+            tournaments.driver.end_hooks.append(self.tournament_ended)
         self.held: set[Agent] = set()
         """Agents entered in an event, waiting for its next game instead of freeplay."""
         self.seated: dict[Agent, list[str]] = {}
         """Live matches the arena seated an agent in unasked (its event's games), to play in turn."""
         self.settings = settings
         """How event games run: as in freeplay, but no move by the deadline forfeits (as engine testers rule)."""
-
-    def join(self, tournaments: TournamentRequests) -> None:
-        """Let agents enter the server's events (`set arena:event ID`) and play their games there."""
-        self.tournaments = tournaments
-        tournaments.driver.end_hooks.append(self.tournament_ended)
 
     def claim(self, agent: Agent) -> bool:
         """Whether a free agent goes the events' way (and is taken for it): the games it was seated in first, else
