@@ -22,6 +22,9 @@ MIN_ARENA_SECONDS, MAX_ARENA_SECONDS = 10, 24 * 3600
 """An arena lasts from ten seconds (tests, demonstrations) to a day."""
 MAX_SANITY_GAMES = 20
 """The most games against `random` an event may ask of an engine before it enters."""
+MAX_START_AT = 2.0**32
+"""The latest start time any event may have (UNIX seconds, in 2106); a server allows far less (it bounds how far
+ahead an event may start: `event_start_ahead_s`)."""
 
 EventName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9 _.:'()-]+$")]
 
@@ -63,8 +66,8 @@ class EventSettings(BaseModel):
     """How often a round-robin's entrants meet: 2 plays each pairing once with each side."""
     duration_s: Annotated[int, Field(ge=MIN_ARENA_SECONDS, le=MAX_ARENA_SECONDS)] | None = None
     """An arena's length in seconds."""
-    start_at: Annotated[float, Field(ge=0, strict=False)] | None = None
-    """When the event starts (UNIX seconds); None: as soon as `min_entrants` have joined."""
+    start_at: Annotated[float, Field(ge=0, le=MAX_START_AT, allow_inf_nan=False, strict=False)] | None = None
+    """When the event starts (UNIX seconds, finite); None: as soon as `min_entrants` have joined."""
     min_entrants: Annotated[int, Field(ge=2, le=MAX_ENTRANTS)] = 2
     max_entrants: Annotated[int, Field(ge=2, le=MAX_ENTRANTS)] = 32
     entry: Annotated[Entry, Field(strict=False)] = Entry.ANYONE

@@ -51,6 +51,8 @@ class ArenaOptions:
     """Unfinished exhibitions the identities of one network address may have started."""
     exhibitions_per_network: int = 16
     """Unfinished exhibitions the identities of one network prefix (an IPv4 /24, an IPv6 /64) may have started."""
+    event_start_ahead_s: float = 7 * 86400.0
+    """How far ahead of its creation an event may start (its place is held until then)."""
     presence_delay_s: float = 0.2
     """Presence changes within this long of each other are sent to the followers once."""
     max_follow: int = 64

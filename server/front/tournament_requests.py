@@ -44,6 +44,17 @@ MAX_LIVE_TOURNAMENTS = 200
 RANDOM_BOT = "bot:random"
 
 
+def _span(seconds: float) -> str:
+    """A length of time in words: whole days, else hours, else seconds."""
+    if seconds >= 86400 and seconds % 86400 == 0:
+        days = int(seconds // 86400)
+        return "1 day" if days == 1 else f"{days} days"
+    if seconds >= 3600 and seconds % 3600 == 0:
+        hours = int(seconds // 3600)
+        return "1 hour" if hours == 1 else f"{hours} hours"
+    return f"{seconds:g} s"
+
+
 class TournamentRequests:
     """The router's handlers of the event requests, over the driver's events."""
 
@@ -96,6 +107,9 @@ class TournamentRequests:
         Variant.parse(settings.variant)
         if settings.start_at is not None and settings.start_at < d.now() - 60:
             raise BadEventError("event start_at is in the past: give a UNIX time to come, or none")
+        ahead = a.options.event_start_ahead_s
+        if settings.start_at is not None and settings.start_at > d.now() + ahead:
+            raise BadEventError(f"event start_at is more than {_span(ahead)} ahead: give a nearer time, or none")
         if len(msg.bots) > settings.max_entrants:
             raise BadEventError(f"event: {len(msg.bots)} bots are more than max_entrants ({settings.max_entrants})")
         assert s.name is not None

@@ -253,7 +253,8 @@ async def test_a_round_stored_before_a_crash_gets_its_matches_at_start_up(serve:
 
 
 @pytest.mark.parametrize(("settings", "then", "code"), [
-    ({"name": "Full", "kind": "swiss", "rounds": 1, "max_entrants": 2, "min_entrants": 2, "start_at": 4e9},
+    ({"name": "Full", "kind": "swiss", "rounds": 1, "max_entrants": 2, "min_entrants": 2,
+      "start_at": time.time() + 3600},
      ["a", "b", "c"], "event_full"),
     ({"name": "People", "kind": "swiss", "rounds": 1, "entry": "engines"}, ["a"], "not_eligible"),
     ({"name": "Started", "kind": "swiss", "rounds": 1, "min_entrants": 2}, ["a", "b", "c"], "event_started"),
@@ -290,6 +291,24 @@ async def test_bad_requests_are_refused_with_one_line(serve: Serve, connect: Ope
                             settings={"name": "y", "kind": "swiss", "rounds": 2, "min_entrants": 3})
     await alice.send(type="event_create", settings={"name": "z", "kind": "swiss", "rounds": 2})
     assert await alice.error() == "too_many"
+
+
+async def test_start_times_that_never_come_are_refused(serve: Serve, connect: Opener) -> None:
+    """`start_at` of 1e300, `Infinity` (a JSON literal or text) is `bad_field`; a finite time more than
+    `event_start_ahead_s` ahead is `bad_event` naming the bound; a time within it opens the event."""
+    running = await serve(event_start_ahead_s=86400)
+    alice = await connect(running.url, "alice")
+    swiss = {"name": "Later", "kind": "swiss", "rounds": 2}
+    for never in (1e300, float("inf"), "Infinity", 2.0**32 + 1):
+        await alice.send(type="event_create", settings={**swiss, "start_at": never})
+        assert await alice.error() == "bad_field"
+    await alice.send(type="event_create", settings={**swiss, "start_at": time.time() + 2 * 86400})
+    refusal = await alice.expect("error")
+    assert refusal["code"] == "bad_event" and "more than 1 day ahead" in refusal["message"]
+    made = await alice.request("event_state", type="event_create", settings={**swiss, "start_at": time.time() + 3600})
+    assert made["status"] == "open"
+    listed = await alice.request("event_list", type="events")
+    assert [e["event_id"] for e in listed["events"]] == [made["event_id"]]
 
 
 async def test_kill_9_as_a_round_ends_then_restart_pairs_the_next_round_once(
