@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import time
+import unicodedata
 from typing import Any
 
 LOGGER_NAME = "kalah.server"
@@ -19,6 +20,29 @@ log = logging.getLogger(LOGGER_NAME)
 FORMATS = ("text", "json")
 KEYED = ("match", "player", "node")
 """Fields every JSON line has (null when they do not apply), so a log tool can index them."""
+
+
+CONTROL_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+"""Unicode categories a log line never carries raw: control characters (C0, DEL, C1: ESC colour codes, OSC titles,
+carriage returns), format characters (bidirectional overrides, zero widths) and line and paragraph separators."""
+
+
+def _is_control(char: str) -> bool:
+    """Whether `char` would act on a terminal or an editor rather than show (see `CONTROL_CATEGORIES`)."""
+    return unicodedata.category(char) in CONTROL_CATEGORIES
+
+
+def _escaped(char: str) -> str:
+    """A control character as JSON writes it escaped: `\\uNNNN` (a pair of them past U+FFFF)."""
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else json.dumps(char)[1:-1]
+
+
+def escape(text: str, keep: str = "") -> str:
+    """`text` with every control character (but those in `keep`) escaped as JSON escapes it (`\\u001b` for ESC), so
+    that what a client sent (an engine's name, a header) cannot colour, retitle or rewrite the operator's terminal."""
+    if text.isprintable() and not keep:
+        return text
+    return "".join(c if c in keep or not _is_control(c) else _escaped(c) for c in text)
 
 
 def event(name: str, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
@@ -62,7 +86,7 @@ class JsonFormatter(EventFormatter):
             data["logger"] = record.name
         if record.exc_info:
             data["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(data, default=str)
+        return json.dumps(data, default=str).replace("\x7f", "\\u007f")  # ASCII-only but for DEL
 
 
 class TextFormatter(EventFormatter):
@@ -70,16 +94,16 @@ class TextFormatter(EventFormatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The text line (and traceback lines) of one record."""
-        parts = [_utc(record.created), record.levelname.lower(), record.getMessage()]
+        parts = [_utc(record.created), record.levelname.lower(), escape(record.getMessage())]
         for key, value in self.fields(record).items():
             if value is None:
                 continue
             text = str(value)
-            parts.append(f"{key}={text}" if text and not any(c in text for c in ' "=\n') else
-                         f"{key}={json.dumps(text)}")
+            parts.append(f"{escape(key)}={text}" if text.isprintable() and text and not any(c in text for c in ' "=\\')
+                         else f"{escape(key)}={escape(json.dumps(text, ensure_ascii=False))}")
         line = " ".join(parts)
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            line += "\n" + escape(self.formatException(record.exc_info), keep="\n")
         return line
 
 

@@ -6,12 +6,14 @@ import asyncio
 import json
 import logging
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from server.logs import LOGGER_NAME, JsonFormatter, TextFormatter, event
 from tests.conftest import Serve
+from tests.helpers.agents.kgp_client import KgpClient, gateway, port_of
 from tests.helpers.processes import KALAH, spawn
 from tests.helpers.wire import Client, FirstLegal, Json, is_game_over, live_match
 
@@ -69,6 +71,47 @@ def test_json_and_text_lines_carry_the_node_and_the_keyed_fields() -> None:
     assert data["time"].endswith("Z") and "T" in data["time"]
     line = TextFormatter().format(record)
     assert line.split(" ", 3)[1:] == ["warning", "match_expired", 'match=m1 why="idle too long"']
+
+
+HOSTILE = "\x1b[31mred\x1b[0m \x1b]0;owned\x07 \rfake line\x7f\x9b2J\u202etxt\u2028"
+"""What a client may write in a logged value: ESC colour codes, an OSC title, a carriage return, DEL, a C1 CSI, a
+bidirectional override and a line separator."""
+
+
+def test_log_values_carry_no_raw_control_character() -> None:
+    """Every control character in a logged value, key or traceback is escaped in text and JSON lines alike, and
+    a text line's quoted value reads back with its control characters as JSON."""
+    try:
+        raise ValueError(HOSTILE)
+    except ValueError:
+        exc_info = sys.exc_info()
+    record = logging.LogRecord(LOGGER_NAME, logging.INFO, __file__, 1, "kgp_engine_account", None, exc_info)
+    record.fields = {"authors": HOSTILE, "plain\x1bkey": "x\x1by"}
+    for line in (TextFormatter().format(record), JsonFormatter().format(record)):
+        assert not [c for c in line if c != "\n" and not c.isprintable() and c != " "], line
+    text = TextFormatter().format(record)
+    assert json.loads(text.split("authors=", 1)[1].split(" plain", 1)[0]) == HOSTILE
+    assert json.loads(JsonFormatter().format(record))["authors"] == HOSTILE
+
+
+async def test_an_engine_cannot_write_control_characters_into_the_text_log(
+        serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    """A KGP engine whose `info:authors` holds terminal control characters is logged with them escaped (a value
+    without spaces was written raw)."""
+    server = await gateway(serve)
+    agent = await KgpClient.open(port_of(server))
+    try:
+        await agent.expect("kgp")
+        await agent.command(f'set info:authors "{HOSTILE.replace(" ", "")}"')
+        await agent.command('set info:name "hostile"')
+        with caplog.at_level(logging.INFO, logger=LOGGER_NAME):
+            await agent.command("mode freeplay")
+            await agent.until_game()
+    finally:
+        await agent.close()
+    [record] = [r for r in caplog.records if r.getMessage() == "kgp_engine_account"]
+    line = TextFormatter().format(record)
+    assert "authors=" in line and not [c for c in line if not c.isprintable()], line
 
 
 async def serve_and_play(tmp_path: Path, *flags: str, db: str | None = None) -> tuple[list[str], Json, str]:
