@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 from cli.client_args import default_name
 from cli.games import table
 from cli.number_args import whole
+from cli.operator_token import add_operator_token_args, operator_token
 from cli.server_args import CommandError, server_url
 from cli.stored_games import failure
 from protocol.messages import ErrorMessage, MessageError, Moderate, Moderated, decode_server, encode
@@ -38,8 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a player's id or name, an address (--address), or a match id (abort)")
     parser.add_argument("--server", metavar="URL", type=server_url, default=os.environ.get("KALAH_SERVER"),
                         help="the server ws://host:port (default: $KALAH_SERVER)")
-    parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
-                        help="the server's operator token (default: $KALAH_OPERATOR_TOKEN)")
+    add_operator_token_args(parser, "the server's operator token")
     parser.add_argument("--address", action="store_true", help="ban or unban a network address, not a player")
     parser.add_argument("--name", default=None, help="the new name (rename)")
     parser.add_argument("--reason", default="", help="why (required for acts that change something; audited)")
@@ -52,11 +52,13 @@ def request(args: argparse.Namespace) -> Moderate:
     """The moderation request the flags ask for; a mistake in them is a `CommandError`."""
     if not args.server:
         raise CommandError("name the server: --server ws://host:port (or $KALAH_SERVER)")
-    if not args.operator_token:
-        raise CommandError("moderation needs the operator token: --operator-token (or $KALAH_OPERATOR_TOKEN)")
+    token = operator_token(args, "admin")
+    if not token:
+        raise CommandError("moderation needs the operator token: --operator-token-file FILE (or "
+                           "$KALAH_OPERATOR_TOKEN)")
     if args.act in ("ban", "unban", "abort", "rename", "close") and not args.target:
         raise CommandError(f"{args.act} needs a target: a player's id or name, an address or a match id")
-    fields: dict[str, Any] = {"operator_token": args.operator_token, "act": args.act, "target": args.target,
+    fields: dict[str, Any] = {"operator_token": token, "act": args.act, "target": args.target,
                               "kind": "address" if args.address else "player", "name": args.name,
                               "reason": args.reason, "actor": args.actor[:64], "limit": min(args.limit, 500)}
     try:

@@ -21,6 +21,7 @@ from cli.ladder_runner import Finished, Ladder, LadderConfig, LadderError, Ladde
 from cli.ladder_schedule import check_ladder
 from cli.main import SIGINT_STATUS
 from cli.number_args import whole
+from cli.operator_token import add_operator_token_args, operator_token
 from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, failure, fetch_standings
 from cli.variant_args import add_variant_args, variant_from_args
@@ -49,9 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "are unrated anyway)")
     parser.add_argument("--pace-ms", type=int, default=0, metavar="MS",
                         help="minimum time per move, so people can follow the games live (0..10000)")
-    parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
-                        help="the server's operator token, needed for rated games on a running server "
-                             "(default: $KALAH_OPERATOR_TOKEN; a local server gets a fresh one)")
+    add_operator_token_args(parser, "the server's operator token, needed for rated games on a running server")
     parser.add_argument("--json", action="store_true",
                         help="print the games and the standings as one JSON object (progress goes to stderr)")
     add_variant_args(parser)
@@ -156,12 +155,13 @@ async def _run(args: argparse.Namespace, config: LadderConfig, server: str | Non
 def run(args: argparse.Namespace) -> int:
     """Validate the settings and run the ladder; exit 2 on bad input, 1 if the server fails."""
     server = chosen_server(args)
+    token = operator_token(args, "ladder")
     try:
         known = canonical_bot if server is None else bot_id_shape  # a server may host bots of other names
         bots = tuple(known(b.strip()) for b in args.bots.split(",") if b.strip())
         config = LadderConfig(bots=bots, games=args.games, variant=variant_from_args(args), seed=args.seed,
                               concurrency=args.concurrency, rated=not args.unrated,
-                              operator_token=args.operator_token, pace_ms=args.pace_ms)
+                              operator_token=token, pace_ms=args.pace_ms)
         config = engine_config(args, config, server)
         check_ladder(config.players, args.games)
         if not 0 <= args.pace_ms <= MAX_PACE_MS:
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if server and config.rated and not config.operator_token:
         config = dataclasses.replace(config, rated=False)
-        print("kalah ladder: no --operator-token (or $KALAH_OPERATOR_TOKEN) for this server: the games are "
+        print("kalah ladder: no --operator-token-file (or $KALAH_OPERATOR_TOKEN) for this server: the games are "
               "unrated (--unrated plays them so without this line)", file=sys.stderr, flush=True)
     try:
         return asyncio.run(_run(args, config, server))

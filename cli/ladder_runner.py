@@ -270,8 +270,8 @@ class Ladder:
                 if not isinstance(answer, Snapshot):
                     text = answer.message if isinstance(answer, ErrorMessage) else type(answer).__name__
                     if isinstance(answer, ErrorMessage) and answer.code == "not_operator":
-                        text = ("the server starts rated games only for its operator: give its --operator-token "
-                                "(or $KALAH_OPERATOR_TOKEN), or play --unrated")
+                        text = ("the server starts rated games only for its operator: give its token "
+                                "(--operator-token-file FILE or $KALAH_OPERATOR_TOKEN), or play --unrated")
                     raise LadderError(f"{game.south} v {game.north}: {text}")
             end = await done
             del self._waiters[match_id]

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from bots.inventory import announce
 from cli.number_args import number, whole
+from cli.operator_token import add_operator_token_args, operator_token
 from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
 from server.edge.gc_tuning import keep_heap_frozen
@@ -40,9 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--idle-limit", type=number(), default=900.0, metavar="SECONDS",
                         help="in untimed games, how long the side to move may make no move before the other "
                              "side can claim the win (0: never)")
-    parser.add_argument("--operator-token", metavar="SECRET", default=os.environ.get("KALAH_OPERATOR_TOKEN"),
-                        help="the secret that allows rated bot exhibitions (kalah ladder --operator-token) "
-                             "(default: $KALAH_OPERATOR_TOKEN; none: no rated exhibitions)")
+    add_operator_token_args(parser, "the secret that allows rated bot exhibitions, /metrics and moderation")
     parser.add_argument("--max-connections", type=whole(1), default=10_000,
                         help="connections in all; past it the handshake gets HTTP 503")
     parser.add_argument("--max-per-address", type=whole(1), default=64, help="connections one address may hold")
@@ -110,14 +109,14 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-async def _main(args: argparse.Namespace, logs: EventFormatter) -> None:
+async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | None) -> None:
     """Start the server, print where it listens, and serve until a stop signal."""
     db = args.db or default_db_path()
     logs.node = args.node_id if args.bus else None
     running = await start_server(db, args.host, args.port, grace_s=args.grace,
                                  max_connections=args.max_connections, synchronous=args.synchronous,
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
-                                 operator_token=args.operator_token, max_per_address=args.max_per_address,
+                                 operator_token=token, max_per_address=args.max_per_address,
                                  hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
                                  kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id)
     stop = asyncio.Event()
@@ -140,13 +139,14 @@ async def _main(args: argparse.Namespace, logs: EventFormatter) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the server; exit 0 after a graceful shutdown."""
+    token = operator_token(args, "serve")  # before anything starts: a file it cannot read is one line
     logs = configure_logs(args.log_level, args.log_format)
     # The storage thread hands the GIL back and forth with the event loop a few times per
     # commit; a shorter switch interval (default 5 ms) keeps group commits quick under load.
     sys.setswitchinterval(float(os.environ.get("KALAH_SWITCH_INTERVAL", "0.001")))
     try:
         with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-            runner.run(_main(args, logs))
+            runner.run(_main(args, logs, token))
     except OSError as exc:
         raise CommandError(bind_failure(exc, args.host), status=1) from None
     except (StorageError, SchemaError) as exc:

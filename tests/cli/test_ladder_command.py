@@ -89,9 +89,9 @@ def test_the_readmes_paced_ladder_runs_on_a_served_arena(tmp_path: Path) -> None
     with kalah_serve(tmp_path / "arena.sqlite3") as url:
         done = run([*KALAH, *recipe[:2], url, recipe[3], "50", *recipe[5:]], env=env, timeout=300)
         assert done.returncode == 0, done.stderr
-        assert done.stderr.count("\n") == 1 and "unrated" in done.stderr and "--operator-token" in done.stderr
+        assert done.stderr.count("\n") == 1 and "unrated" in done.stderr and "--operator-token-file" in done.stderr
         assert "2 games of this ladder" in done.stdout and "results of these unrated games" in done.stdout
-        refused = run([*KALAH, *recipe[:2], url, "--operator-token", "wrong", "--games", "2", "--bots",
-                       "random,greedy", "-H", "3", "-s", "2"], env=env, timeout=300)
+        refused = run([*KALAH, *recipe[:2], url, "--games", "2", "--bots", "random,greedy", "-H", "3", "-s", "2"],
+                      env={**env, "KALAH_OPERATOR_TOKEN": "wrong"}, timeout=300)
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
-    assert "--operator-token" in refused.stderr and "--unrated" in refused.stderr
+    assert "--operator-token-file" in refused.stderr and "--unrated" in refused.stderr

@@ -10,6 +10,8 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -202,3 +204,49 @@ def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) ->
     assert "--capture empty` builds h6-empty-extra-owner's small databases" in text
     assert "Traceback" not in text
     assert not (tmp_path / "egdb").exists()  # nothing built when not started in a terminal
+
+
+def metrics_status(url: str, token: str) -> int:
+    """The HTTP status of `GET /metrics` on the server at ws `url` with `token` as the bearer."""
+    request = urllib.request.Request(url.replace("ws://", "http://") + "/metrics",
+                                     headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_the_operator_token_is_read_from_a_file_and_kept_out_of_the_command_line(tmp_path: Path) -> None:
+    """`--operator-token-file FILE`: the server takes the secret on the file's first line, no local user sees it in
+    the process's command line, and no warning is written; `--operator-token SECRET` still works but warns in one
+    line naming the file flag and the environment."""
+    secret = "s3cret-" + os.urandom(8).hex()
+    (tmp_path / "token").write_text(secret + "\n")
+    argv = [*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")]
+    with started([*argv, "--operator-token-file", str(tmp_path / "token")],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        url = first_line(proc).split(" on ")[1].split()[0]
+        assert metrics_status(url, secret) == 200 and metrics_status(url, "guess") == 401
+        assert secret not in Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode(errors="replace")
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "warning" not in err, err
+    with started([*argv, "--operator-token", secret], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=True) as proc:
+        url = first_line(proc).split(" on ")[1].split()[0]
+        assert metrics_status(url, secret) == 200
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert err.startswith("kalah serve: warning: --operator-token shows the secret to every user"), err
+    assert "--operator-token-file" in err.splitlines()[0] and "$KALAH_OPERATOR_TOKEN" in err.splitlines()[0]
+
+
+def test_an_operator_token_file_it_cannot_use_is_one_line(tmp_path: Path) -> None:
+    """A missing or empty token file: status 2 and one line naming the file, before anything starts."""
+    (tmp_path / "empty").write_text("\n")
+    for name, says in (("missing", "cannot read the operator token from"), ("empty", "is empty: write the secret")):
+        done = run([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3"), "--operator-token-file",
+                    str(tmp_path / name)], timeout=30)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+        assert str(tmp_path / name) in done.stderr

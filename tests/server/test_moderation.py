@@ -191,10 +191,13 @@ async def test_rename_close_and_online(serve: Serve) -> None:
 
 async def test_kalah_admin_bans_lists_and_audits(tmp_path: Path) -> None:
     """`kalah admin` against a real `kalah serve`: a ban, the online list and the audit, and one-line refusals."""
-    proc, url = await start_node(str(tmp_path / "arena.sqlite3"), None, "admin", "--operator-token", OPERATOR)
+    secret, wrong = tmp_path / "operator-token", tmp_path / "wrong-token"
+    secret.write_text(OPERATOR + "\n")
+    wrong.write_text("wrong\n")
+    proc, url = await start_node(str(tmp_path / "arena.sqlite3"), None, "admin", "--operator-token-file", str(secret))
     try:
         guest = await Client.open(url, "guest", source="127.0.0.7")
-        token = ["--server", url, "--operator-token", OPERATOR]
+        token = ["--server", url, "--operator-token-file", str(secret)]
         status, out = await kalah("admin", "online", *token)
         assert status == 0 and "guest" in out and "127.0.0.7" in out
         status, out = await kalah("admin", "ban", "127.0.0.7", "--address", "--reason", "spam", "--as", "ops", *token)
@@ -212,7 +215,7 @@ async def test_kalah_admin_bans_lists_and_audits(tmp_path: Path) -> None:
         assert [line.split()[:3] for line in lines[2:]] == [["address", "127.0.0.7", "-"], ["player", pid, "mallory"]]
         status, out = await kalah("admin", "ban", "127.0.0.8", "--address", *token)
         assert status == 1 and "bad_field" in out and "reason" in out and out.count("\n") == 1
-        status, out = await kalah("admin", "online", "--server", url, "--operator-token", "wrong")
+        status, out = await kalah("admin", "online", "--server", url, "--operator-token-file", str(wrong))
         assert status == 1 and "not_operator" in out and out.count("\n") == 1
     finally:
         await stop_nodes([(proc, url)])
