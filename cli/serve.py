@@ -22,6 +22,7 @@ from cli.number_args import number, whole
 from cli.operator_token import add_operator_token_args, operator_token
 from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
+from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
 from server.logs import FORMATS as LOG_FORMATS
 from server.logs import EventFormatter
@@ -69,6 +70,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "every node needs the same --db postgresql://... (see docs/cluster.md)")
     parser.add_argument("--node-id", metavar="NAME", default=None,
                         help="this node's name in the cluster (default: a new one at each start)")
+    parser.add_argument("--trusted-proxy", type=trusted_proxy, action="append", default=[], metavar="CIDR",
+                        help="a reverse proxy's network (repeatable, e.g. 127.0.0.1/32): a connection from it is "
+                             "counted by the client address it forwards (X-Forwarded-For, else Forwarded), never "
+                             "a connection from elsewhere (see docs/operations.md)")
     parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
                         help="the variant of the engines' games")
 
@@ -82,6 +87,14 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
     return port
+
+
+def trusted_proxy(text: str) -> str:
+    """A trusted proxy's network, `10.0.0.0/8` or a bare address (argparse type)."""
+    try:
+        return str(proxy_network(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def bind_failure(exc: OSError, host: str) -> str:
@@ -118,7 +131,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
                                  operator_token=token, max_per_address=args.max_per_address,
                                  hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
-                                 kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id)
+                                 kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id,
+                                 trusted_proxies=tuple(args.trusted_proxy))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

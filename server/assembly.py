@@ -23,6 +23,7 @@ from server.core.replication import Deployment, single_node
 from server.core.resume import load
 from server.core.tournament_driver import TournamentDriver
 from server.edge.answers import Answers
+from server.edge.client_address import TrustedProxies
 from server.edge.connection import connection_class
 from server.edge.gc_tuning import watch_collections
 from server.edge.options import ServerOptions
@@ -138,6 +139,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     """Open the database, resume unfinished matches, and listen on `host:port` (0: any free port)."""
     kgp_opts, options = GatewayOptions.split(options)
     server_opts, arena_opts = _split_options(options)
+    proxies = TrustedProxies.parse(server_opts.trusted_proxies)
     storage = await open_storage(db_path, server_opts.synchronous, shared=server_opts.bus is not None)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
                      max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
@@ -169,7 +171,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
                              backlog=server_opts.backlog,
-                             create_connection=connection_class(asyncio.get_running_loop(), server_opts.max_unread))
+                             create_connection=connection_class(asyncio.get_running_loop(), server_opts.max_unread,
+                                                                proxies))
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 
+from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import OPEN, Protocol
 from websockets.streams import StreamReader
@@ -26,6 +27,7 @@ try:
 except ImportError:  # pragma: no cover - websockets without its C extension
     from websockets.utils import apply_mask
 
+from server.edge.client_address import NO_PROXIES, TrustedProxies, peer_host, peer_remote
 from server.edge.writes import BatchedConnection, WriteBatch
 from server.logs import event as log_event
 
@@ -96,6 +98,26 @@ class ArenaConnection(BatchedConnection):
     """A server connection with batched writes that queues whole text frames without websockets' frame parser."""
 
     max_unread = MAX_UNREAD
+    proxies = NO_PROXIES
+    """The reverse proxies whose forwarded client address this server's connections believe."""
+    _client: str | None = None
+
+    @property
+    def client_host(self) -> str:
+        """The client's address: the peer's, or the one a trusted proxy forwarded (fixed once the request is read)."""
+        if self._client is not None:
+            return self._client
+        client = self.proxies.client(peer_host(self.remote_address),
+                                     None if self.request is None else self.request.headers)
+        if self.request is not None:
+            self._client = client
+        return client
+
+    @property
+    def client_remote(self) -> str:
+        """The client's address for logs: the peer's `host:port`, or the forwarded address and the proxy's."""
+        client, peer = self.client_host, peer_remote(self.remote_address)
+        return peer if peer_host(self.remote_address) == client else f"{client} via {peer}"
 
     def data_received(self, data: bytes) -> None:
         """Queue the messages of a read that holds only whole text frames, with websockets' parser between frames;
@@ -116,7 +138,7 @@ class ArenaConnection(BatchedConnection):
         """Drop the connection (and the messages waiting) if more than `max_unread` messages wait to be read."""
         waiting = self.recv_messages.frames
         if len(waiting) > self.max_unread:
-            log_event("unread_close", remote=str(self.remote_address), unread=len(waiting))
+            log_event("unread_close", remote=self.client_remote, unread=len(waiting))
             waiting.queue.clear()  # a closed connection's handler would read them still
             self.transport.abort()
 
@@ -142,6 +164,18 @@ def release_protocol(protocol: Protocol) -> None:
         protocol.parser_exc.__traceback__ = None
 
 
-def connection_class(loop: asyncio.AbstractEventLoop, max_unread: int = MAX_UNREAD) -> type[ArenaConnection]:
-    """The connection class of one server, sharing one `WriteBatch` on its loop."""
-    return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop), "max_unread": max_unread})
+def connection_class(loop: asyncio.AbstractEventLoop, max_unread: int = MAX_UNREAD,
+                     proxies: TrustedProxies = NO_PROXIES) -> type[ArenaConnection]:
+    """The connection class of one server, sharing one `WriteBatch` on its loop and its trusted proxies."""
+    return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop), "max_unread": max_unread,
+                                                        "proxies": proxies})
+
+
+def client_of(conn: ServerConnection) -> str:
+    """The client's network address of a connection: the one source every limit, budget, ban and log line reads."""
+    return conn.client_host if isinstance(conn, ArenaConnection) else peer_host(conn.remote_address)
+
+
+def remote_of(conn: ServerConnection) -> str:
+    """The client's address of a connection for logs (with the proxy's `host:port` when forwarded)."""
+    return conn.client_remote if isinstance(conn, ArenaConnection) else peer_remote(conn.remote_address)

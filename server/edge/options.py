@@ -75,6 +75,10 @@ class ServerOptions:
     """The Redis URL of a cluster (`redis://host:port`): this server is one node of several on one
     PostgreSQL database (see docs/cluster.md); None: a server on its own."""
     node_id: str | None = None
+    trusted_proxies: tuple[str, ...] = ()
+    """Networks of reverse proxies (`127.0.0.1/32`, `10.0.0.0/8`) whose connections' client address is read from
+    `X-Forwarded-For` (else `Forwarded`): the right-most address that is not itself a trusted proxy. A connection
+    from anywhere else is counted by its own address, whatever it sends (see `server.edge.client_address`)."""
     """This node's name in the cluster (default: a new one at each start)."""
     overload_lag_s: float = 0.2
     """Event-loop lag that, three samples (50 ms apart) in a row, marks the server overloaded: then connections

@@ -14,6 +14,7 @@ from websockets.protocol import State
 from protocol.messages import ErrorMessage, Message, encode
 from server.core.follower import Outgoing
 from server.core.rates import NetworkLimiter, RateLimiter, SharedLimiter
+from server.edge.connection import client_of, remote_of
 from server.edge.writes import BatchedConnection
 
 DEFAULT_SEND_BUFFER = 1 << 20
@@ -158,12 +159,11 @@ class Session:
 
     @property
     def remote_host(self) -> str:
-        """The peer's network address alone (the unit of per-address quotas)."""
-        addr = self.ws.remote_address
-        return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+        """The client's network address alone (the unit of per-address quotas; behind a trusted proxy, the forwarded
+        one)."""
+        return client_of(self.ws)
 
     @property
     def remote(self) -> str:
-        """The peer address, for logs."""
-        addr = self.ws.remote_address
-        return f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) and len(addr) >= 2 else str(addr)
+        """The client's address, for logs."""
+        return remote_of(self.ws)

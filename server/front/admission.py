@@ -24,6 +24,7 @@ from server.core.arena import Arena
 from server.core.errors import RateLimitedError
 from server.core.networks import address_of, prefix_of
 from server.core.rates import NetworkLimiter, RateLimiter, SharedLimiter
+from server.edge.connection import client_of
 from server.edge.gate import SeatlessGate
 from server.edge.options import ServerOptions
 from server.edge.peers import PeerTable
@@ -37,9 +38,9 @@ RETRY_AFTER_S = 5
 
 
 def host_of(conn: ServerConnection) -> str:
-    """The network address of a connection's peer, as budgets count it (an IPv6 address by its /64)."""
-    addr = conn.remote_address
-    return address_of(str(addr[0]) if isinstance(addr, tuple) and addr else str(addr))
+    """The network address of a connection's client, as budgets count it (an IPv6 address by its /64; behind a
+    trusted proxy, the forwarded address)."""
+    return address_of(client_of(conn))
 
 
 def refusal(conn: ServerConnection, status: HTTPStatus, reason: str, retry_s: int = RETRY_AFTER_S) -> Response:

@@ -60,6 +60,8 @@ def test_ports_are_validated(tmp_path: Path) -> None:
     ("--grace", "-1", "a number of at least 0"),
     ("--idle-limit", "-60", "a number of at least 0"),
     ("--gc-freeze", "-1", "a number of at least 0"),
+    ("--trusted-proxy", "10.0.0.0/33", "a network address/prefix (e.g. 127.0.0.1/32 or 10.0.0.0/8)"),
+    ("--trusted-proxy", "proxy.local", "a network address/prefix (e.g. 127.0.0.1/32 or 10.0.0.0/8)"),
 ])
 def test_limits_out_of_range_are_refused_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                  flag: str, bad: str, said: str) -> None:

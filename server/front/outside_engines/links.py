@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import socket
 
+from server.edge.client_address import peer_host, peer_remote
+
 
 class Link:
     """A connection to one agent: the bytes it sends, the lines written to it, its address."""
@@ -47,10 +49,9 @@ class Link:
 
 
 def split_address(peer: object) -> tuple[str, str]:
-    """The host alone and `host:port` of a peer address."""
-    host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
-    remote = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
-    return host, remote
+    """The host alone and `host:port` of a TCP peer address (the KGP port takes no proxy's word: its peer is the
+    client)."""
+    return peer_host(peer), peer_remote(peer)
 
 
 class TcpLink(Link):

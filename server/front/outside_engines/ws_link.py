@@ -22,8 +22,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from protocol.kgp import MAX_LINE
+from server.edge.connection import client_of, remote_of
 from server.edge.session import push
-from server.front.outside_engines.links import Link, split_address
+from server.front.outside_engines.links import Link
 
 if TYPE_CHECKING:
     from server.front.outside_engines.gateway import Gateway
@@ -44,7 +45,7 @@ class WebSocketLink(Link):
 
     def __init__(self, ws: ServerConnection) -> None:
         self.ws = ws
-        self.host, self.remote = split_address(ws.remote_address)
+        self.host, self.remote = client_of(ws), remote_of(ws)
         self._closer: asyncio.Task[None] | None = None
 
     async def read(self) -> bytes:
