@@ -105,6 +105,8 @@ class Arena:
         self.presence = deployment.presence
         self.match_end_hooks: list[Callable[[Room, EndChange], None]] = []
         """Called once a match's end is published, here or from another node (events record their results)."""
+        self.disconnect_hooks: list[Callable[[Follower], None]] = []
+        """Called with each connection that closed (events forget what it followed)."""
 
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""
@@ -519,6 +521,8 @@ class Arena:
             if room is not None and room.unfollow(session):
                 self.presence.announce(room)
         self.presence.disconnect(session)
+        for hook in self.disconnect_hooks:
+            hook(session)
 
     def paired_elsewhere(self, player_id: str, match_id: str) -> None:
         """Another node gave a player waiting here a seat in `match_id`: it stops waiting, follows the match

@@ -67,6 +67,7 @@ class TournamentDriver:
         self.owners = arena.replication.tournaments()
         self.owners.bind(self)
         arena.match_end_hooks.append(self.match_ended)
+        arena.disconnect_hooks.append(self.followers.drop)
 
     # --- start-up and takeover ---------------------------------------------------------------------
 

@@ -24,6 +24,8 @@ class Followers:
         self.loop = loop
         self.seq: dict[str, int] = {}
         self.of: dict[str, set[Follower]] = {}
+        self.followed: dict[Follower, set[str]] = {}
+        """Connection -> the events it follows (the other way round of `of`: a closed one is dropped from all)."""
         self.to_push: dict[str, tuple[EventState, set[Follower]]] = {}
         """Tournament id -> its latest state not sent yet (as published: a change under way is not in it), and to
         whom."""
@@ -42,19 +44,50 @@ class Followers:
 
     def follow(self, s: Follower, event_id: str, on: bool) -> None:
         """Add a connection to a live event's followers (or, `on` false, remove it); at most `MAX_FOLLOWED` each."""
-        followers = self.of.get(event_id)
-        if followers is None:
+        if event_id not in self.of:
             return
-        if on and s not in followers:
-            if sum(s in f for f in self.of.values()) >= MAX_FOLLOWED:
-                raise TooManyError(f"this connection follows {MAX_FOLLOWED} events already: unfollow one first")
+        if on:
+            self.check(s, event_id)
+            self.enlist(s, event_id)
+        else:
+            self.discard(s, event_id)
+
+    def check(self, s: Follower, event_id: str | None = None) -> None:
+        """Refuse (`too_many`) a connection that would follow more than `MAX_FOLLOWED` events with this one (a
+        join or a creation follows the event too: checked before it is stored)."""
+        mine = self.followed.get(s, set())
+        if event_id not in mine and len(mine) >= MAX_FOLLOWED:
+            raise TooManyError(f"this connection follows {MAX_FOLLOWED} events already: unfollow one first")
+
+    def enlist(self, s: Follower, event_id: str) -> None:
+        """Make a connection a follower of a live event (checked already)."""
+        followers = self.of.get(event_id)
+        if followers is not None:
             followers.add(s)
-        elif not on:
+            self.followed.setdefault(s, set()).add(event_id)
+
+    def discard(self, s: Follower, event_id: str) -> None:
+        """A connection no longer follows an event."""
+        followers = self.of.get(event_id)
+        if followers is not None:
             followers.discard(s)
+        mine = self.followed.get(s)
+        if mine is not None:
+            mine.discard(event_id)
+            if not mine:
+                del self.followed[s]
+
+    def drop(self, s: Follower) -> None:
+        """A connection closed: it follows nothing any more (nothing of it is kept)."""
+        for event_id in self.followed.pop(s, set()):
+            followers = self.of.get(event_id)
+            if followers is not None:
+                followers.discard(s)
 
     def forget(self, event_id: str) -> None:
         """Drop an ended event's followers (a last state queued for them still goes out)."""
-        self.of.pop(event_id, None)
+        for s in self.of.pop(event_id, set()):
+            self.discard(s, event_id)
 
     def publish(self, event: Tournament) -> None:
         """Count a change and send the new state to the followers: at once if none was sent in the last
@@ -87,4 +120,4 @@ class Followers:
         text = encode(snapshot).encode()
         for session in list(followers):
             if not session.deliver(Outgoing([text])):
-                followers.discard(session)
+                self.discard(session, eid)

@@ -94,7 +94,7 @@ class TournamentRequests:
         d = self.driver
         event = await self._find(s, msg.event_id)
         if msg.event_id in d.followers.of:
-            d.followers.follow(s, msg.event_id, msg.follow)
+            d.followers.follow(s, msg.event_id, msg.follow)  # a connection that closes is dropped by the arena
             async with d.locks[msg.event_id]:  # not between a change and its write
                 return [d.followers.state(event, msg.pairings_from)]
         return [d.followers.state(event, msg.pairings_from)]
@@ -113,6 +113,7 @@ class TournamentRequests:
         if len(msg.bots) > settings.max_entrants:
             raise BadEventError(f"event: {len(msg.bots)} bots are more than max_entrants ({settings.max_entrants})")
         assert s.name is not None
+        d.followers.check(s)  # the creator follows its new event: within its connection's cap
         mine = sum(e.creator == s.name for e in d.tournaments.values())
         if mine >= MAX_TOURNAMENTS_PER_PLAYER:
             raise TooManyError(f"you have {MAX_TOURNAMENTS_PER_PLAYER} open or running events: wait for one to end")
@@ -130,7 +131,7 @@ class TournamentRequests:
         d.add(event)
         async with d.locks[eid]:
             event = await d.apply(eid, lambda e: [], entered, created=True)
-            d.followers.of[eid].add(s)
+            d.followers.enlist(s, eid)
             log_event("event_created", event_id=eid, kind=settings.kind.value, creator=s.name)
             await d.maybe_start(eid)
             event = d.tournaments.get(eid, event)
@@ -141,6 +142,8 @@ class TournamentRequests:
         """Enter the sender (or, for the creator, a hosted bot); the sender follows the event."""
         event = await self.open_tournament(msg.event_id)
         name, kind = self._entrant(s, event, msg.bot)
+        if msg.bot is None:
+            self.driver.followers.check(s, event.event_id)  # the joiner follows it: within its connection's cap
         event = await self.enter(event, name, kind, s if msg.bot is None else None)
         return [self.driver.followers.state(event)]
 
@@ -164,7 +167,7 @@ class TournamentRequests:
             event = await d.apply(event.event_id, lambda e: e.join(name, kind, wins),
                                   lambda e: [op_entrant(e.event_id, e.entrants[name])])
             if follower is not None:
-                d.followers.of.get(event.event_id, set()).add(follower)
+                d.followers.enlist(follower, event.event_id)
             await d.maybe_start(event.event_id)
             event = d.tournaments.get(event.event_id, event)
         return event
