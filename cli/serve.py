@@ -24,6 +24,7 @@ from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
 from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
+from server.front.origins import canonical_origin
 from server.logs import FORMATS as LOG_FORMATS
 from server.logs import EventFormatter
 from server.logs import configure as configure_logs
@@ -45,6 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_operator_token_args(parser, "the secret that allows rated bot exhibitions, /metrics and moderation")
     parser.add_argument("--max-connections", type=whole(1), default=10_000,
                         help="connections in all; past it the handshake gets HTTP 503")
+    parser.add_argument("--allowed-origin", type=origin, action="append", default=[], metavar="ORIGIN",
+                        help="a web page's origin (https://host[:port]) on another site that may open websockets "
+                             "here, beside the server's own (repeat for more); other origins get HTTP 403")
     parser.add_argument("--max-per-address", type=whole(1), default=64, help="connections one address may hold")
     parser.add_argument("--hello-timeout", type=number(above=True), default=10.0, metavar="SECONDS",
                         help="close connections that have not said hello by then")
@@ -76,6 +80,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "a connection from elsewhere (see docs/operations.md)")
     parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
                         help="the variant of the engines' games")
+
+
+def origin(text: str) -> str:
+    """A web page's origin `http(s)://host[:port]` (argparse type), in its canonical form."""
+    canonical = canonical_origin(text)
+    if canonical is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an origin http(s)://host[:port]")
+    return canonical
 
 
 def port_number(text: str) -> int:
@@ -132,7 +144,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  operator_token=token, max_per_address=args.max_per_address,
                                  hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
                                  kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id,
-                                 trusted_proxies=tuple(args.trusted_proxy))
+                                 trusted_proxies=tuple(args.trusted_proxy),
+                                 allowed_origins=tuple(args.allowed_origin))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -112,6 +112,10 @@ class ServerOptions:
     max_unread: int = MAX_UNREAD
     """Messages a client may have sent that the server has not read yet (reading stops past 16, but only after the
     read that passed them); past it the connection is dropped (`unread_close` logged)."""
+    allowed_origins: tuple[str, ...] = ()
+    """Origins of web pages on other sites that may open websockets here (`https://host[:port]`), beside the server's
+    own (the `Host` it was reached at); a handshake with any other `Origin` gets HTTP 403 (see
+    `server.front.origins`)."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""

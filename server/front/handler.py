@@ -21,6 +21,7 @@ from server.front.admission import Admission, host_of
 from server.front.metrics import Metrics
 from server.front.metrics import respond as metrics_page
 from server.front.moderation import refuse_banned
+from server.front.origins import canonical_origin, origin_allowed
 from server.front.outside_engines.gateway import Gateway
 from server.front.outside_engines.ws_link import is_kgp, serve_kgp
 from server.front.router import Router
@@ -51,6 +52,15 @@ def _refused(exc: KalahError, data: str | bytes) -> ErrorMessage:
         return _error(exc, None, None)
 
 
+def allowed_origins(origins: tuple[str, ...]) -> frozenset[str]:
+    """The canonical form of each configured origin; ValueError naming one that is not `http(s)://host[:port]`."""
+    canonical = {origin: canonical_origin(origin) for origin in origins}
+    bad = [origin for origin, value in canonical.items() if value is None]
+    if bad:
+        raise ValueError(f"allowed origin {bad[0]!r} is not an origin http(s)://host[:port]")
+    return frozenset(value for value in canonical.values() if value is not None)
+
+
 class ConnectionHandler:
     """The per-connection loop and the HTTP side of the port."""
 
@@ -65,6 +75,8 @@ class ConnectionHandler:
         """The database's identity, announced in every handshake's `Kalah-Store` header."""
         self.kgp = kgp
         """The KGP gateway, which also serves agents at `/kgp` (None until it listens, or without one)."""
+        self.allowed_origins = allowed_origins(opts.allowed_origins)
+        """The canonical origins of other sites' pages that may open websockets here."""
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
@@ -90,7 +102,19 @@ class ConnectionHandler:
             return page
         if arena.closing:
             return conn.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server stopping\n")
-        return self.admission.refuse(conn)
+        return self.refuse_origin(conn, request) or self.admission.refuse(conn)
+
+    def refuse_origin(self, conn: ServerConnection, request: Request) -> Response | None:
+        """HTTP 403 for a websocket handshake from a page of another site (see `server.front.origins`), else None."""
+        origins, hosts = request.headers.get_all("Origin"), request.headers.get_all("Host")
+        if len(origins) <= 1 and len(hosts) <= 1 and origin_allowed(origins[0] if origins else None,
+                                                                    hosts[0] if hosts else None, self.allowed_origins):
+            return None
+        log_event("connection_refused", remote=host_of(conn), reason="origin", origin=", ".join(origins)[:200])
+        self.router.arena.metrics.refused("http_403")
+        return conn.respond(HTTPStatus.FORBIDDEN, "this page's origin may not open a websocket here: open the "
+                            "server's own page, or ask its operator to allow the origin (kalah serve "
+                            "--allowed-origin)\n")
 
     def process_response(self, conn: ServerConnection, request: Request, response: Response) -> None:
         """Name the database in the handshake, so a client finds the token this database gave it before hello."""

@@ -252,3 +252,10 @@ def test_an_operator_token_file_it_cannot_use_is_one_line(tmp_path: Path) -> Non
                     str(tmp_path / name)], timeout=30)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
         assert str(tmp_path / name) in done.stderr
+
+
+def test_an_allowed_origin_that_is_not_one_is_refused_in_one_line(tmp_path: Path) -> None:
+    """`--allowed-origin` takes `http(s)://host[:port]`; a path, `null` or another scheme is refused (status 2)."""
+    for bad in ("https://play.example.org/lobby", "null", "ftp://play.example.org"):
+        done = run([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3"), "--allowed-origin", bad], timeout=30)
+        assert done.returncode == 2 and f"{bad!r} is not an origin http(s)://host[:port]" in done.stderr

@@ -10,9 +10,10 @@ import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.typing import Origin
 
 from protocol import Action, Position, Sow, Swap, Transfer
 
@@ -42,10 +43,11 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", token: str | None = None,
-                   source: str | None = None) -> Client:
-        """Connect (from loopback address `source`, e.g. 127.0.0.2, if given), and say hello unless `name` is None."""
+                   source: str | None = None, origin: str | None = None) -> Client:
+        """Connect (from loopback address `source`, e.g. 127.0.0.2, if given; as a page of `origin`, if given), and say
+        hello unless `name` is None."""
         extra: dict[str, Any] = {} if source is None else {"local_addr": (source, 0)}
-        client = cls(await connect(url, max_size=2**22, **extra))
+        client = cls(await connect(url, max_size=2**22, origin=cast(Origin | None, origin), **extra))
         if name is not None:
             hello: Json = {"type": "hello", "name": name}
             if token:
