@@ -69,6 +69,11 @@ class SharedLimiter(RateLimiter):
         self.refused += 1
         return False
 
+    def charge(self, cost: float) -> None:
+        """Take `cost` from this bucket and the shared one even if fewer are left (debts both wait out)."""
+        super().charge(cost)
+        self.shared.charge(cost)
+
     def wait_s(self, cost: float = 1.0) -> float:
         """Seconds until both buckets will have `cost` tokens."""
         return max(super().wait_s(cost), self.shared.wait_s(cost))

@@ -27,9 +27,11 @@ from protocol.event_messages import (
 from protocol.messages import Message
 from protocol.names import ENGINE_PREFIX
 from protocol.variant import Variant
+from server.core.rates import RateLimiter
 from server.core.tokens import new_id
 from server.core.tournament_driver import TournamentDriver
 from server.edge.session import Session
+from server.front.router import too_many_rows
 from server.logs import event as log_event
 from server.storage import Op
 from server.storage.tournaments import load_tournament, op_entrant, op_entrant_out, op_tournament, recent_tournaments
@@ -42,6 +44,8 @@ MAX_TOURNAMENTS_PER_PLAYER = 3
 MAX_LIVE_TOURNAMENTS = 200
 """Open or running events on one server."""
 RANDOM_BOT = "bot:random"
+SANITY_ROWS = 200
+"""The latest stored games of an engine its sanity check reads."""
 
 
 def _span(seconds: float) -> str:
@@ -144,7 +148,7 @@ class TournamentRequests:
         name, kind = self._entrant(s, event, msg.bot)
         if msg.bot is None:
             self.driver.followers.check(s, event.event_id)  # the joiner follows it: within its connection's cap
-        event = await self.enter(event, name, kind, s if msg.bot is None else None)
+        event = await self.enter(event, name, kind, s if msg.bot is None else None, s.peer.reads)
         return [self.driver.followers.state(event)]
 
     async def open_tournament(self, event_id: str) -> Tournament:
@@ -155,12 +159,13 @@ class TournamentRequests:
         return d.live(event_id)
 
     async def enter(self, event: Tournament, name: str, kind: EntrantKind,
-                    follower: Session | None = None) -> Tournament:
+                    follower: Session | None = None, reads: RateLimiter | None = None) -> Tournament:
         """Enter `name` as `kind` (the path of every entry: `event_join`, the KGP gateway's `set arena:event`);
-        `follower` follows the event from then on. The typed refusal when the event's rules say no."""
+        `follower` follows the event from then on; `reads` pays for the stored games an engine's sanity check reads
+        (the asker's public-read budget). The typed refusal when the event's rules say no."""
         d = self.driver
         sanity = kind is EntrantKind.ENGINE and event.settings.sanity_games > 0
-        wins = await self.wins_against_random(name) if sanity else 0
+        wins = await self.wins_against_random(name, reads) if sanity else 0
         async with d.locks[event.event_id]:
             event = d.live(event.event_id)
             event.check_entry(name, kind, wins)
@@ -219,7 +224,12 @@ class TournamentRequests:
             raise NotEligibleError(f"only the creator of event {event.event_id} enters or takes out hosted bots")
         return self.arena.bot_seat(bot).name, EntrantKind.BOT
 
-    async def wins_against_random(self, name: str) -> int:
-        """How many stored games `name` won against the hosted bot `random` (the engines' sanity check)."""
-        games = await self.arena.storage.list_games(200, 0, "finished", name)
+    async def wins_against_random(self, name: str, reads: RateLimiter | None = None) -> int:
+        """How many stored games `name` won against the hosted bot `random` (the engines' sanity check); `reads`
+        pays a row for each game read, and an empty budget is `rate_limited` before anything is read."""
+        if reads is not None and (wait := reads.wait_s(1)) > 0:
+            raise too_many_rows(SANITY_ROWS, wait)
+        games = await self.arena.storage.list_games(SANITY_ROWS, 0, "finished", name)
+        if reads is not None:
+            reads.charge(max(1, len(games)))
         return sum(1 for g in games if RANDOM_BOT in (g.south, g.north) and g.winner == name)

@@ -50,3 +50,33 @@ async def test_joining_counts_against_the_follow_cap(serve: Serve) -> None:
     assert [r["name"] for r in joined["standings"]] == ["joiner"]
     for client in (*hosts, joiner):
         await client.close()
+
+
+async def test_an_engines_entry_check_reads_within_its_read_budget(serve: Serve) -> None:
+    """The sanity check of an engine's `event_join` reads its stored games: they are charged to its address's
+    read budget like a `games` request, so joins repeated from many addresses of one network are `rate_limited`
+    once the network's budget is spent (and a `games` read after them is too)."""
+    server = await serve(read_rows_rate=10, read_rows_burst=40,
+                         network_read_rows_rate=20)
+    host = await Client.open(server.url, "host")
+    settings = {"name": "Sane", "kind": "swiss", "rounds": 1, "entry": "engines", "sanity_games": 1}
+    eid = (await host.request("event_state", type="event_create", settings=settings))["event_id"]
+    engine = await Client.open(server.url, None, source=attacker(0))
+    token = (await engine.request("welcome", type="hello", name="bad", engine=True))["token"]
+    for _ in range(30):  # 30 finished games against random: 30 rows each time the check reads them
+        snap = await engine.request("snapshot", type="create", opponent="random", seat="north")
+        await engine.send(type="resign", match_id=snap["match_id"])
+        await engine.expect("event", where=lambda m: m.get("kind") == "game_over")
+    await engine.close()
+    codes = []
+    for i in range(1, 6):
+        again = await Client.open(server.url, None, source=attacker(i))
+        await again.request("welcome", type="hello", name="engine:bad", token=token)
+        await again.send(type="event_join", event_id=eid)
+        codes.append(await again.error())
+        await again.close()
+    assert codes[0] == "not_eligible" and "rate_limited" in codes
+    reader = await Client.open(server.url, None, source=attacker(9))
+    assert (await reader.request("error", type="games", limit=10))["code"] == "rate_limited"
+    for client in (host, reader):
+        await client.close()
