@@ -32,6 +32,7 @@ from server.front.analysis import Analyst
 from server.front.handler import ConnectionHandler
 from server.front.metrics import Metrics
 from server.front.moderation import Moderator
+from server.front.operator_auth import OperatorAuth
 from server.front.outside_engines.gateway import Gateway, GatewayOptions
 from server.front.router import Router
 from server.front.tournament_requests import TournamentRequests
@@ -155,7 +156,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         tournament_requests = TournamentRequests(tournaments)
         analyst = Analyst(busy=server_opts.analysis_busy, player_busy=server_opts.analysis_player_busy,
                           pressure=lambda: admission.pressed() or bots.thinking_for_people > 0)
-        moderation = Moderator(arena, sessions_from=lambda address: admission.sessions_from(address),
+        moderation = Moderator(arena, operator=OperatorAuth(arena.is_operator),
+                               sessions_from=lambda address: admission.sessions_from(address),
                                on_bans=lambda: None if gateway is None else gateway.close_banned())
         router = Router(arena, analyst, moderation, Answers(max_age=server_opts.shared_reads_s),
                         busy=admission.overloaded,  # public reads are shared while the loop falls behind

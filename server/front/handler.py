@@ -82,7 +82,7 @@ class ConnectionHandler:
         """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
         arena = self.router.arena
         if request.path.split("?")[0] == "/metrics":
-            return metrics_page(conn, request, arena, self.metrics)
+            return metrics_page(conn, request, arena, self.metrics, self.router.moderation.operator, host_of(conn))
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body: dict[str, object] = {"status": "closing" if arena.closing else "ok",

@@ -10,6 +10,7 @@ so a scrape costs nothing between scrapes.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
@@ -23,7 +24,9 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from server.core.errors import RateLimitedError
 from server.core.figures import Figures, LabelledTimings, Timings
+from server.front.operator_auth import OperatorAuth
 
 if TYPE_CHECKING:
     from server.core.arena import Arena
@@ -153,14 +156,22 @@ class _ArenaCollector(Collector):
                                       value=figures["bus_received"])
 
 
-def respond(conn: ServerConnection, request: Request, arena: Arena, metrics: Metrics) -> Response:
+def respond(conn: ServerConnection, request: Request, arena: Arena, metrics: Metrics, operator: OperatorAuth,
+            address: str) -> Response:
     """`GET /metrics`: the figures for a request bearing the operator token; 404 when the server has no operator
-    token (metrics are off), 401 without the right one."""
+    token (metrics are off), 401 without the right one, 429 while `address` is locked out after wrong ones."""
     if arena.options.operator_token is None:
-        return conn.respond(HTTPStatus.NOT_FOUND, "metrics are off: start the server with --operator-token\n")
+        return conn.respond(HTTPStatus.NOT_FOUND, "metrics are off: start the server with --operator-token-file\n")
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not arena.is_operator(token.strip()):
+    try:
+        allowed = scheme.lower() == "bearer" and operator.check(address, token.strip(), "metrics")
+    except RateLimitedError as exc:
+        wait_s = math.ceil((exc.retry_ms or 1000) / 1000)
+        response = conn.respond(HTTPStatus.TOO_MANY_REQUESTS, f"{exc}; retry in {wait_s} s\n")
+        response.headers["Retry-After"] = str(wait_s)
+        return response
+    if not allowed:
         response = conn.respond(HTTPStatus.UNAUTHORIZED, "metrics need the operator token: "
                                 "Authorization: Bearer <operator token>\n")
         response.headers["WWW-Authenticate"] = 'Bearer realm="kalah metrics"'

@@ -35,6 +35,7 @@ from server.core.follower import Follower
 from server.core.networks import IPV6_PREFIX, address_of
 from server.core.tokens import player_of_token
 from server.edge.session import Session
+from server.front.operator_auth import OperatorAuth
 from server.logs import event as log_event
 from server.storage import StoredPlayer
 from server.storage.moderation import (
@@ -98,8 +99,11 @@ class Moderator:
 
     def __init__(self, arena: Arena, refresh_s: float = REFRESH_S,
                  sessions_from: Callable[[str], Iterable[Session]] = lambda address: (),
-                 on_bans: Callable[[], None] = lambda: None) -> None:
+                 on_bans: Callable[[], None] = lambda: None, operator: OperatorAuth | None = None) -> None:
         self.arena = arena
+        self.operator = operator or OperatorAuth(arena.is_operator)
+        """Checks the operator token wherever one is taken (here, `/metrics`, rated exhibitions), throttling and
+        logging wrong ones by address and network."""
         self.refresh_s = refresh_s
         self.players: set[str] = set()
         """Ids of banned (or closed) players."""
@@ -202,7 +206,7 @@ class Moderator:
 
     async def act(self, session: Session, msg: Moderate) -> Moderated:
         """Serve one moderation request (only with the operator token)."""
-        if not self.arena.is_operator(msg.operator_token):
+        if not self.operator.check(session.peer.address, msg.operator_token, "moderation"):
             raise NotOperatorError("moderation needs the server's operator token")
         actor = f"{msg.actor or session.name or 'operator'}@{session.remote_host}"
         if msg.act == "online":

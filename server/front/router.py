@@ -295,7 +295,7 @@ class Router:
     async def exhibition(self, s: Session, msg: CreateExhibition) -> list[Message]:
         """Open a live match between two hosted bots, play the opening, start the bots; `s` follows it."""
         a = self.arena
-        if msg.rated and not a.is_operator(msg.operator_token):
+        if msg.rated and not self.moderation.operator.check(s.peer.address, msg.operator_token, "exhibition"):
             raise NotOperatorError("only the operator's ladder starts rated exhibitions: ask for an unrated one")
         assert s.player_id is not None
         a.quotas.check_exhibition(s.player_id, s.peer.address, operator=msg.rated)  # before any other work
