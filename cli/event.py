@@ -181,7 +181,7 @@ def _hello(ws: Connection, url: str, name: str) -> None:
     if isinstance(answer, ErrorMessage):
         raise CommandError(f"hello as {name}: {answer.code}: {answer.message}")
     assert isinstance(answer, Welcome)
-    if answer.token != token and save_token(path, keys, answer.name, answer.token):
+    if answer.token is not None and answer.token != token and save_token(path, keys, answer.name, answer.token):
         print(f"kalah event: {replaced_text(answer.name, path)}", file=sys.stderr)
 
 

@@ -243,7 +243,8 @@ class KalahApp(App[None]):
     @on(WelcomeReceived)
     def _welcomed(self, event: WelcomeReceived) -> None:
         """Remember the identity, tell the lobby, and take the first steps of the session once."""
-        self._remember(event.msg.name, event.msg.token)
+        if event.msg.token is not None:  # an account signs in with its session, not a guest token
+            self._remember(event.msg.name, event.msg.token)
         self.seats = list(event.msg.seats)
         self.lobby.post_message(event.copy())
         if not self._started:

@@ -315,6 +315,41 @@ class BannedError(ServerError):
     code = "banned"
 
 
+class SignInError(ServerError):
+    """A sign-in refused: a wrong password or recovery code, an unknown name, or a code already used (one answer
+    for all, so the answer never tells whether a name is an account)."""
+
+    code = "sign_in_failed"
+
+
+class SignInThrottledError(ServerError):
+    """Too many failed sign-ins lately for this account or from this network: wait `retry_ms`."""
+
+    code = "sign_in_throttled"
+
+    def __init__(self, message: str, retry_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_ms = None if retry_s is None else retry_after_ms(retry_s)
+
+
+class BadSessionError(ServerError):
+    """A session that is unknown, ended (signed out, revoked, the password changed) or mistyped."""
+
+    code = "bad_session"
+
+
+class NotSignedInError(ServerError):
+    """A request only an account may make (sessions, sign-out, password) from a guest or before hello."""
+
+    code = "not_signed_in"
+
+
+class AlreadyAccountError(ServerError):
+    """A registration from a connection already signed in to an account."""
+
+    code = "already_account"
+
+
 class InternalError(ServerError):
     """The server failed to serve a request (a fault of the server, not of the request)."""
 

@@ -14,6 +14,19 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from protocol.account_messages import (
+    ChangePassword,
+    ListSessions,
+    Login,
+    Logout,
+    Recover,
+    Register,
+    RevokeSessions,
+    SessionInfo,
+    SessionList,
+    SignedIn,
+    SignedOut,
+)
 from protocol.errors import (
     ERROR_CODES,
     BadFieldError,
@@ -106,7 +119,7 @@ from protocol.wire_base import (
 
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
-    | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState,
+    | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState | SignedIn | SessionList | SignedOut,
     Field(discriminator="type"),
 ]
 
@@ -164,6 +177,7 @@ __all__ = [
     "Bin",
     "Captured",
     "CatchUp",
+    "ChangePassword",
     "ClaimWin",
     "ClientMessage",
     "Clocks",
@@ -194,7 +208,10 @@ __all__ = [
     "ListEvents",
     "ListGames",
     "ListMatches",
+    "ListSessions",
     "ListStandings",
+    "Login",
+    "Logout",
     "MakeMove",
     "MatchEvent",
     "MatchId",
@@ -209,11 +226,18 @@ __all__ = [
     "Name",
     "Presence",
     "Reason",
+    "Recover",
+    "Register",
     "Resign",
+    "RevokeSessions",
     "SeekSummary",
     "Seeking",
     "ServerMessage",
+    "SessionInfo",
+    "SessionList",
     "SideName",
+    "SignedIn",
+    "SignedOut",
     "Snapshot",
     "StandingRow",
     "Standings",

@@ -46,14 +46,17 @@ class Moderated(Message):
 
 
 class Welcome(Message):
-    """Answer to hello: the identity, its secret token, and the matches where it holds a seat."""
+    """Answer to hello: the identity, its secret token (a guest's; None for an account, which signs in with its
+    session), and the matches where it holds a seat."""
 
     type: Literal["welcome"] = "welcome"
     player_id: MatchId
     name: Name
-    token: Token
+    token: Token | None
     seats: list[MatchId] = Field(default_factory=list)
     version: Int32 = PROTOCOL_VERSION
+    account: bool = False
+    """The identity is an account (signed in with a session), not a guest."""
 
 
 class MatchSummary(Message):

@@ -6,6 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from protocol.account_messages import (
+    ChangePassword,
+    ListSessions,
+    Login,
+    Logout,
+    Recover,
+    Register,
+    RevokeSessions,
+)
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.event_messages import CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
 from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
@@ -18,6 +27,10 @@ class Hello(Message):
     name: Name
     token: Token | None = None
     version: Int32 = PROTOCOL_VERSION
+    session: Token | None = None
+    """A terminal's signed-in session (from `login`): the account's identity, in place of a guest's token."""
+    account: bool = False
+    """A browser's signed-in session: the account whose session cookie the connection's handshake carried."""
     engine: bool = False
     """A program plays under this identity (`kalah bridge`): a new one is named `engine:NAME`, as the
     KGP gateway names its engine accounts, so that it is never taken for a person."""
@@ -226,7 +239,7 @@ ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
     | CreateExhibition | ListStandings | Analyse | Moderate | ListEvents | FetchEvent | CreateEvent | JoinEvent
-    | LeaveEvent,
+    | LeaveEvent | Register | Login | Recover | Logout | ListSessions | RevokeSessions | ChangePassword,
     Field(discriminator="type"),
 ]
 

@@ -1,7 +1,8 @@
 """The messages between the nodes of a cluster, each a typed value that prints (`text()`) and parses back (`parse`).
 
 On a match's channel: `Changed` (the match reached a version; with the change itself when the
-notice carries it) and `Cancelled`. On the nodes' channel: `NodeLeft`, `Paired`, `Online` and `TournamentChanged`.
+notice carries it) and `Cancelled`. On the nodes' channel: `NodeLeft`, `Paired`, `Online`,
+`TournamentChanged` and `SessionsEnded`.
 In a seek queue: `Waiting`. A text this node cannot read (a newer node's, or a damaged one)
 raises `BusMessageError`, and the listener ignores it: a missed notice costs a read, never a gap.
 
@@ -200,7 +201,19 @@ class TournamentChanged:
         return f"event {self.event_id} {self.version}"
 
 
-NodeNotice = NodeLeft | Paired | Online | TournamentChanged
+@dataclass(frozen=True, slots=True)
+class SessionsEnded:
+    """Accounts' sessions ended (signed out, revoked, a new password): every node closes its connections signed in
+    with them."""
+
+    session_ids: tuple[str, ...]
+
+    def text(self) -> str:
+        """`ended <session> <session> ...`."""
+        return " ".join(("ended", *self.session_ids))
+
+
+NodeNotice = NodeLeft | Paired | Online | TournamentChanged | SessionsEnded
 
 
 def parse_node_notice(text: str) -> NodeNotice:
@@ -215,6 +228,8 @@ def parse_node_notice(text: str) -> NodeNotice:
             return Online(kind == "on", node, player)
         case ["event", event_id, version] if version.isdigit():
             return TournamentChanged(event_id, int(version))
+        case ["ended", *session_ids] if session_ids:
+            return SessionsEnded(tuple(session_ids))
     raise BusMessageError(f"bad node notice {text[:80]!r}")
 
 

@@ -21,6 +21,7 @@ from server.cluster.messages import (
     NodeLeft,
     NodeNotice,
     Paired,
+    SessionsEnded,
     TournamentChanged,
     Waiting,
 )
@@ -222,6 +223,8 @@ class Cluster:
             self.on_paired(notice.node, notice.player_id, notice.match_id)
         elif isinstance(notice, TournamentChanged):
             self.event_owners.on_changed(notice)
+        elif isinstance(notice, SessionsEnded):
+            self.arena.accounts.end_here(notice.session_ids)
         else:
             self.presence.on_presence(notice)
 
@@ -251,9 +254,11 @@ class Cluster:
 
     def on_gap(self) -> None:
         """The bus was lost for a while: notices may be missing, so re-read every match held; and Redis may have
-        restarted empty, so queue this node's waiting players again and say again who is connected here."""
+        restarted empty, so queue this node's waiting players again and say again who is connected here; and
+        sessions may have ended meanwhile, so those signed in here are read again."""
         for room in list(self.arena.rooms.values()):
             self.reread(room)
+        self.arena.spawn(self.arena.accounts.recheck())
         for variant, session in list(self.arena.seeks.items()):
             self.unseek(variant, session)  # never twice in the queue, if Redis kept it
             self.seek(variant, session)
@@ -403,6 +408,11 @@ class Cluster:
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
         self.bus.announce(Paired(node, player_id, match_id))
+
+    def sessions_ended(self, session_ids: list[str]) -> None:
+        """Tell every node that accounts' sessions ended (at most 100 ids a notice)."""
+        for start in range(0, len(session_ids), 100):
+            self.bus.announce(SessionsEnded(tuple(session_ids[start : start + 100])))
 
     def on_paired(self, node_id: str, player_id: str, match_id: str) -> None:
         """Another node gave a player waiting here a seat: it follows the match and gets its snapshot."""

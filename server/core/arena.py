@@ -5,9 +5,10 @@ prepares it (or refuses it with a typed error), `store` commits it to storage an
 match, and `publish` updates the indexes, tells the actor and every follower (durable before
 visible) and runs the after-change hooks. A change another node made reaches `publish` too.
 
-The arena's collaborators are chosen once, at start-up: `identities` (the one writer of
-players), `presence` (who is connected), `replication` (a server alone, or one node of a
-cluster: `server.core.replication`) and `bot_turns`. The arena never asks which deployment runs.
+The arena's collaborators are chosen once, at start-up: `identities` (the one writer of players),
+`accounts` (the one writer of credentials and sign-in sessions), `presence` (who is connected),
+`replication` (a server alone, or one node of a cluster: `server.core.replication`) and `bot_turns`.
+The arena never asks which deployment runs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from protocol.errors import OutOfTurnError
 from protocol.messages import Ack
 from protocol.outcome import seat_score
 from protocol.variant import Variant
+from server.core.accounts import Accounts
 from server.core.arena_options import ArenaOptions
 from server.core.bot_turns import BotTurns
 from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
@@ -43,10 +45,12 @@ from server.core.hosted import BotRunner
 from server.core.identities import Identities
 from server.core.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
 from server.core.match_host import MatchHost
+from server.core.passwords import Argon2Hasher, Passwords
 from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
 from server.core.replication import Deployment, single_node
 from server.core.rooms import Room
+from server.core.sign_in_throttle import SignInThrottle
 from server.core.tokens import new_id
 from server.logs import event as log_event
 from server.storage import ConflictError, Op, Storage
@@ -82,6 +86,11 @@ class Arena:
         `max_lingering`)."""
         self.identities = Identities(storage, self.write, options.max_cached_players)
         """Every known player, and the one writer of new ones."""
+        self.accounts = Accounts(storage, self.write, self.identities,
+                                 Passwords(Argon2Hasher(options.password_cost)), SignInThrottle(self.loop.time),
+                                 SignInThrottle(self.loop.time),
+                                 announce=self._sessions_ended)
+        """Accounts' credentials and sessions, and their one writer."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.seeks: dict[str, Follower] = {}
         self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)
@@ -107,6 +116,10 @@ class Arena:
         """Called once a match's end is published, here or from another node (events record their results)."""
         self.disconnect_hooks: list[Callable[[Follower], None]] = []
         """Called with each connection that closed (events forget what it followed)."""
+
+    def _sessions_ended(self, session_ids: list[str]) -> None:
+        """Tell the other servers of the deployment that accounts' sessions ended."""
+        self.replication.sessions_ended(session_ids)
 
     def now(self) -> float:
         """The time source of every match: the injected clock, or the event loop's monotonic clock."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from server.core.passwords import PasswordCost
 
 
 @dataclass
@@ -38,6 +40,8 @@ class ArenaOptions:
     identities_per_network: int = 1_000
     """New identities the addresses of one network prefix (an IPv4 /24, an IPv6 /64) may make at once, together;
     its budget refills over an hour."""
+    password_cost: PasswordCost = field(default_factory=PasswordCost)
+    """argon2id's parameters for accounts' passwords (a stored hash with others is made again at its sign-in)."""
     max_cached_players: int = 50_000
     """Players kept in memory (about 400 bytes each), the least recently used leaving first; the others are read
     from the database when they say hello or a stored game of theirs is read back."""

@@ -12,7 +12,7 @@ fill the memory.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from protocol.errors import BadFieldError, BadTokenError, ConflictError, NameTakenError, ReservedNameError
@@ -124,15 +124,16 @@ class Identities:
         player = await self.get(player_id)
         return player if player is not None else await self.create(player_id, name, token_hash)
 
-    async def create(self, player_id: str, name: str, token_hash: str | None) -> StoredPlayer:
-        """Store a new player; its name is held while the row is written, so a concurrent claim here is refused
-        at once and one on another node by the database (either way `NameTakenError`)."""
+    async def create(self, player_id: str, name: str, token_hash: str | None, also: Sequence[Op] = ()) -> StoredPlayer:
+        """Store a new player (with `also` in the same write: an account's credentials); its name is held while the
+        row is written, so a concurrent claim here is refused at once and one on another node by the database
+        (either way `NameTakenError`)."""
         key = name_key(name)
         if self.names.get(key, player_id) != player_id:
             raise taken(name)
         self.names[key] = player_id
         try:
-            await self._write([op_player(player_id, name, token_hash)])
+            await self._write([op_player(player_id, name, token_hash), *also])
         except ConflictError:
             del self.names[key]
             raise taken(name) from None

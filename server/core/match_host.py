@@ -12,6 +12,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, Protocol
 
 from protocol.variant import Variant
+from server.core.accounts import Accounts
 from server.core.arena_options import ArenaOptions
 from server.core.changes import ArenaChange
 from server.core.figures import Figures
@@ -32,6 +33,7 @@ class MatchHost(Protocol):
     options: ArenaOptions
     storage: Storage
     identities: Identities
+    accounts: Accounts
     quotas: Quotas
     presence: Presence
     metrics: Figures

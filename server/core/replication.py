@@ -104,6 +104,9 @@ class Replication(Protocol):
     def tournaments(self) -> TournamentOwners:
         """The deployment's side of events (who pairs each one, what a change adds, who is told)."""
 
+    def sessions_ended(self, session_ids: list[str]) -> None:
+        """Accounts' sessions ended here: the other servers close their connections signed in with them."""
+
     async def start(self, address: str) -> None:
         """Begin serving at `address` (after the port is bound)."""
 
@@ -198,6 +201,9 @@ class SingleNode:
     async def ratings(self) -> Ratings:
         """The ratings in memory."""
         return self.arena.ratings
+
+    def sessions_ended(self, session_ids: list[str]) -> None:
+        """No other server holds connections."""
 
     def seek(self, variant: str, session: Follower) -> None:
         """The arena's own seeks are every seek."""

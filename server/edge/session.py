@@ -125,6 +125,10 @@ class Session:
         """The connection's slow lane while the server is overloaded (made on first need)."""
         self.evicted = False
         """Being closed to make room for a newcomer at the connection limit."""
+        self.cookie_session: str | None = None
+        """A browser's account session, from its handshake's cookie (a `hello` with `account` signs in with it)."""
+        self.account_session: str | None = None
+        """The id of the account session this connection said hello with (None: a guest, or no hello yet)."""
 
     def send(self, msg: Message) -> None:
         """Queue a message without waiting (a slow client never holds anyone up)."""

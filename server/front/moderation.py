@@ -187,7 +187,12 @@ class Moderator:
     def check_token(self, session: Session, token: str) -> None:
         """Refuse a hello with the token of a banned (or closed) player: `BannedError`, and the connection is closed
         after the error."""
-        if player_of_token(token) in self.players:
+        self.check_player(session, player_of_token(token))
+
+    def check_player(self, session: Session, player_id: str) -> None:
+        """Refuse a hello as a banned (or closed) player, by token or by an account's session: `BannedError`, and the
+        connection is closed after the error."""
+        if player_id in self.players:
             asyncio.get_running_loop().call_soon(
                 lambda: asyncio.ensure_future(session.ws.close(1008, "banned")))
             raise BannedError("this identity is banned by the server's operator")

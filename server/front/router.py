@@ -68,6 +68,7 @@ from server.core.standings import standings_table
 from server.core.tokens import new_id
 from server.edge.answers import Answers
 from server.edge.session import Session
+from server.front.account_requests import PUBLIC_ACCOUNT_REQUESTS, AccountRequests
 from server.front.analysis import Analyst
 from server.front.moderation import Moderator
 from server.logs import event as log_event
@@ -120,8 +121,11 @@ class Router:
 
     def __init__(self, arena: Arena, analyst: Analyst, moderation: Moderator, answers: Answers,
                  busy: Callable[[], bool] = lambda: False,
-                 more_handlers: Mapping[type[ClientMessage], Handler] | None = None) -> None:
+                 more_handlers: Mapping[type[ClientMessage], Handler] | None = None,
+                 accounts: AccountRequests | None = None) -> None:
         self.arena = arena
+        self.accounts = accounts or AccountRequests(arena)
+        """Accounts' requests, and hellos with a session."""
         self.analyst = analyst
         self.played = PlayedHere(arena)
         """Whom the analysis queue serves first: identities that played a game here."""
@@ -132,6 +136,7 @@ class Router:
             WatchMatch: self.follow, SyncMatch: self.follow, Resign: self.end, ClaimWin: self.end,
             LeaveMatch: self.leave, CreateMatch: self.create, CreateExhibition: self.exhibition,
             FindOpponent: self.seek, JoinMatch: self.join, Moderate: self.moderate,
+            **self.accounts.handlers(),
             **(more_handlers or {}),
         }
         self.moderation = moderation
@@ -142,7 +147,7 @@ class Router:
 
     async def handle(self, s: Session, msg: ClientMessage) -> list[Message]:
         """Serve one request; returns the direct replies, raises a typed error on refusal."""
-        if s.player_id is None and type(msg) not in PUBLIC:
+        if s.player_id is None and type(msg) not in PUBLIC and type(msg) not in PUBLIC_ACCOUNT_REQUESTS:
             raise HelloFirstError("say hello first")
         return await self.handlers[type(msg)](s, msg)
 
@@ -153,7 +158,11 @@ class Router:
         if s.player_id is not None:
             raise AlreadyHelloError("this connection already said hello")
         a = self.arena
-        if msg.token is not None:
+        token: str | None
+        if msg.session is not None or msg.account:
+            player, token = await self.accounts.hello(s, msg), None
+            self.moderation.check_player(s, player.player_id)
+        elif msg.token is not None:
             self.moderation.check_token(s, msg.token)
             player, token = await a.identities.restore(msg.token), msg.token
         else:
@@ -163,8 +172,10 @@ class Router:
         s.player_id, s.name = pid, player.name
         await a.replication.seated(pid)  # in a cluster, seats held in matches this node has not loaded yet
         seats = a.connect(s)
-        log_event("hello", player=pid, restored=msg.token is not None, remote=s.remote)
-        return [Welcome(player_id=pid, name=player.name, token=token, seats=seats)]
+        log_event("hello", player=pid, restored=msg.token is not None, account=s.account_session is not None,
+                  remote=s.remote)
+        return [Welcome(player_id=pid, name=player.name, token=token, seats=seats,
+                        account=s.account_session is not None)]
 
     async def moderate(self, s: Session, msg: Moderate) -> list[Message]:
         """An operator's moderation act (see `server.front.moderation`)."""
@@ -431,4 +442,5 @@ class Router:
 
     async def disconnect(self, s: Session) -> None:
         """A connection closed: drop its seeks and follows; its seats' grace periods start."""
+        self.accounts.disconnect(s)
         self.arena.disconnect(s)

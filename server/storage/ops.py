@@ -51,6 +51,12 @@ class OpKind(StrEnum):
     CLOSE_PLAYER = "close_player"
     UNRATE = "unrate"
     AUDIT = "audit"
+    CREDENTIAL = "credential"
+    CREDENTIAL_USED = "credential_used"
+    ACCOUNT_SESSION = "account_session"
+    SESSION_SEEN = "session_seen"
+    SESSION_END = "session_end"
+    SESSIONS_END = "sessions_end"
 
 
 Op = tuple[OpKind, tuple[Any, ...]]

@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from protocol.errors import ConflictError
+from server.storage.accounts import ACCOUNT_SQL
 from server.storage.games import (
     PLAYED,
     QUARANTINE_LIST,
@@ -94,6 +95,7 @@ SQL: dict[OpKind, str] = {
                     " detail = excluded.detail, at = excluded.at",
     **{kind: numbered(sql) for kind, sql in TOURNAMENT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in ACCOUNT_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 

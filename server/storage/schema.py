@@ -20,7 +20,11 @@ that pairs and drives each open or running event of a cluster; version 10 indexe
 time; version 11 gives each match the network (IPv4 /24, IPv6 /64) and the address of the client that
 opened it to anyone, kept while it is open (every node lists open matches in turns by them; the rows
 stored before have none and each counts as its own creator); version 12 indexes matches by each seat,
-so finding a player's matches (has it played here, which seats does it hold) reads only them.
+so finding a player's matches (has it played here, which seats does it hold) reads only them; version 13 indexes
+players by creation; version 14 adds accounts: `credentials` (a player's password as an argon2id hash, its one-time
+recovery and reset codes as SHA-256, and later its passkeys' public keys: one row each, by kind) and
+`account_sessions` (each sign-in: the SHA-256 of its secret, the client, the address, when it began, was last seen
+and ended). See `server.storage.accounts`.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -213,6 +217,29 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     )),
     (12, MATCHES_BY_SEAT),
     (13, (PLAYERS_BY_CREATION,)),
+    (14, (
+        """CREATE TABLE IF NOT EXISTS credentials (
+    id TEXT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    used_at REAL
+)""",
+        "CREATE INDEX IF NOT EXISTS credentials_by_player ON credentials(player_id, kind)",
+        """CREATE TABLE IF NOT EXISTS account_sessions (
+    id TEXT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    token_hash TEXT NOT NULL,
+    client TEXT NOT NULL,
+    address TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    seen_at REAL NOT NULL,
+    ended_at REAL
+)""",
+        "CREATE INDEX IF NOT EXISTS account_sessions_by_player ON account_sessions(player_id, ended_at)",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -360,6 +387,29 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     )),
     (12, MATCHES_BY_SEAT),
     (13, (PLAYERS_BY_CREATION,)),
+    (14, (
+        """CREATE TABLE IF NOT EXISTS credentials (
+    id TEXT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    created_at DOUBLE PRECISION NOT NULL,
+    used_at DOUBLE PRECISION
+)""",
+        "CREATE INDEX IF NOT EXISTS credentials_by_player ON credentials(player_id, kind)",
+        """CREATE TABLE IF NOT EXISTS account_sessions (
+    id TEXT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    token_hash TEXT NOT NULL,
+    client TEXT NOT NULL,
+    address TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL,
+    ended_at DOUBLE PRECISION
+)""",
+        "CREATE INDEX IF NOT EXISTS account_sessions_by_player ON account_sessions(player_id, ended_at)",
+    )),
 )
 
 SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"

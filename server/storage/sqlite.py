@@ -20,6 +20,7 @@ import aiosqlite
 
 from bots.file_lock import LockHeldError, hold_alone
 from protocol.errors import ConflictError
+from server.storage.accounts import ACCOUNT_SQL
 from server.storage.errors import StorageError
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
@@ -77,6 +78,7 @@ SQL: dict[OpKind, str] = {
                     " VALUES (?, ?, ?, ?, ?)",
     **TOURNAMENT_SQL,
     **MODERATION_SQL,
+    **ACCOUNT_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 

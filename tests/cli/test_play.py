@@ -255,7 +255,7 @@ def test_a_key_from_the_web_page_plays_in_the_terminal(sessions: list[Seen], ser
     with connect(server) as ws:  # the web page's guest
         ws.send(encode(Hello(name="webby")))
         welcome = decode_server(ws.recv(timeout=10))
-    assert welcome.type == "welcome"
+    assert welcome.type == "welcome" and welcome.token is not None
     assert main(["play", "--server", server, "--name", "ann", "--token", welcome.token, "--lobby"]) == 0
     assert (sessions[-1].screen, sessions[-1].player) == ("lobby", f"webby {welcome.player_id}")
     monkeypatch.setenv("KALAH_TOKEN", welcome.token)

@@ -15,6 +15,7 @@ from server.cluster.messages import (
     NodeLeft,
     Online,
     Paired,
+    SessionsEnded,
     TournamentChanged,
     Waiting,
     parse_match_notice,
@@ -32,7 +33,8 @@ MATCH_NOTICES = [
     Cancelled(),
 ]
 NODE_NOTICES = [NodeLeft("n1"), Paired("n2", "p-ann", "m123"), Online(True, "n3", "p-ann"), Online(False, "n3", "p"),
-                TournamentChanged("e1a2b3", 12)]
+                TournamentChanged("e1a2b3", 12), SessionsEnded(("s1a2b3c4d5e6",)),
+                SessionsEnded(("s1", "s2", "s3"))]
 
 
 @pytest.mark.parametrize("notice", MATCH_NOTICES, ids=lambda n: n.text()[:30])
@@ -42,7 +44,7 @@ def test_match_notices_round_trip(notice: Changed | Cancelled) -> None:
 
 
 @pytest.mark.parametrize("notice", NODE_NOTICES, ids=lambda n: n.text())
-def test_node_notices_round_trip(notice: NodeLeft | Paired | Online | TournamentChanged) -> None:
+def test_node_notices_round_trip(notice: NodeLeft | Paired | Online | TournamentChanged | SessionsEnded) -> None:
     """A nodes' channel notice parses back from its text to an equal value."""
     assert parse_node_notice(notice.text()) == notice
 

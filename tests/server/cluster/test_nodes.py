@@ -18,6 +18,7 @@ from cli.ladder_runner import Ladder, LadderConfig, LadderState
 from protocol import Game, Variant
 from protocol.actions import parse_action
 from server.assembly import RunningServer
+from server.core.passwords import PasswordCost
 from server.front.outside_engines.gateway import engine_id
 from server.logs import LOGGER_NAME
 from server.storage import StorageError
@@ -461,3 +462,24 @@ async def test_one_name_claimed_by_hello_on_one_node_and_kgp_on_another_is_one_p
         assert name != "engine:racer" and name.startswith("engine:racer")
     if order != "together":
         assert (answer["type"] == "error") == (order == "kgp_first")
+
+
+async def test_a_session_revoked_on_one_node_is_closed_on_the_other_within_a_second(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """An account signed in on two nodes revokes, on one, its session held on the other: that connection is closed
+    within a second, and the session no longer says hello on either node."""
+    a, b = await nodes(serve, pg_url, bus_url, password_cost=PasswordCost(1, 8, 1))
+    first = await Client.open(a.url, name=None)
+    made = await first.request("signed_in", type="register", name="revoker", password="a long password")
+    second = await first.request("signed_in", type="login", name="revoker", password="a long password")
+    on_a, on_b = await Client.open(a.url, name=None), await Client.open(b.url, name=None)
+    await on_a.send(type="hello", name="x", session=made["session"])
+    await on_a.expect("welcome")
+    await on_b.send(type="hello", name="x", session=second["session"])
+    await on_b.expect("welcome")
+    await on_a.request("signed_out", type="revoke", session_id=second["session_id"])
+    assert (await on_b.expect("error", timeout=1.0))["code"] == "bad_session"
+    await eventually(lambda: on_b.ws.close_code is not None, timeout=1.0, what="the revoked connection closed")
+    again = await Client.open(b.url, name=None)
+    await again.send(type="hello", name="x", session=second["session"])
+    assert await again.error() == "bad_session"
