@@ -24,6 +24,7 @@ from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
 from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
+from server.edge.tls import TlsError
 from server.front.origins import canonical_origin
 from server.logs import FORMATS as LOG_FORMATS
 from server.logs import EventFormatter
@@ -78,6 +79,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a reverse proxy's network (repeatable, e.g. 127.0.0.1/32): a connection from it is "
                              "counted by the client address it forwards (X-Forwarded-For, else Forwarded), never "
                              "a connection from elsewhere (see docs/operations.md)")
+    parser.add_argument("--tls-cert", metavar="FILE", default=None,
+                        help="serve https and wss on the port itself with this PEM certificate chain (with --tls-key; "
+                             "behind a reverse proxy that gives TLS, leave it out)")
+    parser.add_argument("--tls-key", metavar="FILE", default=None, help="the certificate's private key (PEM)")
     parser.add_argument("--kgp-variant", default="kalah(6,4,clock=5/move)", metavar="VARIANT",
                         help="the variant of the engines' games")
 
@@ -145,7 +150,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  hello_timeout=args.hello_timeout, kgp_port=args.kgp_port,
                                  kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id,
                                  trusted_proxies=tuple(args.trusted_proxy),
-                                 allowed_origins=tuple(args.allowed_origin))
+                                 allowed_origins=tuple(args.allowed_origin), tls_cert=args.tls_cert,
+                                 tls_key=args.tls_key)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -155,6 +161,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
         logs.node = node_id
     node = "" if node_id is None else f", node {node_id} on bus {args.bus}"
     print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
+    if running.secure:
+        print(f"web pages on {running.web_url}", flush=True)
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
     announce(getattr(running.arena.bots, "engines", None), sys.stdout.isatty(), lambda line: print(line, flush=True))
@@ -176,6 +184,6 @@ def run(args: argparse.Namespace) -> int:
             runner.run(_main(args, logs, token))
     except OSError as exc:
         raise CommandError(bind_failure(exc, args.host), status=1) from None
-    except (StorageError, SchemaError) as exc:
+    except (StorageError, SchemaError, TlsError) as exc:
         raise CommandError(str(exc), status=1) from None
     return 0

@@ -27,6 +27,7 @@ from server.edge.client_address import TrustedProxies
 from server.edge.connection import connection_class
 from server.edge.gc_tuning import watch_collections
 from server.edge.options import ServerOptions
+from server.edge.tls import tls_context
 from server.front.admission import Admission
 from server.front.analysis import Analyst
 from server.front.handler import ConnectionHandler
@@ -45,13 +46,15 @@ class RunningServer:
 
     def __init__(self, server: Server, arena: Arena, router: Router, handler: ConnectionHandler, host: str, port: int,
                  tournaments: TournamentDriver, lag_task: asyncio.Task[None], unwatch_collections: Callable[[], None],
-                 kgp: Gateway | None = None) -> None:
+                 kgp: Gateway | None = None, secure: bool = False) -> None:
         self.server = server
         self.handler = handler
         self.arena = arena
         self.router = router
         self.host = host
         self.port = port
+        self.secure = secure
+        """Whether the port speaks TLS (https and wss)."""
         self.kgp = kgp
         """The KGP gateway for outside engines, when started with `kgp_port`."""
         self.tournaments = tournaments
@@ -69,8 +72,13 @@ class RunningServer:
 
     @property
     def url(self) -> str:
-        """The websocket URL, `ws://host:port`."""
-        return f"ws://{self.host}:{self.port}"
+        """The websocket URL, `ws://host:port` (`wss://` with TLS)."""
+        return f"{'wss' if self.secure else 'ws'}://{self.host}:{self.port}"
+
+    @property
+    def web_url(self) -> str:
+        """The web page's URL, `http://host:port/` (`https://` with TLS)."""
+        return f"{'https' if self.secure else 'http'}://{self.host}:{self.port}/"
 
     async def close(self) -> None:
         """Stop accepting, finish writes in flight, close connections (1001), close the database."""
@@ -141,6 +149,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     kgp_opts, options = GatewayOptions.split(options)
     server_opts, arena_opts = _split_options(options)
     proxies = TrustedProxies.parse(server_opts.trusted_proxies)
+    tls = tls_context(server_opts.tls_cert, server_opts.tls_key)
     storage = await open_storage(db_path, server_opts.synchronous, shared=server_opts.bus is not None)
     bots = BotRunner(server_opts.bot_factory, server_opts.bot_workers, reserved=server_opts.bot_reserved,
                      max_queued=server_opts.bot_max_queued, engine_bytes=server_opts.engine_bytes,
@@ -172,7 +181,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                              process_response=handler.process_response,
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
-                             backlog=server_opts.backlog,
+                             backlog=server_opts.backlog, ssl=tls,
                              create_connection=connection_class(asyncio.get_running_loop(), server_opts.max_unread,
                                                                 proxies))
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
@@ -201,7 +210,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                                 unwatch).close()
             raise
     return RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task, unwatch,
-                         gateway)
+                         gateway, secure=tls is not None)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

@@ -75,6 +75,10 @@ class ServerOptions:
     """The Redis URL of a cluster (`redis://host:port`): this server is one node of several on one
     PostgreSQL database (see docs/cluster.md); None: a server on its own."""
     node_id: str | None = None
+    tls_cert: str | None = None
+    """A PEM certificate chain: the port serves https and wss itself (with `tls_key`; see `server.edge.tls`)."""
+    tls_key: str | None = None
+    """The certificate's private key (PEM, unencrypted)."""
     trusted_proxies: tuple[str, ...] = ()
     """Networks of reverse proxies (`127.0.0.1/32`, `10.0.0.0/8`) whose connections' client address is read from
     `X-Forwarded-For` (else `Forwarded`): the right-most address that is not itself a trusted proxy. A connection

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from tests.helpers.certs import make_certificate
 from tests.helpers.kalah_process import kalah
 from tests.helpers.processes import KALAH, first_line, run, started
 
@@ -259,3 +260,26 @@ def test_an_allowed_origin_that_is_not_one_is_refused_in_one_line(tmp_path: Path
     for bad in ("https://play.example.org/lobby", "null", "ftp://play.example.org"):
         done = run([*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3"), "--allowed-origin", bad], timeout=30)
         assert done.returncode == 2 and f"{bad!r} is not an origin http(s)://host[:port]" in done.stderr
+
+
+def test_tls_flags_serve_wss_or_are_refused_in_one_line(tmp_path: Path) -> None:
+    """`--tls-cert` and `--tls-key` together: the server says it listens on wss:// and serves its pages on https://;
+    one without the other, or a file that is not a certificate: status 1, one line naming the fix, nothing made."""
+    cert = make_certificate(tmp_path / "tls")
+    db = tmp_path / "a.sqlite3"
+    alone = run([*SERVE, "--port", "0", "--db", str(db), "--tls-cert", str(cert.cert)], timeout=30)
+    assert (alone.returncode, alone.stderr) == (1, "kalah serve: give --tls-cert and --tls-key together (the "
+                                                   "certificate and its private key)\n")
+    swapped = run([*SERVE, "--port", "0", "--db", str(db), "--tls-cert", str(cert.key), "--tls-key", str(cert.key)],
+                  timeout=30)
+    assert swapped.returncode == 1 and swapped.stderr.count("\n") == 1 and "give the PEM certificate" in swapped.stderr
+    assert not db.exists()
+    with started([*SERVE, "--port", "0", "--db", str(db), "--tls-cert", str(cert.cert), "--tls-key", str(cert.key)],
+                 stdout=subprocess.PIPE, text=True) as proc:
+        url = first_line(proc).split(" on ")[1].split()[0]
+        assert url.startswith("wss://127.0.0.1:")
+        assert first_line(proc).startswith("web pages on https://127.0.0.1:")
+        games = run([*KALAH, "games", "--server", url], timeout=60, env={**os.environ, "SSL_CERT_FILE": str(cert.ca)})
+        assert games.returncode == 0, games.stderr
+        proc.terminate()
+        proc.wait(timeout=30)

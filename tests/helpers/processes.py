@@ -177,7 +177,7 @@ def kalah_serve(db: Path, *args: str) -> Iterator[str]:
     with started([*KALAH, "serve", "--port", "0", "--db", str(db), "--log-level", "error", *args],
                  stdout=subprocess.PIPE, text=True) as proc:
         line = first_line(proc)
-        assert " on ws://" in line, line
+        assert " on ws://" in line or " on wss://" in line, line
         yield line.split(" on ")[1].split()[0]
         proc.terminate()
         proc.wait(timeout=30)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast, overload
 
@@ -43,10 +44,13 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", token: str | None = None,
-                   source: str | None = None, origin: str | None = None) -> Client:
-        """Connect (from loopback address `source`, e.g. 127.0.0.2, if given; as a page of `origin`, if given), and say
-        hello unless `name` is None."""
+                   source: str | None = None, origin: str | None = None,
+                   tls: ssl.SSLContext | None = None) -> Client:
+        """Connect (from loopback address `source`, e.g. 127.0.0.2, if given; as a page of `origin`, if given; to a
+        wss server trusted by `tls`), and say hello unless `name` is None."""
         extra: dict[str, Any] = {} if source is None else {"local_addr": (source, 0)}
+        if tls is not None:
+            extra["ssl"] = tls
         client = cls(await connect(url, max_size=2**22, origin=cast(Origin | None, origin), **extra))
         if name is not None:
             hello: Json = {"type": "hello", "name": name}
