@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from cli.config_file import CONFIG_DEST, apply_config
 from cli.server_args import CommandError
 
 # subcommand -> (module under cli/, one-line help)
@@ -137,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
+        if getattr(args, CONFIG_DEST, None) is not None:  # flags from a file, the command line's winning
+            module = importlib.import_module(SUBCOMMANDS[args.command][0])
+            apply_config(args, module.configure, argv[argv.index(args.command) + 1:], args.command)
         status = runners[args.command](args)
         sys.stdout.flush()
         return status

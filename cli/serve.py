@@ -34,6 +34,9 @@ from server.storage import SchemaError, StorageError, default_db_path, describe
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register the flags of `kalah serve`."""
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="read flags from this TOML file (keys: these flags without their dashes, e.g. "
+                             "port = 8765, trusted-proxy = [\"127.0.0.1/32\"]); flags given here win over it")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=port_number, default=8765, help="port to listen on, 0..65535 (0: any free port)")
     parser.add_argument("--db", default=None, metavar="PATH|URL",
