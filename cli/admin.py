@@ -24,7 +24,8 @@ ACTS = {
     "unban": "lift a ban",
     "abort": "end a live match as aborted: no winner, unrated",
     "rename": "give an identity a new name (--name)",
-    "close": "close an identity for good: its token no longer says hello",
+    "close": "close an identity for good: its token no longer says hello, an account's sessions end",
+    "reset": "give an account a one-time code to hand over: it signs in once and sets a new password",
     "online": "list who is connected (in a cluster: to every live node), with their addresses",
     "bans": "list the bans",
     "audit": "list the latest moderation acts: who, when, what, why",
@@ -56,7 +57,7 @@ def request(args: argparse.Namespace) -> Moderate:
     if not token:
         raise CommandError("moderation needs the operator token: --operator-token-file FILE (or "
                            "$KALAH_OPERATOR_TOKEN)")
-    if args.act in ("ban", "unban", "abort", "rename", "close") and not args.target:
+    if args.act in ("ban", "unban", "abort", "rename", "close", "reset") and not args.target:
         raise CommandError(f"{args.act} needs a target: a player's id or name, an address or a match id")
     fields: dict[str, Any] = {"operator_token": token, "act": args.act, "target": args.target,
                               "kind": "address" if args.address else "player", "name": args.name,

@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the client; returns when the user quits."""
     from cli.client_session import run_client
+    from client.account_sessions import default_session_file, load_session
     from client.app import Launch
     from client.identities import default_identity_file
     from client.opponents import DEFAULT_BOT_LEVEL
@@ -56,9 +57,11 @@ def run(args: argparse.Namespace) -> int:
         variant = variant_from_args(args)
     except KalahError as exc:
         raise CommandError(str(exc)) from None
+    signed_in = load_session(default_session_file(), url) if url is not None and args.token is None else None
     bot = args.bot if args.bot is not None else (None if url or args.lobby or args.resume else DEFAULT_BOT_LEVEL)
     launch = Launch(
-        url=url, name=args.name or default_name(), db_path=db_path(args.db),
+        url=url, name=signed_in.name if signed_in else args.name or default_name(), db_path=db_path(args.db),
+        session=signed_in.session if signed_in else None,
         start="bot" if bot is not None and not args.lobby else "lobby", variant=variant,
         bot_level=bot or DEFAULT_BOT_LEVEL, seat=args.seat or "south", animate=not args.no_animation,
         light=args.light, identity_file=default_identity_file(), token=args.token,

@@ -83,6 +83,8 @@ class Launch:
     url: str | None = None
     name: str = "player"
     token: str | None = None
+    session: str | None = None
+    """A signed-in account's session on `url` (`kalah login`): the hello says it instead of a guest's token."""
     db_path: Path | None = None
     start: StartWith = "lobby"
     match_id: str | None = None
@@ -177,7 +179,7 @@ class KalahApp(App[None]):
                 self.notify(moved, title="Local server", severity="warning", timeout=20)
             url = self.embedded.url
         self.connection = Connection(
-            url, self.launch.name, token=self.launch.token,
+            url, self.launch.name, token=self.launch.token, session=self.launch.session,
             on_message=lambda m: self.post_message(received(m)),
             on_status=lambda ok, detail: self.post_message(ConnectionChanged(ok, detail)),
             retry_delays=self.launch.retry_delays, find_token=self._remembered, guest=self.launch.guest,

@@ -133,6 +133,7 @@ class Connection:
         on_message: Callable[[ServerMessage], object],
         on_status: Callable[[bool, str], object],
         token: str | None = None,
+        session: str | None = None,
         retry_delays: Sequence[float] = RETRY_DELAYS,
         first_attempts: int = FIRST_ATTEMPTS,
         engine: bool = False,
@@ -142,6 +143,8 @@ class Connection:
         self.url = url
         self.name = name
         self.token = token
+        self.session = session
+        """A signed-in account's session: the hello says it (and no guest token is looked for)."""
         self.engine = engine
         """Whether a program plays under this identity (a new one is named `engine:NAME`)."""
         self.on_message = on_message
@@ -179,7 +182,9 @@ class Connection:
             except HelloRefusedError as exc:
                 if not self._back_to_last_identity(exc.refusal):
                     refusal = exc.refusal
-                    hint = " (--name NAME plays under another name)" if refusal.code in NAME_CODES else ""
+                    hint = " (--name NAME plays under another name)" if refusal.code in NAME_CODES else \
+                        f" (kalah login {self.name} --server {self.url} signs in again)" \
+                        if refusal.code == "bad_session" else ""
                     return f"{self.url} refused to let you in as {self.name!r}: {refusal.message}{hint}"
             except (OSError, WebSocketException, TimeoutError, MessageError, NotKalahError) as exc:
                 if self._closing:
@@ -224,7 +229,8 @@ class Connection:
 
     async def _hello(self, ws: ClientConnection) -> ServerMessage:
         """Say hello and read the answer; an answer that is not the wire protocol's is `NotKalahError`."""
-        await ws.send(encode(Hello(name=self.name, token=self.token, engine=self.engine)))
+        await ws.send(encode(Hello(name=self.name, token=None if self.session else self.token, session=self.session,
+                                   engine=self.engine)))
         try:
             raw = await asyncio.wait_for(ws.recv(), HELLO_TIMEOUT)
         except TimeoutError:
@@ -240,7 +246,7 @@ class Connection:
         """One connection: hello, resume followed matches, then pass messages on until it closes."""
         response = ws.response
         self.store = response.headers.get(STORE_HEADER) if response is not None else None
-        if self.token is None and self.find_token is not None:
+        if self.token is None and self.session is None and self.find_token is not None:
             self.token = self.find_token(self.store, self.name)
         first = await self._hello(ws)
         if isinstance(first, ErrorMessage) and self.token is not None:

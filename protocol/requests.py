@@ -210,12 +210,13 @@ class Analyse(Message):
     _variant = field_validator("variant")(check_variant)
 
 
-ModerationAct = Literal["ban", "unban", "abort", "rename", "close", "online", "bans", "audit"]
+ModerationAct = Literal["ban", "unban", "abort", "rename", "close", "reset", "online", "bans", "audit"]
 
 
 class Moderate(Message):
     """An operator's moderation act (only with the operator token): ban or unban a player (`kind: player`, by id
-    or name) or an address (`kind: address`), abort a live match, rename or close an identity; or list who is
+    or name) or an address (`kind: address`), abort a live match, rename or close an identity, give an account a
+    one-time reset code (`reset`: the code is in the answer's `done`, to hand over); or list who is
     online, the bans, and the audit of past acts. Every act that changes something is audited with `reason`."""
 
     type: Literal["moderate"] = "moderate"

@@ -213,13 +213,13 @@ class Accounts:
         self.ended(others)
         return len(others)
 
-    async def reset_code(self, player_id: str) -> str:
+    async def reset_code(self, player_id: str, also: list[Op]) -> str:
         """The operator's reset: a new one-time code for the account, to hand over (it signs in once and sets a
-        new password)."""
+        new password), stored with `also` (the audit row)."""
         if not await self.is_account(player_id):
             raise BadFieldError("moderate.target: this identity is a guest, not an account: it has no password")
         code = new_code()
-        await self._write([op_credential(new_id("c"), player_id, "reset", code_hash(code))])
+        await self._write([op_credential(new_id("c"), player_id, "reset", code_hash(code)), *also])
         return code
 
     async def is_account(self, player_id: str) -> bool:

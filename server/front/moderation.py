@@ -248,6 +248,11 @@ class Moderator:
             if msg.name is None:
                 raise BadFieldError("moderate.name: the new name of the identity")
             return await self.rename(player, msg.name, msg.reason, actor)
+        if msg.act == "reset":
+            code = await self.arena.accounts.reset_code(pid, [op_audit(actor, "reset", pid, msg.reason)])
+            return (f"reset code for {player.name} ({pid}): {code} (hand it over: it signs in once, with kalah login "
+                    f"{player.name} --recovery-code or the web page's recovery sign-in, and sets a new password)")
+        await self.arena.accounts.revoke(pid, None)  # an account's sessions end too
         await self.arena.identities.close(player, [op_ban("player", pid, f"closed: {msg.reason}", actor),
                                                    op_audit(actor, "close", pid, msg.reason)])
         self.players.add(pid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shlex
 import signal
@@ -262,6 +263,17 @@ def test_a_key_from_the_web_page_plays_in_the_terminal(sessions: list[Seen], ser
     assert main(["play", "--server", server, "--lobby"]) == 0
     assert sessions[-1].player == f"webby {welcome.player_id}"
 
+
+def test_a_guest_registered_in_the_terminal_plays_signed_in_as_itself(sessions: list[Seen], server: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kalah register` makes the guest identity remembered for the name an account, and `kalah play --server`
+    then says hello with the stored session: the same player, whatever --name says."""
+    assert main(["play", "--server", server, "--name", "gil", "--lobby"]) == 0
+    guest = sessions[-1].player
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long password\n"))
+    assert main(["register", "gil", "--server", server, "--password-stdin"]) == 0
+    assert main(["play", "--server", server, "--name", "someone", "--lobby"]) == 0
+    assert sessions[-1].player == guest
 
 def test_q_mid_game_says_the_game_is_kept_and_how_to_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
