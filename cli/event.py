@@ -98,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
     if url is None:
         raise CommandError("which server? give --server ws://host:port (or set $KALAH_SERVER)")
     if args.event_command == "create":
-        answer = _ask(url, _create_request(args), identity=args.name or default_name())
+        answer = ask(url, _create_request(args), identity=args.name or default_name())
     elif args.event_command == "list":
-        answer = _ask(url, ListEvents(status=args.status, limit=100))
+        answer = ask(url, ListEvents(status=args.status, limit=100))
     elif args.event_command == "results" and args.records and not args.json:
         _print_records(url, args.event)
         return 0
     else:
-        answer = _ask(url, FetchEvent(event_id=args.event))
+        answer = ask(url, FetchEvent(event_id=args.event))
     if args.json:
         print(json.dumps(answer.model_dump(mode="json"), indent=1))
         return 0
@@ -153,14 +153,16 @@ def _event_variant(text: str, clock: str | None) -> str:
         raise CommandError(str(exc)) from None
 
 
-def _ask(url: str, request: Message, identity: str | None = None) -> Any:
-    """Send one request (after a hello as `identity`, with its saved token, when given) and return the answer."""
+def ask(url: str, request: Message, identity: str | None = None, timeout: float = 30.0,
+        command: str = "kalah event") -> Any:
+    """Send one request (after a hello as `identity`, with its saved token, when given) and return the answer
+    (waiting at most `timeout` seconds for it); a refusal or a failed connection is a `CommandError`."""
     try:
         with connect(url, open_timeout=10, close_timeout=2, max_size=2**21) as ws:
             if identity is not None:
-                _hello(ws, url, identity)
+                hello(ws, url, identity, command)
             ws.send(encode(request))
-            answer = decode_server(ws.recv(timeout=30))
+            answer = decode_server(ws.recv(timeout=timeout))
     except (OSError, TimeoutError, WebSocketException, MessageError) as exc:
         raise CommandError(f"cannot reach {url}: {failure(exc)}") from None
     if isinstance(answer, ErrorMessage):
@@ -168,7 +170,7 @@ def _ask(url: str, request: Message, identity: str | None = None) -> Any:
     return answer
 
 
-def _hello(ws: Connection, url: str, name: str) -> None:
+def hello(ws: Connection, url: str, name: str, command: str = "kalah event") -> None:
     """Say hello as `name` with the token this machine keeps for it on this server; keep a new one."""
     from client.identities import default_identity_file, load_token, replaced_text, save_token, server_keys
 
@@ -182,7 +184,7 @@ def _hello(ws: Connection, url: str, name: str) -> None:
         raise CommandError(f"hello as {name}: {answer.code}: {answer.message}")
     assert isinstance(answer, Welcome)
     if answer.token is not None and answer.token != token and save_token(path, keys, answer.name, answer.token):
-        print(f"kalah event: {replaced_text(answer.name, path)}", file=sys.stderr)
+        print(f"{command}: {replaced_text(answer.name, path)}", file=sys.stderr)
 
 
 def events_table(listing: EventList) -> str:

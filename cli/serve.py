@@ -70,6 +70,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the least important log lines written to standard error")
     parser.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
                         help="log lines as text, or as one JSON object a line for a log tool")
+    parser.add_argument("--review-every", type=number(), default=5.0, metavar="SECONDS",
+                        help="how often to look for a finished game without a review and review it (0: only when "
+                             "asked for)")
     parser.add_argument("--kgp-port", type=port_number, default=None, metavar="PORT",
                         help="also let outside engines play over the Kalah Game Protocol on this TCP port "
                              "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
@@ -154,7 +157,7 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id,
                                  trusted_proxies=tuple(args.trusted_proxy),
                                  allowed_origins=tuple(args.allowed_origin), tls_cert=args.tls_cert,
-                                 tls_key=args.tls_key)
+                                 tls_key=args.tls_key, review_every_s=args.review_every or None)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -142,6 +142,14 @@ def get_game(source: str | None, match_id: str) -> StoredGame | None:
     return None if row is None else _read(StoredGame.from_row, row)
 
 
+def stored_review(source: str | None, match_id: str) -> str | None:
+    """The review stored for a match in a database (a path, None: the default file, or a postgresql:// URL)."""
+    try:
+        return read_offline(_database(source), lambda db: db.fetch_review(match_id))
+    except (FileNotFoundError, StorageError) as exc:
+        raise SourceError(str(exc)) from None
+
+
 def event_games(url: str, event_id: str) -> list[StoredGame]:
     """Every finished game of an event on a server, in the order they were paired: its pairings read in pages (an
     `event_state` alone holds only the latest 200), then each game, all on one connection."""

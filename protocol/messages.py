@@ -100,6 +100,7 @@ from protocol.requests import (
     WatchMatch,
     message_action,
 )
+from protocol.review_messages import GameReview, MarkThresholds, ReviewedPly, ReviewGame, ReviewSummary
 from protocol.wire_base import (
     MAX_MESSAGE_BYTES,
     MAX_SERVER_MESSAGE_BYTES,
@@ -119,7 +120,8 @@ from protocol.wire_base import (
 
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
-    | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState | SignedIn | SessionList | SignedOut,
+    | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState | SignedIn | SessionList | SignedOut
+    | GameReview,
     Field(discriminator="type"),
 ]
 
@@ -196,6 +198,7 @@ __all__ = [
     "GameList",
     "GameOverEvent",
     "GameRecord",
+    "GameReview",
     "HeadToHead",
     "Hello",
     "Int32",
@@ -213,6 +216,7 @@ __all__ = [
     "Login",
     "Logout",
     "MakeMove",
+    "MarkThresholds",
     "MatchEvent",
     "MatchId",
     "MatchList",
@@ -229,6 +233,9 @@ __all__ = [
     "Recover",
     "Register",
     "Resign",
+    "ReviewGame",
+    "ReviewSummary",
+    "ReviewedPly",
     "RevokeSessions",
     "SeekSummary",
     "Seeking",

@@ -17,6 +17,7 @@ from protocol.account_messages import (
 )
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.event_messages import CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
+from protocol.review_messages import ReviewGame
 from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
 
 
@@ -240,7 +241,8 @@ ClientMessage = Annotated[
     Hello | CreateMatch | FindOpponent | JoinMatch | WatchMatch | SyncMatch | LeaveMatch
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
     | CreateExhibition | ListStandings | Analyse | Moderate | ListEvents | FetchEvent | CreateEvent | JoinEvent
-    | LeaveEvent | Register | Login | Recover | Logout | ListSessions | RevokeSessions | ChangePassword,
+    | LeaveEvent | Register | Login | Recover | Logout | ListSessions | RevokeSessions | ChangePassword
+    | ReviewGame,
     Field(discriminator="type"),
 ]
 

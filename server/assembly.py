@@ -19,6 +19,7 @@ from server.core.arena import Arena
 from server.core.arena_options import ArenaOptions
 from server.core.hosted import BotRunner
 from server.core.match_host import MatchHost
+from server.core.played import PlayedHere
 from server.core.replication import Deployment, single_node
 from server.core.resume import load
 from server.core.tournament_driver import TournamentDriver
@@ -35,6 +36,7 @@ from server.front.metrics import Metrics
 from server.front.moderation import Moderator
 from server.front.operator_auth import OperatorAuth
 from server.front.outside_engines.gateway import Gateway, GatewayOptions
+from server.front.reviews import Reviews
 from server.front.router import Router
 from server.front.tournament_requests import TournamentRequests
 from server.logs import event as log_event
@@ -46,7 +48,7 @@ class RunningServer:
 
     def __init__(self, server: Server, arena: Arena, router: Router, handler: ConnectionHandler, host: str, port: int,
                  tournaments: TournamentDriver, lag_task: asyncio.Task[None], unwatch_collections: Callable[[], None],
-                 kgp: Gateway | None = None, secure: bool = False) -> None:
+                 reviews: Reviews, kgp: Gateway | None = None, secure: bool = False) -> None:
         self.server = server
         self.handler = handler
         self.arena = arena
@@ -59,6 +61,8 @@ class RunningServer:
         """The KGP gateway for outside engines, when started with `kgp_port`."""
         self.tournaments = tournaments
         """The tournaments this server runs and holds."""
+        self.reviews = reviews
+        """The game reviews it serves and makes."""
         self.lag_task = lag_task
         """The task that watches the event loop's lag."""
         self.unwatch_collections = unwatch_collections
@@ -86,6 +90,7 @@ class RunningServer:
             return
         self._closed = True
         self.lag_task.cancel()
+        await self.reviews.close()
         self.handler.admission.gate.close()
         self.unwatch_collections()
         log_event("shutdown_started", matches=len(self.arena.rooms))
@@ -168,9 +173,11 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         moderation = Moderator(arena, operator=OperatorAuth(arena.is_operator),
                                sessions_from=lambda address: admission.sessions_from(address),
                                on_bans=lambda: None if gateway is None else gateway.close_banned())
+        played = PlayedHere(arena)
+        reviews = Reviews(analyst, storage, played, server_opts.review_every_s)
         router = Router(arena, analyst, moderation, Answers(max_age=server_opts.shared_reads_s),
                         busy=admission.overloaded,  # public reads are shared while the loop falls behind
-                        more_handlers=tournament_requests.handlers())
+                        more_handlers={**tournament_requests.handlers(), **reviews.handlers()}, played=played)
         await tournaments.load()
         metrics = Metrics(arena.metrics)
         metrics.watch(arena, analyst, lambda: admission.connections)
@@ -188,6 +195,7 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         await storage.close()
         raise
     moderation.start()
+    reviews.start()
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     try:
@@ -207,10 +215,10 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                                           tournament_requests)
         except BaseException:
             await RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task,
-                                unwatch).close()
+                                unwatch, reviews).close()
             raise
     return RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task, unwatch,
-                         gateway, secure=tls is not None)
+                         reviews, gateway, secure=tls is not None)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

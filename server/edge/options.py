@@ -113,6 +113,9 @@ class ServerOptions:
     queue, and each started then thinks at most 250 ms (see `server.front.analysis`)."""
     analysis_player_busy: float = 0.5
     """The same share for the analyses of identities that played here (`server.core.played`), served first."""
+    review_every_s: float | None = None
+    """How often the server looks for finished games without a review and reviews one (None: reviews are made only
+    when asked for; see `server.front.reviews`)."""
     max_unread: int = MAX_UNREAD
     """Messages a client may have sent that the server has not read yet (reading stops past 16, but only after the
     read that passed them); past it the connection is dropped (`unread_close` logged)."""

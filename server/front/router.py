@@ -122,12 +122,12 @@ class Router:
     def __init__(self, arena: Arena, analyst: Analyst, moderation: Moderator, answers: Answers,
                  busy: Callable[[], bool] = lambda: False,
                  more_handlers: Mapping[type[ClientMessage], Handler] | None = None,
-                 accounts: AccountRequests | None = None) -> None:
+                 accounts: AccountRequests | None = None, played: PlayedHere | None = None) -> None:
         self.arena = arena
         self.accounts = accounts or AccountRequests(arena)
         """Accounts' requests, and hellos with a session."""
         self.analyst = analyst
-        self.played = PlayedHere(arena)
+        self.played = played or PlayedHere(arena)
         """Whom the analysis queue serves first: identities that played a game here."""
         self.handlers: dict[type[ClientMessage], Handler] = {
             Hello: self.hello, ListMatches: self.listing, ListGames: self.stored, FetchGame: self.stored,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from protocol.outcome import seat_score
+from server.storage.reviews import REVIEW
 
 Dialect = Literal["sqlite", "postgres"]
 RatedResult = tuple[str, str, float, str, str]
@@ -189,6 +190,10 @@ class GameReads(ABC):
     async def played(self, player_id: str, plies: int) -> bool:
         """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
 
+    @abstractmethod
+    async def fetch_review(self, match_id: str) -> str | None:
+        """The stored review of a match (its `game_review` JSON), or None."""
+
 
 # --- SQLite, by file path, without an event loop ---------------------------------------------
 
@@ -241,6 +246,16 @@ def rated_results(db_path: str | Path) -> list[RatedResult]:
     return results_of(rows)
 
 
+def fetch_review(db_path: str | Path, match_id: str) -> str | None:
+    """The stored review of a match in a database file (its `game_review` JSON), or None."""
+    with closing(_connect(db_path)) as db:
+        try:
+            row = db.execute(REVIEW, (match_id,)).fetchone()
+        except sqlite3.OperationalError:  # a database from before reviews were stored
+            return None
+    return None if row is None else str(row[0])
+
+
 class SQLiteReads(GameReads):
     """The stored-game reads of a SQLite file, each on its own read-only connection off the event loop."""
 
@@ -267,3 +282,7 @@ class SQLiteReads(GameReads):
     async def played(self, player_id: str, plies: int) -> bool:
         """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
         return await asyncio.to_thread(played, self.path, player_id, plies)
+
+    async def fetch_review(self, match_id: str) -> str | None:
+        """The stored review of a match (its `game_review` JSON), or None."""
+        return await asyncio.to_thread(fetch_review, self.path, match_id)

@@ -57,6 +57,7 @@ class OpKind(StrEnum):
     SESSION_SEEN = "session_seen"
     SESSION_END = "session_end"
     SESSIONS_END = "sessions_end"
+    REVIEW = "review"
 
 
 Op = tuple[OpKind, tuple[Any, ...]]

@@ -33,6 +33,7 @@ from server.storage.games import (
 )
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
+from server.storage.reviews import REVIEW, REVIEW_SQL
 from server.storage.schema import (
     FILL_NAME_KEYS,
     PLAYER_NAMES,
@@ -96,6 +97,7 @@ SQL: dict[OpKind, str] = {
     **{kind: numbered(sql) for kind, sql in TOURNAMENT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
     **{kind: numbered(sql) for kind, sql in ACCOUNT_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in REVIEW_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 
@@ -192,6 +194,14 @@ class PostgresReads(GameReads):
     async def played(self, player_id: str, plies: int) -> bool:
         """Whether `player_id` holds a seat in a live or finished match of at least `plies` plies."""
         return await self._reads.fetchval(numbered(PLAYED), player_id, plies, player_id, plies) is not None
+
+    async def fetch_review(self, match_id: str) -> str | None:
+        """The stored review of a match (its `game_review` JSON), or None."""
+        try:
+            text = await self._reads.fetchval(numbered(REVIEW), match_id)
+        except asyncpg.UndefinedTableError:  # a database from before reviews were stored
+            return None
+        return None if text is None else str(text)
 
 
 class PostgresStorage(PostgresReads, Storage):

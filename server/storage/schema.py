@@ -24,7 +24,8 @@ so finding a player's matches (has it played here, which seats does it hold) rea
 players by creation; version 14 adds accounts: `credentials` (a player's password as an argon2id hash, its one-time
 recovery and reset codes as SHA-256, and later its passkeys' public keys: one row each, by kind) and
 `account_sessions` (each sign-in: the SHA-256 of its secret, the client, the address, when it began, was last seen
-and ended). See `server.storage.accounts`.
+and ended). See `server.storage.accounts`; version 15 adds `reviews`, each finished game's review
+(`server.storage.reviews`).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -240,6 +241,14 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
 )""",
         "CREATE INDEX IF NOT EXISTS account_sessions_by_player ON account_sessions(player_id, ended_at)",
     )),
+    (15, (
+        """CREATE TABLE IF NOT EXISTS reviews (
+    match_id TEXT PRIMARY KEY,
+    review TEXT NOT NULL,
+    exact INTEGER NOT NULL,
+    at REAL NOT NULL
+)""",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -409,6 +418,14 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     ended_at DOUBLE PRECISION
 )""",
         "CREATE INDEX IF NOT EXISTS account_sessions_by_player ON account_sessions(player_id, ended_at)",
+    )),
+    (15, (
+        """CREATE TABLE IF NOT EXISTS reviews (
+    match_id TEXT PRIMARY KEY,
+    review TEXT NOT NULL,
+    exact BOOLEAN NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+)""",
     )),
 )
 

@@ -25,6 +25,7 @@ from protocol.messages import (
     GameList,
     GameOverEvent,
     GameRecord,
+    GameReview,
     Hello,
     InvalidJsonError,
     JoinedEvent,
@@ -33,6 +34,7 @@ from protocol.messages import (
     ListGames,
     ListMatches,
     MakeMove,
+    MarkThresholds,
     MatchEvent,
     MatchList,
     MatchSummary,
@@ -44,6 +46,9 @@ from protocol.messages import (
     ModerationRow,
     Presence,
     Resign,
+    ReviewedPly,
+    ReviewGame,
+    ReviewSummary,
     Seeking,
     Snapshot,
     SwapSides,
@@ -82,6 +87,7 @@ CLIENT_MESSAGES: list[Message] = [
     FetchGame(match_id="m1"),
     Moderate(operator_token="secret", act="ban", kind="address", target="203.0.113.7", reason="flood", actor="ops"),
     Moderate(operator_token="secret", act="rename", target="p1", name="alicia", reason="offensive"),
+    ReviewGame(match_id="m1"),
 ]
 
 POSITION = "4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"
@@ -113,6 +119,15 @@ SERVER_MESSAGES: list[Message] = [
                              record=["3", "6", "swap"], result=None, winner="a", reason=EndReason.RESIGN,
                              created_at="2026-11-21T12:00:00+00:00", finished_at="2026-11-21T12:10:00+00:00")]),
     GameRecord(game=GameInfo(match_id="m2", variant="kalah(4,3)", status="live", created_at="2026-11-21T12:00:00")),
+    GameReview(match_id="m1", variant="kalah(2,3)", budget_ms=500, exact=False, reviewed_at="2026-11-29T02:00:00+00:00",
+               thresholds=MarkThresholds(inaccuracy=1, mistake=2, blunder=3),
+               plies=[ReviewedPly(ply=0, side="south", player="a", action="1", value=-2, after=-2, best=["1"], loss=0,
+                                  exact=True, mark="perfect"),
+                      ReviewedPly(ply=1, side="north", player="b", action="5", value=-2, after=8, best=["4"],
+                                  loss=10, exact=False, depth=12, mark="blunder")],
+               players=[ReviewSummary(seat=0, player="a", moves=1, perfect=1, lost=0, exact=True),
+                        ReviewSummary(seat=1, player="b", moves=1, perfect=0, lost=10, worst_ply=1, worst_loss=10,
+                                      exact=False)]),
 ]
 
 
@@ -152,7 +167,7 @@ def test_end_reasons_and_error_codes_are_closed_lists() -> None:
         decode_server(json.dumps({**over, "reason": "boredom"}))
     with pytest.raises(BadFieldError):
         decode_server(json.dumps({"type": "error", "code": "no_such_code", "message": "?"}))
-    listing = json.loads(encode(SERVER_MESSAGES[-2]))
+    listing = json.loads(encode(next(m for m in SERVER_MESSAGES if isinstance(m, GameList))))
     listing["games"][0]["reason"] = "boredom"
     with pytest.raises(BadFieldError):
         decode_server(json.dumps(listing))
@@ -170,9 +185,9 @@ def test_every_message_type_is_covered() -> None:
     client_types = {m.type for m in CLIENT_MESSAGES}  # type: ignore[attr-defined]
     server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
     assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
-                            "transfer", "resign", "claim", "list", "games", "game", "moderate"}
+                            "transfer", "resign", "claim", "list", "games", "game", "moderate", "review"}
     assert server_types == {"welcome", "matches", "snapshot", "event", "catch_up", "ack", "presence", "seeking",
-                            "game_list", "game_record", "moderated", "error"}
+                            "game_list", "game_record", "moderated", "error", "game_review"}
 
 
 def test_message_actions() -> None:

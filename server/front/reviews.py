@@ -1,0 +1,201 @@
+"""Game reviews for clients (`review` requests) and of every finished game, made once and stored with the game.
+
+A review values each position of a finished game (`bots.review`) through the analysis queue
+(`Analyst.aanalyse`), one position after the other, so it gets the queue's bounds and its fairness
+across addresses and networks exactly as the asker's own analyses do; an address has at most
+`MAX_MAKING_PER_ADDRESS` reviews being made at once, and more are refused with `too_many`. Each position thinks an
+equal share of `REVIEW_BUDGET_MS` (within `MIN_PLY_MS`..`MAX_PLY_MS`), so a game's cost is bounded.
+The review is then stored (`reviews`) and every later request, on any node, reads it back. Two
+requests for the same game while it is being made share the one review.
+
+With `every_s`, the node also looks that often for games finished since it started (less
+`LOOKBACK_S`) that have no review, claims one in `guards` (so one node of a cluster makes it) and
+reviews it, one at a time, for no asker (charged to no address).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bots.review import MAX_PLY_MS, Valuation, assemble, needs_value, ply_budget_ms, replay
+from protocol.errors import ConflictError, InPlayError, TooManyError, UnknownMatchError
+from protocol.messages import Analyse, Message, encode
+from protocol.review_messages import GameReview, ReviewGame
+from protocol.variant import Variant
+from server.core.played import PlayedHere
+from server.edge.session import Peer, Session
+from server.front.analysis import Analyst
+from server.front.router import too_many_rows
+from server.logs import event as log_event
+from server.storage import Storage, StoredGame
+from server.storage.reviews import REVIEW, UNREVIEWED, op_review, review_claim
+from server.storage.writer import op_guard
+
+LOOKBACK_S = 600.0
+"""How long before its start a node still reviews finished games by itself."""
+MAX_MAKING_PER_ADDRESS = 1
+"""Reviews being made at once for one network address; more are refused with `too_many` (asking for a review being
+made, or one stored, is not counted)."""
+BUSY_RETRIES = 50
+"""How many times a position's analysis waits out a `too_many` refusal (the asker's own analysis running, a full
+queue) before the review gives up with that refusal."""
+
+
+class Abandoned(Exception):
+    """The asker left before the review was made."""
+
+
+class Reviews:
+    """Answers `review` requests from the stored reviews, making the missing ones through the analysis queue."""
+
+    def __init__(self, analyst: Analyst, storage: Storage, played: PlayedHere, every_s: float | None = None) -> None:
+        self.analyst = analyst
+        self.storage = storage
+        self.played = played
+        self.every_s = every_s
+        """How often this node looks for finished games to review by itself (None: only on request)."""
+        self.made = 0
+        """Reviews this node made (not read back) since it started."""
+        self._making: dict[str, asyncio.Future[GameReview]] = {}
+        self._asked: dict[str, int] = {}
+        """Reviews being made for each address."""
+        self._since = time.time() - LOOKBACK_S
+        self._task: asyncio.Task[None] | None = None
+
+    def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
+        """The router's handler of the review request."""
+        return {ReviewGame: self.review}
+
+    async def review(self, s: Session, msg: ReviewGame) -> list[Message]:
+        """The stored review of a finished game, made now if there is none (refused for a game not over)."""
+        if not s.peer.reads.allow(1):
+            raise too_many_rows(1, s.peer.reads.wait_s(1))
+        stored = await self.stored(msg.match_id)
+        if stored is not None:
+            return [stored]
+        game = await self.storage.fetch_game(msg.match_id)
+        if game is None:
+            raise UnknownMatchError(f"no stored game {msg.match_id!r}")
+        if game.status in ("open", "live"):
+            raise InPlayError(f"match {msg.match_id} is still being played: ask for its review once it has ended")
+        if game.status != "finished":
+            raise UnknownMatchError(f"match {msg.match_id} was {game.status}: there is no game to review")
+        await self.played.played(s.player_id)
+        try:
+            answer = await self.make(game, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id))
+        except Abandoned:
+            return []
+        return [answer]
+
+    async def stored(self, match_id: str) -> GameReview | None:
+        """The review stored for a match, or None (also for a row this version cannot read)."""
+        rows = await self.storage.fetch_rows(REVIEW, match_id)
+        if not rows:
+            return None
+        try:
+            return GameReview.model_validate_json(str(rows[0][0]))
+        except ValueError as exc:
+            log_event("unreadable_review", match=match_id, error=str(exc)[:300], level=30)
+            return None
+
+    async def make(self, game: StoredGame, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
+                   player: Callable[[], bool]) -> GameReview:
+        """The review of a finished game, made and stored (or the one being made for another asker)."""
+        making = self._making.get(game.match_id)
+        if making is not None:
+            return await asyncio.shield(making)
+        address = None if peer is None else peer.address
+        if address is not None and self._asked.get(address, 0) >= MAX_MAKING_PER_ADDRESS:
+            raise TooManyError(f"at most {MAX_MAKING_PER_ADDRESS} review made at once for one address: ask again "
+                               "once it is done", MAX_PLY_MS / 1000)
+        future: asyncio.Future[GameReview] = asyncio.get_running_loop().create_future()
+        self._making[game.match_id] = future
+        if address is not None:
+            self._asked[address] = self._asked.get(address, 0) + 1
+        try:
+            review = await self._make(game, peer, gone, player)
+            future.set_result(review)
+            return review
+        except BaseException as exc:
+            future.set_exception(exc if isinstance(exc, Exception) else Abandoned("stopped"))
+            future.exception()  # retrieved: no one may be waiting
+            raise
+        finally:
+            del self._making[game.match_id]
+            if address is not None:
+                self._asked[address] -= 1
+                if not self._asked[address]:
+                    del self._asked[address]
+
+    async def _make(self, game: StoredGame, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
+                    player: Callable[[], bool]) -> GameReview:
+        """Value each position through the analysis queue, then assemble and store the review."""
+        started = time.monotonic()
+        variant = Variant.parse(game.variant)
+        played = replay(variant, game.record)
+        budget = ply_budget_ms(played)
+        values: dict[int, Valuation] = {}
+        for index, position in enumerate(played.positions):
+            if needs_value(position):
+                values[index] = await self._value(Analyse(variant=game.variant, position=position.fen(),
+                                                          budget_ms=budget), peer, gone, player)
+        review = assemble(game.match_id, played, (game.south, game.north), values, budget)
+        await self.storage.write([op_review(game.match_id, encode(review), review.exact)])
+        self.made += 1
+        log_event("game_reviewed", match=game.match_id, plies=len(review.plies), exact=review.exact,
+                  seconds=round(time.monotonic() - started, 3))
+        return review
+
+    async def _value(self, msg: Analyse, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
+                     player: Callable[[], bool]) -> Valuation:
+        """One position's valuation from the analysis queue, waiting out its `too_many` refusals a while."""
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                answer = await self.analyst.aanalyse(msg, peer, gone, player)
+            except TooManyError as exc:
+                if attempt == BUSY_RETRIES:
+                    raise
+                await asyncio.sleep((exc.retry_ms or 1000) / 1000)
+                continue
+            if answer is None:
+                raise Abandoned("the asker left")
+            return Valuation(answer.value, tuple(str(b) for b in answer.best), answer.exact, answer.depth)
+        raise AssertionError("unreachable")
+
+    def start(self) -> None:
+        """Start looking for finished games to review, if `every_s` is set."""
+        if self.every_s is not None and self._task is None:
+            self._task = asyncio.create_task(self._watch(self.every_s), name="reviews")
+
+    async def _watch(self, every_s: float) -> None:
+        """Review, one at a time, the games finished lately that no node has reviewed or claimed."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                for (match_id,) in await self.storage.fetch_rows(UNREVIEWED, self._since, 1):
+                    await self._review_alone(str(match_id))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database failing, a refusal: look again later
+                log_event("review_failed", error=str(exc)[:300], level=30)
+
+    async def _review_alone(self, match_id: str) -> None:
+        """Claim and review one finished game for no asker."""
+        try:
+            await self.storage.write([op_guard(review_claim(match_id))])
+        except ConflictError:
+            return  # another node claimed it
+        game = await self.storage.fetch_game(match_id)
+        if game is not None:
+            await self.make(game, None, None, lambda: False)
+
+    async def close(self) -> None:
+        """Stop looking for games to review."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,100 @@
+"""Game review over the wire (`review`): made once through the analysis queue, stored, read back by later requests
+and after a restart, refused for games not over, held by the queue's per-address bound, and made by the server
+itself for games that finish."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from bots.review import perfect_valuer, review_game
+from protocol import Position, Variant
+from server.storage.reviews import REVIEW
+from tests.conftest import Serve
+from tests.helpers.stored_games import store_finished
+from tests.helpers.wire import Client, eventually, live_match
+
+SMALL = Variant.parse("kalah(2,3)")
+GAMES = {"g1": (SMALL, "1 5 1 4 2 4 5"), "g2": (SMALL, "2 5 1 5 4 1 4 2"), "g3": (SMALL, "1 5 2 5")}
+
+
+async def test_a_review_is_made_once_stored_and_read_back_after_a_restart(serve: Serve, tmp_path: Path) -> None:
+    """The first `review` makes the review (its losses those of `bots.review`), the second reads the stored one,
+    and a restarted server answers the same review without making it again."""
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, GAMES)
+    arena = await serve(db)
+    c = await Client.open(arena.url, "reader")
+    first = await c.request("game_review", timeout=30, type="review", match_id="g1")
+    expected = review_game("g1", SMALL, GAMES["g1"][1], ("alice", "bob"), perfect_valuer(egdb_seeds=0))
+    assert [p["loss"] for p in first["plies"]] == [p.loss for p in expected.plies] == [0, 10, 2, 0, 4, 2, 0]
+    assert first["exact"] and [p["player"] for p in first["plies"][:2]] == ["alice", "bob"]
+    again = await c.request("game_review", timeout=10, type="review", match_id="g1")
+    assert again == first and arena.reviews.made == 1
+    assert await arena.arena.storage.fetch_rows(REVIEW, "g1")
+    await c.close()
+    await arena.close()
+    restarted = await serve(db)
+    c = await Client.open(restarted.url, "reader2")
+    assert await c.request("game_review", timeout=10, type="review", match_id="g1") == first
+    assert restarted.reviews.made == 0
+    await c.close()
+
+
+async def test_only_a_finished_game_is_reviewed(serve: Serve, tmp_path: Path) -> None:
+    """A live match is refused `in_play` (no help during a game), an unknown one `unknown_match`."""
+    arena = await serve()
+    south, north, match_id = await live_match(arena.url, "kalah(3,3)", ("sly", "shy"))
+    await south.send(type="review", match_id=match_id)
+    assert await south.error() == "in_play"
+    await north.send(type="review", match_id="nothing-here")
+    assert await north.error() == "unknown_match"
+    for client in (south, north):
+        await client.close()
+
+
+async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
+        serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reviews asked at once from one address: one is made, the others are refused `too_many` with a retry hint;
+    asking for the review being made shares it; another address is served meanwhile."""
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, GAMES)
+    arena = await serve(db)
+    analyst = arena.router.analyst
+    decide = analyst._decide
+
+    def slow(position: Position, budget_s: float) -> tuple[list[int], int, bool, int]:
+        """The analyst's answer, a little later (so the reviews overlap)."""
+        time.sleep(0.1)
+        return decide(position, budget_s)
+
+    monkeypatch.setattr(analyst, "_decide", slow)
+    clients = [await Client.open(arena.url, f"flood{i}") for i in range(3)]
+    sharer = await Client.open(arena.url, "sharer")
+    other = await Client.open(arena.url, "other", source="127.0.0.2")
+    for client, match_id in zip(clients, GAMES, strict=True):
+        await client.send(type="review", match_id=match_id)
+        await asyncio.sleep(0.05)
+    await sharer.send(type="review", match_id="g1")
+    await other.send(type="review", match_id="g2")
+    answers = [await client.expect("game_review", timeout=30)
+               if i == 0 else await client.expect("error", timeout=10) for i, client in enumerate(clients)]
+    assert [a.get("code") for a in answers[1:]] == ["too_many", "too_many"]
+    assert all(a.get("retry_ms") for a in answers[1:])
+    assert (await sharer.expect("game_review", timeout=30)) == answers[0]
+    assert (await other.expect("game_review", timeout=30))["match_id"] == "g2"
+    assert arena.reviews.made == 2
+    for client in [*clients, sharer, other]:
+        await client.close()
+
+
+async def test_the_server_reviews_the_games_that_finish(serve: Serve, tmp_path: Path) -> None:
+    """With `review_every_s`, a game finished lately gets its review stored with no one asking for it."""
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, {"g3": GAMES["g3"]})
+    arena = await serve(db, review_every_s=0.05)
+    await eventually(lambda: arena.arena.storage.fetch_rows(REVIEW, "g3"), timeout=30, what="the stored review")
+    assert arena.reviews.made == 1
