@@ -3,7 +3,9 @@
 #   - Chromium at /usr/bin/chromium, with a font for the pages' symbols (the browser tests,
 #     tests/helpers/browser.py, drive it with Playwright; no browser is ever downloaded otherwise);
 #   - PostgreSQL's server binaries (the storage tests start a throwaway server, tests/helpers/pg.py);
-#   - redis-server (the cluster tests start a throwaway one, tests/helpers/redis_server.py).
+#   - redis-server (the cluster tests start a throwaway one, tests/helpers/redis_server.py);
+#   - caddy (the proxy tests put a throwaway one with its internal CA in front of a server, tests/helpers/caddy.py,
+#     and check the shipped deploy/Caddyfile).
 # It also installs the playwright package if the Python in use lacks it. Safe to run again: it only
 # installs what is missing, and says what it does. Run as root, or as a user who may sudo.
 #
@@ -37,6 +39,12 @@ if command -v redis-server > /dev/null || [ -x /usr/bin/redis-server ]; then
   say "redis-server is installed: $(redis-server --version 2>/dev/null | head -n 1)"
 else
   packages+=(redis-server)
+fi
+
+if command -v caddy > /dev/null; then
+  say "caddy is installed: $(caddy version 2>/dev/null | head -n 1)"
+else
+  packages+=(caddy)
 fi
 
 if [ "${#packages[@]}" -gt 0 ]; then
