@@ -24,8 +24,11 @@ from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
 from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
+from server.edge.open_files import files_needed, fit_open_files
+from server.edge.options import ServerOptions
 from server.edge.tls import TlsError
 from server.front.origins import canonical_origin
+from server.front.outside_engines.gateway import GatewayOptions
 from server.logs import FORMATS as LOG_FORMATS
 from server.logs import EventFormatter
 from server.logs import configure as configure_logs
@@ -182,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the server; exit 0 after a graceful shutdown."""
     token = operator_token(args, "serve")  # before anything starts: a file it cannot read is one line
     logs = configure_logs(args.log_level, args.log_format)
+    kgp_files = GatewayOptions().kgp_max_connections if args.kgp_port is not None else 0
+    short = fit_open_files(files_needed(args.max_connections, ServerOptions().max_handshakes, kgp_files))
+    if short is not None:
+        raise CommandError(short)
     # The storage thread hands the GIL back and forth with the event loop a few times per
     # commit; a shorter switch interval (default 5 ms) keeps group commits quick under load.
     sys.setswitchinterval(float(os.environ.get("KALAH_SWITCH_INTERVAL", "0.001")))

@@ -27,6 +27,7 @@ from server.edge.answers import Answers
 from server.edge.client_address import TrustedProxies
 from server.edge.connection import connection_class
 from server.edge.gc_tuning import watch_collections
+from server.edge.handshakes import Handshakes
 from server.edge.options import ServerOptions
 from server.edge.tls import tls_context
 from server.front.admission import Admission
@@ -164,7 +165,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
     try:
         arena = Arena(storage, bots, arena_opts, _deployment(server_opts.bus, server_opts.node_id),
                       wait_turn=lambda: admission.exhibition_turn())  # exhibitions after seated players too
-        admission = Admission(arena, server_opts)
+        admission = Admission(arena, server_opts, Handshakes(
+            server_opts.max_handshakes_per_address, server_opts.max_handshakes_per_prefix, server_opts.max_handshakes,
+            proxies))
         await load(arena)
         tournaments = TournamentDriver(arena)
         tournament_requests = TournamentRequests(tournaments)
@@ -189,8 +192,9 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                              max_size=server_opts.max_message_bytes, ping_interval=server_opts.ping_interval,
                              ping_timeout=server_opts.ping_timeout, max_queue=16, compression=None,
                              backlog=server_opts.backlog, ssl=tls,
+                             open_timeout=server_opts.handshake_timeout,
                              create_connection=connection_class(asyncio.get_running_loop(), server_opts.max_unread,
-                                                                proxies))
+                                                                proxies, admission.handshakes))
     except BaseException:  # e.g. the port is taken: the database thread must not keep the process alive
         await storage.close()
         raise

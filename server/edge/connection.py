@@ -19,7 +19,7 @@ import asyncio
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN, Protocol
+from websockets.protocol import OPEN, Event, Protocol
 from websockets.streams import StreamReader
 
 try:
@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - websockets without its C extension
     from websockets.utils import apply_mask
 
 from server.edge.client_address import NO_PROXIES, TrustedProxies, peer_host, peer_remote
+from server.edge.handshakes import Handshakes
 from server.edge.writes import BatchedConnection, WriteBatch
 from server.logs import event as log_event
 
@@ -100,7 +101,35 @@ class ArenaConnection(BatchedConnection):
     max_unread = MAX_UNREAD
     proxies = NO_PROXIES
     """The reverse proxies whose forwarded client address this server's connections believe."""
+    handshakes: Handshakes | None = None
+    """The server's connections still in their opening handshake (None: not bounded)."""
     _client: str | None = None
+    _half_open = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """websockets' start; then count the connection among those in their handshake, or drop it past a bound."""
+        super().connection_made(transport)
+        table = self.handshakes
+        if table is None:
+            return
+        if table.arrive(self, peer_host(self.remote_address), self.drop_half_open):
+            self._half_open = True
+        else:
+            self.drop_half_open()
+
+    def drop_half_open(self) -> None:
+        """Drop a connection whose request has not arrived (past a bound, or shed for a newcomer)."""
+        transport = self.transport
+        if isinstance(transport, asyncio.Transport):
+            transport.abort()
+
+    def process_event(self, event: Event) -> None:
+        """The request arrived (the first event): the connection's handshake no longer counts as half-open."""
+        if self._half_open:
+            self._half_open = False
+            if self.handshakes is not None:
+                self.handshakes.done(self)
+        super().process_event(event)
 
     @property
     def client_host(self) -> str:
@@ -144,6 +173,10 @@ class ArenaConnection(BatchedConnection):
 
     def connection_lost(self, exc: Exception | None) -> None:
         """websockets' cleanup, then break the protocol's reference cycles (see `release_protocol`)."""
+        if self._half_open:
+            self._half_open = False
+            if self.handshakes is not None:
+                self.handshakes.done(self)
         super().connection_lost(exc)
         release_protocol(self.protocol)
 
@@ -165,10 +198,12 @@ def release_protocol(protocol: Protocol) -> None:
 
 
 def connection_class(loop: asyncio.AbstractEventLoop, max_unread: int = MAX_UNREAD,
-                     proxies: TrustedProxies = NO_PROXIES) -> type[ArenaConnection]:
-    """The connection class of one server, sharing one `WriteBatch` on its loop and its trusted proxies."""
+                     proxies: TrustedProxies = NO_PROXIES,
+                     handshakes: Handshakes | None = None) -> type[ArenaConnection]:
+    """The connection class of one server, sharing one `WriteBatch` on its loop, its trusted proxies and its table of
+    connections in their handshake."""
     return type("ArenaConnection", (ArenaConnection,), {"batch": WriteBatch(loop), "max_unread": max_unread,
-                                                        "proxies": proxies})
+                                                        "proxies": proxies, "handshakes": handshakes})
 
 
 def client_of(conn: ServerConnection) -> str:

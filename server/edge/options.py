@@ -123,6 +123,17 @@ class ServerOptions:
     """Origins of web pages on other sites that may open websockets here (`https://host[:port]`), beside the server's
     own (the `Host` it was reached at); a handshake with any other `Origin` gets HTTP 403 (see
     `server.front.origins`)."""
+    handshake_timeout: float = 10.0
+    """Seconds a connection may take to send its HTTP request and be answered (websockets' `open_timeout`)."""
+    max_handshakes: int = 1_000
+    """Connections whose HTTP request has not fully arrived, in all; at the bound a newcomer from another network
+    than the one holding the most makes that network's oldest drop, else it is dropped (see
+    `server.edge.handshakes`)."""
+    max_handshakes_per_address: int = 64
+    """Connections in their handshake one address (an IPv6 /64) may hold (as many as it may hold open, so an honest
+    burst of connections is never cut short by it); past it a new one is dropped at accept."""
+    max_handshakes_per_prefix: int = 256
+    """Connections in their handshake one network (an IPv4 /24, an IPv6 /64) may hold."""
     socket_send_buffer: int = 256 * 1024
     """The kernel's send buffer of each connection: small enough that a client that stopped
     reading fills it soon, and the server's own bound (`send_buffer`) then drops it."""

@@ -26,6 +26,7 @@ from server.core.networks import address_of, prefix_of
 from server.core.rates import NetworkLimiter, RateLimiter, SharedLimiter
 from server.edge.connection import client_of
 from server.edge.gate import SeatlessGate
+from server.edge.handshakes import Handshakes
 from server.edge.options import ServerOptions
 from server.edge.peers import PeerTable
 from server.edge.session import Peer, Session
@@ -59,9 +60,12 @@ def seated(arena: Arena, session: Session) -> bool:
 class Admission:
     """The server's connections by address and prefix, their budgets, and whether the server is overloaded."""
 
-    def __init__(self, arena: Arena, opts: ServerOptions) -> None:
+    def __init__(self, arena: Arena, opts: ServerOptions, handshakes: Handshakes | None = None) -> None:
         self.arena = arena
         self.opts = opts
+        self.handshakes = handshakes or Handshakes(opts.max_handshakes_per_address, opts.max_handshakes_per_prefix,
+                                                   opts.max_handshakes)
+        """Connections whose HTTP request has not arrived yet (counted before any cap below sees them)."""
         self.connections = 0
         self.peers = PeerTable(self.new_peer)
         self.all_reads = RateLimiter(opts.all_read_rows_rate, int(2 * opts.all_read_rows_rate))

@@ -86,7 +86,7 @@ class ConnectionHandler:
         if request.path.split("?")[0] == "/health":
             status = HTTPStatus.SERVICE_UNAVAILABLE if arena.closing else HTTPStatus.OK
             body: dict[str, object] = {"status": "closing" if arena.closing else "ok",
-                    "connections": self.admission.connections,
+                    "connections": self.admission.connections, "handshakes": self.admission.handshakes.count,
                     "matches": len(arena.rooms), "actions": arena.actions, "quarantined": arena.quarantined,
                     "commits": arena.storage.commits,
                     "seatless_waiting": self.admission.gate.waiting, "seatless_held": self.admission.gate.held,

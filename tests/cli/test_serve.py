@@ -6,13 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import signal
 import socket
 import sqlite3
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -283,3 +284,31 @@ def test_tls_flags_serve_wss_or_are_refused_in_one_line(tmp_path: Path) -> None:
         assert games.returncode == 0, games.stderr
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def open_files_limit(soft: int, hard: int) -> Callable[[], None]:
+    """A child's set-up that gives it these open-files limits."""
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def soft_open_files(pid: int) -> int:
+    """The soft open-files limit of process `pid`."""
+    line = next(line for line in Path(f"/proc/{pid}/limits").read_text().splitlines()
+                if line.startswith("Max open files"))
+    return int(line.split()[3])
+
+
+def test_the_connection_caps_are_checked_against_the_open_files_limit(tmp_path: Path) -> None:
+    """At the usual limit of 1,024 open files, `kalah serve` (10,000 connections by default) raises its soft limit
+    up to the hard one when it may and starts; when the hard limit is too low it refuses in one line naming the
+    limit and --max-connections (before: it started, and failed every handshake past 1,024 files)."""
+    argv = [*SERVE, "--port", "0", "--db", str(tmp_path / "a.sqlite3")]
+    done = run(argv, timeout=30, preexec_fn=open_files_limit(1024, 1024))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "may open only 1024" in done.stderr and "ulimit -n" in done.stderr and "--max-connections" in done.stderr
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 12_000:
+        pytest.skip(f"this machine's hard open-files limit ({hard}) is below what the default caps need")
+    with started(argv, stdout=subprocess.PIPE, text=True, preexec_fn=open_files_limit(1024, hard)) as proc:
+        assert " on ws://" in first_line(proc)
+        assert soft_open_files(proc.pid) >= 11_256
