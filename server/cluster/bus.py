@@ -176,6 +176,18 @@ class Bus:
                 found.append((text, None))
         return found
 
+    async def all_waiting(self, limit: int) -> list[tuple[str, Waiting]]:
+        """The readable entries of every variant's seek queue (the longest waiting of each first), at most `limit`,
+        left in the queues."""
+        found: list[tuple[str, Waiting]] = []
+        prefix = seeks_key("")
+        async for key in self.redis.scan_iter(match=prefix + "*", count=100):
+            variant = (key if isinstance(key, str) else key.decode())[len(prefix):]
+            found += [(variant, entry) for _, entry in await self.waiting(variant, limit) if entry is not None]
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
     async def take(self, variant: str, text: str) -> bool:
         """Take one queue entry, as stored, off `variant`'s queue now; False if it is gone (another node took it,
         or its player left)."""

@@ -405,6 +405,17 @@ class Cluster:
                 return entry.node, Seat(entry.player_id, entry.name)
         return None
 
+    async def seeks_elsewhere(self, limit: int) -> list[tuple[str, str]]:
+        """(variant, name) of the players waiting on the other live nodes, at most `limit`; none while Redis cannot
+        be read (the listing goes on with this node's own)."""
+        try:
+            found = await self.bus.all_waiting(limit)
+        except (RedisError, OSError) as exc:
+            log_event("seeks_unreadable", error=repr(exc), level=30)
+            return []
+        return [(variant, entry.name) for variant, entry in found
+                if entry.node != self.node_id and entry.node in self.live_nodes]
+
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
         self.bus.announce(Paired(node, player_id, match_id))

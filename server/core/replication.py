@@ -98,6 +98,9 @@ class Replication(Protocol):
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
         """A player waiting on another server (its node and seat), taken off the queue; None: nobody."""
 
+    async def seeks_elsewhere(self, limit: int) -> list[tuple[str, str]]:
+        """(variant, name) of the players waiting on other servers, at most `limit`."""
+
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """Tell `node` that its waiting player has a seat in `match_id`."""
 
@@ -214,6 +217,10 @@ class SingleNode:
     async def take_seek(self, variant: str, player_id: str) -> tuple[str, Seat] | None:
         """No one waits anywhere else."""
         return None
+
+    async def seeks_elsewhere(self, limit: int) -> list[tuple[str, str]]:
+        """No one waits anywhere else."""
+        return []
 
     def paired(self, node: str, player_id: str, match_id: str) -> None:
         """No other node to tell."""

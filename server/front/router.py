@@ -218,7 +218,8 @@ class Router:
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every
-        node's, as stored, with this node's spectator counts), and the players of this server seeking an opponent."""
+        node's, as stored, with this node's spectator counts), and the players seeking an opponent (this node's first,
+        then those waiting on the cluster's other live nodes)."""
         a = self.arena
 
         async def make() -> tuple[Message, int]:
@@ -226,6 +227,11 @@ class Router:
             matches = await a.replication.listing(a.options.max_list, lambda rows: self.charge_rows(s, rows))
             seeks = [SeekSummary(variant=variant, name=waiting.name) for variant, waiting in a.seeks.items()
                      if waiting.name is not None and still_open(waiting)][:MAX_SEEKS_LISTED]
+            shown = {(seek.variant, seek.name) for seek in seeks}
+            for variant, name in await a.replication.seeks_elsewhere(MAX_SEEKS_LISTED - len(seeks)):
+                if (variant, name) not in shown:  # a player may wait on this node and another one
+                    seeks.append(SeekSummary(variant=variant, name=name))
+                    shown.add((variant, name))
             return MatchList(matches=matches, seeks=seeks), len(matches) + len(seeks)
 
         return await self.shared_read(s, "list", make)

@@ -3,6 +3,8 @@ process): the shared queue in Redis keeps every player who waits on a live node 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import redis.asyncio as redis
 
 from server.assembly import RunningServer
@@ -61,3 +63,36 @@ async def test_a_player_waiting_on_one_node_who_seeks_on_another_stays_queued_on
     for client in (pat_b, kim):
         await client.close()
 
+
+
+async def test_the_listing_on_one_node_shows_who_waits_on_another(serve: Serve, pg_url: str, bus_url: str) -> None:
+    """Pat seeks on node B: a listing on node A shows Pat's seek beside A's own seekers (before: only the seeks of
+    the node asked); once Pat leaves, the listing on A no longer shows it."""
+    variant = "kalah(7,2)"  # a variant no other test seeks in
+    a, b = [await serve(pg_url, bus=bus_url) for _ in range(2)]
+    pat = await Client.open(b.url, "pat")
+    assert (await pat.request("seeking", type="seek", variant=variant))["variant"] == variant
+    kim = await Client.open(a.url, "kim")
+    assert (await kim.request("seeking", type="seek", variant="kalah(7,3)"))["variant"] == "kalah(7,3)"
+    lee = await Client.open(a.url, "lee")
+
+    async def seeks() -> list[object]:
+        """The seeks in a listing asked of node A."""
+        return list((await lee.request("matches", type="list"))["seeks"])
+
+    await eventually(lambda: _shows(seeks, {"variant": variant, "name": "pat"}), what="B's seeker listed on A")
+    assert {"variant": "kalah(7,3)", "name": "kim"} in await seeks()
+    await pat.close()
+    await eventually(lambda: _hides(seeks, "pat"), what="the seek leaving the listing once Pat left")
+    for client in (kim, lee):
+        await client.close()
+
+
+async def _shows(seeks: Callable[[], Awaitable[list[object]]], seek: dict[str, str]) -> bool:
+    """Whether the listing holds `seek`."""
+    return seek in await seeks()
+
+
+async def _hides(seeks: Callable[[], Awaitable[list[object]]], name: str) -> bool:
+    """Whether the listing holds no seek of `name`."""
+    return all(not isinstance(s, dict) or s.get("name") != name for s in await seeks())
