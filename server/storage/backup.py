@@ -12,6 +12,7 @@ exclusive lock first, and holds it while it writes) and over any existing databa
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -70,6 +71,19 @@ def _open_existing(path: Path) -> sqlite3.Connection:
         return sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as exc:
         raise BackupError(f"{path}: cannot open ({exc})") from None
+
+
+TIMESTAMPED = re.compile(r"arena-\d{8}T\d{6}Z\.sqlite3")
+"""The name of a backup written into a directory (`arena-20261126T143000Z.sqlite3`): what `prune` may remove."""
+
+
+def prune(folder: Path, keep: int) -> list[Path]:
+    """Remove all but the newest `keep` timestamped backups in `folder` (other files are left alone); the removed."""
+    made = sorted(path for path in folder.iterdir() if TIMESTAMPED.fullmatch(path.name) and path.is_file())
+    old = made[:max(0, len(made) - keep)]
+    for path in old:
+        path.unlink(missing_ok=True)
+    return old
 
 
 def backup_target(dest: Path) -> Path:

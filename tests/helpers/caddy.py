@@ -1,5 +1,6 @@
-"""A throwaway Caddy in front of a test's server: https and wss on a free loopback port with Caddy's internal CA
-(`tls internal`), its admin endpoint off, its data (the CA and certificates) in a temporary folder.
+"""A throwaway Caddy in front of a test's server, running the site block of the shipped deploy/Caddyfile: https and
+wss on a free loopback port with Caddy's internal CA (`tls internal`) instead of a public one, its admin endpoint
+off, its data (the CA and certificates) in a temporary folder.
 
 `caddy_proxy(upstream_port, folder)` starts it and kills it on every path (and the services' watchdog kills it if
 the run itself is killed). Without `caddy` (Debian: `apt-get install caddy`; tests/install-test-deps.sh installs it)
@@ -20,10 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers.pg import _free_port, _unavailable
-from tests.helpers.processes import started
+from tests.helpers.processes import ROOT, started
 from tests.helpers.services_watchdog import register
 
-CADDYFILE = """{{
+SHIPPED = ROOT / "deploy" / "Caddyfile"
+"""The Caddyfile operators install (docs/deploy.md): the tests run its site block."""
+SITE = "play.example.org {"
+UPSTREAM = "reverse_proxy 127.0.0.1:8765"
+
+GLOBAL = """{{
 \tadmin off
 \tskip_install_trust
 \tauto_https disable_redirects
@@ -34,14 +40,18 @@ CADDYFILE = """{{
 \t}}
 }}
 
-https://127.0.0.1:{https_port} {{
-\tbind 127.0.0.1
-\ttls internal
-\treverse_proxy 127.0.0.1:{upstream}
-}}
 """
-"""A site on 127.0.0.1 with Caddy's own CA, handing every request (websocket upgrades too) to the upstream; Caddy
-sets `X-Forwarded-For` to the client's address, replacing whatever the client sent."""
+"""Caddy's own settings for a test: no admin endpoint, high ports, its CA and state in the test's folder, nothing
+installed in the system's trust store."""
+
+
+def caddyfile_for_test(https_port: int, http_port: int, data: Path, upstream: int) -> str:
+    """The shipped Caddyfile's site on `127.0.0.1:https_port` with Caddy's internal CA, proxying to `upstream`."""
+    shipped = SHIPPED.read_text()
+    assert shipped.count(SITE) == 1 and shipped.count(UPSTREAM) == 1, "the shipped Caddyfile changed shape"
+    site = shipped.replace(SITE, f"https://127.0.0.1:{https_port} {{\n\tbind 127.0.0.1\n\ttls internal")
+    return GLOBAL.format(http_port=http_port, https_port=https_port, data=data) + \
+        site.replace(UPSTREAM, f"reverse_proxy 127.0.0.1:{upstream}")
 
 
 def caddy_binary() -> str:
@@ -102,7 +112,7 @@ def caddy_proxy(upstream: int, folder: Path) -> Iterator[CaddyProxy]:
     https_port, http_port = _free_port(), _free_port()
     data = folder / "data"
     config = folder / "Caddyfile"
-    config.write_text(CADDYFILE.format(http_port=http_port, https_port=https_port, data=data, upstream=upstream))
+    config.write_text(caddyfile_for_test(https_port, http_port, data, upstream))
     root = data / "pki" / "authorities" / "local" / "root.crt"
     log = (folder / "caddy.log").open("w")
     try:

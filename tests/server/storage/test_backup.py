@@ -14,6 +14,7 @@ from pathlib import Path
 from protocol import Game, Variant
 from server.storage import fetch_game
 from server.storage.schema import SCHEMA, SQLITE_MIGRATIONS
+from tests.conftest import Serve
 from tests.helpers.cluster_play import loopback, start_node, stop_nodes
 from tests.helpers.pg import PostgresServer, query
 from tests.helpers.processes import KALAH, spawn
@@ -218,3 +219,24 @@ async def test_the_documented_pg_dump_and_pg_restore_recipe_keeps_every_acknowle
         await back.close()
     finally:
         await stop_nodes([(proc, url)])
+
+
+async def test_backup_keep_leaves_the_newest_n_timestamped_copies(serve: Serve, tmp_path: Path) -> None:
+    """`--keep N` into a directory removes the oldest timestamped backups beyond N, and nothing else; with a file as
+    DEST it is refused in one line."""
+    db, shelf = tmp_path / "arena.sqlite3", tmp_path / "backups"
+    await (await serve(db)).close()
+    shelf.mkdir()
+    for day in (1, 2, 3):
+        (shelf / f"arena-202001{day:02d}T000000Z.sqlite3").write_bytes(b"old")
+    (shelf / "arena-before-upgrade.sqlite3").write_bytes(b"kept by hand")
+    (shelf / "notes.txt").write_text("mine")
+    status, out = await kalah("backup", "--db", str(db), "--keep", "2", str(shelf))
+    assert status == 0, out
+    assert "removed 2 older backups, keeping the newest 2: arena-20200101T000000Z.sqlite3, " \
+           "arena-20200102T000000Z.sqlite3" in out
+    names = sorted(path.name for path in shelf.iterdir())
+    assert names == ["arena-20200103T000000Z.sqlite3", names[1], "arena-before-upgrade.sqlite3", "notes.txt"]
+    assert names[1].startswith("arena-2") and names[1] != names[0]
+    status, out = await kalah("backup", "--db", str(db), "--keep", "2", str(tmp_path / "one.sqlite3"))
+    assert status == 2 and "--keep needs DEST to be a directory" in out and out.count("\n") == 1
