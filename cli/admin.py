@@ -1,4 +1,4 @@
-"""`kalah admin`: the operator's moderation of a running server (bans, aborts, renames, who is online)."""
+"""`kalah admin`: the operator's moderation of a running server (bans, aborts, renames, events, who is online)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ ACTS = {
     "online": "list who is connected (in a cluster: to every live node), with their addresses",
     "bans": "list the bans",
     "audit": "list the latest moderation acts: who, when, what, why",
+    "cancel_event": "cancel an open or running event (its games under way end as ordinary matches)",
+    "hide_event": "cancel an event if it is still open or running and leave it out of every list",
+    "show_event": "list a hidden event again",
 }
 
 
@@ -37,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("act", choices=list(ACTS), metavar="ACT",
                         help="; ".join(f"{name}: {text}" for name, text in ACTS.items()))
     parser.add_argument("target", nargs="?", default="",
-                        help="a player's id or name, an address (--address), or a match id (abort)")
+                        help="a player's id or name, an address (--address), a match id (abort), or an event id "
+                             "(cancel_event, hide_event, show_event)")
     parser.add_argument("--server", metavar="URL", type=server_url, default=os.environ.get("KALAH_SERVER"),
                         help="the server ws://host:port (default: $KALAH_SERVER)")
     add_operator_token_args(parser, "the server's operator token")
@@ -59,6 +63,8 @@ def request(args: argparse.Namespace) -> Moderate:
                            "$KALAH_OPERATOR_TOKEN)")
     if args.act in ("ban", "unban", "abort", "rename", "close", "reset") and not args.target:
         raise CommandError(f"{args.act} needs a target: a player's id or name, an address or a match id")
+    if args.act in ("cancel_event", "hide_event", "show_event") and not args.target:
+        raise CommandError(f"{args.act} needs a target: an event's id (kalah event list shows them)")
     fields: dict[str, Any] = {"operator_token": token, "act": args.act, "target": args.target,
                               "kind": "address" if args.address else "player", "name": args.name,
                               "reason": args.reason, "actor": args.actor[:64], "limit": min(args.limit, 500)}

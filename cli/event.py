@@ -24,7 +24,7 @@ from cli.number_args import whole
 from cli.server_args import CommandError, add_server_arg, chosen_server
 from cli.stored_games import SourceError, event_games, failure, game_text
 from protocol.errors import BadEventError
-from protocol.event_messages import CreateEvent, EventList, EventState, FetchEvent, ListEvents
+from protocol.event_messages import CancelEvent, CreateEvent, EventList, EventState, FetchEvent, ListEvents
 from protocol.event_settings import (
     MAX_ARENA_SECONDS,
     MAX_ENTRANTS,
@@ -77,7 +77,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     listing = sub.add_parser("list", help="the events, newest first")
     listing.add_argument("--status", choices=["open", "running", "finished", "cancelled"], default=None,
                          help="only events of this status")
-    for action in (create, listing):
+    cancel = sub.add_parser("cancel", help="cancel an event you created, before it starts")
+    cancel.add_argument("event", help="the event id")
+    cancel.add_argument("--name", type=player_name, default=None, help="your player name (default: your login name)")
+    for action in (create, listing, cancel):
         action.add_argument("--json", action="store_true", help="print the server's answer as JSON")
         add_server_arg(action, "none: a server must be named")
     for name, text in (("show", "an event's standings and games under way"),
@@ -101,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         answer = ask(url, _create_request(args), identity=args.name or default_name())
     elif args.event_command == "list":
         answer = ask(url, ListEvents(status=args.status, limit=100))
+    elif args.event_command == "cancel":
+        answer = ask(url, CancelEvent(event_id=args.event), identity=args.name or default_name())
     elif args.event_command == "results" and args.records and not args.json:
         _print_records(url, args.event)
         return 0

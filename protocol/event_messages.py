@@ -1,5 +1,5 @@
 """Wire messages of events (tournaments): the requests `events`, `event`, `event_create`, `event_join` and
-`event_leave`, and the replies `event_list` and `event_state` (also pushed to an event's followers)."""
+`event_leave`, `event_cancel`, and the replies `event_list` and `event_state` (also pushed to an event's followers)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,13 @@ class LeaveEvent(Message):
     type: Literal["event_leave"] = "event_leave"
     event_id: EventRef
     bot: BotName | None = None
+
+
+class CancelEvent(Message):
+    """Cancel an event its sender created, before it starts: its place on the server is free again."""
+
+    type: Literal["event_cancel"] = "event_cancel"
+    event_id: EventRef
 
 
 class EventSummary(Message):

@@ -36,6 +36,7 @@ from protocol.errors import (
     UnknownTypeError,
 )
 from protocol.event_messages import (
+    CancelEvent,
     CreateEvent,
     EventList,
     EventState,
@@ -177,6 +178,7 @@ __all__ = [
     "AnyMatchEvent",
     "BadFieldError",
     "Bin",
+    "CancelEvent",
     "Captured",
     "CatchUp",
     "ChangePassword",

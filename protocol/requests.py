@@ -16,7 +16,7 @@ from protocol.account_messages import (
     RevokeSessions,
 )
 from protocol.actions import Action, Sow, Swap, Transfer
-from protocol.event_messages import CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
+from protocol.event_messages import CancelEvent, CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
 from protocol.review_messages import ReviewGame
 from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
 
@@ -211,21 +211,24 @@ class Analyse(Message):
     _variant = field_validator("variant")(check_variant)
 
 
-ModerationAct = Literal["ban", "unban", "abort", "rename", "close", "reset", "online", "bans", "audit"]
+ModerationAct = Literal["ban", "unban", "abort", "rename", "close", "reset", "online", "bans", "audit",
+                        "cancel_event", "hide_event", "show_event"]
 
 
 class Moderate(Message):
     """An operator's moderation act (only with the operator token): ban or unban a player (`kind: player`, by id
     or name) or an address (`kind: address`), abort a live match, rename or close an identity, give an account a
-    one-time reset code (`reset`: the code is in the answer's `done`, to hand over); or list who is
-    online, the bans, and the audit of past acts. Every act that changes something is audited with `reason`."""
+    one-time reset code (`reset`: the code is in the answer's `done`, to hand over), cancel, hide or show again an
+    event; or list who is online, the bans, and the audit of past acts. Every act that changes something is audited
+    with `reason`."""
 
     type: Literal["moderate"] = "moderate"
     operator_token: Annotated[str, Field(min_length=1, max_length=128)]
     act: ModerationAct
     kind: Literal["player", "address"] = "player"
     target: Annotated[str, Field(max_length=64)] = ""
-    """A player's id or name, a network address (`kind: address`), or a match id (`abort`)."""
+    """A player's id or name, a network address (`kind: address`), a match id (`abort`), or an event id
+    (`cancel_event`, `hide_event`: cancelled if still open or running and left out of every list, `show_event`)."""
     name: Name | None = None
     """The new name (`rename`)."""
     reason: Annotated[str, Field(max_length=500)] = ""
@@ -242,7 +245,7 @@ ClientMessage = Annotated[
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
     | CreateExhibition | ListStandings | Analyse | Moderate | ListEvents | FetchEvent | CreateEvent | JoinEvent
     | LeaveEvent | Register | Login | Recover | Logout | ListSessions | RevokeSessions | ChangePassword
-    | ReviewGame,
+    | ReviewGame | CancelEvent,
     Field(discriminator="type"),
 ]
 

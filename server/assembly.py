@@ -170,12 +170,13 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
             proxies))
         await load(arena)
         tournaments = TournamentDriver(arena)
-        tournament_requests = TournamentRequests(tournaments)
+        tournament_requests = TournamentRequests(tournaments, hidden=lambda event_id: event_id in moderation.events)
         analyst = Analyst(busy=server_opts.analysis_busy, player_busy=server_opts.analysis_player_busy,
                           pressure=lambda: admission.pressed() or bots.thinking_for_people > 0)
         moderation = Moderator(arena, operator=OperatorAuth(arena.is_operator),
                                sessions_from=lambda address: admission.sessions_from(address),
-                               on_bans=lambda: None if gateway is None else gateway.close_banned())
+                               on_bans=lambda: None if gateway is None else gateway.close_banned(),
+                               cancel_event=tournament_requests.cancel_any)
         played = PlayedHere(arena)
         reviews = Reviews(analyst, storage, played, server_opts.review_every_s)
         router = Router(arena, analyst, moderation, Answers(max_age=server_opts.shared_reads_s),

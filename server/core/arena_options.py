@@ -57,6 +57,18 @@ class ArenaOptions:
     """Unfinished exhibitions the identities of one network prefix (an IPv4 /24, an IPv6 /64) may have started."""
     event_start_ahead_s: float = 7 * 86400.0
     """How far ahead of its creation an event may start (its place is held until then)."""
+    events_in_all: int = 200
+    """Open or running events on the server; at the cap a creator of a network holding fewer than the network
+    holding most takes the place of that network's newest open event nobody joined."""
+    events_per_address: int = 6
+    """Open or running events the identities of one network address may have created."""
+    events_per_network: int = 12
+    """Open or running events the identities of one network prefix (an IPv4 /24, an IPv6 /64) may have created."""
+    event_unjoined_ttl_s: float = 3600.0
+    """An open event without a start time that nobody but its creator (and its hosted bots) joined is cancelled
+    this long after its creation."""
+    event_open_ttl_s: float = 86400.0
+    """An open event without a start time that has not started this long after its creation is cancelled."""
     presence_delay_s: float = 0.2
     """Presence changes within this long of each other are sent to the followers once."""
     max_follow: int = 64

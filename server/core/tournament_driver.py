@@ -297,14 +297,21 @@ class TournamentDriver:
 
     # --- the event's clock ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _next_time(event: Tournament) -> float | None:
-        """When the event's clock next acts: its start time, or an arena's end (None: never)."""
-        if event.status is TournamentStatus.OPEN and event.settings.start_at is not None:
-            return event.settings.start_at
+    def _next_time(self, event: Tournament) -> float | None:
+        """When the event's clock next acts: its start time or its expiry, or an arena's end (None: never)."""
+        if event.status is TournamentStatus.OPEN:
+            return event.settings.start_at if event.settings.start_at is not None else self.expires_at(event)
         if event.status is TournamentStatus.RUNNING and event.ends_at is not None:
             return event.ends_at
         return None
+
+    def expires_at(self, event: Tournament) -> float | None:
+        """When an open event without a start time is cancelled: `event_unjoined_ttl_s` after its creation while
+        nobody joined it, else `event_open_ttl_s` (None: it has a start time, or it is not open)."""
+        if event.status is not TournamentStatus.OPEN or event.settings.start_at is not None:
+            return None
+        o = self.arena.options
+        return event.created_at + (o.event_open_ttl_s if event.joined() else o.event_unjoined_ttl_s)
 
     def arm(self, event: Tournament) -> None:
         """Set the event's next timer (its owner's): its start time, or an arena's end."""
@@ -335,8 +342,22 @@ class TournamentDriver:
                 return
             if event.status is TournamentStatus.OPEN:
                 await self.maybe_start(event_id)
+                event = self.tournaments.get(event_id)
+                expiry = None if event is None else self.expires_at(event)
+                if expiry is not None and self.now() >= expiry:
+                    log_event("event_expired", event_id=event_id, joined=event is not None and event.joined())
+                    await self.apply(event_id, lambda e: e.cancel(), lambda e: [])
+                elif event is not None:
+                    self.arm(event)
                 return
             await self.apply(event_id, lambda e: e.tick(self.now()), lambda e: [])
+
+    async def cancel(self, event_id: str) -> Tournament:
+        """Cancel an open or running event (its creator's or the operator's act): stored, its followers told, its
+        place free; returns it as cancelled."""
+        await self.held(event_id)
+        async with self.locks[self.live(event_id).event_id]:
+            return await self.apply(event_id, lambda e: e.cancel(), lambda e: [])
 
     def _ratings(self, event: Tournament) -> dict[str, float]:
         """Each entrant's rating on this server (the seeding of a start)."""

@@ -1,4 +1,5 @@
-"""The operator's moderation: bans of players and addresses, aborted matches, renamed and closed identities.
+"""The operator's moderation: bans of players and addresses, aborted matches, renamed and closed identities,
+cancelled and hidden events.
 
 Every act needs the operator token, is stored with an audit row (who, when, why) in the same
 write, and takes effect at once on the node that served it. The bans table is the truth for
@@ -17,7 +18,7 @@ import asyncio
 import contextlib
 import ipaddress
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection
@@ -99,7 +100,8 @@ class Moderator:
 
     def __init__(self, arena: Arena, refresh_s: float = REFRESH_S,
                  sessions_from: Callable[[str], Iterable[Session]] = lambda address: (),
-                 on_bans: Callable[[], None] = lambda: None, operator: OperatorAuth | None = None) -> None:
+                 on_bans: Callable[[], None] = lambda: None, operator: OperatorAuth | None = None,
+                 cancel_event: Callable[[str], Awaitable[str]] | None = None) -> None:
         self.arena = arena
         self.operator = operator or OperatorAuth(arena.is_operator)
         """Checks the operator token wherever one is taken (here, `/metrics`, rated exhibitions), throttling and
@@ -108,6 +110,10 @@ class Moderator:
         self.players: set[str] = set()
         """Ids of banned (or closed) players."""
         self.addresses: set[str] = set()
+        self.events: set[str] = set()
+        """Ids of the events the operator hid (stored as bans of kind `event`)."""
+        self.cancel_event = cancel_event
+        """Cancel an open or running event (the events' requests); what was done, in words."""
         self.sessions_from = sessions_from
         """The open connections from an address, hello said or not (the admission's peers)."""
         self.on_bans = on_bans
@@ -152,6 +158,7 @@ class Moderator:
         bans = await read_bans(storage)
         self.players = {b.target for b in bans if b.kind == "player"}
         self.addresses = {b.target for b in bans if b.kind == "address"}
+        self.events = {b.target for b in bans if b.kind == "event"}
         for pid in self.players:
             self._close_player(pid)
         for address in self.addresses:
@@ -240,6 +247,8 @@ class Moderator:
             return await self._ban(msg.act, "address", address, msg.reason, actor)
         if msg.act == "abort":
             return await self.abort(msg.target, msg.reason, actor)
+        if msg.act in ("cancel_event", "hide_event", "show_event"):
+            return await self.event_act(msg.act, msg.target.strip(), msg.reason, actor)
         player = await self.player(msg.target)
         pid = player.player_id
         if msg.act in ("ban", "unban"):
@@ -310,6 +319,25 @@ class Moderator:
             await a.retry(room, lambda: m.prepare_abort() if m.status == "live" else None)
         await a.write([op_audit(actor, "abort", match_id, reason)])
         return f"aborted {match_id}: no winner, unrated"
+
+    async def event_act(self, act: str, event_id: str, reason: str, actor: str) -> str:
+        """Cancel an event; or hide it (cancelled if still open or running, then left out of every list and not
+        found by `event`, on every node); or show a hidden one again. Audited."""
+        if not event_id:
+            raise BadFieldError(f"moderate.target: {act} needs an event id")
+        if act == "show_event":
+            await self.arena.write([op_unban("event", event_id), op_audit(actor, act, event_id, reason)])
+            self.events.discard(event_id)
+            return f"event {event_id} is listed again"
+        if self.cancel_event is None:
+            raise BadFieldError("moderate.act: this server runs no events")
+        done = await self.cancel_event(event_id)
+        if act == "cancel_event":
+            await self.arena.write([op_audit(actor, act, event_id, reason)])
+            return done
+        await self.arena.write([op_ban("event", event_id, reason, actor), op_audit(actor, act, event_id, reason)])
+        self.events.add(event_id)
+        return f"{done}; hidden from every list"
 
     async def rename(self, player: StoredPlayer, name: str, reason: str, actor: str) -> str:
         """Give an identity a new name (refused if another holds it)."""

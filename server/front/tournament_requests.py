@@ -1,4 +1,5 @@
-"""The answers to the event requests: `events`, `event`, `event_create`, `event_join` and `event_leave`.
+"""The answers to the event requests: `events`, `event`, `event_create`, `event_join`, `event_leave` and
+`event_cancel`.
 
 Each checks the request against the event and the server's limits, then hands the change to the
 driver's change path (`TournamentDriver.apply`), which stores it, pairs and tells the followers.
@@ -17,6 +18,7 @@ from protocol.errors import (
     UnknownEventError,
 )
 from protocol.event_messages import (
+    CancelEvent,
     CreateEvent,
     EventList,
     FetchEvent,
@@ -27,11 +29,13 @@ from protocol.event_messages import (
 from protocol.messages import Message
 from protocol.names import ENGINE_PREFIX
 from protocol.variant import Variant
+from server.core.quotas import fair_order
 from server.core.rates import RateLimiter
 from server.core.tokens import new_id
 from server.core.tournament_driver import TournamentDriver
 from server.edge.session import Session
 from server.front.router import too_many_rows
+from server.front.tournament_places import TournamentPlaces
 from server.logs import event as log_event
 from server.storage import Op
 from server.storage.tournaments import load_tournament, op_entrant, op_entrant_out, op_tournament, recent_tournaments
@@ -41,8 +45,6 @@ from server.tournaments.view import summary
 
 MAX_TOURNAMENTS_PER_PLAYER = 3
 """Open or running events one identity may have created."""
-MAX_LIVE_TOURNAMENTS = 200
-"""Open or running events on one server."""
 RANDOM_BOT = "bot:random"
 SANITY_ROWS = 200
 """The latest stored games of an engine its sanity check reads."""
@@ -62,19 +64,25 @@ def _span(seconds: float) -> str:
 class TournamentRequests:
     """The router's handlers of the event requests, over the driver's events."""
 
-    def __init__(self, driver: TournamentDriver) -> None:
+    def __init__(self, driver: TournamentDriver, hidden: Callable[[str], bool] = lambda event_id: False) -> None:
         self.driver = driver
         self.arena = driver.arena
+        self.hidden = hidden
+        """Whether the operator hid an event (it is left out of every list, and `event` does not find it)."""
+        self.places = TournamentPlaces(driver.arena.options)
+        driver.end_hooks.append(self.places.free)
 
     def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
         """The router's handler of each event request."""
         return {ListEvents: self.list_tournaments, FetchEvent: self.fetch, CreateEvent: self.create,
-                JoinEvent: self.join, LeaveEvent: self.leave}
+                JoinEvent: self.join, LeaveEvent: self.leave, CancelEvent: self.cancel}
 
     async def list_tournaments(self, s: Session, msg: ListEvents) -> list[Message]:
-        """The open and running events, then the latest others, newest first."""
+        """The open and running events, newest first taking their creators' networks in turns (so that many
+        events of one network cannot fill the list), then the latest others, newest first."""
         events = self.driver.tournaments
-        live = sorted(events.values(), key=lambda e: -e.created_at)
+        live = fair_order(sorted((e for e in events.values() if not self.hidden(e.event_id)),
+                                 key=lambda e: -e.created_at), self.places.owner)
         shown = [summary(e) for e in live if msg.status in (None, e.status.value)][: msg.limit]
         if len(shown) < msg.limit and msg.status not in ("open", "running"):
             rows = await recent_tournaments(self.arena.storage, msg.limit + len(live))
@@ -82,7 +90,7 @@ class TournamentRequests:
             for event_id, _, status, _ in rows:
                 if len(shown) >= msg.limit:
                     break
-                if event_id in events or msg.status not in (None, status):
+                if event_id in events or msg.status not in (None, status) or self.hidden(event_id):
                     continue
                 try:
                     stored = await load_tournament(self.arena.storage, event_id)
@@ -120,11 +128,15 @@ class TournamentRequests:
         d.followers.check(s)  # the creator follows its new event: within its connection's cap
         mine = sum(e.creator == s.name for e in d.tournaments.values())
         if mine >= MAX_TOURNAMENTS_PER_PLAYER:
-            raise TooManyError(f"you have {MAX_TOURNAMENTS_PER_PLAYER} open or running events: wait for one to end")
-        if len(d.tournaments) >= MAX_LIVE_TOURNAMENTS:
-            raise TooManyError("the server runs as many events as it may: try again later")
-        event = Tournament(new_id("e"), settings, s.name, d.now())
+            raise TooManyError(f"you have {MAX_TOURNAMENTS_PER_PLAYER} open or running events: wait for one to end, "
+                               "or cancel one (event_cancel)")
         bots = [a.bot_seat(bot).name for bot in msg.bots]  # unknown bots are refused before anything is stored
+        shed = self.places.check(d.tournaments, s.peer.address)
+        if shed is not None:  # the places are contested: the most crowded network's newest idle event gives way
+            log_event("event_shed", event_id=shed.event_id, creator=shed.creator, network=self.places.owner(shed))
+            await d.cancel(shed.event_id)
+            self.places.check(d.tournaments, s.peer.address)  # taken meanwhile by another creator: too_many
+        event = Tournament(new_id("e"), settings, s.name, d.now())
         for name in bots:
             event.join(name, EntrantKind.BOT)
         eid = event.event_id
@@ -133,6 +145,7 @@ class TournamentRequests:
             return [op_tournament(e), *(op_entrant(eid, e.entrants[n]) for n in bots)]
 
         d.add(event)
+        self.places.hold(eid, s.peer.address)
         async with d.locks[eid]:
             event = await d.apply(eid, lambda e: [], entered, created=True)
             d.followers.enlist(s, eid)
@@ -199,10 +212,34 @@ class TournamentRequests:
             event = await d.apply(event.event_id, change, ops)
         return [d.followers.state(event)]
 
+    async def cancel(self, s: Session, msg: CancelEvent) -> list[Message]:
+        """Cancel an event the sender created, before it starts (the operator cancels any: `kalah admin`)."""
+        d = self.driver
+        event = await self.open_tournament(msg.event_id)
+        if s.name != event.creator:
+            raise NotEligibleError(f"only the creator of event {event.event_id} cancels it")
+        if event.status is not TournamentStatus.OPEN:
+            raise EventStartedError(f"event {event.event_id} has started: it plays to its end")
+        event = await d.cancel(event.event_id)
+        log_event("event_cancelled", event_id=event.event_id, by=s.name)
+        return [d.followers.state(event)]
+
+    async def cancel_any(self, event_id: str) -> str:
+        """The operator's cancel of an open or running event (its games under way end as ordinary matches); what
+        was done, in words. An event that ended already is left as it is."""
+        try:
+            event = await self.open_tournament(event_id)
+        except EventStartedError:
+            return f"event {event_id} had ended already"
+        await self.driver.cancel(event.event_id)
+        return f"cancelled event {event_id}"
+
     # --- lookups ------------------------------------------------------------------------------------
 
     async def _find(self, s: Session, event_id: str) -> Tournament:
         """An event of any status: in memory, or read from the database."""
+        if self.hidden(event_id):
+            raise UnknownEventError(f"no event {event_id!r}: see events")
         event = self.driver.tournaments.get(event_id)
         if event is not None:
             return event

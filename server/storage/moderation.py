@@ -16,7 +16,8 @@ from protocol.names import name_key
 from server.storage.ops import Op, OpKind
 from server.storage.writer import Storage
 
-BanKind = Literal["player", "address"]
+BanKind = Literal["player", "address", "event"]
+"""What a ban covers: a player, a network address, or an event the operator hid (left out of every list)."""
 
 MODERATION_SQL: dict[OpKind, str] = {
     OpKind.BAN: "INSERT INTO bans (kind, target, reason, actor, at) VALUES (?, ?, ?, ?, ?)"

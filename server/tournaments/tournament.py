@@ -115,6 +115,17 @@ class Tournament:
         if self.pool is not None:
             self.pool.leave(name)
 
+    def cancel(self) -> list[Pairing]:
+        """Cancel an open or running event (its creator, the operator, or its expiry): no more pairings; games
+        under way are played out as ordinary matches."""
+        if self.status in (TournamentStatus.OPEN, TournamentStatus.RUNNING):
+            self.status = TournamentStatus.CANCELLED
+        return []
+
+    def joined(self) -> bool:
+        """Whether anyone but the creator (and the hosted bots it entered) has entered."""
+        return any(e.kind is not EntrantKind.BOT and name != self.creator for name, e in self.entrants.items())
+
     # --- start and play --------------------------------------------------------------------------
 
     def due(self, now: float) -> bool:

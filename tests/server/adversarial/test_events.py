@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from collections import Counter
+from pathlib import Path
+
 from tests.conftest import Serve
-from tests.helpers.wire import Client, attacker, eventually
+from tests.helpers.cluster_play import start_node, stop_nodes
+from tests.helpers.wire import HONEST, OPERATOR, Client, FakeClock, attacker, eventually
+from tests.server.storage.test_backup import kalah
 
 SWISS = {"kind": "swiss", "rounds": 2, "min_entrants": 8}
 
@@ -80,3 +86,104 @@ async def test_an_engines_entry_check_reads_within_its_read_budget(serve: Serve)
     assert (await reader.request("error", type="games", limit=10))["code"] == "rate_limited"
     for client in (host, reader):
         await client.close()
+
+
+async def test_many_networks_cannot_take_every_event_place(serve: Serve) -> None:
+    """Identities of 17 networks create events as fast as they may: each address holds at most 6 places and each
+    network 12, so they fill the 200 only with many networks; then an honest organiser still opens one (the
+    newest event nobody joined of the most crowded network gives way) and it leads the event list."""
+    server = await serve()
+    for network in range(1, 18):
+        for i in range(6):
+            client = await Client.open(server.url, f"filler{network}x{i}", source=attacker(i % 2, network))
+            for _ in range(3):
+                await client.send(type="event_create", settings={"name": "Spam", **SWISS, "min_entrants": 64,
+                                                                 "max_entrants": 64})
+                answer = await client.next()
+                if answer["type"] == "error":
+                    assert answer["code"] == "too_many", answer
+                    break
+            await client.close()
+    live = server.tournaments.tournaments
+    held = Counter(e.creator.split("x")[0] for e in live.values())
+    assert len(live) == 200 and max(held.values()) == 12  # the last networks made room among the first ones
+    organiser = await Client.open(server.url, "organiser", source=HONEST)
+    mine = await organiser.request("event_state", type="event_create", settings={"name": "Club night", **SWISS})
+    assert mine["status"] == "open"
+    assert len(server.tournaments.tournaments) == 200
+    listed = await organiser.request("event_list", type="events", status="open", limit=20)
+    assert listed["events"][0]["event_id"] == mine["event_id"]
+    assert len({e["creator"].split("x")[0] for e in listed["events"][1:18]}) == 17
+    await organiser.close()
+
+
+async def test_an_open_event_nobody_joins_expires(serve: Serve) -> None:
+    """An open event without a start time that nobody joined is cancelled an hour after its creation (its
+    creator is told), one that someone joined a day after; the places are free again."""
+    clock = FakeClock(time.time())
+    server = await serve(wall_clock=clock)
+    host = await Client.open(server.url, "host")
+    guest = await Client.open(server.url, "guest", source=attacker(0))
+    idle = (await host.request("event_state", type="event_create", settings={"name": "Idle", **SWISS}))["event_id"]
+    busy = (await host.request("event_state", type="event_create", settings={"name": "Busy", **SWISS}))["event_id"]
+    await guest.request("event_state", type="event_join", event_id=busy)
+    clock.advance(3601)
+    await server.tournaments.check_clocks()
+    gone = await host.expect("event_state", 5.0, lambda m: m["event_id"] == idle and m["status"] == "cancelled")
+    assert gone["standings"] == []
+    assert set(server.tournaments.tournaments) == {busy}
+    clock.advance(86400 - 3600)
+    await server.tournaments.check_clocks()
+    await host.expect("event_state", 5.0, lambda m: m["event_id"] == busy and m["status"] == "cancelled")
+    assert not server.tournaments.tournaments
+    for client in (host, guest):
+        await client.close()
+
+
+async def test_the_creator_cancels_an_open_event_and_no_one_else_does(serve: Serve) -> None:
+    """`event_cancel` by its creator cancels an open event and frees its place; anyone else is `not_eligible`;
+    an unknown event is `unknown_event`."""
+    server = await serve()
+    host = await Client.open(server.url, "host")
+    other = await Client.open(server.url, "other", source=attacker(0))
+    eid = (await host.request("event_state", type="event_create", settings={"name": "Mine", **SWISS}))["event_id"]
+    await other.send(type="event_cancel", event_id=eid)
+    assert await other.error() == "not_eligible"
+    await other.send(type="event_cancel", event_id="nosuchevent")
+    assert await other.error() == "unknown_event"
+    cancelled = await host.request("event_state", type="event_cancel", event_id=eid)
+    assert cancelled["status"] == "cancelled" and not server.tournaments.tournaments
+    for client in (host, other):
+        await client.close()
+
+
+async def test_kalah_admin_cancels_and_hides_events(tmp_path: Path) -> None:
+    """`kalah admin cancel_event` cancels any open event; `hide_event` cancels one and leaves it out of every list
+    (`event` does not find it) until `show_event`; each act is audited; a missing target is one line."""
+    secret = tmp_path / "operator-token"
+    secret.write_text(OPERATOR + "\n")
+    proc, url = await start_node(str(tmp_path / "arena.sqlite3"), None, "events", "--operator-token-file", str(secret))
+    try:
+        host = await Client.open(url, "host", source=attacker(0))
+        first, second = [(await host.request("event_state", type="event_create",
+                                             settings={"name": name, **SWISS}))["event_id"] for name in ("A", "B")]
+        token = ["--server", url, "--operator-token-file", str(secret)]
+        status, out = await kalah("admin", "cancel_event", first, "--reason", "spam", *token)
+        assert status == 0 and f"cancelled event {first}" in out, out
+        status, out = await kalah("admin", "hide_event", second, "--reason", "abusive name", *token)
+        assert status == 0 and "hidden" in out, out
+        listed = await host.request("event_list", type="events")
+        assert [e["event_id"] for e in listed["events"]] == [first]
+        await host.send(type="event", event_id=second)
+        assert await host.error() == "unknown_event"
+        status, out = await kalah("admin", "audit", *token)
+        assert status == 0 and "cancel_event" in out and "hide_event" in out and "abusive name" in out
+        status, out = await kalah("admin", "show_event", second, "--reason", "renamed", *token)
+        assert status == 0, out
+        listed = await host.request("event_list", type="events")
+        assert {e["event_id"]: e["status"] for e in listed["events"]} == {first: "cancelled", second: "cancelled"}
+        status, out = await kalah("admin", "hide_event", *token)
+        assert status != 0 and "event" in out and out.count("\n") == 1
+        await host.close()
+    finally:
+        await stop_nodes([(proc, url)])
