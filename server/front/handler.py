@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -17,6 +18,7 @@ from protocol.messages import ErrorMessage, Message, decode_client
 from server.core.errors import InternalError
 from server.edge.options import ServerOptions
 from server.edge.session import Session
+from server.front.account_http import AccountHttp, is_account_path, session_cookie
 from server.front.admission import Admission, host_of
 from server.front.metrics import Metrics
 from server.front.metrics import respond as metrics_page
@@ -77,10 +79,17 @@ class ConnectionHandler:
         """The KGP gateway, which also serves agents at `/kgp` (None until it listens, or without one)."""
         self.allowed_origins = allowed_origins(opts.allowed_origins)
         """The canonical origins of other sites' pages that may open websockets here."""
+        self.account_http = AccountHttp(router.arena.accounts, self.allowed_origins, opts.tls_cert is not None,
+                                        router.arena.quotas.take_identity)
+        """The browser's sign-in over HTTP (`/account/...`), which sets the session cookie."""
 
-    def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
-        """Answer `/health` and the spectator page over plain HTTP; refuse new connections beyond the limit (503)."""
+    def process_request(self, conn: ServerConnection,
+                        request: Request) -> Response | Coroutine[Any, Any, Response] | None:
+        """Answer `/health`, accounts' `/account/...` and the spectator page over plain HTTP; refuse new connections
+        beyond the limit (503)."""
         arena = self.router.arena
+        if is_account_path(request):
+            return self.account_http.respond(request, host_of(conn))
         if request.path.split("?")[0] == "/metrics":
             return metrics_page(conn, request, arena, self.metrics, self.router.moderation.operator, host_of(conn))
         if request.path.split("?")[0] == "/health":
@@ -139,6 +148,7 @@ class ConnectionHandler:
             return
         admission = self.admission
         session = admission.admit(ws)
+        session.cookie_session = session_cookie(ws.request.headers) if ws.request is not None else None
         sock = ws.transport.get_extra_info("socket") if ws.transport is not None else None
         if sock is not None and self.opts.socket_send_buffer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.opts.socket_send_buffer)

@@ -115,7 +115,7 @@ def test_the_files_are_package_data_with_no_outside_address() -> None:
     assert "server.front.web" in config["packages"]
     assert config["package-data"]["server.front.web"] == ["static/*"]
     site = Site.load()
-    assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html"}
+    assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html", "account.html"}
     assert {p.name for p in STATIC.iterdir()} == set(site.pages) | set(site.assets)
     for path in STATIC.iterdir():
         text = path.read_text().replace("http://www.w3.org/2000/svg", "")  # the SVG namespace is a name

@@ -1,7 +1,9 @@
 // One websocket to the server, as this browser's guest: hello at once (a connection that does not say hello
 // within the server's hello timeout is closed), the guest's token kept in localStorage so every page and every
 // reconnection is the same identity, and a reconnection with backoff after any drop. The token is never put in
-// an address or a log: it leaves the browser only in `hello` and when the visitor exports it.
+// an address or a log: it leaves the browser only in `hello` and when the visitor exports it. A browser signed in
+// to an account holds its session only as an HttpOnly cookie (set by POST /account/login): the page asks
+// GET /account/me who that is, and says `hello {account: true}`; the handshake carries the cookie.
 
 const STORE_KEY = "kalah.guest";
 const MAX_HELLO_TRIES = 4;
@@ -64,11 +66,21 @@ export class Link {
     this.failures = 0;
     this.helloTries = 0;
     this.guest = storedGuest();
+    this.account = undefined;  // the signed-in account ({name, player_id, session_id}), null: none, undefined: unknown
     this.notSent = new Map();  // element -> what `sendOrSay` put there, cleared when the connection is back
   }
 
   /** Connect to the server that served the page. */
   start() {
+    if (this.account === undefined) {
+      fetch("/account/me", { credentials: "same-origin", cache: "no-store" })
+        .then((r) => (r.ok ? r.json() : null), () => null)
+        .then((me) => {
+          this.account = me && me.signed_in && typeof me.name === "string" ? me : null;
+          this.start();
+        });
+      return;
+    }
     const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
     this.onState(this.failures ? "reconnecting" : "connecting");
     const ws = new WebSocket(url);
@@ -91,6 +103,7 @@ export class Link {
     let msg;
     if (this.change && this.change.token) msg = { type: "hello", name: "imported", token: this.change.token };
     else if (this.change) msg = { type: "hello", name: this.change.name };
+    else if (this.account) msg = { type: "hello", name: this.account.name, account: true };
     else if (this.guest) msg = { type: "hello", name: this.guest.name, token: this.guest.token };
     else msg = { type: "hello", name: guestName() };
     this.send(msg);
@@ -140,13 +153,24 @@ export class Link {
     if (msg.type === "welcome") {
       this.change = null;
       this.seats = msg.seats || [];  // the unfinished matches where this identity holds a seat
-      this.guest = { name: msg.name, token: msg.token };
-      storeGuest(this.guest);
+      if (msg.account) {
+        this.guest = { name: msg.name, token: null, account: true };
+      } else {
+        this.guest = { name: msg.name, token: msg.token };
+        storeGuest(this.guest);
+      }
       Object.assign(this, { ready: true, failures: 0, helloTries: 0 });
       for (const [line, said] of this.notSent) if (line.textContent === said) line.textContent = "";
       this.notSent.clear();
       this.onState("ready");
       this.onReady();
+      return;
+    }
+    if (msg.type === "error" && msg.code === "bad_session") {
+      // the account's session ended (signed out, revoked elsewhere): a guest from now on
+      this.account = null;
+      this.onMessage(msg);
+      this.reconnect();
       return;
     }
     if (msg.type === "error" && msg.request === "hello" && this.change) {

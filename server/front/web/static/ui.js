@@ -115,7 +115,7 @@ export function showLinkState(state) {
 /** Show who this browser plays as in the page header. */
 export function showIdentity(guest) {
   const node = document.getElementById("me");
-  if (node && guest) node.textContent = `playing as ${guest.name}`;
+  if (node && guest) node.textContent = `playing as ${guest.name}${guest.account ? " (signed in)" : ""}`;
 }
 
 /** Copy a text field's value to the clipboard, saying so in `status`; where that is refused, select it instead. */
