@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Literal, cast
 
 from protocol.actions import parse_action
-from protocol.errors import InPlayError, KalahError, NotationError
+from protocol.errors import BadTokenError, InPlayError, KalahError, NotationError
 from protocol.event_messages import FetchEvent, ListEvents
 from protocol.game import Game
 from protocol.messages import (
@@ -165,6 +165,9 @@ class Router:
         elif msg.token is not None:
             self.moderation.check_token(s, msg.token)
             player, token = await a.identities.restore(msg.token), msg.token
+            if await a.accounts.is_account(player.player_id):  # made an account on another node since it was read
+                a.identities.forget(player.player_id)
+                raise BadTokenError("this identity is an account now: sign in with its password")
         else:
             a.quotas.take_identity(s.peer.address)
             player, token = await a.identities.new_human(msg.name, msg.engine)

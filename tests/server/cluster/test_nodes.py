@@ -483,3 +483,16 @@ async def test_a_session_revoked_on_one_node_is_closed_on_the_other_within_a_sec
     again = await Client.open(b.url, name=None)
     await again.send(type="hello", name="x", session=second["session"])
     assert await again.error() == "bad_session"
+
+
+async def test_a_guest_made_an_account_on_one_node_is_refused_its_old_token_on_another(
+        serve: Serve, pg_url: str, bus_url: str) -> None:
+    """A guest known to two nodes registers on one: its guest token no longer says hello on the other."""
+    a, b = await nodes(serve, pg_url, bus_url, password_cost=PasswordCost(1, 8, 1))
+    guest = await Client.open(b.url, name="convert")
+    await guest.close()
+    on_a = await Client.open(a.url, name="convert", token=guest.welcome["token"])
+    await on_a.request("signed_in", type="register", name="convert", password="a long password")
+    again = await Client.open(b.url, name=None)
+    await again.send(type="hello", name="convert", token=guest.welcome["token"])
+    assert await again.error() == "bad_token"
