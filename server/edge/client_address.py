@@ -106,10 +106,15 @@ class TrustedProxies:
         """Whether `ip` is a trusted proxy."""
         return any(ip.version == net.version and ip in net for net in self.networks)
 
+    def is_proxy(self, peer: str) -> bool:
+        """Whether a connection's peer `peer` (an IPv4-mapped IPv6 address as its IPv4) is a trusted proxy."""
+        ip = _ip(peer)
+        return ip is not None and self.trusts(ip)
+
     def client(self, peer: str, headers: Headers | None) -> str:
         """The client's address of a connection from `peer` whose request had `headers` (None: no request yet)."""
         peer_ip = _ip(peer)
-        if not self.networks or headers is None or peer_ip is None or not self.trusts(peer_ip):
+        if headers is None or peer_ip is None or not self.trusts(peer_ip):
             return peer
         chain = forwarded_chain(headers)
         if not chain or len(chain) > MAX_HOPS:

@@ -13,7 +13,6 @@ clients). websockets' `open_timeout` (`handshake_timeout`) closes any that stays
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from collections.abc import Callable, Hashable
 
@@ -68,13 +67,8 @@ class Handshakes:
         return True
 
     def is_proxy(self, peer: str) -> bool:
-        """Whether `peer` is a trusted reverse proxy."""
-        if not self.proxies.networks:
-            return False
-        try:
-            return self.proxies.trusts(ipaddress.ip_address(peer))
-        except ValueError:
-            return False
+        """Whether `peer` is a trusted reverse proxy (an IPv4-mapped IPv6 address as its IPv4)."""
+        return self.proxies.is_proxy(peer)
 
     def done(self, conn: Hashable) -> None:
         """A connection's request arrived, or it closed: it no longer counts."""

@@ -14,6 +14,7 @@ from websockets.exceptions import InvalidStatus
 
 from server.assembly import RunningServer
 from server.edge.client_address import TrustedProxies, forwarded_chain
+from server.edge.handshakes import Handshakes
 from tests.conftest import Serve
 from tests.helpers.wire import OPERATOR, Client, eventually
 
@@ -71,6 +72,15 @@ def test_no_trusted_proxy_reads_no_header() -> None:
     """Without `--trusted-proxy` every connection is its peer, headers or not (and before its request is read)."""
     assert TrustedProxies().client("127.0.0.1", headers(("X-Forwarded-For", "203.0.113.5"))) == "127.0.0.1"
     assert LOOPBACK_PROXY.client("127.0.0.1", None) == "127.0.0.1"
+
+
+def test_a_proxy_on_a_dual_stack_socket_is_still_trusted() -> None:
+    """A server listening on `::` sees an IPv4 proxy as `::ffff:127.0.0.1`: still the trusted proxy, for the client
+    address and for the half-open handshakes' bounds alike (before, the handshakes counted it as a client)."""
+    assert LOOPBACK_PROXY.is_proxy("::ffff:127.0.0.1") and LOOPBACK_PROXY.is_proxy("127.0.0.1")
+    assert not LOOPBACK_PROXY.is_proxy("::ffff:127.1.0.1") and not LOOPBACK_PROXY.is_proxy("not-an-address")
+    table = Handshakes(per_address=1, per_prefix=1, in_all=10, proxies=LOOPBACK_PROXY)
+    assert all(table.arrive(i, "::ffff:127.0.0.1", lambda: None) for i in range(3))
 
 
 def test_forwarded_chain_lists_hops_client_first() -> None:
