@@ -1,9 +1,10 @@
 """A command's flags from a TOML file (`kalah serve --config FILE`), so a service file stays one line.
 
 Each key is a flag of the command without its dashes (`max-per-address = 64`, or `max_per_address`); a repeatable
-flag takes a list (`trusted-proxy = ["127.0.0.1/32"]`). Every value is checked as the flag's own would be, and a
-flag given on the command line wins over the file (a repeatable one replaces the file's list). A key that is not a
-flag, or a value a flag refuses, stops the command in one line naming the file and the key.
+flag takes a list (`trusted-proxy = ["127.0.0.1/32"]`), a switch `true` or `false`. Every value is checked as the
+flag's own would be, and a flag given on the command line wins over the file (a repeatable one replaces the file's
+list). A key that is not a flag, or a value a flag refuses, stops the command in one line naming the file and the
+key.
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ def apply_config(args: argparse.Namespace, configure: Callable[[argparse.Argumen
         rivals = next((group for group in exclusive if dest in group), {dest})
         if given & rivals:
             continue  # the command line gives it (or a flag it excludes): the command line wins
-        if isinstance(action, argparse._AppendAction):
+        if action.nargs == 0:  # a switch (store_true, store_false): true or false
+            if not isinstance(raw, bool):
+                raise CommandError(f"{where}: {key}: give true or false, not {raw!r}")
+            setattr(args, dest, action.const if raw else not action.const)
+        elif isinstance(action, argparse._AppendAction):
             items = raw if isinstance(raw, list) else [raw]
             setattr(args, dest, [_value(action, key, item, where) for item in items])
         elif isinstance(raw, list | dict):

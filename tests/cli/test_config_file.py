@@ -12,6 +12,7 @@ import pytest
 from cli.config_file import apply_config
 from cli.main import build_parser, main
 from cli.serve import configure
+from cli.server_args import CommandError
 from tests.helpers.processes import KALAH, first_line, started
 
 
@@ -88,3 +89,20 @@ def test_a_server_runs_from_its_file_alone(tmp_path: Path) -> None:
         assert "listening on ws://127.0.0.1:" in line and str(db) in line, line
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_switch_takes_true_or_false(tmp_path: Path) -> None:
+    """A flag without a value (store_true) is set by `true`, left off by `false`, and refuses anything else."""
+
+    def switches(parser: argparse.ArgumentParser) -> None:
+        """A command with one switch."""
+        parser.add_argument("--config")
+        parser.add_argument("--quiet", action="store_true")
+
+    for text, quiet in (("quiet = true\n", True), ("quiet = false\n", False)):
+        args = argparse.Namespace(config=str(write(tmp_path, text)), quiet=False)
+        apply_config(args, switches, [], "x")
+        assert args.quiet is quiet
+    args = argparse.Namespace(config=str(write(tmp_path, "quiet = 1\n")), quiet=False)
+    with pytest.raises(CommandError, match="quiet: give true or false, not 1"):
+        apply_config(args, switches, [], "x")
