@@ -18,10 +18,10 @@ import asyncio
 import itertools
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from protocol.actions import Sow
@@ -43,6 +43,8 @@ MAX_PER_ADDRESS = 1
 """Analyses queued or running for one network address (so a few addresses cannot fill the queue)."""
 USAGE_HALF_LIFE_S = 60.0
 """How fast the record of an address's or a network's analysis time fades (what the fair queue orders by)."""
+MAX_SERVED_IDENTITIES = 20_000
+"""Identities remembered as served an analysis (the longest ago forgotten first: one forgotten counts as new)."""
 MAX_NETWORKS = 10_000
 """Networks whose analysis time is remembered; past it those whose record faded below `FORGOTTEN_S` are dropped,
 then the longest unserved (the records that stay above it number at most about 8,700: one thread's time, fading)."""
@@ -68,10 +70,13 @@ class _Used(Protocol):
 
 @dataclass
 class _NetworkUse:
-    """The analysis time a network prefix (an IPv4 /24, an IPv6 /64) used lately."""
+    """The analysis time a network prefix (an IPv4 /24, an IPv6 /64) used lately, and the last turn in which it was
+    served, for players and for fresh identities."""
 
     analysis_used: float = 0.0
     analysis_at: float = 0.0
+    served_turn: dict[bool, int] = field(default_factory=dict)
+    """Kind (a player's or not) -> the turn of that kind's queue in which an analysis of this network last started."""
 
 
 @dataclass
@@ -88,6 +93,8 @@ class _Ticket:
     may reach its tenth ply while the request waits): players are served before fresh identities."""
     paced: bool = False
     """Whether it waited for the analysis thread's pace (counted once in `Analyst.paced`)."""
+    who: str | None = None
+    """The asker's identity (None: not known, e.g. a game review's): one never served an analysis comes first."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,11 @@ class Analyst:
         self._waiting: list[_Ticket] = []
         self.networks: dict[str, _NetworkUse] = {}
         """Each network's analysis time lately, the least recently charged first (at most `max_networks`)."""
+        self.served_identities: OrderedDict[str, None] = OrderedDict()
+        """Identities that were served an analysis, the most recent last (at most `MAX_SERVED_IDENTITIES`)."""
+        self.turns = {True: 0, False: 0}
+        """Kind (a player's or not) -> its queue's turn: each network has one analysis of that kind started per turn,
+        and a turn ends when every waiting request of the kind is of a network already served in it."""
         self._running = False
         self._order = itertools.count()
         self._player: Any = None
@@ -187,20 +199,21 @@ class Analyst:
 
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
                        gone: Callable[[], Awaitable[object]] | None = None,
-                       player: Callable[[], bool] = lambda: False) -> Analysis | None:
+                       player: Callable[[], bool] = lambda: False, who: str | None = None) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
         At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
         queue serves players (`player()`: the asker has played a game here) before fresh identities,
-        and is fair across networks (an IPv4 /24, an IPv6 /64), then across the addresses of a
-        network, not first come first served: of the waiting analyses of players (else of the
-        others), the one of the network that used the least analysis time lately runs next (of its
-        addresses, the one that used the least), and when the queue is full a newcomer who is a
-        player while some waiting one is not, or whose network used less than some waiting one's
-        of its kind (or, of the same network, whose address used less) takes the place of the
-        heaviest such request (refused with `too_many` and a retry hint), else it is refused. So
-        many addresses of one network count as one network, and cannot starve a client of another,
-        and identities made for a flood cannot starve one who played here. If `gone()` (the
+        and within each kind new people (`who`, an identity never served an analysis) before the
+        others; then it goes by networks (an IPv4 /24, an IPv6 /64) in turns: each network has one
+        analysis of the kind started per turn, the one whose last was the longest ago in turns
+        first, so no network has a second before every network waiting had one; then by the
+        analysis time the network used lately, then its address. When the queue is full a newcomer
+        that weighs less than some waiting request by that order (a player, a new person, a network
+        behind in turns, one that used less) takes the place of the heaviest (refused with
+        `too_many` and a retry hint), else it is refused. So many addresses of one network count as
+        one network, many networks cannot keep a new person or one who played here waiting, and
+        identities made for a flood cannot starve one who played here. If `gone()` (the
         connection's closing) completes first, a queued analysis is dropped and one already
         running is left to end within its budget (the answer is then None: no one to send it to).
         """
@@ -208,7 +221,7 @@ class Analyst:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
         loop = asyncio.get_running_loop()
-        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player)
+        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player, who=who)
         if self.pending >= self.max_queued:
             self._make_room(ticket)
         self._waiting.append(ticket)
@@ -235,10 +248,31 @@ class Analyst:
             if peer is not None:
                 peer.analyses -= 1
 
-    def _weight(self, ticket: _Ticket, now: float) -> tuple[bool, float, float]:
-        """What the fair queue orders by: a player first, then the analysis seconds the ticket's network used lately,
-        then its address."""
-        return not ticket.player(), _usage(self.networks.get(ticket.network), now), _usage(ticket.peer, now)
+    def _weight(self, ticket: _Ticket, now: float) -> tuple[bool, bool, int, float, float]:
+        """What the fair queue orders by: a player first; then, of its kind, an identity never served an analysis
+        (a new person); then the network whose last analysis of that kind started in the earliest turn (-1: none
+        remembered), so every network waiting has one analysis before any has a second; then the analysis seconds
+        the ticket's network used lately, then its address."""
+        player = ticket.player()
+        record = self.networks.get(ticket.network)
+        turn = -1 if record is None else record.served_turn.get(player, -1)
+        known = ticket.who is None or ticket.who in self.served_identities
+        return not player, known, turn, _usage(record, now), _usage(ticket.peer, now)
+
+    def _take_turn(self, ticket: _Ticket, player: bool, served: bool) -> None:
+        """An analysis of the ticket's network starts: mark its network served in the current turn of its kind
+        (starting the next turn first if `served`: every network of its kind waiting was served in this one)."""
+        if served:
+            self.turns[player] += 1
+        if ticket.who is not None:
+            self.served_identities[ticket.who] = None
+            self.served_identities.move_to_end(ticket.who)
+            if len(self.served_identities) > MAX_SERVED_IDENTITIES:
+                self.served_identities.popitem(last=False)
+        record = self.networks.get(ticket.network)
+        if record is None:
+            record = self.networks[ticket.network] = _NetworkUse()
+        record.served_turn[player] = self.turns[player]
 
     def _make_room(self, ticket: _Ticket) -> None:
         """The queue is full: refuse the waiting request of a fresh identity (else of a player) of the network that
@@ -276,9 +310,10 @@ class Analyst:
         if self._running or not self._waiting or self._timer is not None:
             return
         now = time.monotonic()
-        fresh, *_, ticket = min(((*self._weight(t, now), t.order, t) for t in self._waiting),
-                                key=lambda w: w[:4])
+        weights = [(*self._weight(t, now), t.order, t) for t in self._waiting]
+        fresh, *_, ticket = min(weights, key=lambda w: w[:6])
         player = not fresh
+        served = all(w[2] >= self.turns[player] for w in weights if w[0] == fresh)  # none of its kind due this turn
         pressed = self.pressure()
         if pressed and (wait := self.rest(player) - now) > 0:
             if not ticket.paced:
@@ -291,6 +326,7 @@ class Analyst:
             return
         self._pacing = pressed and self._pacing
         self._waiting.remove(ticket)
+        self._take_turn(ticket, player, served)
         self._running = True
         budget_ms = ticket.msg.budget_ms if self.pending <= 1 else min(ticket.msg.budget_ms, CROWDED_BUDGET_MS)
         if pressed:

@@ -269,7 +269,8 @@ class Router:
         the position an unfinished game of the asker's stands at."""
         self._refuse_own_game(s, msg)
         await self.played.played(s.player_id)  # learnt from the database if need be; then known in memory
-        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id))
+        answer = await self.analyst.aanalyse(msg, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id),
+                                             who=s.player_id)
         return [] if answer is None else [answer]
 
     def _refuse_own_game(self, s: Session, msg: Analyse) -> None:

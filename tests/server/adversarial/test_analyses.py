@@ -69,7 +69,8 @@ async def test_analyses_are_shared_by_network_before_address(serve: Serve, netwo
     """12 addresses that fill the analysis queue and used more analysis time in all than an honest client's network
     (but each less than it) make room for it when they share one /24 (its newcomer's request takes the place of one
     of theirs, refused `too_many` with a retry hint); spread over 6 networks, each of which used less than the
-    honest one, they keep their places and the honest request is refused `too_many` with a retry hint."""
+    honest one but had its second analysis already, they make room for it too: each network has one analysis a turn
+    (before, they kept their places and the honest request was refused)."""
     server = await serve()
     analyst = server.router.analyst
     analyst.max_queued = 4
@@ -91,10 +92,49 @@ async def test_analyses_are_shared_by_network_before_address(serve: Serve, netwo
     replies = await asyncio.gather(*waiting)
     refusals = [r for r in (answer, *replies) if r["type"] == "error"]
     assert len(refusals) == 1 and refusals[0]["code"] == "too_many" and isinstance(refusals[0]["retry_ms"], int)
-    assert (answer["type"] == "analysis") == (networks == 1), answer
+    assert answer["type"] == "analysis", answer
     assert (await hogs[0].next(30))["type"] == "analysis"
     for client in (honest, *hogs):
         await client.close()
+
+
+async def test_a_new_person_is_served_before_any_network_has_a_second_analysis(serve: Serve) -> None:
+    """20 addresses in 20 networks keep the analysis queue full with fresh identities asking again at once, and the
+    honest network used more analysis time lately than each of theirs: a new person of that network is served before
+    any of those networks has a second analysis after it asked (before: refused `too_many`, then kept waiting for as
+    long as their networks had used less)."""
+    server = await serve()
+    server.router.analyst.pressure = lambda: False  # not pacing: this is about the order, not the pace
+    honest = await Client.open(server.url, "honest", source=HONEST)
+    assert (await ask(honest, 1500))["type"] == "analysis"  # alone: the honest network used 1.5 s lately
+    stop = asyncio.Event()
+    served: dict[int, int] = {}
+
+    async def hog(i: int) -> None:
+        """Keep one short analysis in flight from network 127.(10 + i).0.0, asking again at once."""
+        client = await Client.open(server.url, f"hog{i}", source=attacker(0, network=10 + i))
+        with contextlib.suppress(ConnectionClosed):
+            while not stop.is_set():
+                if (await ask(client))["type"] == "analysis":
+                    served[i] = served.get(i, 0) + 1
+                else:
+                    await asyncio.sleep(0.02)
+        await client.close()
+
+    hogs = [asyncio.create_task(hog(i)) for i in range(20)]
+    try:
+        await eventually(lambda: len(served) == 20, timeout=60, what="every network to have had an analysis")
+        newcomer = await Client.open(server.url, "newcomer", source="127.0.0.3")
+        before = dict(served)
+        answer = await ask(newcomer)
+        after = dict(served)
+        await newcomer.close()
+    finally:
+        stop.set()
+        await asyncio.gather(*hogs)
+    assert answer["type"] == "analysis", answer
+    assert all(after[i] - before[i] <= 1 for i in range(20)), (before, after)
+    await honest.close()
 
 
 @pytest.mark.parametrize("restart", [False, True])
@@ -102,8 +142,10 @@ async def test_a_player_who_played_here_is_served_before_fresh_identities(serve:
                                                                         restart: bool) -> None:
     """An identity that played a game of 10 plies here (in memory, or stored and finished before a restart) is
     served before fresh identities: its analysis takes the place of one of theirs in a full queue (refused
-    `too_many` with a retry hint) although each of their 6 networks used less analysis time than its own, while a
-    fresh identity of its network is refused; the hogs would need games of their own to weigh as much."""
+    `too_many` with a retry hint) although each of their 6 networks used less analysis time than its own; a fresh
+    identity of its network never served an analysis (a new person) takes the place of another of theirs, as each of
+    them was served before (before, it was refused); the hogs would need games of their own to weigh as much as the
+    player."""
     db = tmp_path / "arena.sqlite3"
     server = await serve(db)
     alice, bob, match_id = await live_match(server.url)
@@ -127,12 +169,14 @@ async def test_a_player_who_played_here_is_served_before_fresh_identities(serve:
     waiting = [asyncio.create_task(ask(hog, 60)) for hog in hogs[1:4]]
     await eventually(lambda: analyst.pending == 4, what="the queue to be full")
     fresh = await Client.open(server.url, "fresh", source="127.0.0.3")
-    assert (await ask(fresh, 60))["code"] == "too_many"
+    fresh_answer = asyncio.create_task(ask(fresh, 60))
+    await eventually(lambda: any(task.done() for task in waiting), what="a hog to give the new person its place")
     answer = await ask(player, 60)
     replies = await asyncio.gather(*waiting)
     assert answer["type"] == "analysis", answer
+    assert (await fresh_answer)["type"] == "analysis"
     refusals = [r for r in replies if r["type"] == "error"]
-    assert len(refusals) == 1 and refusals[0]["code"] == "too_many" and isinstance(refusals[0]["retry_ms"], int)
+    assert len(refusals) == 2 and all(r["code"] == "too_many" and isinstance(r["retry_ms"], int) for r in refusals)
     assert (await hogs[0].next(30))["type"] == "analysis"
     for client in (player, fresh, *hogs):
         await client.close()
