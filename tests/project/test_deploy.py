@@ -49,19 +49,25 @@ def test_the_caddyfile_is_valid_and_formatted(tmp_path: Path) -> None:
     assert formatted.returncode == 0 and formatted.stdout == SHIPPED.read_text()
 
 
-def test_the_units_verify_without_a_warning(tmp_path: Path) -> None:
-    """`systemd-analyze verify` on every shipped unit (the template as an instance; the command pointed at a stand-in
-    of the installed one, which verify wants to find) prints nothing and exits 0."""
+def stand_ins(folder: Path) -> str:
+    """Copies of the shipped units in `folder` (the template as instance 1; the command pointed at a stand-in of the
+    installed one, which systemd-analyze wants to find); the systemd-analyze command (skips or fails without it)."""
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         _unavailable("systemd-analyze not found (Debian's systemd package)")
     assert analyze is not None
-    stand_in = tmp_path / "kalah"
+    stand_in = folder / "kalah"
     stand_in.write_text("#!/bin/sh\n")
     stand_in.chmod(0o755)
     for name in UNITS:
         text = (DEPLOY / name).read_text().replace(KALAH, str(stand_in))
-        (tmp_path / name.replace("@.", "@1.")).write_text(text)
+        (folder / name.replace("@.", "@1.")).write_text(text)
+    return analyze
+
+
+def test_the_units_verify_without_a_warning(tmp_path: Path) -> None:
+    """`systemd-analyze verify` on every shipped unit prints nothing and exits 0."""
+    analyze = stand_ins(tmp_path)
     names = [name.replace("@.", "@1.") for name in UNITS]
     done = subprocess.run([analyze, "verify", *names], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
@@ -75,7 +81,18 @@ def test_the_services_are_sandboxed(name: str) -> None:
     assert (service["User"], service["Group"]) == ("kalah", "kalah")
     assert service["ProtectSystem"] == "strict" and service["NoNewPrivileges"] == "yes"
     assert service["ProtectHome"] == "yes" and service["PrivateTmp"] == "yes" and service["CapabilityBoundingSet"] == ""
-    assert "kalah" in service["StateDirectory"].split() and service["SystemCallFilter"] == "@system-service"
+    assert "kalah" in service["StateDirectory"].split() and service["PrivateMounts"] == "yes"
+    filters = re.findall(r"^SystemCallFilter=(.*)$", (DEPLOY / name).read_text(), re.M)
+    assert filters == ["@system-service", "~@privileged"]
+
+
+def test_the_services_expose_little(tmp_path: Path) -> None:
+    """`systemd-analyze security --offline` rates every service's exposure at most 2.0 of 10 (its "OK" band)."""
+    analyze = stand_ins(tmp_path)
+    for name in [*SERVERS, "kalah-backup.service"]:
+        done = subprocess.run([analyze, "security", "--offline=yes", "--threshold=20", name.replace("@.", "@1.")],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout.splitlines()[-1:]
 
 
 def command_of(name: str) -> list[str]:
