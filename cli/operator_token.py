@@ -24,12 +24,20 @@ def add_operator_token_args(parser: argparse.ArgumentParser, what: str) -> None:
                             "process list: prefer --operator-token-file or $KALAH_OPERATOR_TOKEN")
 
 
+def on_command_line(flag: str) -> bool:
+    """Whether this process's command line (what `ps` shows every local user) holds `flag` (not a config file)."""
+    return any(arg == flag or arg.startswith(f"{flag}=") for arg in sys.argv[1:])
+
+
 def operator_token(args: argparse.Namespace, command: str) -> str | None:
-    """The operator token the flags (or the environment) give, None without one; one line on standard error when it
-    came on the command line; a file that cannot be read or is empty is a `CommandError`."""
+    """The operator token the flags (a config file's included, or the environment) give, None without one; one line
+    on standard error when it is on the process's command line; a file that cannot be read or is empty is a
+    `CommandError`."""
     if args.operator_token is not None:
-        print(f"kalah {command}: warning: --operator-token shows the secret to every user of this machine in the "
-              f"process list: use --operator-token-file FILE or ${ENV_OPERATOR_TOKEN}", file=sys.stderr, flush=True)
+        if on_command_line("--operator-token"):
+            print(f"kalah {command}: warning: --operator-token shows the secret to every user of this machine in the "
+                  f"process list: use --operator-token-file FILE or ${ENV_OPERATOR_TOKEN}", file=sys.stderr,
+                  flush=True)
         return str(args.operator_token) or None
     if args.operator_token_file is not None:
         path = Path(args.operator_token_file)

@@ -246,6 +246,21 @@ def test_the_operator_token_is_read_from_a_file_and_kept_out_of_the_command_line
     assert "--operator-token-file" in err.splitlines()[0] and "$KALAH_OPERATOR_TOKEN" in err.splitlines()[0]
 
 
+def test_an_operator_token_in_a_config_file_is_not_warned_about(tmp_path: Path) -> None:
+    """`operator-token` in a `--config` file is not on the process's command line: the server takes it without the
+    command-line warning."""
+    secret = "s3cret-" + os.urandom(8).hex()
+    config = tmp_path / "serve.toml"
+    config.write_text(f'operator-token = "{secret}"\nport = 0\ndb = "{tmp_path / "a.sqlite3"}"\n')
+    with started([*SERVE, "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=True) as proc:
+        url = first_line(proc).split(" on ")[1].split()[0]
+        assert metrics_status(url, secret) == 200
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "warning" not in err, err
+
+
 def test_an_operator_token_file_it_cannot_use_is_one_line(tmp_path: Path) -> None:
     """A missing or empty token file: status 2 and one line naming the file, before anything starts."""
     (tmp_path / "empty").write_text("\n")
