@@ -6,7 +6,8 @@ across addresses and networks exactly as the asker's own analyses do; an address
 `MAX_MAKING_PER_ADDRESS` reviews being made at once, and more are refused with `too_many`. Each position thinks an
 equal share of `REVIEW_BUDGET_MS` (within `MIN_PLY_MS`..`MAX_PLY_MS`), so a game's cost is bounded.
 The review is then stored (`reviews`) and every later request, on any node, reads it back. Two
-requests for the same game while it is being made share the one review.
+requests for the same game while it is being made share the one review. A review being made is
+sent when done, so the asker's connection serves its other requests meanwhile.
 
 With `every_s`, the node also looks that often for games finished since it started (less
 `LOOKBACK_S`) that have no review, claims one in `guards` (so one node of a cluster makes it) and
@@ -18,12 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bots.review import MAX_PLY_MS, Valuation, assemble, needs_value, ply_budget_ms, replay
-from protocol.errors import ConflictError, InPlayError, TooManyError, UnknownMatchError
-from protocol.messages import Analyse, Message, encode
+from protocol.errors import ConflictError, InPlayError, InternalError, KalahError, TooManyError, UnknownMatchError
+from protocol.messages import Analyse, ErrorMessage, Message, encode
 from protocol.review_messages import GameReview, ReviewGame
 from protocol.variant import Variant
 from server.core.played import PlayedHere
@@ -45,10 +46,6 @@ BUSY_RETRIES = 50
 queue) before the review gives up with that refusal."""
 
 
-class Abandoned(Exception):
-    """The asker left before the review was made."""
-
-
 class Reviews:
     """Answers `review` requests from the stored reviews, making the missing ones through the analysis queue."""
 
@@ -65,31 +62,46 @@ class Reviews:
         """Reviews being made for each address."""
         self._since = time.time() - LOOKBACK_S
         self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Reviews being made, and answers waiting for them."""
 
     def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
         """The router's handler of the review request."""
         return {ReviewGame: self.review}
 
     async def review(self, s: Session, msg: ReviewGame) -> list[Message]:
-        """The stored review of a finished game, made now if there is none (refused for a game not over)."""
+        """The stored review of a finished game; else it is made (or joined, if being made) and sent when done, the
+        connection serving its other requests meanwhile (refused at once for a game not over, or past the address's
+        bound)."""
         if not s.peer.reads.allow(1):
             raise too_many_rows(1, s.peer.reads.wait_s(1))
         stored = await self.stored(msg.match_id)
         if stored is not None:
             return [stored]
-        game = await self.storage.fetch_game(msg.match_id)
-        if game is None:
-            raise UnknownMatchError(f"no stored game {msg.match_id!r}")
-        if game.status in ("open", "live"):
-            raise InPlayError(f"match {msg.match_id} is still being played: ask for its review once it has ended")
-        if game.status != "finished":
-            raise UnknownMatchError(f"match {msg.match_id} was {game.status}: there is no game to review")
-        await self.played.played(s.player_id)
+        future = self._making.get(msg.match_id)
+        if future is None:
+            game = await self.storage.fetch_game(msg.match_id)
+            if game is None:
+                raise UnknownMatchError(f"no stored game {msg.match_id!r}")
+            if game.status in ("open", "live"):
+                raise InPlayError(f"match {msg.match_id} is still being played: ask for its review once it has "
+                                  "ended")
+            if game.status != "finished":
+                raise UnknownMatchError(f"match {msg.match_id} was {game.status}: there is no game to review")
+            await self.played.played(s.player_id)
+            future = self._making.get(msg.match_id) or self.start_review(
+                game, s.peer, lambda: self.played.known(s.player_id))
+        self._spawn(self._deliver(s, msg.match_id, future))
+        return []
+
+    async def _deliver(self, s: Session, match_id: str, future: asyncio.Future[GameReview]) -> None:
+        """Send `s` the review once made, or why it could not be."""
         try:
-            answer = await self.make(game, s.peer, s.ws.wait_closed, lambda: self.played.known(s.player_id))
-        except Abandoned:
-            return []
-        return [answer]
+            s.send(await asyncio.shield(future))
+        except Exception as exc:  # logged where the review failed, unless it is a refusal
+            error = exc if isinstance(exc, KalahError) else InternalError("the review could not be made")
+            s.send(ErrorMessage(code=error.code, message=str(error)[:1000], request="review", match_id=match_id,
+                                retry_ms=error.retry_ms))
 
     async def stored(self, match_id: str) -> GameReview | None:
         """The review stored for a match, or None (also for a row this version cannot read)."""
@@ -102,12 +114,12 @@ class Reviews:
             log_event("unreadable_review", match=match_id, error=str(exc)[:300], level=30)
             return None
 
-    async def make(self, game: StoredGame, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
-                   player: Callable[[], bool]) -> GameReview:
-        """The review of a finished game, made and stored (or the one being made for another asker)."""
-        making = self._making.get(game.match_id)
-        if making is not None:
-            return await asyncio.shield(making)
+    def start_review(self, game: StoredGame, peer: Peer | None,
+                     player: Callable[[], bool]) -> asyncio.Future[GameReview]:
+        """Start making the review of a finished game (charged to `peer`'s address and network); its future.
+
+        At most `MAX_MAKING_PER_ADDRESS` are made at once for one address: past it `too_many`. A review started is
+        made to its end even if the asker leaves (its cost is bounded, and it is stored for the next)."""
         address = None if peer is None else peer.address
         if address is not None and self._asked.get(address, 0) >= MAX_MAKING_PER_ADDRESS:
             raise TooManyError(f"at most {MAX_MAKING_PER_ADDRESS} review made at once for one address: ask again "
@@ -116,23 +128,35 @@ class Reviews:
         self._making[game.match_id] = future
         if address is not None:
             self._asked[address] = self._asked.get(address, 0) + 1
-        try:
-            review = await self._make(game, peer, gone, player)
-            future.set_result(review)
-            return review
-        except BaseException as exc:
-            future.set_exception(exc if isinstance(exc, Exception) else Abandoned("stopped"))
-            future.exception()  # retrieved: no one may be waiting
-            raise
-        finally:
-            del self._making[game.match_id]
-            if address is not None:
-                self._asked[address] -= 1
-                if not self._asked[address]:
-                    del self._asked[address]
 
-    async def _make(self, game: StoredGame, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
-                    player: Callable[[], bool]) -> GameReview:
+        async def make() -> None:
+            """Make it, hand it to whoever waits, and free its places."""
+            try:
+                future.set_result(await self._make(game, peer, player))
+            except Exception as exc:
+                if not isinstance(exc, KalahError):
+                    log_event("review_failed", match=game.match_id, error=repr(exc)[:300], level=40)
+                future.set_exception(exc)
+                future.exception()  # retrieved: no one may be waiting
+            finally:
+                del self._making[game.match_id]
+                if address is not None:
+                    self._asked[address] -= 1
+                    if not self._asked[address]:
+                        del self._asked[address]
+                if not future.done():
+                    future.cancel()
+
+        self._spawn(make())
+        return future
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task this object cancels when it closes."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _make(self, game: StoredGame, peer: Peer | None, player: Callable[[], bool]) -> GameReview:
         """Value each position through the analysis queue, then assemble and store the review."""
         started = time.monotonic()
         variant = Variant.parse(game.variant)
@@ -142,7 +166,7 @@ class Reviews:
         for index, position in enumerate(played.positions):
             if needs_value(position):
                 values[index] = await self._value(Analyse(variant=game.variant, position=position.fen(),
-                                                          budget_ms=budget), peer, gone, player)
+                                                          budget_ms=budget), peer, player)
         review = assemble(game.match_id, played, (game.south, game.north), values, budget)
         await self.storage.write([op_review(game.match_id, encode(review), review.exact)])
         self.made += 1
@@ -150,19 +174,18 @@ class Reviews:
                   seconds=round(time.monotonic() - started, 3))
         return review
 
-    async def _value(self, msg: Analyse, peer: Peer | None, gone: Callable[[], Awaitable[object]] | None,
-                     player: Callable[[], bool]) -> Valuation:
+    async def _value(self, msg: Analyse, peer: Peer | None, player: Callable[[], bool]) -> Valuation:
         """One position's valuation from the analysis queue, waiting out its `too_many` refusals a while."""
         for attempt in range(BUSY_RETRIES + 1):
             try:
-                answer = await self.analyst.aanalyse(msg, peer, gone, player)
+                answer = await self.analyst.aanalyse(msg, peer, None, player)
             except TooManyError as exc:
                 if attempt == BUSY_RETRIES:
                     raise
                 await asyncio.sleep((exc.retry_ms or 1000) / 1000)
                 continue
             if answer is None:
-                raise Abandoned("the asker left")
+                raise AssertionError("an analysis with no one to leave is always answered")
             return Valuation(answer.value, tuple(str(b) for b in answer.best), answer.exact, answer.depth)
         raise AssertionError("unreachable")
 
@@ -190,12 +213,14 @@ class Reviews:
         except ConflictError:
             return  # another node claimed it
         game = await self.storage.fetch_game(match_id)
-        if game is not None:
-            await self.make(game, None, None, lambda: False)
+        if game is not None and match_id not in self._making:
+            await asyncio.shield(self.start_review(game, None, lambda: False))
 
     async def close(self) -> None:
-        """Stop looking for games to review."""
-        if self._task is not None:
-            self._task.cancel()
+        """Stop looking for games to review, and making them."""
+        tasks = [*self._tasks, *([] if self._task is None else [self._task])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task

@@ -59,7 +59,8 @@ async def test_only_a_finished_game_is_reviewed(serve: Serve, tmp_path: Path) ->
 async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
         serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Reviews asked at once from one address: one is made, the others are refused `too_many` with a retry hint;
-    asking for the review being made shares it; another address is served meanwhile."""
+    asking for the review being made shares it; another address is served meanwhile; the asker's connection answers
+    its other requests while its review is being made."""
     db = tmp_path / "arena.sqlite3"
     await store_finished(db, GAMES)
     arena = await serve(db)
@@ -78,11 +79,14 @@ async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
     for client, match_id in zip(clients, GAMES, strict=True):
         await client.send(type="review", match_id=match_id)
         await asyncio.sleep(0.05)
+    await clients[0].send(type="standings")  # served while its review is being made
     await sharer.send(type="review", match_id="g1")
     await other.send(type="review", match_id="g2")
     answers = [await client.expect("game_review", timeout=30)
                if i == 0 else await client.expect("error", timeout=10) for i, client in enumerate(clients)]
     assert [a.get("code") for a in answers[1:]] == ["too_many", "too_many"]
+    kinds = [m["type"] for m in clients[0].seen]
+    assert kinds.index("standings_table") < kinds.index("game_review")
     assert all(a.get("retry_ms") for a in answers[1:])
     assert (await sharer.expect("game_review", timeout=30)) == answers[0]
     assert (await other.expect("game_review", timeout=30))["match_id"] == "g2"
