@@ -199,10 +199,12 @@ class Analyst:
 
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
                        gone: Callable[[], Awaitable[object]] | None = None,
-                       player: Callable[[], bool] = lambda: False, who: str | None = None) -> Analysis | None:
+                       player: Callable[[], bool] = lambda: False, who: str | None = None,
+                       counted: bool = True) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
-        At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer`. The
+        At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer` (unless not
+        `counted`: a game review's positions, bounded by `server.front.reviews` instead). The
         queue serves players (`player()`: the asker has played a game here) before fresh identities,
         and within each kind new people (`who`, an identity never served an analysis) before the
         others; then it goes by networks (an IPv4 /24, an IPv6 /64) in turns: each network has one
@@ -217,7 +219,7 @@ class Analyst:
         connection's closing) completes first, a queued analysis is dropped and one already
         running is left to end within its budget (the answer is then None: no one to send it to).
         """
-        if peer is not None and peer.analyses >= self.max_per_address:
+        if counted and peer is not None and peer.analyses >= self.max_per_address:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
         loop = asyncio.get_running_loop()
@@ -226,7 +228,7 @@ class Analyst:
             self._make_room(ticket)
         self._waiting.append(ticket)
         self.pending += 1
-        if peer is not None:
+        if counted and peer is not None:
             peer.analyses += 1
         self._dispatch()
         try:
@@ -245,7 +247,7 @@ class Analyst:
             if not ticket.done.done():
                 ticket.done.cancel()  # no one waits for the answer any more
             self.pending -= 1
-            if peer is not None:
+            if counted and peer is not None:
                 peer.analyses -= 1
 
     def _weight(self, ticket: _Ticket, now: float) -> tuple[bool, bool, int, float, float]:

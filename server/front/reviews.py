@@ -3,7 +3,9 @@
 A review values each position of a finished game (`bots.review`) through the analysis queue
 (`Analyst.aanalyse`), one position after the other, so it gets the queue's bounds and its fairness
 across addresses and networks exactly as the asker's own analyses do; an address has at most
-`MAX_MAKING_PER_ADDRESS` reviews being made at once, and more are refused with `too_many`. Each position thinks an
+`MAX_MAKING_PER_ADDRESS` reviews being made at once, and more are refused with `too_many` (a
+review's positions are not counted among the address's own analyses, so its page's analyses
+go on beside it). Each position thinks an
 equal share of `REVIEW_BUDGET_MS` (within `MIN_PLY_MS`..`MAX_PLY_MS`), so a game's cost is bounded.
 The review is then stored (`reviews`) and every later request, on any node, reads it back. Two
 requests for the same game while it is being made share the one review. A review being made is
@@ -178,7 +180,7 @@ class Reviews:
         """One position's valuation from the analysis queue, waiting out its `too_many` refusals a while."""
         for attempt in range(BUSY_RETRIES + 1):
             try:
-                answer = await self.analyst.aanalyse(msg, peer, None, player)
+                answer = await self.analyst.aanalyse(msg, peer, None, player, counted=False)
             except TooManyError as exc:
                 if attempt == BUSY_RETRIES:
                     raise

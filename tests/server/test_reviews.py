@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bots.review import perfect_valuer, review_game
-from protocol import Position, Variant
+from protocol import Game, Position, Variant
 from server.storage.reviews import REVIEW
 from tests.conftest import Serve
 from tests.helpers.stored_games import store_finished
@@ -60,7 +60,7 @@ async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
         serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Reviews asked at once from one address: one is made, the others are refused `too_many` with a retry hint;
     asking for the review being made shares it; another address is served meanwhile; the asker's connection answers
-    its other requests while its review is being made."""
+    its other requests while its review is being made, its own analyses included."""
     db = tmp_path / "arena.sqlite3"
     await store_finished(db, GAMES)
     arena = await serve(db)
@@ -80,6 +80,8 @@ async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
         await client.send(type="review", match_id=match_id)
         await asyncio.sleep(0.05)
     await clients[0].send(type="standings")  # served while its review is being made
+    start = Game(SMALL).position.fen()
+    await clients[0].send(type="analyse", variant="kalah(2,3)", position=start, budget_ms=100)  # beside the review
     await sharer.send(type="review", match_id="g1")
     await other.send(type="review", match_id="g2")
     answers = [await client.expect("game_review", timeout=30)
@@ -87,6 +89,7 @@ async def test_a_flood_of_reviews_from_one_address_is_held_to_one_at_a_time(
     assert [a.get("code") for a in answers[1:]] == ["too_many", "too_many"]
     kinds = [m["type"] for m in clients[0].seen]
     assert kinds.index("standings_table") < kinds.index("game_review")
+    assert kinds.index("analysis") < kinds.index("game_review")  # not refused: a review's positions are its own
     assert all(a.get("retry_ms") for a in answers[1:])
     assert (await sharer.expect("game_review", timeout=30)) == answers[0]
     assert (await other.expect("game_review", timeout=30))["match_id"] == "g2"
