@@ -1,6 +1,9 @@
 // /game/MATCH: replay a stored game. The record comes from `game` (a public read); every position is
 // rebuilt with the rules in kalah.js. The solver's value of the position shown is asked with `analyse`,
 // one position at a time and only once it stays on screen (the server runs a few analyses at once in all).
+// A finished game's review (`review`: each move's seeds lost against perfect play, made once by the server and
+// stored) marks the moves, draws the value over the game and sums up each player; a mark jumps to the position
+// before its move and shows the best move there.
 
 import { BoardView } from "./board.js";
 import { parseVariant, replay } from "./kalah.js";
@@ -17,6 +20,9 @@ const MAX_RETRIES = 5;
 
 const st = { game: null, v: null, steps: [], ply: 0, board: null, ratings: new Map(), asked: false };
 const an = { cache: new Map(), inFlight: null, timer: null, retries: 0 };
+const rv = { review: null, asked: false, retries: 0, timer: null, shown: null };
+const MARKS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+const SVG = "http://www.w3.org/2000/svg";
 
 const net = new Link({
   onReady() {
@@ -28,6 +34,8 @@ const net = new Link({
     } else if (!st.game) {
       net.send({ type: "game", match_id: matchId });
     }
+    if (!rv.review) rv.asked = false;  // an answer lost with the old connection is asked again
+    askReview();
     askSoon();
   },
   onMessage(msg) {
@@ -36,6 +44,7 @@ const net = new Link({
       st.ratings = ratingsOf(msg);
       if (st.game) drawPlayers();
     } else if (msg.type === "analysis") analysed(msg);
+    else if (msg.type === "game_review" && msg.match_id === matchId) reviewed(msg);
     else if (msg.type === "error") failed(msg);
   },
   onState: showLinkState,
@@ -59,6 +68,7 @@ function load(game) {
   const finished = game.reason ? `${outcomeText(game.winner, game.result, game.reason)}` : game.status;
   $("meta").textContent = `${game.variant} · ${n} plies · ${finished} · match ${matchId}`;
   go(plyInAddress() ?? 0, false);
+  askReview();
 }
 
 /** The ply the address names (`#ply=12`), or null. */
@@ -89,6 +99,7 @@ function go(ply, animate) {
   drawPlayers();
   drawStatus();
   drawAnalysis();
+  drawReviewPlace();
   askSoon();
 }
 
@@ -199,6 +210,10 @@ function failed(msg) {
     $("missing-text").textContent = `No stored game ${matchId}.`;
     return;
   }
+  if (msg.request === "review") {
+    reviewFailed(msg);
+    return;
+  }
   if (msg.request !== "analyse" || an.inFlight === null) return;
   const fen = an.inFlight;
   an.inFlight = null;
@@ -213,6 +228,120 @@ function failed(msg) {
   drawAnalysis();
 }
 
+// --- the review ----------------------------------------------------------------------------------------
+
+/** Ask for the review of a finished game, once per connection (the server makes it once and stores it). */
+function askReview() {
+  if (!st.game || st.game.status !== "finished" || !st.steps.length || rv.review || rv.asked || !net.ready) return;
+  rv.asked = true;
+  $("review").hidden = false;
+  $("review-state").textContent = "Reviewing every move against perfect play…";
+  net.send({ type: "review", match_id: matchId });
+}
+
+function reviewFailed(msg) {
+  rv.asked = false;
+  if ((msg.code === "too_many" || msg.code === "rate_limited") && rv.retries < MAX_RETRIES) {
+    rv.retries += 1;
+    $("review-state").textContent = "The server is busy: the review is asked again shortly…";
+    clearTimeout(rv.timer);
+    rv.timer = setTimeout(askReview, Math.max(msg.retry_ms || 0, 1000 * 2 ** rv.retries));
+    return;
+  }
+  $("review-state").textContent = `No review: ${msg.message}`;
+}
+
+function lossWords(p) {
+  const seeds = `${p.exact ? "" : "about "}${p.loss} seed${p.loss === 1 ? "" : "s"} lost`;
+  return p.mark === "perfect" ? "a perfect move" : `${p.mark}, ${seeds}`;
+}
+
+function reviewed(review) {
+  rv.review = review;
+  rv.retries = 0;
+  $("review").hidden = false;
+  $("review-state").textContent = review.exact ? "Every figure is proved (books, databases, full searches)."
+    : "Figures marked ~ are estimates from a depth-limited search, not proved.";
+  for (const p of review.plies) {
+    const item = $("moves").querySelector(`li[data-ply='${p.ply + 1}']`);
+    if (!item) continue;
+    item.dataset.mark = p.mark;
+    item.dataset.loss = String(p.loss);
+    if (!MARKS[p.mark]) continue;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `mark ${p.mark}${p.exact ? "" : " estimate"}`;
+    button.dataset.ply = String(p.ply);
+    button.textContent = `${p.exact ? "" : "~"}${MARKS[p.mark]}`;
+    button.setAttribute("aria-label", `Move ${p.ply + 1}, ${p.player || p.side} played ${p.action}: ${lossWords(p)}`
+      + `${p.exact ? "" : " (an estimate)"}; show the position before it and the best move`);
+    item.append(button);
+  }
+  $("review-players").replaceChildren(...review.players.map((s) => {
+    const li = document.createElement("li");
+    const worst = s.worst_ply === null ? "no seed given away"
+      : `worst: move ${s.worst_ply + 1} (${s.worst_loss} seed${s.worst_loss === 1 ? "" : "s"})`;
+    li.textContent = `${s.player || (s.seat ? "North" : "South")}: ${s.perfect} of ${s.moves} moves perfect, `
+      + `${s.lost} seed${s.lost === 1 ? "" : "s"} given away, ${worst}${s.exact ? "" : " (some figures are estimates)"}.`;
+    return li;
+  }));
+  const t = review.thresholds;
+  $("review-legend").textContent = `Seeds lost: inaccuracy ${t.inaccuracy}+, mistake ${t.mistake}+, `
+    + `blunder ${t.blunder}+ (scaled to the board's seeds).`;
+  drawGraph(review);
+  drawReviewPlace();
+}
+
+/** The value over the game: a bar per position, above the line when South wins under perfect play. */
+function drawGraph(review) {
+  const graph = $("review-graph");
+  const values = review.plies.map((p) => ({ value: p.value, exact: p.exact }));
+  const last = review.plies[review.plies.length - 1];
+  if (last) values.push({ value: last.after, exact: last.exact });
+  const top = Math.max(1, ...values.map((v) => Math.abs(v.value)));
+  const width = Math.max(1, values.length);
+  graph.setAttribute("viewBox", `0 0 ${width} 2`);
+  const bars = values.map((v, ply) => {
+    const bar = document.createElementNS(SVG, "rect");
+    const h = Math.abs(v.value) / top;
+    bar.setAttribute("x", String(ply + 0.1));
+    bar.setAttribute("width", "0.8");
+    bar.setAttribute("y", String(v.value >= 0 ? 1 - h : 1));
+    bar.setAttribute("height", String(Math.max(h, 0.02)));
+    bar.setAttribute("class", `bar ${v.value >= 0 ? "south" : "north"}${v.exact ? "" : " estimate"}`);
+    bar.dataset.ply = String(ply);
+    bar.dataset.value = String(v.value);
+    return bar;
+  });
+  const axis = document.createElementNS(SVG, "line");
+  Object.entries({ x1: "0", x2: String(width), y1: "1", y2: "1", class: "axis" }).forEach(([k, v]) => axis.setAttribute(k, v));
+  graph.replaceChildren(axis, ...bars);
+}
+
+/** Mark the position shown on the graph, and the best move when it is the position before a marked move. */
+function drawReviewPlace() {
+  for (const bar of $("review-graph").querySelectorAll(".bar")) {
+    bar.classList.toggle("current", Number(bar.dataset.ply) === st.ply);
+  }
+  for (const node of $("board").querySelectorAll(".best")) node.classList.remove("best");
+  const p = rv.review && rv.shown === st.ply ? rv.review.plies.find((q) => q.ply === st.ply) : null;
+  if (!p) {
+    $("review-note").textContent = "";
+    delete $("review-note").dataset.ply;
+    return;
+  }
+  for (const token of p.best) $("board").querySelector(`[data-bin='${token}']`)?.classList.add("best");
+  const best = p.best.length ? `best was ${p.best.join(" or ")}` : "no best move was looked for";
+  $("review-note").dataset.ply = String(p.ply);
+  $("review-note").textContent = `Move ${p.ply + 1}: ${p.player || p.side} played ${p.action}, ${lossWords(p)}`
+    + `${p.exact ? "" : " (an estimate)"}; ${best} (marked on the board).`;
+}
+
+function showMark(ply) {
+  rv.shown = ply;
+  go(ply, false);
+}
+
 // --- controls -----------------------------------------------------------------------------------------------
 
 $("first").addEventListener("click", () => go(0, false));
@@ -222,6 +351,11 @@ $("last").addEventListener("click", () => go(st.steps.length - 1, false));
 $("ply-range").addEventListener("input", (e) => go(Number(e.target.value), false));
 $("ply-input").addEventListener("change", (e) => go(Number(e.target.value), false));
 $("moves").addEventListener("click", (e) => {
+  const mark = e.target.closest("button.mark");
+  if (mark) {
+    showMark(Number(mark.dataset.ply));
+    return;
+  }
   const item = e.target.closest("li[data-ply]");
   if (item) go(Number(item.dataset.ply), false);
 });
