@@ -1,6 +1,6 @@
 """The account service: the one writer of credentials and sign-in sessions, beside `Identities`.
 
-An account is a player with a password (and later passkeys): registered new, or made of the guest
+An account is a player with a password (and its passkeys: `server.core.passkeys`): registered new, or made of the guest
 identity a connection said hello as (its games, ratings and events stay; its guest token stops
 saying hello). Each sign-in is a session whose secret is given once (to a terminal, or as a browser's
 cookie) and stored only as its SHA-256; a hello with it is the account's. Sessions end by sign-out,
@@ -164,6 +164,10 @@ class Accounts:
             raise SignInError("wrong name or recovery code, or a code already used") from None
         self.ended(others)
         return SignIn(player, session.session_id, token, [])
+
+    async def open_session(self, player: StoredPlayer, client: str, address: str, also: list[Op]) -> SignIn:
+        """A new session of `player`, who proved itself another way (a passkey), stored with `also`."""
+        return await self._open(player, client, address, also)
 
     async def resume(self, token: str) -> tuple[StoredPlayer, str]:
         """The account and session id of a session's secret (a hello with it); `BadSessionError` for one that is

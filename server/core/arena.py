@@ -45,6 +45,7 @@ from server.core.hosted import BotRunner
 from server.core.identities import Identities
 from server.core.match import ActionChange, Duplicate, EndChange, JoinChange, Match, Seat
 from server.core.match_host import MatchHost
+from server.core.passkeys import Passkeys
 from server.core.passwords import Argon2Hasher, Passwords
 from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
@@ -91,6 +92,8 @@ class Arena:
                                  SignInThrottle(self.loop.time),
                                  announce=self._sessions_ended)
         """Accounts' credentials and sessions, and their one writer."""
+        self.passkeys = Passkeys(storage, self.write, self.accounts, self.loop.time)
+        """Accounts' passkeys (WebAuthn) and their pending challenges."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
         self.seeks: dict[str, Follower] = {}
         self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)

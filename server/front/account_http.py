@@ -7,7 +7,8 @@ player_id, name, session_id, recovery_codes}`, or a refusal `{ok: false, code, m
 websocket's error codes) and, on success, `Set-Cookie: kalah_session=SECRET; HttpOnly; SameSite=Lax; Path=/`
 (and `Secure` when the page is served over https). `POST /account/logout` ends the cookie's session and clears
 the cookie; `GET /account/me` says who the cookie signs in (`{signed_in, player_id, name, session_id}`). A POST
-must come from the server's own page (its `Origin`): no other site can sign a visitor in or out. The websocket
+must come from the server's own page (its `Origin`): no other site can sign a visitor in or out. Passkeys are
+added and used at `POST /account/passkey/...` (`server.front.passkey_http`). The websocket
 handshake of a page that holds the cookie carries it, and its `hello {account: true}` is the account's.
 """
 
@@ -29,12 +30,15 @@ from protocol.account_messages import Login, Recover, Register
 from protocol.errors import BadFieldError, BadSessionError, KalahError, SignInThrottledError
 from server.core.accounts import Accounts, SignIn
 from server.core.networks import prefix_of
+from server.core.passkeys import Passkeys
 from server.front.origins import origin_allowed
+from server.front.passkey_http import PATHS as PASSKEY_PATHS
+from server.front.passkey_http import PasskeyHttp
 from server.logs import event as log_event
 
 COOKIE = "kalah_session"
 HEADER = "Kalah-Account"
-PATHS = ("/account/register", "/account/login", "/account/recover", "/account/logout", "/account/me")
+PATHS = ("/account/register", "/account/login", "/account/recover", "/account/logout", "/account/me", *PASSKEY_PATHS)
 MAX_AGE_S = 180 * 24 * 3600
 """How long a browser keeps the cookie (the session itself lasts until it is ended)."""
 
@@ -82,9 +86,11 @@ def cookie_text(secret: str, secure: bool, max_age: int = MAX_AGE_S) -> str:
 class AccountHttp:
     """The browser's sign-in, registration, recovery and sign-out over HTTP."""
 
-    def __init__(self, accounts: Accounts, allowed_origins: frozenset[str], tls: bool,
+    def __init__(self, accounts: Accounts, passkeys: Passkeys, allowed_origins: frozenset[str], tls: bool,
                  take_identity: Callable[[str], None]) -> None:
         self.accounts = accounts
+        self.passkeys = PasskeyHttp(accounts, passkeys)
+        """Adding passkeys and signing in with them (`/account/passkey/...`)."""
         self.take_identity = take_identity
         """Charge a new identity to an address's budget (a registration of a new name)."""
         self.allowed_origins = allowed_origins
@@ -108,6 +114,8 @@ class AccountHttp:
             secure = self.tls or origins[0].lower().startswith("https://")
             if path == "/account/logout":
                 return await self.logout(request, secure)
+            if path in PASSKEY_PATHS:
+                return await self.passkey(path, request, origins[0], address, secure)
             return await self.sign_in(path, self.fields(request), address, secure)
         except KalahError as exc:
             if not isinstance(exc, SignInThrottledError):
@@ -159,6 +167,16 @@ class AccountHttp:
         return _json(HTTPStatus.OK, {"ok": True, "player_id": made.player.player_id, "name": made.player.name,
                                      "session_id": made.session_id, "recovery_codes": made.recovery_codes},
                      cookie_text(made.token, secure))
+
+    async def passkey(self, path: str, request: Request, origin: str, address: str, secure: bool) -> Response:
+        """A passkey request (`server.front.passkey_http`); a sign-in's session goes only into the cookie."""
+        body, made = await self.passkeys.answer(path, self.fields(request), origin.strip(), address,
+                                                session_cookie(request.headers))
+        if made is None:
+            return _json(HTTPStatus.OK, body)
+        log_event("signed_in", player=made.player.player_id, session=made.session_id, remote=address, via="http",
+                  path=path)
+        return _json(HTTPStatus.OK, body, cookie_text(made.token, secure))
 
     async def me(self, request: Request) -> Response:
         """Who the cookie signs in: `{signed_in: true, player_id, name, session_id}`, or `{signed_in: false}` (no

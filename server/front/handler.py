@@ -79,8 +79,8 @@ class ConnectionHandler:
         """The KGP gateway, which also serves agents at `/kgp` (None until it listens, or without one)."""
         self.allowed_origins = allowed_origins(opts.allowed_origins)
         """The canonical origins of other sites' pages that may open websockets here."""
-        self.account_http = AccountHttp(router.arena.accounts, self.allowed_origins, opts.tls_cert is not None,
-                                        router.arena.quotas.take_identity)
+        self.account_http = AccountHttp(router.arena.accounts, router.arena.passkeys, self.allowed_origins,
+                                        opts.tls_cert is not None, router.arena.quotas.take_identity)
         """The browser's sign-in over HTTP (`/account/...`), which sets the session cookie."""
 
     def process_request(self, conn: ServerConnection,

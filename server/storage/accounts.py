@@ -2,7 +2,7 @@
 
 `credentials` holds what proves an account: its password (`password`: an argon2id hash, one row,
 id `pw-<player>`), its one-time recovery codes (`recovery`, and the operator's `reset`: the SHA-256 of
-each code, `used_at` set once used), and later its passkeys (`passkey`: the public key, `detail` its
+each code, `used_at` set once used), and its passkeys (`passkey`: the public key, `detail` its
 counter). `account_sessions` holds each sign-in: the SHA-256 of its secret (never the secret), the
 client, the address, when it began, was last seen and ended. A session whose `ended_at` is set is
 refused everywhere from the moment it is stored: every node reads sessions from here.

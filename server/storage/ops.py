@@ -58,6 +58,10 @@ class OpKind(StrEnum):
     SESSION_END = "session_end"
     SESSIONS_END = "sessions_end"
     REVIEW = "review"
+    CHALLENGE = "challenge"
+    CHALLENGE_DROP = "challenge_drop"
+    PASSKEY_USED = "passkey_used"
+    PASSKEY_REMOVE = "passkey_remove"
 
 
 Op = tuple[OpKind, tuple[Any, ...]]

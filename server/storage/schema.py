@@ -25,7 +25,8 @@ players by creation; version 14 adds accounts: `credentials` (a player's passwor
 recovery and reset codes as SHA-256, and later its passkeys' public keys: one row each, by kind) and
 `account_sessions` (each sign-in: the SHA-256 of its secret, the client, the address, when it began, was last seen
 and ended). See `server.storage.accounts`; version 15 adds `reviews`, each finished game's review
-(`server.storage.reviews`).
+(`server.storage.reviews`); version 16 adds `passkey_challenges`, the WebAuthn ceremonies begun and not yet finished
+(`server.storage.passkeys`).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -249,6 +250,18 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     at REAL NOT NULL
 )""",
     )),
+    (16, (
+        """CREATE TABLE IF NOT EXISTS passkey_challenges (
+    id TEXT PRIMARY KEY,
+    challenge TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    rp_id TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    expires_at REAL NOT NULL
+)""",
+        "CREATE INDEX IF NOT EXISTS passkey_challenges_by_expiry ON passkey_challenges(expires_at)",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -426,6 +439,18 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     exact BOOLEAN NOT NULL,
     at DOUBLE PRECISION NOT NULL
 )""",
+    )),
+    (16, (
+        """CREATE TABLE IF NOT EXISTS passkey_challenges (
+    id TEXT PRIMARY KEY,
+    challenge TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    rp_id TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+)""",
+        "CREATE INDEX IF NOT EXISTS passkey_challenges_by_expiry ON passkey_challenges(expires_at)",
     )),
 )
 

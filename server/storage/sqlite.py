@@ -25,6 +25,7 @@ from server.storage.errors import StorageError
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
+from server.storage.passkeys import PASSKEY_SQL
 from server.storage.reviews import REVIEW_SQL
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.soundness import check_sound, check_writable
@@ -81,6 +82,7 @@ SQL: dict[OpKind, str] = {
     **MODERATION_SQL,
     **ACCOUNT_SQL,
     **REVIEW_SQL,
+    **PASSKEY_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""
 
