@@ -5,8 +5,8 @@ move) and awaits it. Moves of matches with a human seat (`Priority.HUMAN`) go ah
 exhibition moves (`Priority.EXHIBITION`, bot against bot), and `reserved` extra workers take
 human moves only, so a flood of exhibitions never makes a human wait for a bot's thread. A
 move's budget counts from the request: a move that waited in the queue thinks for what is
-left. Exhibition moves queue up to `max_queued`; beyond that, and for any bot that fails or
-is late, the move is a random legal one.
+left. Exhibition moves queue up to `max_queued`; beyond that a move waits (its clock running) until
+one of them is taken, in turn; for any bot that fails or is late, the move is a random legal one.
 
 Players are cached by canonical bot id (`bots.names`): a spelling that is not canonical is
 refused with `unknown_bot` before anything is made. Their engines live in one `Engines` pool,
@@ -22,7 +22,7 @@ import itertools
 import os
 import random
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -249,6 +249,10 @@ class BotRunner:
         self._guard = threading.Lock()
         self._workers = _Workers(workers, reserved)
         self._seq = itertools.count()
+        self._behind: deque[asyncio.Future[None]] = deque()
+        """Exhibition moves waiting for room in the queue, first come first served."""
+        self.waited = 0
+        """Exhibition moves that waited for room in the queue (since the start)."""
 
     def _make_player(self, bot_id: str) -> Player:
         """A `bots.players` player sharing this runner's engines."""
@@ -278,27 +282,61 @@ class BotRunner:
 
     async def choose(self, name: str, position: Position, budget_s: float, *,
                      priority: Priority = Priority.HUMAN) -> Action:
-        """The bot's action within about `budget_s` from now; a random legal one if it fails, is late or is shed.
+        """The bot's action within about `budget_s` from now; a random legal one if it fails or is late.
 
-        `priority` says whose move it is: `Priority.EXHIBITION` when no seat of the match is human.
+        `priority` says whose move it is: `Priority.EXHIBITION` when no seat of the match is human; such a move
+        waits for room while `max_queued` of them are queued (a bot that is behind waits: it never plays at random
+        for want of a worker).
         """
         _, player = self._player(name)
         legal = position.legal_actions()
-        action: Action | None = None
-        if priority != Priority.EXHIBITION or self._workers.queued_exhibition < self.max_queued:
-            future: Future[Action] = Future()
-            job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
-            self._workers.submit(job)
-            people = priority == Priority.HUMAN
-            self.thinking_for_people += people
-            try:
-                action = await _outcome(future, budget_s * 1.5 + 0.5)
-            finally:
-                self.thinking_for_people -= people
+        exhibition = priority == Priority.EXHIBITION
+        if exhibition:
+            await self._room()
+        future: Future[Action] = Future()
+        job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
+        self._workers.submit(job)
+        people = priority == Priority.HUMAN
+        self.thinking_for_people += people
+        try:
+            action = await _outcome(future, budget_s * 1.5 + 0.5)
+        finally:
+            self.thinking_for_people -= people
+            if exhibition:
+                self._wake()
         if action in legal:
             return action
         self.fallbacks += 1
         return random.choice(legal)
+
+    async def _room(self) -> None:
+        """Wait, in turn, until fewer than `max_queued` exhibition moves are queued (at once if none waits)."""
+        if not self._behind and self._workers.queued_exhibition < self.max_queued:
+            return
+        self.waited += 1
+        head = False
+        while True:
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if head:  # woken and overtaken: first again
+                self._behind.appendleft(turn)
+            else:
+                self._behind.append(turn)
+            try:
+                await turn
+            except BaseException:
+                self._wake()  # a turn this move was given goes on to the next
+                raise
+            if self._workers.queued_exhibition < self.max_queued:
+                return
+            head = True
+
+    def _wake(self) -> None:
+        """An exhibition move was decided: the first one waiting for room goes on."""
+        while self._behind:
+            turn = self._behind.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
 
     @property
     def queued(self) -> int:

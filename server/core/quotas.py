@@ -141,14 +141,17 @@ class Quotas:
             raise TooManyError(f"your address has {self.limits.open_per_address} open matches already: "
                                "wait for an opponent or leave one")
 
-    def check_exhibition(self, player_id: str, address: str, operator: bool = False) -> None:
+    def check_exhibition(self, player_id: str, address: str | None, operator: bool = False) -> None:
         """Refuse a new exhibition past the identity's, the address's, its network's or (but for the operator's) the
-        server's limit."""
+        server's limit (an event's bot game counts for its creator; None: an address not known, counted for no
+        address or network)."""
         if not operator and len(self.exhibitions.get("all", ())) >= self.limits.exhibitions_in_all:
             raise TooManyError(f"the server runs {self.limits.exhibitions_in_all} exhibitions already: try again "
                                "when one has ended", 10.0)
         if len(self.exhibitions.get("p:" + player_id, ())) >= self.limits.exhibitions_per_player:
             raise TooManyError(f"you have {self.limits.exhibitions_per_player} exhibitions running already")
+        if address is None:
+            return
         if len(self.exhibitions.get("a:" + address, ())) >= self.limits.exhibitions_per_address:
             raise TooManyError(f"your address has {self.limits.exhibitions_per_address} exhibitions running already")
         if len(self.exhibitions.get("n:" + prefix_of(address), ())) >= self.limits.exhibitions_per_network:
@@ -163,11 +166,12 @@ class Quotas:
             self._hold(match_id, self.open, "a:" + address)
             self.creators[match_id] = (prefix_of(address), address)
 
-    def hold_exhibition(self, match_id: str, player_id: str, address: str) -> None:
-        """Count an exhibition against its requester and address until it ends."""
+    def hold_exhibition(self, match_id: str, player_id: str, address: str | None) -> None:
+        """Count an exhibition (or an event's bot game) against its requester and address until it ends."""
         self._hold(match_id, self.exhibitions, "p:" + player_id)
-        self._hold(match_id, self.exhibitions, "a:" + address)
-        self._hold(match_id, self.exhibitions, "n:" + prefix_of(address))
+        if address is not None:
+            self._hold(match_id, self.exhibitions, "a:" + address)
+            self._hold(match_id, self.exhibitions, "n:" + prefix_of(address))
         self._hold(match_id, self.exhibitions, "all")
 
     def _hold(self, match_id: str, table: defaultdict[str, set[str]], key: str) -> None:

@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from protocol.errors import EventStartedError, KalahError, MatchExistsError, UnknownEventError
+from protocol.errors import EventStartedError, KalahError, MatchExistsError, TooManyError, UnknownEventError
 from protocol.names import BOT_PREFIX
 from protocol.outcome import seat_score
 from protocol.variant import Variant
@@ -62,6 +62,11 @@ class TournamentDriver:
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.ended: dict[str, list[tuple[str, float]]] = {}
         """Tournament id -> results of its games not recorded yet (match id, score for south)."""
+        self.addresses: dict[str, str] = {}
+        """Tournament id -> the address of the client that created it (events made here since the start): its bot
+        games count against that address's and its network's exhibitions."""
+        self.deferred: dict[str, list[Pairing]] = {}
+        """Tournament id -> its games between hosted bots that wait for an exhibition place, in pairing order."""
         self.end_hooks: list[Callable[[Tournament], None]] = []
         """Called with each event that finished or was cancelled (the KGP gateway frees its entrants)."""
         self.owners = arena.replication.tournaments()
@@ -294,6 +299,8 @@ class TournamentDriver:
         self.release(event_id)
         self.tournaments.pop(event_id, None)
         self.followers.forget(event_id)
+        self.deferred.pop(event_id, None)
+        self.addresses.pop(event_id, None)
 
     # --- the event's clock ---------------------------------------------------------------------------
 
@@ -408,11 +415,54 @@ class TournamentDriver:
             log_event("event_forfeit", event_id=event.event_id, match=p.match_id, south=p.south, north=p.north)
             self._ended(event.event_id, p.match_id, 0.0 if south is None else 1.0)
             return
+        bots = south.bot is not None and north.bot is not None
+        if bots and not await self._hold_bot_game(event, p):
+            return
         try:
             room = await a.create(variant, event.settings.rated, 0, [(0, south), (1, north)], match_id=p.match_id)
-        except MatchExistsError:
-            return
+        except BaseException as exc:
+            if bots:
+                a.quotas.release(p.match_id)
+            if isinstance(exc, MatchExistsError):
+                return
+            raise
         self._show(room, (south, north))
+
+    async def _hold_bot_game(self, event: Tournament, p: Pairing) -> bool:
+        """Count a game between two hosted bots as an exhibition of the event's creator (its identity, address and
+        network, and the server's cap in all); False, and the game waits for a place, past any of them."""
+        assert p.match_id is not None
+        creator = await self._find_seat(event.creator)
+        holder = event.creator if creator is None else creator.player_id
+        address = self.addresses.get(event.event_id)
+        try:
+            self.arena.quotas.check_exhibition(holder, address)
+        except TooManyError as exc:
+            waiting = self.deferred.setdefault(event.event_id, [])
+            if p not in waiting:
+                waiting.append(p)
+            log_event("event_game_deferred", event_id=event.event_id, match=p.match_id, reason=str(exc))
+            return False
+        self.arena.quotas.hold_exhibition(p.match_id, holder, address)
+        return True
+
+    async def _start_deferred(self) -> None:
+        """Start the bot games that waited for an exhibition place, while places are free (those still without one
+        wait on)."""
+        for event_id in list(self.deferred):
+            lock = self.locks.get(event_id)
+            if lock is None:
+                self.deferred.pop(event_id, None)
+                continue
+            async with lock:
+                waiting = self.deferred.pop(event_id, [])
+                event = self.tournaments.get(event_id)
+                if event is None or not self.owners.owns(event_id):
+                    continue
+                unplayed = {p.match_id for p in event.live()}
+                for p in waiting:
+                    if p.match_id in unplayed:
+                        await self._start_matches(event, [p])
 
     def _show(self, room: Room, seats: tuple[Seat, Seat]) -> None:
         """Send a new game's snapshot to its players' connections on this server (they follow it)."""
@@ -440,6 +490,8 @@ class TournamentDriver:
         event_id = match_id.rsplit("-r", 1)[0]
         if self.owners.owns(event_id):
             self._ended(event_id, match_id, seat_score(end.winner))
+        if self.deferred:  # an exhibition place may be free: waiting bot games go first
+            self.arena.spawn(self._start_deferred())
 
     def _ended(self, event_id: str, match_id: str, score: float) -> None:
         """Queue a game's result (score for south); the results queued meanwhile are recorded together."""

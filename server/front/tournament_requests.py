@@ -146,6 +146,7 @@ class TournamentRequests:
 
         d.add(event)
         self.places.hold(eid, s.peer.address)
+        d.addresses[eid] = s.peer.address  # its bot games count against the address's exhibitions
         async with d.locks[eid]:
             event = await d.apply(eid, lambda e: [], entered, created=True)
             d.followers.enlist(s, eid)

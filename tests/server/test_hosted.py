@@ -133,8 +133,9 @@ async def test_a_move_that_waited_thinks_for_what_is_left(monkeypatch: pytest.Mo
         runner.close()
 
 
-async def test_exhibition_queue_is_bounded() -> None:
-    """Beyond `max_queued` waiting exhibition moves, a move is answered at once with a random legal action."""
+async def test_exhibition_queue_is_bounded_and_a_move_behind_it_waits() -> None:
+    """Beyond `max_queued` waiting exhibition moves, a move waits for room (in turn) instead of being answered at
+    random: every move is its bot's, none a fallback."""
     log: list[tuple[str, float]] = []
     gate = threading.Event()
     runner = runner_of(log, gate, reserved=0, max_queued=2)
@@ -146,11 +147,12 @@ async def test_exhibition_queue_is_bounded() -> None:
         await eventually(lambda: len(log) == 1, what="one move running")
         waiting += [ask(), ask()]
         await eventually(lambda: runner.queued == 2, what="two moves queued")
-        shed = await asyncio.wait_for(runner.choose("bot", START, 30.0, priority=Priority.EXHIBITION), 5)
-        assert shed in START.legal_actions() and runner.fallbacks == 1 and len(log) == 1
+        behind = [ask(), ask()]
+        await asyncio.sleep(0.2)
+        assert not any(task.done() for task in behind) and runner.queued == 2 and runner.waited == 2
         gate.set()
-        await asyncio.gather(*waiting)
-        assert len(log) == 3
+        actions = await asyncio.wait_for(asyncio.gather(*waiting, *behind), 10)
+        assert runner.fallbacks == 0 and len(log) == 5 and set(actions) == {START.legal_actions()[-1]}
     finally:
         runner.close()
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from pathlib import Path
 
+from server.assembly import RunningServer
 from tests.conftest import Serve
 from tests.helpers.cluster_play import start_node, stop_nodes
 from tests.helpers.wire import HONEST, OPERATOR, Client, FakeClock, attacker, eventually
 from tests.server.storage.test_backup import kalah
+from tests.server.tournaments.test_server import SlowFirst
 
 SWISS = {"kind": "swiss", "rounds": 2, "min_entrants": 8}
 
@@ -187,3 +190,35 @@ async def test_kalah_admin_cancels_and_hides_events(tmp_path: Path) -> None:
         await host.close()
     finally:
         await stop_nodes([(proc, url)])
+
+
+def bot_games(server: RunningServer) -> Counter[str]:
+    """Live games between two hosted bots, by the event whose game each is."""
+    return Counter(room.match.match_id.rsplit("-r", 1)[0] for room in server.arena.rooms.values()
+                   if room.match.status == "live" and all(s is not None and s.bot for s in room.match.seats))
+
+
+async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
+    """Arenas of 16 hosted bots each, made by identities of three networks, play at most the exhibitions' caps of
+    bot games at once (4 for a creator, 6 in all here): the games past them wait for a place and are played when
+    one is free, while a client's own exhibition past the cap in all is `too_many`."""
+    server = await serve(bot_factory=SlowFirst.make, exhibitions_in_all=6)
+    bots = [f"slow:{n}" for n in range(1, 17)]
+    arena = {"kind": "arena", "duration_s": 600, "variant": "kalah(3,2,clock=60+1)"}
+    hosts = [await Client.open(server.url, f"host{n}", source=attacker(0, n)) for n in (1, 2, 3)]
+    events = [(await host.request("event_state", type="event_create", settings={"name": f"Bots{i}", **arena},
+                                  bots=bots))["event_id"] for i, host in enumerate(hosts)]
+    most: Counter[str] = Counter()
+    deadline = asyncio.get_running_loop().time() + 3.0
+    while asyncio.get_running_loop().time() < deadline:
+        now = bot_games(server)
+        assert sum(now.values()) <= 6 and max(now.values(), default=0) <= 4, now
+        most |= now
+        await asyncio.sleep(0.01)
+    assert set(most) == set(events)
+    finished = sum(p.finished for eid in events for p in server.tournaments.tournaments[eid].pairings)
+    assert finished > 6  # waiting games were started as places came free
+    await hosts[0].send(type="exhibition", south="slow:1", north="slow:2")
+    assert await hosts[0].error() == "too_many"
+    for host in hosts:
+        await host.close()
