@@ -22,6 +22,7 @@ from client.embedded import (
     EmbeddedServer,
     LocalAnalyst,
     LocalServerError,
+    review_here,
     start_embedded,
     start_failure,
     start_local_analyst,
@@ -45,6 +46,7 @@ from client.ui_messages import (
     EventStateReceived,
     GameListReceived,
     GameRecordReceived,
+    GameReviewReceived,
     MatchListReceived,
     Outgoing,
     PresenceReceived,
@@ -64,8 +66,10 @@ from protocol.messages import (
     ErrorMessage,
     FetchGame,
     GameOverEvent,
+    GameReview,
     LeaveMatch,
     Message,
+    ReviewGame,
     SyncMatch,
     WatchMatch,
 )
@@ -326,8 +330,9 @@ class KalahApp(App[None]):
         self.push_screen(self.replay_screen(StoredGame.from_info(event.msg.game)))
 
     @on(AnalysisReceived)
-    def _analysis(self, event: AnalysisReceived | ErrorReceived) -> None:
-        """A solver answer (or refusal) goes to the replay screens that ask for them."""
+    @on(GameReviewReceived)
+    def _analysis(self, event: AnalysisReceived | GameReviewReceived | ErrorReceived) -> None:
+        """A solver answer or a review (or a refusal of one) goes to the replay screens that ask for them."""
         for screen in self.screen_stack:
             if isinstance(screen, ReplayScreen):
                 screen.post_message(event.copy())
@@ -336,7 +341,7 @@ class KalahApp(App[None]):
     def _refused(self, event: ErrorReceived) -> None:
         """A refusal goes where the request came from: a replay screen, the events screen, a match's screen, or a
         notification."""
-        if event.msg.request == "analyse":
+        if event.msg.request in ("analyse", "review"):
             self._analysis(event)
         elif event.msg.request in EVENT_REQUESTS and self._to_events(event):
             return
@@ -448,7 +453,7 @@ class KalahApp(App[None]):
         """Queue a message for the server (offline: only solver questions, answered here), in order."""
         if isinstance(msg, WatchMatch):
             self._watched.add(msg.match_id)
-        if not self.launch.offline or isinstance(msg, Analyse):
+        if not self.launch.offline or isinstance(msg, Analyse | ReviewGame):
             self._outbox.put_nowait(msg)
 
     @work(exclusive=True, group="send")
@@ -466,6 +471,8 @@ class KalahApp(App[None]):
             msg = await self._outbox.get()
             if isinstance(msg, Analyse):
                 self.post_message(received(await self.analyse_here(msg)))
+            elif isinstance(msg, ReviewGame):
+                self.post_message(received(await self.review_here(msg)))
 
     async def analyse_here(self, msg: Analyse) -> Analysis | ErrorMessage:
         """The local solver's answer to `msg`, or its refusal in the form the server would send."""
@@ -481,6 +488,21 @@ class KalahApp(App[None]):
         if answer is None:
             return ErrorMessage(code="internal_error", message="the local solver gave no answer", request="analyse")
         return answer
+
+    async def review_here(self, msg: ReviewGame) -> GameReview | ErrorMessage:
+        """Offline: the stored game's review from the database, else made here; or why there is none."""
+        stored = next((s.stored for s in self.screen_stack
+                       if isinstance(s, ReplayScreen) and s.stored.match_id == msg.match_id), None)
+        if stored is None:
+            return ErrorMessage(code="unknown_match", message="the game is no longer shown", request="review")
+        try:
+            if self.analyst is None:
+                self.analyst = start_local_analyst()
+            return await review_here(self.analyst, self.launch.db_path, stored.match_id, stored.variant,
+                                     stored.record, (stored.south, stored.north))
+        except Exception as exc:  # the solver or the database failed: say so in the replay, not as a traceback
+            return ErrorMessage(code="internal_error", message=f"the local review failed: {exc}"[:1000],
+                                request="review")
 
     # --- app-wide actions -------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 `kalah play` without a URL starts an embedded server, and an offline replay (`kalah replay`
 on a database file) answers its `analyse` questions with the server's own analyst, the same
-code that answers them over the wire, so the two give the same values. The client otherwise
+code that answers them over the wire, so the two give the same values; its `review` is the one
+stored in the database, else one made here through that analyst, as the server makes it. The client otherwise
 talks to the server only over the wire (see tests/project/test_layers.py); the server (and, through its
 analyst, the bots' solver) is imported only when one of these is started, so the rest of the
 client runs without them.
@@ -10,6 +11,7 @@ client runs without them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import socket
@@ -17,6 +19,8 @@ from pathlib import Path
 from typing import Protocol
 
 from protocol.messages import Analyse, Analysis
+from protocol.review_messages import GameReview
+from protocol.variant import Variant
 
 
 class LocalServerError(Exception):
@@ -165,3 +169,29 @@ def start_local_analyst() -> LocalAnalyst:
 
     analyst: LocalAnalyst = Analyst()
     return analyst
+
+
+async def review_here(analyst: LocalAnalyst, db_path: Path | None, match_id: str, variant: Variant,
+                      record: tuple[str, ...], names: tuple[str | None, str | None]) -> GameReview:
+    """A stored game's review offline: the one stored in the database file (None: the per-user one), else one made
+    here (not stored), each position valued by `analyst` as the server values them."""
+    from bots.review import Valuation, assemble, needs_value, ply_budget_ms, replay
+    from server.storage import default_db_path, read_offline
+
+    try:
+        stored = await asyncio.to_thread(read_offline, db_path or default_db_path(),
+                                         lambda db: db.fetch_review(match_id))
+    except FileNotFoundError:  # a game given by hand, with no database behind it
+        stored = None
+    if stored is not None:
+        return GameReview.model_validate_json(stored)
+    game = replay(variant, record)
+    budget = ply_budget_ms(game)
+    values = {}
+    for index, position in enumerate(game.positions):
+        if needs_value(position):
+            answer = await analyst.aanalyse(Analyse(variant=variant.text(), position=position.fen(), budget_ms=budget))
+            if answer is None:
+                raise RuntimeError("the local solver gave no answer")
+            values[index] = Valuation(answer.value, tuple(map(str, answer.best)), answer.exact, answer.depth)
+    return assemble(match_id, game, names, values, budget)

@@ -21,6 +21,7 @@ from protocol.messages import (
     EventState,
     GameList,
     GameRecord,
+    GameReview,
     MatchEvent,
     MatchList,
     Presence,
@@ -95,6 +96,10 @@ class AnalysisReceived(Received[Analysis], bubble=False):
     """The solver's value of a position."""
 
 
+class GameReviewReceived(Received[GameReview], bubble=False):
+    """A finished game's review against perfect play."""
+
+
 class ErrorReceived(Received[ErrorMessage], bubble=False):
     """A request was refused."""
 
@@ -110,6 +115,7 @@ RECEIVED: dict[type[WireMessage], type[Received[Any]]] = {
     MatchEvent: EventReceived,
     Presence: PresenceReceived,
     Analysis: AnalysisReceived,
+    GameReview: GameReviewReceived,
     EventList: EventListReceived,
     EventState: EventStateReceived,
     ErrorMessage: ErrorReceived,

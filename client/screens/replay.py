@@ -18,18 +18,45 @@ from client.screens.dialogs import HelpScreen
 from client.screens.terminal_size import fit_board
 from client.stored_game import StoredGame, replay
 from client.styles import NARROW
-from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, Outgoing
+from client.ui_messages import AnalysisReceived, ConnectionChanged, ErrorReceived, GameReviewReceived, Outgoing
 from client.widgets.board import Board
 from client.widgets.game_over import GameOverPanel
 from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import Analyse, Analysis
+from protocol.review_messages import GameReview, ReviewedPly, ReviewGame, ReviewSummary
 
 ANALYSIS_BUDGET_MS = 1000
 """How long the server may search for the value of one replayed position."""
 
 KEYS_LINE = "←/→ step · Home/End jump · a solver value · Esc back"
 """The notice's second line while the solver's values are hidden (the solver line takes its place)."""
+
+
+MARKS = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+"""A review's mark of each kind of move that lost seeds (a perfect or unjudged move has none)."""
+
+
+def mark_of(p: ReviewedPly) -> str:
+    """The mark beside a reviewed move: `?!`, `?` or `??`, `~` before it when it is an estimate; empty for none."""
+    mark = MARKS.get(p.mark, "")
+    return f"~{mark}" if mark and not p.exact else mark
+
+
+def ply_text(p: ReviewedPly) -> str:
+    """The review of the move played at a position, in words (`~`: an estimate, not proved)."""
+    who = p.player or p.side.capitalize()
+    lost = "a perfect move" if p.loss == 0 else f"{p.mark}, {'~' if not p.exact else ''}{p.loss} seeds lost"
+    best = f" · best {' or '.join(p.best)}" if p.best and p.loss else ""
+    return f"Review: {who} played {p.action} here, {lost}{best}"
+
+
+def summary_text(s: ReviewSummary) -> str:
+    """One player's review summary in a line."""
+    worst = "" if s.worst_ply is None else f", worst move {s.worst_ply + 1} ({s.worst_loss})"
+    estimate = " ~" if not s.exact else ""
+    who = s.player or ("North" if s.seat else "South")
+    return f"{who}: {s.perfect}/{s.moves} perfect, {s.lost} seeds lost{worst}{estimate}"
 
 
 def analysis_text(a: Analysis) -> str:
@@ -54,6 +81,7 @@ class ReplayScreen(Screen[None]):
         Binding("home", "jump(0)", "Start", priority=True),
         Binding("end", "jump(-1)", "End", priority=True),
         Binding("a", "toggle_analysis", "Solver value"),
+        Binding("n", "next_mark", "Next marked move", show=False),
         Binding("question_mark,f1", "help", "Rules"),
         Binding("escape", "leave", "Lobby"),
     ]
@@ -75,6 +103,10 @@ class ReplayScreen(Screen[None]):
         """Positions asked about and not answered yet, in the order asked (the server answers in order)."""
         self.move_text = ""
         """The notice's first line: the start, or the action that led to the position shown."""
+        self.review: GameReview | None = None
+        """The game's review against perfect play, once the server (or, offline, this process) sent it."""
+        self.review_refused = ""
+        """Why there is no review, if it was refused."""
 
     def compose(self) -> ComposeResult:
         """Title, board between the players, the move that led here, and the move list."""
@@ -89,11 +121,60 @@ class ReplayScreen(Screen[None]):
                 yield GameOverPanel(id="game-over")
             with VerticalScroll(id="side-panel"):
                 yield MoveList(id="moves")
+                yield Static(id="review-summary")
         yield Footer()
 
     def on_mount(self) -> None:
-        """Start at the first position."""
+        """Start at the first position; ask for a finished game's review."""
+        self.query_one("#review-summary", Static).display = False
         self.watch_index()
+        if self.stored.finished and self.game.actions:
+            self.post_message(Outgoing(ReviewGame(match_id=self.stored.match_id)))
+
+    # --- the review -------------------------------------------------------------------------
+
+    @on(GameReviewReceived)
+    def _review_received(self, event: GameReviewReceived) -> None:
+        """Mark the moves, sum up each player, and say what the move played at the position shown cost."""
+        review = event.msg
+        if review.match_id != self.stored.match_id:
+            return
+        self.review = review
+        marks = {p.ply: mark_of(p) for p in review.plies}
+        self.query_one(MoveList).marks = tuple(marks.get(i, "") for i in range(len(self.game.actions)))
+        self._draw_review()
+
+    def _draw_review(self) -> None:
+        """Under the moves: the review's heading, each player's summary, and what the move played here cost (n: the
+        next marked move); or why there is no review."""
+        summary = self.query_one("#review-summary", Static)
+        review = self.review
+        if review is None:
+            summary.display = bool(self.review_refused)
+            summary.update(f"Review: none ({self.review_refused})")
+            return
+        heading = "Review (?! ? ??: seeds lost" + ("" if review.exact else "; ~ an estimate") + "; n: next marked)"
+        here = self._review_line()
+        summary.update(Content("\n").join([Content.styled(heading, "bold"), *map(Content, map(summary_text,
+                                                                                             review.players)),
+                                           *([Content.styled(here, "bold")] if here else [])]))
+        summary.display = True
+
+    def _review_line(self) -> str | None:
+        """What the review says of the move played at the position shown (None: no review, or no move here)."""
+        if self.review is None:
+            return None
+        found = next((p for p in self.review.plies if p.ply == self.index), None)
+        return None if found is None else ply_text(found)
+
+    def action_next_mark(self) -> None:
+        """To the position before the next move that lost seeds (from the start again after the last)."""
+        if self.review is None:
+            return
+        marked = [p.ply for p in self.review.plies if mark_of(p)]
+        later = [ply for ply in marked if ply > self.index]
+        if later or marked:
+            self.index = (later or marked)[0]
 
     # --- solver values --------------------------------------------------------------------
 
@@ -114,8 +195,12 @@ class ReplayScreen(Screen[None]):
 
     @on(ErrorReceived)
     def _analysis_refused(self, event: ErrorReceived) -> None:
-        """The server could not analyse the oldest position asked about: say why instead of waiting."""
-        if self.asked:
+        """The server could not analyse the oldest position asked about (or review the game): say why instead of
+        waiting."""
+        if event.msg.request == "review":
+            self.review_refused = event.msg.message
+            self._draw_review()
+        elif self.asked:
             self.refused[self.asked.pop(0)] = event.msg.message
             self._draw_analysis()
 
@@ -135,6 +220,7 @@ class ReplayScreen(Screen[None]):
         solver line (asked for if it is not known yet)."""
         second = Content.styled(self._solver_line(), "$text-muted") if self.show_analysis else Content(KEYS_LINE)
         self.query_one("#notice", Static).update(Content("\n").join([Content(self.move_text), second]))
+        self._draw_review()
 
     def _solver_line(self) -> str:
         """The solver's value of the position shown, why there is none, or that it is being worked out (then asked

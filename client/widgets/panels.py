@@ -108,6 +108,8 @@ class MoveList(Widget):
     """1-based number of the action to highlight (the replay's position)."""
     inline: reactive[bool] = reactive(False, layout=True)
     """Wrap the moves in a paragraph (narrow terminals) instead of one per line."""
+    marks: reactive[tuple[str, ...]] = reactive(())
+    """A review's mark after each action (`?!`, `?`, `??`, `~` before an estimate's; empty for none)."""
 
     def render(self) -> Text:
         """The list, newest last."""
@@ -118,10 +120,13 @@ class MoveList(Widget):
             text.append("(none yet)", style="italic")
         for i, (side, token) in enumerate(self.moves, 1):
             style = "reverse bold" if i == self.current else ""
+            mark = self.marks[i - 1] if i <= len(self.marks) else ""
             if self.inline:
-                text.append(f"{i}.{side}{token}", style=style)
+                text.append(f"{i}.{side}{token}{mark}", style=style)
                 text.append(" ")
             else:
                 text.append(f"{i:3d}. {side} {token}", style=style)
+                if mark:
+                    text.append(f" {mark}", style="bold")
                 text.append("\n")
         return text
