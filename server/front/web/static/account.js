@@ -1,9 +1,10 @@
-// /account: register, sign in (with the password or a recovery code), sign out, the account's sessions (each one
-// revocable) and a new password. Signing in goes through POST /account/... so that the session's secret lands in
-// an HttpOnly cookie this script never sees; the sessions and the password are asked over the websocket the
+// /account: register, sign in (with the password, a passkey or a recovery code), sign out, the account's sessions
+// (each one revocable), its passkeys (add, remove: passkeys.js speaks WebAuthn) and a new password. Signing in goes
+// through POST /account/... so that the session's secret lands in an HttpOnly cookie this script never sees; the sessions and the password are asked over the websocket the
 // cookie signs in. A session ended elsewhere comes back as `bad_session`: the page shows it is signed out.
 
 import { Link } from "./net.js";
+import { addPasskey, passkeysAvailable, signInWithPasskey } from "./passkeys.js";
 import { el, showIdentity, showLinkState } from "./ui.js";
 
 const $ = (id) => document.getElementById(id);
@@ -41,6 +42,7 @@ function show() {
   if (account) {
     $("account-name").textContent = account.name;
     net.send({ type: "sessions" });
+    listPasskeys();
   } else if (net.guest && !$("register-name").value) {
     $("register-name").value = net.guest.name;
   }
@@ -63,6 +65,42 @@ function drawSessions(sessions) {
     button.addEventListener("click", () => {
       if (s.current) signOut();
       else net.send({ type: "revoke", session_id: s.session_id });
+    });
+    const action = el("td");
+    action.append(button);
+    row.append(action);
+    body.append(row);
+  }
+}
+
+/** The account's passkeys, each with a button that removes it. */
+async function listPasskeys() {
+  let answer;
+  try {
+    answer = await post("/account/passkey/list", {});
+  } catch (err) {
+    $("passkey-error").textContent = err.message;
+    return;
+  }
+  const body = $("passkeys");
+  body.replaceChildren();
+  $("passkeys-none").hidden = answer.passkeys.length > 0;
+  for (const [index, p] of answer.passkeys.entries()) {
+    const added = new Date(p.created_at * 1000).toLocaleString();
+    const row = el("tr");
+    row.append(el("td", null, added), el("td", null, p.used_at ? new Date(p.used_at * 1000).toLocaleString() : "never"));
+    const button = el("button", null, "Remove");
+    button.type = "button";
+    button.setAttribute("aria-label", `Remove passkey ${index + 1}, added ${added}`);
+    button.addEventListener("click", async () => {
+      $("passkey-error").textContent = "";
+      try {
+        await post("/account/passkey/remove", { passkey_id: p.passkey_id });
+        $("status").textContent = "Passkey removed.";
+      } catch (err) {
+        $("passkey-error").textContent = err.message;
+      }
+      listPasskeys();
     });
     const action = el("td");
     action.append(button);
@@ -130,6 +168,34 @@ onSubmit("password", "password-error", async () => {
   $("password-old").value = "";
   $("password-new").value = "";
 });
+
+$("passkey-add").addEventListener("click", async () => {
+  $("passkey-error").textContent = "";
+  try {
+    await addPasskey(post);
+    $("status").textContent = "Passkey added: it signs you in from now on.";
+  } catch (err) {
+    $("passkey-error").textContent = err.message;
+  }
+  listPasskeys();
+});
+
+$("passkey-signin").addEventListener("click", async () => {
+  $("passkey-signin-error").textContent = "";
+  try {
+    signedIn(await signInWithPasskey(post));
+    $("status").textContent = "Signed in with a passkey.";
+  } catch (err) {
+    $("passkey-signin-error").textContent = err.message;
+  }
+});
+
+if (!passkeysAvailable()) {
+  const why = "Passkeys need a browser that has them, on an https page (or localhost).";
+  for (const id of ["passkey-add", "passkey-signin"]) $(id).disabled = true;
+  $("passkey-signin-error").textContent = why;
+  $("passkey-error").textContent = why;
+}
 
 async function signOut() {
   await fetch("/account/logout", { method: "POST", credentials: "same-origin", cache: "no-store" });
