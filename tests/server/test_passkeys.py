@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import sqlite3
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from server.assembly import RunningServer
@@ -21,16 +23,20 @@ Answer = dict[str, Any]
 class Page:
     """The account page of one browser at `http://localhost:PORT` (a name: passkeys need one), with its cookie."""
 
-    def __init__(self, srv: RunningServer, host: str = "localhost") -> None:
-        self.base = f"http://{host}:{srv.port}"
+    def __init__(self, srv: RunningServer, host: str = "localhost", origin: str | None = None,
+                 host_header: str | None = None) -> None:
+        self.base = origin or f"http://{host}:{srv.port}"
+        """The page's origin."""
+        self.host_header = host_header or self.base.split("://", 1)[1]
+        """The `Host` the server sees (a proxy passes the page's on, or names the server's own)."""
         self.cookie = ""
-        self.via = self.base
+        self.via = f"http://{host}:{srv.port}"
         """Where requests go: the page's own server, or another node reached through the same public name."""
 
     def _post(self, path: str, fields: dict[str, Any]) -> Answer:
         """POST as the page does, keeping the session cookie it sets."""
         header = base64.b64encode(json.dumps(fields).encode()).decode()
-        headers = {"Kalah-Account": header, "Origin": self.base, "Host": self.base.removeprefix("http://")}
+        headers = {"Kalah-Account": header, "Origin": self.base, "Host": self.host_header}
         if self.cookie:
             headers["Cookie"] = self.cookie
         request = urllib.request.Request(self.via + path, method="POST", headers=headers)
@@ -158,3 +164,48 @@ async def test_a_passkey_is_refused_where_it_cannot_work(serve: Serve) -> None:
     elsewhere = key.get(json.loads(begun["options"]), "http://evil.example")
     refused = await page.post("passkey/sign-in", challenge_id=begun["challenge_id"], credential=elsewhere)
     assert refused["code"] == "sign_in_failed" and "origin" in refused["message"]
+
+
+async def test_behind_a_tls_proxy_the_relying_party_is_the_public_name(serve: Serve) -> None:
+    """Behind a proxy that ends TLS and passes the `Host` on, the relying party is the public name and the origin
+    its https page; a proxy that names the server's own address instead works once the operator allows the public
+    origin (`--allowed-origin`)."""
+    public = "https://arena.example.org"
+    for options, host_header in (({}, "arena.example.org"),
+                                 ({"allowed_origins": (public,)}, None)):
+        srv = await start(serve, trusted_proxies=("127.0.0.1/32",), **options)
+        page = Page(srv, origin=public, host_header=host_header or f"127.0.0.1:{srv.port}")
+        key = SoftAuthenticator()
+        assert (await page.post("register", name=f"pub{len(options)}", password=PASSWORD))["ok"] is True
+        begun = await page.post("passkey/add-options")
+        assert json.loads(begun["options"])["rp"]["id"] == "arena.example.org"
+        credential = key.create(json.loads(begun["options"]), public)
+        assert (await page.post("passkey/add", challenge_id=begun["challenge_id"], credential=credential))["ok"]
+        assert (await Page(srv, origin=public, host_header=page.host_header).sign_in(key))["ok"] is True
+
+
+async def test_a_challenge_is_bound_to_its_session_and_expires(serve: Serve, tmp_path: Path) -> None:
+    """A passkey's creation begun by one session cannot be finished by another; a sign-in whose challenge expired
+    is refused, and expired challenges are deleted as new ones are made."""
+    srv = await start(serve)
+    page, key = Page(srv), SoftAuthenticator()
+    assert (await page.post("register", name="uri", password=PASSWORD))["ok"] is True
+    begun = await page.post("passkey/add-options")
+    other = Page(srv)
+    assert (await other.post("login", name="uri", password=PASSWORD))["ok"] is True
+    stolen = await other.post("passkey/add", challenge_id=begun["challenge_id"],
+                              credential=key.create(json.loads(begun["options"]), other.base))
+    assert stolen["code"] == "sign_in_failed" and "expired or was already used" in stolen["message"]
+    assert (await page.add_passkey(key))["ok"] is True
+    fields = await Page(srv).assertion(key)
+    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+        db.execute("UPDATE passkey_challenges SET expires_at = 0")
+    late = await Page(srv).post("passkey/sign-in", **fields)
+    assert late["code"] == "sign_in_failed" and "expired" in late["message"]
+    await Page(srv).post("passkey/sign-in-options")
+    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+        db.execute("UPDATE passkey_challenges SET expires_at = 0")
+    await Page(srv).post("passkey/sign-in-options")
+    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM passkey_challenges").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM passkey_challenges WHERE expires_at < 1").fetchone()[0] == 0
