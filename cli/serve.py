@@ -22,6 +22,7 @@ from cli.number_args import number, whole
 from cli.operator_token import add_operator_token_args, operator_token
 from cli.server_args import CommandError
 from server.assembly import serve_forever, start_server
+from server.core.passwords import PasswordCost
 from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
 from server.edge.open_files import files_needed, fit_open_files
@@ -73,6 +74,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the least important log lines written to standard error")
     parser.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
                         help="log lines as text, or as one JSON object a line for a log tool")
+    parser.add_argument("--password-cost", type=password_cost, default=PasswordCost(), metavar="PASSES,KIB,LANES",
+                        help="argon2id's parameters for account passwords (default 3,65536,4: RFC 9106's second "
+                             "set); a stored hash made with others is made again at its account's next sign-in")
     parser.add_argument("--review-every", type=number(), default=5.0, metavar="SECONDS",
                         help="how often to look for a finished game without a review and review it (0: only when "
                              "asked for)")
@@ -113,6 +117,19 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
     return port
+
+
+def password_cost(text: str) -> PasswordCost:
+    """argon2id's parameters `PASSES,MEMORY_KIB,LANES` (argparse type), each within what argon2 and a server allow."""
+    parts = text.split(",")
+    try:
+        passes, memory, lanes = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PASSES,MEMORY_KIB,LANES (e.g. 3,65536,4)") from None
+    if not 1 <= passes <= 20 or not 1 <= lanes <= 16 or not 8 * lanes <= memory <= 4 << 20:
+        raise argparse.ArgumentTypeError(f"{text!r}: passes 1..20, lanes 1..16, memory 8 KiB a lane .. 4 GiB "
+                                         "(4194304 KiB)")
+    return PasswordCost(time_cost=passes, memory_kib=memory, parallelism=lanes)
 
 
 def trusted_proxy(text: str) -> str:
@@ -160,7 +177,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  kgp_variant=args.kgp_variant, bus=args.bus, node_id=args.node_id,
                                  trusted_proxies=tuple(args.trusted_proxy),
                                  allowed_origins=tuple(args.allowed_origin), tls_cert=args.tls_cert,
-                                 tls_key=args.tls_key, review_every_s=args.review_every or None)
+                                 tls_key=args.tls_key, review_every_s=args.review_every or None,
+                                 password_cost=args.password_cost)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

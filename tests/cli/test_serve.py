@@ -3,6 +3,7 @@ that fails SQLite's integrity check, fails at once in one line; Ctrl-C stops it 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -23,6 +24,7 @@ from cli.main import main
 from tests.helpers.certs import make_certificate
 from tests.helpers.kalah_process import kalah
 from tests.helpers.processes import KALAH, first_line, run, started
+from tests.helpers.wire import Client
 
 SERVE = [*KALAH, "serve", "--log-level", "error"]
 
@@ -327,3 +329,30 @@ def test_the_connection_caps_are_checked_against_the_open_files_limit(tmp_path: 
     with started(argv, stdout=subprocess.PIPE, text=True, preexec_fn=open_files_limit(1024, hard)) as proc:
         assert " on ws://" in first_line(proc)
         assert soft_open_files(proc.pid) >= 11_256
+
+
+def test_password_cost_sets_argon2s_parameters_or_is_refused_in_one_line(tmp_path: Path) -> None:
+    """`--password-cost PASSES,KIB,LANES` hashes account passwords with those argon2id parameters (before, only a
+    Python caller of `start_server` could set them); a value out of bounds or not three numbers is refused (status
+    2) in one line."""
+    db = tmp_path / "a.sqlite3"
+    with started([*SERVE, "--port", "0", "--db", str(db), "--password-cost", "1,8192,1"],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        url = first_line(proc).split(" on ")[1].split()[0]
+        asyncio.run(_register(url, "ann"))
+        proc.terminate()
+        proc.communicate(timeout=30)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        hashes = [row[0] for row in conn.execute("SELECT secret FROM credentials WHERE kind = 'password'")]
+    assert len(hashes) == 1 and hashes[0].startswith("$argon2id$v=19$m=8192,t=1,p=1$"), hashes
+    for bad in ("3,65536", "0,65536,4", "3,4,4", "3,65536,64", "a,b,c"):
+        done = run([*SERVE, "--port", "0", "--db", str(db), "--password-cost", bad], timeout=30)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (bad, done.stderr)
+        assert "--password-cost" in done.stderr and repr(bad) in done.stderr, done.stderr
+
+
+async def _register(url: str, name: str) -> None:
+    """Register `name` with a password over the wire."""
+    client = await Client.open(url, None)
+    await client.request("signed_in", type="register", name=name, password="correct horse battery")
+    await client.close()
