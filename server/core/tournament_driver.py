@@ -65,8 +65,9 @@ class TournamentDriver:
         self.addresses: dict[str, str] = {}
         """Tournament id -> the address of the client that created it (events made here since the start): its bot
         games count against that address's and its network's exhibitions."""
-        self.deferred: dict[str, list[Pairing]] = {}
-        """Tournament id -> its games between hosted bots that wait for an exhibition place, in pairing order."""
+        self.deferred: dict[str, str] = {}
+        """Match id -> tournament id of the games between hosted bots that wait for an exhibition place, first
+        deferred first (a new game waits behind them, so they are not starved by the games paired after them)."""
         self.end_hooks: list[Callable[[Tournament], None]] = []
         """Called with each event that finished or was cancelled (the KGP gateway frees its entrants)."""
         self.owners = arena.replication.tournaments()
@@ -299,7 +300,7 @@ class TournamentDriver:
         self.release(event_id)
         self.tournaments.pop(event_id, None)
         self.followers.forget(event_id)
-        self.deferred.pop(event_id, None)
+        self.deferred = {m: e for m, e in self.deferred.items() if e != event_id}
         self.addresses.pop(event_id, None)
 
     # --- the event's clock ---------------------------------------------------------------------------
@@ -430,39 +431,42 @@ class TournamentDriver:
 
     async def _hold_bot_game(self, event: Tournament, p: Pairing) -> bool:
         """Count a game between two hosted bots as an exhibition of the event's creator (its identity, address and
-        network, and the server's cap in all); False, and the game waits for a place, past any of them."""
+        network, and the server's cap in all); False, and the game waits for a place, past any of them or while
+        games deferred before it wait."""
         assert p.match_id is not None
         creator = await self._find_seat(event.creator)
         holder = event.creator if creator is None else creator.player_id
         address = self.addresses.get(event.event_id)
         try:
+            if self.deferred and p.match_id not in self.deferred:
+                self.arena.spawn(self._start_deferred())  # in turn: those before it may be at their creators' caps
+                raise TooManyError("games deferred before it wait for a place")
             self.arena.quotas.check_exhibition(holder, address)
         except TooManyError as exc:
-            waiting = self.deferred.setdefault(event.event_id, [])
-            if p not in waiting:
-                waiting.append(p)
-            log_event("event_game_deferred", event_id=event.event_id, match=p.match_id, reason=str(exc))
+            if p.match_id not in self.deferred:
+                self.deferred[p.match_id] = event.event_id
+                log_event("event_game_deferred", event_id=event.event_id, match=p.match_id, reason=str(exc))
             return False
+        self.deferred.pop(p.match_id, None)
         self.arena.quotas.hold_exhibition(p.match_id, holder, address)
         return True
 
     async def _start_deferred(self) -> None:
-        """Start the bot games that waited for an exhibition place, while places are free (those still without one
-        wait on)."""
-        for event_id in list(self.deferred):
+        """Start the bot games that waited for an exhibition place, first deferred first, while places are free (one
+        whose creator is at a cap lets the next go first)."""
+        for match_id, event_id in list(self.deferred.items()):
             lock = self.locks.get(event_id)
             if lock is None:
-                self.deferred.pop(event_id, None)
+                self.deferred.pop(match_id, None)
                 continue
             async with lock:
-                waiting = self.deferred.pop(event_id, [])
                 event = self.tournaments.get(event_id)
-                if event is None or not self.owners.owns(event_id):
+                pairing = None if event is None else next((p for p in event.live() if p.match_id == match_id), None)
+                if event is None or pairing is None or not self.owners.owns(event_id):
+                    self.deferred.pop(match_id, None)
                     continue
-                unplayed = {p.match_id for p in event.live()}
-                for p in waiting:
-                    if p.match_id in unplayed:
-                        await self._start_matches(event, [p])
+                if match_id in self.deferred:
+                    await self._start_matches(event, [pairing])
 
     def _show(self, room: Room, seats: tuple[Seat, Seat]) -> None:
         """Send a new game's snapshot to its players' connections on this server (they follow it)."""

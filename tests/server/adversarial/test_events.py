@@ -201,7 +201,8 @@ def bot_games(server: RunningServer) -> Counter[str]:
 async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
     """Arenas of 16 hosted bots each, made by identities of three networks, play at most the exhibitions' caps of
     bot games at once (4 for a creator, 6 in all here): the games past them wait for a place and are played when
-    one is free, while a client's own exhibition past the cap in all is `too_many`."""
+    one is free, first deferred first (the games paired later wait behind them), while a client's own exhibition
+    past the cap in all is `too_many`."""
     server = await serve(bot_factory=SlowFirst.make, exhibitions_in_all=6)
     bots = [f"slow:{n}" for n in range(1, 17)]
     arena = {"kind": "arena", "duration_s": 600, "variant": "kalah(3,2,clock=60+1)"}
@@ -218,6 +219,9 @@ async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
     assert set(most) == set(events)
     finished = sum(p.finished for eid in events for p in server.tournaments.tournaments[eid].pairings)
     assert finished > 6  # waiting games were started as places came free
+    first_wave = [p for eid in events for p in server.tournaments.tournaments[eid].pairings if p.round == 1]
+    started = [p for p in first_wave if p.finished or p.match_id in server.arena.rooms]
+    assert len(first_wave) == 24 and len(started) == 24  # in turn: none starved by the games paired after them
     await hosts[0].send(type="exhibition", south="slow:1", north="slow:2")
     assert await hosts[0].error() == "too_many"
     for host in hosts:
