@@ -17,7 +17,8 @@ RETRY_S = 60.0
 
 class TournamentPlaces:
     """The creator's (network, address) of each event made here; events read from the database (made before a
-    restart, or on another node) hold a place in all but count for no network."""
+    restart, or on another node) hold a place in all and count for no network (each creator's as one, when places
+    are contested)."""
 
     def __init__(self, options: ArenaOptions) -> None:
         self.options = options
@@ -27,7 +28,8 @@ class TournamentPlaces:
     def check(self, live: Mapping[str, Tournament], address: str) -> Tournament | None:
         """Refuse (`too_many`) a new event from `address` past its address's or its network's cap; at the cap in
         all, the event whose place it takes (the newest open one nobody joined of the network holding the most
-        places, when the newcomer's network holds fewer), else `too_many`."""
+        places, an event of no known network counting for its creator alone, when the newcomer's network holds
+        fewer), else `too_many`."""
         o = self.options
         network = prefix_of(address)
         held = [self.holders[eid] for eid in live if eid in self.holders]
@@ -40,9 +42,10 @@ class TournamentPlaces:
                                "end, or cancel one (event_cancel)", RETRY_S)
         if len(live) < o.events_in_all:
             return None
-        crowded, most = by_network.most_common(1)[0] if by_network else ("", 0)
-        if by_network[network] + 1 < most:
-            idle = [e for eid, e in live.items() if self.holders.get(eid, ("", ""))[0] == crowded
+        by_owner = Counter(self.owner(e) for e in live.values())
+        crowded, most = by_owner.most_common(1)[0]
+        if by_owner[network] + 1 < most:
+            idle = [e for e in live.values() if self.owner(e) == crowded
                     and e.status is TournamentStatus.OPEN and not e.joined()]
             if idle:
                 return max(idle, key=lambda e: e.created_at)

@@ -226,3 +226,30 @@ async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
     assert await hosts[0].error() == "too_many"
     for host in hosts:
         await host.close()
+
+
+async def test_after_a_restart_an_organiser_still_gets_a_place(serve: Serve) -> None:
+    """Events that fill every place before a restart are read back with no known network: each creator's then
+    counts as one when the places are contested, so an organiser holding none still opens an event (the newest
+    idle event of a creator holding the most gives way), and a filler coming back takes no place of the
+    organiser's."""
+    caps = {"events_in_all": 6, "events_per_network": 6}
+    server = await serve(**caps)
+    fillers = [await Client.open(server.url, f"filler{i}", source=attacker(i)) for i in range(2)]
+    for filler in fillers:
+        for n in range(3):
+            await filler.request("event_state", type="event_create", settings={"name": f"Far{n}", **SWISS})
+        await filler.close()
+    await server.close()
+    server = await serve(**caps)
+    assert len(server.tournaments.tournaments) == 6
+    organiser = await Client.open(server.url, "organiser", source=HONEST)
+    mine = await organiser.request("event_state", type="event_create", settings={"name": "Club night", **SWISS})
+    assert mine["status"] == "open" and len(server.tournaments.tournaments) == 6
+    back = await Client.open(server.url, "filler0", token=fillers[0].welcome["token"], source=attacker(0))
+    for n in range(3):
+        await back.send(type="event_create", settings={"name": f"More{n}", **SWISS})
+        await back.next()
+    assert mine["event_id"] in server.tournaments.tournaments and len(server.tournaments.tournaments) == 6
+    for client in (organiser, back):
+        await client.close()
