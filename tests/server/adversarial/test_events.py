@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from server.assembly import RunningServer
 from tests.conftest import Serve
@@ -233,7 +234,7 @@ async def test_after_a_restart_an_organiser_still_gets_a_place(serve: Serve) -> 
     counts as one when the places are contested, so an organiser holding none still opens an event (the newest
     idle event of a creator holding the most gives way), and a filler coming back takes no place of the
     organiser's."""
-    caps = {"events_in_all": 6, "events_per_network": 6}
+    caps: dict[str, Any] = {"events_in_all": 6, "events_per_network": 6}
     server = await serve(**caps)
     fillers = [await Client.open(server.url, f"filler{i}", source=attacker(i)) for i in range(2)]
     for filler in fillers:
