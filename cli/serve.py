@@ -193,7 +193,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
     if running.kgp is not None:
         print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
     announce(getattr(running.arena.bots, "engines", None), sys.stdout.isatty(), lambda line: print(line, flush=True))
-    tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze)) if args.gc_freeze > 0 else None
+    tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze, pressed=running.pressed)) \
+        if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
     if tuner is not None:
         tuner.cancel()

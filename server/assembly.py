@@ -75,6 +75,11 @@ class RunningServer:
         """Its connections by address, their budgets, whether it is overloaded."""
         return self.handler.admission
 
+    def pressed(self) -> bool:
+        """Whether it serves under pressure: the seatless gate in force (its loop fell behind lately), or a hosted bot
+        thinking for a person (then analyses rest between runs and full collections wait)."""
+        return self.handler.admission.pressed() or self.arena.bots.thinking_for_people > 0
+
     @property
     def url(self) -> str:
         """The websocket URL, `ws://host:port` (`wss://` with TLS)."""

@@ -9,7 +9,14 @@ import weakref
 
 import pytest
 
-from server.edge.gc_tuning import COLLECT_EVERY_S, collection_due, keep_heap_frozen, next_collection, resident_bytes
+from server.edge.gc_tuning import (
+    COLLECT_EVERY_S,
+    collection_deferred,
+    collection_due,
+    keep_heap_frozen,
+    next_collection,
+    resident_bytes,
+)
 
 
 def test_full_collections_come_rarer_while_they_find_no_garbage_and_sooner_once_they_do() -> None:
@@ -66,6 +73,77 @@ async def test_cyclic_garbage_frozen_while_alive_is_collected_once_the_process_h
         assert not any(ref() is not None for ref in alive)
     finally:
         more.clear()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+def test_a_due_full_collection_waits_while_the_server_is_pressed_within_its_bounds() -> None:
+    """Pressed, a due collection waits until it has waited the longest deferral or the process has grown past the
+    urgent bound (an unknown size does not hurry it); calm, it runs at once."""
+    assert collection_deferred(True, 30, 100, 600, 512)
+    assert collection_deferred(True, 30, None, 600, 512)
+    assert not collection_deferred(False, 0, 0, 600, 512)
+    assert not collection_deferred(True, 600, 0, 600, 512)
+    assert not collection_deferred(True, 30, 512, 600, 512)
+
+
+class Cycle:
+    """An object that refers to itself: only a collection frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+async def test_a_full_collection_is_not_made_while_the_server_is_pressed_but_once_it_is_calm() -> None:
+    """Cyclic garbage frozen while alive stays while the server is pressed, though full collections fall due every
+    tick; the first tick the server is calm, a full collection frees it (before, a flooded server collected at once
+    and held its loop 0.5 s amid the flood)."""
+    pressed = [True]
+    thresholds = gc.get_threshold()
+    task = asyncio.create_task(keep_heap_frozen(0.02, collect_every_s=0.02, longest_s=0.02, pressed=lambda: pressed[0],
+                                                longest_deferral_s=3600))
+    try:
+        await asyncio.sleep(0.05)
+        garbage = Cycle()
+        alive = weakref.ref(garbage)
+        await asyncio.sleep(0.1)  # frozen while alive
+        del garbage
+        await asyncio.sleep(0.3)  # about 15 ticks, each with a collection due
+        assert alive() is not None
+        pressed[0] = False
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if alive() is None:
+                break
+        assert alive() is None
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+async def test_a_full_collection_deferred_for_the_longest_deferral_runs_under_pressure() -> None:
+    """A server pressed for good still collects once a due collection has waited the longest deferral."""
+    thresholds = gc.get_threshold()
+    task = asyncio.create_task(keep_heap_frozen(0.02, collect_every_s=0.02, longest_s=0.02, pressed=lambda: True,
+                                                longest_deferral_s=0.1))
+    try:
+        await asyncio.sleep(0.05)
+        garbage = Cycle()
+        alive = weakref.ref(garbage)
+        await asyncio.sleep(0.1)
+        del garbage
+        for _ in range(300):
+            await asyncio.sleep(0.01)
+            if alive() is None:
+                break
+        assert alive() is None
+    finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
