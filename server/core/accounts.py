@@ -8,11 +8,14 @@ by revocation (one or all), by a new password (the others) or by a recovery (the
 session's connections are closed here and, through `announce`, on every other node.
 
 A sign-in by a name that is no account and one with a wrong password get the same refusal after the
-same work (one password check: a dummy hash for an unknown name), and both count in the throttle.
+same work (one password check: a dummy hash for an unknown name), and both count in the throttle and
+in the server's budget of failed password sign-ins (`server.core.sign_in_pace`), past which password
+tries wait their turn; recovery codes and passkeys never do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 import time
@@ -25,6 +28,7 @@ from protocol.names import name_key
 from server.core.follower import Follower
 from server.core.identities import Identities
 from server.core.passwords import Passwords
+from server.core.sign_in_pace import PasswordPace
 from server.core.sign_in_throttle import SignInThrottle
 from server.core.tokens import ID_LENGTH, hash_token, new_id, token_matches
 from server.storage import Op, Storage, StoredPlayer
@@ -78,7 +82,8 @@ class Accounts:
 
     def __init__(self, storage: Storage, write: Writer, identities: Identities, passwords: Passwords,
                  throttle: SignInThrottle, codes_throttle: SignInThrottle,
-                 announce: Callable[[list[str]], None] = lambda ids: None) -> None:
+                 announce: Callable[[list[str]], None] = lambda ids: None, pace: PasswordPace | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.storage = storage
         self._write = write
         self.identities = identities
@@ -89,6 +94,9 @@ class Accounts:
         """Failed recovery codes, by network only: no one can lock an owner out of its codes."""
         self.announce = announce
         """Tell the other nodes that sessions ended (their connections there are closed)."""
+        self.pace = pace or PasswordPace(throttle.clock)
+        """Failed password sign-ins of the whole server: past its budget, password tries wait their turn."""
+        self._sleep = sleep
         self.connections: dict[str, set[Follower]] = {}
         """Session id -> the connections of this node signed in with it."""
 
@@ -119,9 +127,14 @@ class Accounts:
 
     async def login(self, name: str, password: str, client: str, address: str, network: str) -> SignIn:
         """A new session of the account `name` if `password` is its own; `SignInError` otherwise (an unknown
-        name alike), `SignInThrottledError` while the account or the network must wait."""
+        name alike), `SignInThrottledError` while the account or the network must wait, or the server's line of
+        password tries is full; while many fail on the server, the try waits its turn first."""
         key = name_key(name)
         self.throttle.check(key, network)
+        wait = self.pace.admit(network)
+        if wait > 0:
+            await self._sleep(wait)
+            self.throttle.check(key, network)
         pid = await player_id_named(self.storage, name)
         stored = await self._password_of(pid) if pid is not None else None
         if not await self.passwords.verify(stored, password) or pid is None or stored is None:
@@ -131,6 +144,7 @@ class Accounts:
         if player is None:
             raise SignInError(WRONG)
         self.throttle.succeeded(key)
+        self.pace.succeeded()
         also = []
         if self.passwords.needs_rehash(stored):  # the parameters changed since it was stored: today's
             also.append(op_credential(password_id(pid), pid, "password", await self.passwords.hash(password)))

@@ -51,6 +51,7 @@ from server.core.quotas import QuotaLimits, Quotas
 from server.core.ratings import Rating, update_pair
 from server.core.replication import Deployment, single_node
 from server.core.rooms import Room
+from server.core.sign_in_pace import PasswordPace
 from server.core.sign_in_throttle import SignInThrottle
 from server.core.tokens import new_id
 from server.logs import event as log_event
@@ -90,7 +91,8 @@ class Arena:
         self.accounts = Accounts(storage, self.write, self.identities,
                                  Passwords(Argon2Hasher(options.password_cost)), SignInThrottle(self.loop.time),
                                  SignInThrottle(self.loop.time),
-                                 announce=self._sessions_ended)
+                                 announce=self._sessions_ended,
+                                 pace=PasswordPace(self.loop.time, options.sign_in_pace))
         """Accounts' credentials and sessions, and their one writer."""
         self.passkeys = Passkeys(storage, self.write, self.accounts, self.loop.time)
         """Accounts' passkeys (WebAuthn) and their pending challenges."""

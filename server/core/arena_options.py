@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from server.core.passwords import PasswordCost
+from server.core.sign_in_pace import PaceLimits
 
 
 @dataclass
@@ -42,6 +43,8 @@ class ArenaOptions:
     its budget refills over an hour."""
     password_cost: PasswordCost = field(default_factory=PasswordCost)
     """argon2id's parameters for accounts' passwords (a stored hash with others is made again at its sign-in)."""
+    sign_in_pace: PaceLimits = field(default_factory=PaceLimits)
+    """Failed password sign-ins of the whole server: free ones, then tries paced (`server.core.sign_in_pace`)."""
     max_cached_players: int = 50_000
     """Players kept in memory (about 400 bytes each), the least recently used leaving first; the others are read
     from the database when they say hello or a stored game of theirs is read back."""

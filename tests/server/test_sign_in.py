@@ -1,4 +1,5 @@
-"""Signing in, counted in password-hash work: an unknown name costs what a wrong password costs; the throttle."""
+"""Signing in, counted in password-hash work: an unknown name costs what a wrong password costs; the throttle; the
+server's bound on failed password sign-ins in all (credential stuffing from many networks)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from protocol.errors import SignInError, SignInThrottledError
 from server.core.accounts import Accounts
 from server.core.passwords import Argon2Hasher, Passwords
+from server.core.sign_in_pace import PaceLimits, PasswordPace
 from server.core.sign_in_throttle import SignInThrottle, ThrottleLimits
 from tests.conftest import Serve
 from tests.helpers.wire import FakeClock
@@ -91,3 +93,68 @@ def test_delays_grow_and_other_networks_are_not_held() -> None:
     throttle.check("pat", "10.9.9.0/24")
     throttle.succeeded("oli")
     throttle.check("oli", "10.1.0.0/24")
+
+
+COMMON = ("123456789", "password1", "qwerty123", "iloveyou1")
+"""Passwords a credential-stuffing list tries first."""
+
+
+async def test_credential_stuffing_from_many_networks_is_bounded_in_all(serve: Serve) -> None:
+    """Many names, each tried once with a common password, from 50 networks (each under its own free failures):
+    past the server's budget the tries wait their turn, so failures in all stay within the budget plus the paced
+    rate over the time the attack took; the owner's right password then waits at most the line's bound, and a
+    recovery code waits for nothing (before: all 200 were checked at once)."""
+    hasher, clock = CountingHasher(), FakeClock()
+    srv = await start(serve)
+    a, limits, waits = srv.arena, PaceLimits(free=20, per_s=2.0, max_wait_s=30.0), []
+
+    async def sleep(seconds: float) -> None:
+        """Wait on the fake clock."""
+        waits.append(seconds)
+        clock.advance(seconds)
+
+    accounts = Accounts(a.storage, a.write, a.identities, Passwords(hasher), SignInThrottle(clock),
+                        SignInThrottle(clock), pace=PasswordPace(clock, limits), sleep=sleep)
+    made = await accounts.register("owner", PASSWORD, "terminal", "127.0.0.2")
+    began, failures = clock(), 0
+    for i, password in enumerate(COMMON):
+        for n in range(50):
+            with pytest.raises(SignInError):
+                await accounts.login(f"user{i}x{n}", password, "terminal", f"10.{n}.0.1", f"10.{n}.0.0/24")
+            failures += 1
+    assert failures == 200 and failures <= limits.free + 1 + limits.per_s * (clock() - began)
+    waits.clear()
+    assert (await accounts.login("owner", PASSWORD, "terminal", "127.0.0.2", "127.0.0.0/24")).player.name == "owner"
+    assert len(waits) == 1 and 0 < waits[0] <= limits.max_wait_s
+    waits.clear()
+    await accounts.recover("owner", made.recovery_codes[0], "a new password", "terminal", "127.0.0.2", "127.0.0.0/24")
+    assert waits == []
+
+
+def test_the_line_gives_each_network_one_place_and_a_bounded_wait() -> None:
+    """Once the budget is spent, 50 networks trying at once get turns half a second apart; a second try of a network
+    that waits is refused; a newcomer waits at most the line's bound, and past it is refused with a retry; networks
+    that come back at each of their turns get no more than the paced rate in all."""
+    clock = FakeClock()
+    limits = PaceLimits(free=3, per_s=2.0, max_wait_s=30.0)
+    pace = PasswordPace(clock, limits)
+    for _ in range(3):
+        assert pace.admit("10.0.0.0/24") == 0.0
+    assert [pace.admit(f"10.{n}.0.0/24") for n in range(1, 51)] == [n * 0.5 for n in range(50)]
+    with pytest.raises(SignInThrottledError):
+        pace.admit("10.7.0.0/24")
+    assert pace.admit("127.0.0.0/24") == 25.0
+    assert [pace.admit(f"10.{n}.1.0/24") for n in range(10)] == [25.5 + n * 0.5 for n in range(10)]
+    with pytest.raises(SignInThrottledError) as full:
+        pace.admit("10.99.0.0/24")
+    assert full.value.retry_ms is not None and full.value.retry_ms >= 500
+    began, admitted = clock(), 0
+    for _ in range(600):  # every network comes back at once each tenth of a second, for a minute
+        clock.advance(0.1)
+        for n in range(1, 51):
+            try:
+                if pace.admit(f"10.{n}.0.0/24") <= limits.max_wait_s:
+                    admitted += 1
+            except SignInThrottledError:
+                pass
+    assert admitted <= limits.per_s * (clock() - began) + 1
