@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("cli.watch", "spectate a live match in the terminal"),
     "replay": ("cli.replay", "step through a stored game in the terminal"),
     "review": ("cli.review", "each move of a finished game against perfect play: seeds lost, marks, summaries"),
+    "explore": ("cli.explore", "the moves played from a position in stored games, with the solver's values"),
     "games": ("cli.games", "list stored games from a database file or a server"),
     "export": ("cli.export", "write stored games as text records or NDJSON"),
     "quarantine": ("cli.quarantine", "list the matches a server set aside because they could not be loaded"),

@@ -150,6 +150,15 @@ def stored_review(source: str | None, match_id: str) -> str | None:
         raise SourceError(str(exc)) from None
 
 
+def explore_rows(source: str | None, key: int, player_key: str | None) -> list[tuple[object, ...]]:
+    """The opening explorer's rows of a position in a database (a path, None: the default file, or a postgresql://
+    URL), of every game or of one player's (by its name's canonical form)."""
+    try:
+        return read_offline(_database(source), lambda db: db.explored(key, player_key))
+    except (FileNotFoundError, StorageError) as exc:
+        raise SourceError(str(exc)) from None
+
+
 def event_games(url: str, event_id: str) -> list[StoredGame]:
     """Every finished game of an event on a server, in the order they were paired: its pairings read in pages (an
     `event_state` alone holds only the latest 200), then each game, all on one connection."""

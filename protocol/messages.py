@@ -56,6 +56,7 @@ from protocol.events import (
     MatchEvent,
     decode_event,
 )
+from protocol.explore_messages import Explore, Explored, ExploredMove
 from protocol.replies import (
     Ack,
     Analysis,
@@ -122,7 +123,7 @@ from protocol.wire_base import (
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
     | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState | SignedIn | SessionList | SignedOut
-    | GameReview,
+    | GameReview | Explored,
     Field(discriminator="type"),
 ]
 
@@ -192,6 +193,9 @@ __all__ = [
     "ErrorMessage",
     "EventList",
     "EventState",
+    "Explore",
+    "Explored",
+    "ExploredMove",
     "Fen",
     "FetchEvent",
     "FetchGame",

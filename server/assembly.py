@@ -32,6 +32,7 @@ from server.edge.options import ServerOptions
 from server.edge.tls import tls_context
 from server.front.admission import Admission
 from server.front.analysis import Analyst
+from server.front.explore import Explorer
 from server.front.handler import ConnectionHandler
 from server.front.metrics import Metrics
 from server.front.moderation import Moderator
@@ -184,9 +185,12 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                                cancel_event=tournament_requests.cancel_any)
         played = PlayedHere(arena)
         reviews = Reviews(analyst, storage, played, server_opts.review_every_s)
-        router = Router(arena, analyst, moderation, Answers(max_age=server_opts.shared_reads_s),
+        answers = Answers(max_age=server_opts.shared_reads_s)
+        explorer = Explorer(arena, analyst, answers, played, busy=admission.overloaded)
+        router = Router(arena, analyst, moderation, answers,
                         busy=admission.overloaded,  # public reads are shared while the loop falls behind
-                        more_handlers={**tournament_requests.handlers(), **reviews.handlers()}, played=played)
+                        more_handlers={**tournament_requests.handlers(), **reviews.handlers(),
+                                       **explorer.handlers()}, played=played)
         await tournaments.load()
         metrics = Metrics(arena.metrics)
         metrics.watch(arena, analyst, lambda: admission.connections)

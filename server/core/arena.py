@@ -29,7 +29,15 @@ from protocol.variant import Variant
 from server.core.accounts import Accounts
 from server.core.arena_options import ArenaOptions
 from server.core.bot_turns import BotTurns
-from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of, ops_of, prepare_create
+from server.core.changes import (
+    ArenaChange,
+    CancelChange,
+    CreateChange,
+    end_of,
+    explore_ops_of,
+    ops_of,
+    prepare_create,
+)
 from server.core.errors import (
     FuturePlyError,
     MatchExistsError,
@@ -285,6 +293,7 @@ class Arena:
             self.ratings.update(await self.replication.fresh_ratings([s.player_id for s in m.seats if s]))
         updates = [] if end is None else self.rating_updates(room, end)
         ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
+        ops += explore_ops_of(m, change, self.ratings)  # the game's moves in the explorer, with its end
         try:
             await self.write(self.replication.guards(room, change, updates) + ops)
         except ConflictError:

@@ -6,12 +6,16 @@ own changes. `Arena.apply` stores, commits and publishes every kind through one 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from protocol.actions import Action
 from server.core.identities import bot_player_op
 from server.core.match import ActionChange, EndChange, JoinChange, Match, Seat
+from server.core.ratings import Rating
 from server.storage import Op
+from server.storage.explore import DEFAULT_RATING, FinishedGame, Mover, explore_ops
 from server.storage.moderation import op_unrate
 from server.storage.writer import op_action, op_cancel, op_create, op_finish, op_forfeit, op_join
 
@@ -108,3 +112,25 @@ def ops_of(match: Match, change: ArenaChange) -> list[Op]:
         unrated = [op_unrate(mid)] if match.unrates(change) else []  # an abort, or a resignation at ply 0
         return [op_finish(mid, change.result, change.winner, change.reason), *_forfeit_ops(match, change), *unrated]
     return [op_cancel(mid)]
+
+
+def explore_ops_of(match: Match, change: ArenaChange, ratings: Mapping[str, tuple[Rating, int]]) -> list[Op]:
+    """The opening explorer's rows of a game that `change` ends (none for any other change), stored in the same write
+    as its end; each mover counted at its rating before this game's update."""
+    end = end_of(change)
+    if end is None:
+        return []
+    tokens = [action.token() for action in match.game.actions]
+    if isinstance(change, ActionChange):
+        tokens.append(change.action.token())
+
+    def mover(seat: Seat | None) -> Mover:
+        """How the index counts the player in a seat."""
+        if seat is None:
+            return Mover("", DEFAULT_RATING, False)
+        rating = ratings.get(seat.player_id)
+        return Mover(seat.player_id, DEFAULT_RATING if rating is None else rating[0].rating, seat.bot is not None)
+
+    return explore_ops(FinishedGame(match.match_id, match.variant, tokens, match.rates(end),
+                                    (mover(match.seats[0]), mover(match.seats[1])), end.winner, end.reason,
+                                    time.time()))

@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 from protocol.actions import parse_action
 from protocol.errors import BadTokenError, InPlayError, KalahError, NotationError
 from protocol.event_messages import FetchEvent, ListEvents
+from protocol.explore_messages import Explore
 from protocol.game import Game
 from protocol.messages import (
     Analyse,
@@ -77,9 +78,9 @@ from server.storage import StoredGame
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
 PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings,
-                                                   Moderate, ListEvents, FetchEvent})
-"""Requests served before hello: the hello itself, the public reads (events and one event included), and the
-operator's (with its token)."""
+                                                   Moderate, ListEvents, FetchEvent, Explore})
+"""Requests served before hello: the hello itself, the public reads (events, one event and the opening explorer
+included), and the operator's (with its token)."""
 
 
 def game_info(game: StoredGame) -> GameInfo | None:
@@ -105,6 +106,33 @@ def too_many_rows(rows: int, wait_s: float) -> RateLimitedError:
     """The refusal of a public read whose budgets (the address's, its network's, the server's) lack `rows`."""
     return RateLimitedError(f"too many rows read from your address or its network: wait before asking for {rows} "
                             "more", wait_s)
+
+
+def charge_rows(s: Session, rows: int) -> None:
+    """Take `rows` from the public-read quotas of the address, its network and the server, or refuse with
+    `rate_limited`."""
+    if not s.peer.reads.allow(max(1, rows)):
+        raise too_many_rows(rows, s.peer.reads.wait_s(max(1, rows)))
+
+
+async def shared_read(answers: Answers, busy: bool, s: Session, key: Hashable,
+                      make: Callable[[], Awaitable[tuple[Message, int]]]) -> list[Message]:
+    """Answer `s` with the answer kept for the read `key` while the server is `busy` or many ask it (its rows
+    charged), else with a new one `make` makes (charging the rows itself) and that is kept.
+
+    A read whose budgets lack the rows the last answer held is refused (`rate_limited`) before any work."""
+    kept = answers.shared(key, busy)
+    if kept is not None:
+        charge_rows(s, kept.rows)
+        s.push([kept.text])
+        return []
+    rows = max(1, answers.rows(key))
+    if (wait := s.peer.reads.wait_s(rows)) > 0:
+        raise too_many_rows(rows, wait)
+    with answers.making(key):
+        reply, rows = await make()
+    s.push([answers.keep(key, encode(reply).encode(), rows).text])
+    return []
 
 
 MAX_SEEKS_LISTED = 100
@@ -196,28 +224,12 @@ class Router:
     def charge_rows(s: Session, rows: int) -> None:
         """Take `rows` from the public-read quotas of the address, its network and the server, or refuse with
         `rate_limited`."""
-        if not s.peer.reads.allow(max(1, rows)):
-            raise too_many_rows(rows, s.peer.reads.wait_s(max(1, rows)))
+        charge_rows(s, rows)
 
     async def shared_read(self, s: Session, key: Hashable,
                           make: Callable[[], Awaitable[tuple[Message, int]]]) -> list[Message]:
-        """Answer `s` with the answer kept for the read `key` while the server is busy or many ask it (its rows
-        charged), else with a new one `make` makes (charging the rows itself) and that is kept.
-
-        A read whose budgets lack the rows the last answer held is refused (`rate_limited`) before any work."""
-        answers = self.answers
-        kept = answers.shared(key, self.busy())
-        if kept is not None:
-            self.charge_rows(s, kept.rows)
-            s.push([kept.text])
-            return []
-        rows = max(1, answers.rows(key))
-        if (wait := s.peer.reads.wait_s(rows)) > 0:
-            raise too_many_rows(rows, wait)
-        with answers.making(key):
-            reply, rows = await make()
-        s.push([answers.keep(key, encode(reply).encode(), rows).text])
-        return []
+        """`shared_read` with this router's answers and judgement of the server's load."""
+        return await shared_read(self.answers, self.busy(), s, key, make)
 
     async def listing(self, s: Session, msg: ListMatches) -> list[Message]:
         """Open matches whose creator is connected first, then live ones by spectators (in a cluster: every

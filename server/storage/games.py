@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from protocol.outcome import seat_score
+from server.storage.explore import EXPLORED, PLAYER_ID
 from server.storage.reviews import REVIEW
 
 Dialect = Literal["sqlite", "postgres"]
@@ -194,6 +195,11 @@ class GameReads(ABC):
     async def fetch_review(self, match_id: str) -> str | None:
         """The stored review of a match (its `game_review` JSON), or None."""
 
+    @abstractmethod
+    async def explored(self, key: int, player_key: str | None) -> list[tuple[object, ...]]:
+        """The opening explorer's rows of a position (`EXPLORED`): of every game, or of the games of the player
+        holding a name's canonical form (none if no one holds it, or the database has no index)."""
+
 
 # --- SQLite, by file path, without an event loop ---------------------------------------------
 
@@ -256,6 +262,21 @@ def fetch_review(db_path: str | Path, match_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def explored(db_path: str | Path, key: int, player_key: str | None) -> list[tuple[object, ...]]:
+    """The opening explorer's rows of a position in a database file (see `GameReads.explored`)."""
+    with closing(_connect(db_path)) as db:
+        try:
+            player = ""
+            if player_key is not None:
+                found = db.execute(PLAYER_ID, (player_key,)).fetchone()
+                if found is None:
+                    return []
+                player = str(found[0])
+            return [tuple(row) for row in db.execute(EXPLORED, (key, player)).fetchall()]
+        except sqlite3.OperationalError:  # a database from before the index
+            return []
+
+
 class SQLiteReads(GameReads):
     """The stored-game reads of a SQLite file, each on its own read-only connection off the event loop."""
 
@@ -286,3 +307,7 @@ class SQLiteReads(GameReads):
     async def fetch_review(self, match_id: str) -> str | None:
         """The stored review of a match (its `game_review` JSON), or None."""
         return await asyncio.to_thread(fetch_review, self.path, match_id)
+
+    async def explored(self, key: int, player_key: str | None) -> list[tuple[object, ...]]:
+        """The opening explorer's rows of a position."""
+        return await asyncio.to_thread(explored, self.path, key, player_key)

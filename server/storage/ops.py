@@ -30,6 +30,7 @@ class OpKind(StrEnum):
     ACTION = "action"
     FINISH = "finish"
     RATING = "rating"
+    EXPLORE = "explore"
     CANCEL = "cancel"
     DISOWN = "disown"
     QUARANTINE = "quarantine"

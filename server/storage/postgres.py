@@ -16,6 +16,7 @@ import asyncpg
 
 from protocol.errors import ConflictError
 from server.storage.accounts import ACCOUNT_SQL
+from server.storage.explore import EXPLORE_SQL, EXPLORED, FILL_EXPLORE, PLAYER_ID, STORED_GAMES, stored_ops
 from server.storage.games import (
     PLAYED,
     QUARANTINE_LIST,
@@ -99,6 +100,7 @@ SQL: dict[OpKind, str] = {
     **{kind: numbered(sql) for kind, sql in MODERATION_SQL.items()},
     **{kind: numbered(sql) for kind, sql in ACCOUNT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in REVIEW_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in EXPLORE_SQL.items()},
     **{kind: numbered(sql) for kind, sql in PASSKEY_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""
@@ -149,6 +151,9 @@ async def migrate(conn: asyncpg.Connection, migrations: tuple[Migration, ...] = 
                 if statement == FILL_NAME_KEYS:
                     keys = name_keys([(r[0], r[1]) for r in await conn.fetch(PLAYER_NAMES)])
                     await conn.executemany("UPDATE players SET name_key = $1 WHERE id = $2", keys)
+                elif statement == FILL_EXPLORE:
+                    for ops in stored_ops(tuple(r) for r in await conn.fetch(STORED_GAMES["postgres"])):
+                        await conn.executemany(SQL[OpKind.EXPLORE], [params for _, params in ops])
                 else:
                     await conn.execute(statement)
             await conn.execute("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
@@ -204,6 +209,20 @@ class PostgresReads(GameReads):
         except asyncpg.UndefinedTableError:  # a database from before reviews were stored
             return None
         return None if text is None else str(text)
+
+
+    async def explored(self, key: int, player_key: str | None) -> list[tuple[object, ...]]:
+        """The opening explorer's rows of a position."""
+        try:
+            player = ""
+            if player_key is not None:
+                found = await self._reads.fetchval(numbered(PLAYER_ID), player_key)
+                if found is None:
+                    return []
+                player = str(found)
+            return [tuple(r) for r in await self._reads.fetch(numbered(EXPLORED), key, player)]
+        except asyncpg.UndefinedTableError:  # a database from before the index
+            return []
 
 
 class PostgresStorage(PostgresReads, Storage):

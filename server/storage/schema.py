@@ -26,7 +26,8 @@ recovery and reset codes as SHA-256, and later its passkeys' public keys: one ro
 `account_sessions` (each sign-in: the SHA-256 of its secret, the client, the address, when it began, was last seen
 and ended). See `server.storage.accounts`; version 15 adds `reviews`, each finished game's review
 (`server.storage.reviews`); version 16 adds `passkey_challenges`, the WebAuthn ceremonies begun and not yet finished
-(`server.storage.passkeys`).
+(`server.storage.passkeys`); version 17 adds `explore`, the opening explorer's index of every finished game's moves
+by position, and fills it from the games already stored (`server.storage.explore`).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -39,6 +40,8 @@ from pathlib import Path
 import platformdirs
 
 from protocol.names import name_key
+from server.storage.explore import EXPLORE_SQL, FILL_EXPLORE, STORED_GAMES, stored_ops
+from server.storage.ops import OpKind
 
 APP_NAME = "kalah-arena"
 
@@ -262,6 +265,25 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
 )""",
         "CREATE INDEX IF NOT EXISTS passkey_challenges_by_expiry ON passkey_challenges(expires_at)",
     )),
+    (17, (
+        """CREATE TABLE IF NOT EXISTS explore (
+    position INTEGER NOT NULL,
+    player TEXT NOT NULL,
+    action TEXT NOT NULL,
+    rated INTEGER NOT NULL,
+    band INTEGER NOT NULL,
+    bot INTEGER NOT NULL,
+    games INTEGER NOT NULL,
+    wins INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    rating_sum REAL NOT NULL,
+    last_at REAL NOT NULL,
+    last_match TEXT NOT NULL,
+    PRIMARY KEY (position, player, action, rated, band, bot)
+) WITHOUT ROWID""",
+        FILL_EXPLORE,
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -452,9 +474,29 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
 )""",
         "CREATE INDEX IF NOT EXISTS passkey_challenges_by_expiry ON passkey_challenges(expires_at)",
     )),
+    (17, (
+        """CREATE TABLE IF NOT EXISTS explore (
+    position BIGINT NOT NULL,
+    player TEXT NOT NULL,
+    action TEXT NOT NULL,
+    rated INTEGER NOT NULL,
+    band INTEGER NOT NULL,
+    bot INTEGER NOT NULL,
+    games INTEGER NOT NULL,
+    wins INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    rating_sum DOUBLE PRECISION NOT NULL,
+    last_at DOUBLE PRECISION NOT NULL,
+    last_match TEXT NOT NULL,
+    PRIMARY KEY (position, player, action, rated, band, bot)
+)""",
+        FILL_EXPLORE,
+    )),
 )
 
-SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements) + ";\n"
+SCHEMA = ";\n".join(statement for _, statements in SQLITE_MIGRATIONS for statement in statements
+                    if not statement.startswith("-- fill")) + ";\n"
 """SQLite's whole current schema as one script (for tests and tools that build a database by hand)."""
 
 
@@ -482,6 +524,9 @@ def migrate_sqlite(db: sqlite3.Connection, migrations: tuple[Migration, ...] = S
                 if statement == FILL_NAME_KEYS:
                     keys = name_keys(db.execute(PLAYER_NAMES).fetchall())
                     db.executemany("UPDATE players SET name_key = ? WHERE id = ?", keys)
+                elif statement == FILL_EXPLORE:
+                    for ops in stored_ops(db.execute(STORED_GAMES["sqlite"]).fetchall()):
+                        db.executemany(EXPLORE_SQL[OpKind.EXPLORE], [params for _, params in ops])
                 else:
                     db.execute(statement)
             db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, time.time()))

@@ -22,6 +22,7 @@ from bots.file_lock import LockHeldError, hold_alone
 from protocol.errors import ConflictError
 from server.storage.accounts import ACCOUNT_SQL
 from server.storage.errors import StorageError
+from server.storage.explore import EXPLORE_SQL
 from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
@@ -82,6 +83,7 @@ SQL: dict[OpKind, str] = {
     **MODERATION_SQL,
     **ACCOUNT_SQL,
     **REVIEW_SQL,
+    **EXPLORE_SQL,
     **PASSKEY_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""

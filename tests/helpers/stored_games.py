@@ -6,6 +6,7 @@ from pathlib import Path
 
 from protocol import Game, Variant
 from server.storage import Storage, open_storage
+from server.storage.explore import FinishedGame, Mover, explore_ops
 from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
 
 
@@ -20,20 +21,31 @@ async def store_finished(path: str | Path, games: dict[str, tuple[Variant, str]]
 
 
 async def write_finished(storage: Storage, games: dict[str, tuple[Variant, str]],
-                         names: tuple[str, str] = ("alice", "bob")) -> dict[str, Game]:
-    """`store_finished` through an open storage (a running server's)."""
-    played = {}
-    await storage.write([op_player(f"p-{names[0]}", names[0], None), op_player(f"p-{names[1]}", names[1], None)])
+                         names: tuple[str, str] = ("alice", "bob"), index: bool = False, rated: bool = True,
+                         ratings: tuple[float, float] = (1500.0, 1500.0),
+                         bots: tuple[str | None, str | None] = (None, None)) -> dict[str, Game]:
+    """`store_finished` through an open storage (a running server's); with `index`, each game's opening-explorer
+    rows are written with its end (as the arena does), its players rated `ratings` and hosted bots where `bots`
+    names one."""
+    played: dict[str, Game] = {}
+    await storage.write([op_player(f"p-{names[0]}", names[0], None, bots[0]),
+                         op_player(f"p-{names[1]}", names[1], None, bots[1])])
     for match_id, (variant, record) in games.items():
         game = Game.from_record(variant, record)
         reason = game.position.end
         assert reason is not None, "a stored finished game ends by the rules here"
         result = game.result or 0
-        ops = [op_create(match_id, variant.text(), True, 0), op_join(match_id, 0, f"p-{names[0]}", False),
+        ops = [op_create(match_id, variant.text(), rated, 0), op_join(match_id, 0, f"p-{names[0]}", False),
                op_join(match_id, 1, f"p-{names[1]}", True)]
         ops += [op_action(match_id, ply, int(game.positions[ply].to_move), action.token(), (0, 0))
                 for ply, action in enumerate(game.actions)]
-        ops.append(op_finish(match_id, result, None if result == 0 else int(result < 0), reason))
+        winner = None if result == 0 else int(result < 0)
+        ops.append(op_finish(match_id, result, winner, reason))
+        if index:
+            seats = (Mover(f"p-{names[0]}", ratings[0], bots[0] is not None),
+                     Mover(f"p-{names[1]}", ratings[1], bots[1] is not None))
+            ops += explore_ops(FinishedGame(match_id, variant, record.split(), rated, seats, winner, reason,
+                                            float(len(played))))
         await storage.write(ops)
         played[match_id] = game
     return played
