@@ -107,6 +107,11 @@ def _database(source: str | None) -> str | Path:
     return sqlite_path(source) if source else default_db_path()
 
 
+def database_of(source: str | None) -> str | Path:
+    """The database a `--db` names: a postgresql:// URL, or a file (None: the per-user file)."""
+    return _database(source)
+
+
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 
 

@@ -291,6 +291,12 @@ class UnknownEventError(ServerError):
     code = "unknown_event"
 
 
+class UnknownPuzzleError(ServerError):
+    """No proved puzzle has that id, or none is left for the asker to try."""
+
+    code = "unknown_puzzle"
+
+
 class EventFullError(ServerError):
     """An event that already holds its largest number of entrants."""
 

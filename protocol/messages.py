@@ -57,6 +57,16 @@ from protocol.events import (
     decode_event,
 )
 from protocol.explore_messages import Explore, Explored, ExploredMove
+from protocol.puzzle_messages import (
+    AnswerPuzzle,
+    AskPuzzle,
+    ListPuzzles,
+    PuzzleInfo,
+    PuzzleList,
+    PuzzleMove,
+    PuzzleResult,
+    PuzzleShown,
+)
 from protocol.replies import (
     Ack,
     Analysis,
@@ -123,7 +133,7 @@ from protocol.wire_base import (
 ServerMessage = Annotated[
     Welcome | MatchList | Snapshot | AnyMatchEvent | CatchUp | Ack | Presence | Seeking | GameList | GameRecord
     | Standings | Analysis | Moderated | ErrorMessage | EventList | EventState | SignedIn | SessionList | SignedOut
-    | GameReview | Explored,
+    | GameReview | Explored | PuzzleShown | PuzzleResult | PuzzleList,
     Field(discriminator="type"),
 ]
 
@@ -176,7 +186,9 @@ __all__ = [
     "ActionMessage",
     "Analyse",
     "Analysis",
+    "AnswerPuzzle",
     "AnyMatchEvent",
+    "AskPuzzle",
     "BadFieldError",
     "Bin",
     "CancelEvent",
@@ -217,6 +229,7 @@ __all__ = [
     "ListEvents",
     "ListGames",
     "ListMatches",
+    "ListPuzzles",
     "ListSessions",
     "ListStandings",
     "Login",
@@ -235,6 +248,11 @@ __all__ = [
     "ModerationRow",
     "Name",
     "Presence",
+    "PuzzleInfo",
+    "PuzzleList",
+    "PuzzleMove",
+    "PuzzleResult",
+    "PuzzleShown",
     "Reason",
     "Recover",
     "Register",

@@ -18,6 +18,7 @@ from protocol.account_messages import (
 from protocol.actions import Action, Sow, Swap, Transfer
 from protocol.event_messages import CancelEvent, CreateEvent, FetchEvent, JoinEvent, LeaveEvent, ListEvents
 from protocol.explore_messages import Explore
+from protocol.puzzle_messages import AnswerPuzzle, AskPuzzle, ListPuzzles
 from protocol.review_messages import ReviewGame
 from protocol.wire_base import PROTOCOL_VERSION, Bin, Fen, Int32, MatchId, Message, Name, Token, check_variant
 
@@ -246,7 +247,7 @@ ClientMessage = Annotated[
     | MakeMove | SwapSides | TransferSeed | Resign | ClaimWin | ListMatches | ListGames | FetchGame
     | CreateExhibition | ListStandings | Analyse | Moderate | ListEvents | FetchEvent | CreateEvent | JoinEvent
     | LeaveEvent | Register | Login | Recover | Logout | ListSessions | RevokeSessions | ChangePassword
-    | ReviewGame | CancelEvent | Explore,
+    | ReviewGame | CancelEvent | Explore | AskPuzzle | AnswerPuzzle | ListPuzzles,
     Field(discriminator="type"),
 ]
 

@@ -38,6 +38,7 @@ from server.front.metrics import Metrics
 from server.front.moderation import Moderator
 from server.front.operator_auth import OperatorAuth
 from server.front.outside_engines.gateway import Gateway, GatewayOptions
+from server.front.puzzles import Puzzles
 from server.front.reviews import Reviews
 from server.front.router import Router
 from server.front.tournament_requests import TournamentRequests
@@ -190,7 +191,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         router = Router(arena, analyst, moderation, answers,
                         busy=admission.overloaded,  # public reads are shared while the loop falls behind
                         more_handlers={**tournament_requests.handlers(), **reviews.handlers(),
-                                       **explorer.handlers()}, played=played)
+                                       **explorer.handlers(), **Puzzles(storage).handlers()},
+                        played=played)
         await tournaments.load()
         metrics = Metrics(arena.metrics)
         metrics.watch(arena, analyst, lambda: admission.connections)

@@ -48,6 +48,7 @@ from protocol.messages import (
 )
 from protocol.outcome import EndReason
 from protocol.position import Position
+from protocol.puzzle_messages import AnswerPuzzle, AskPuzzle, ListPuzzles
 from protocol.variant import Variant
 from server.core.arena import Arena, SeekChange
 from server.core.changes import CancelChange
@@ -78,9 +79,10 @@ from server.storage import StoredGame
 GameStatus = Literal["open", "live", "finished", "cancelled"]
 Handler = Callable[[Session, Any], Awaitable[list[Message]]]
 PUBLIC: frozenset[type[ClientMessage]] = frozenset({Hello, ListMatches, ListGames, FetchGame, ListStandings,
-                                                   Moderate, ListEvents, FetchEvent, Explore})
-"""Requests served before hello: the hello itself, the public reads (events, one event and the opening explorer
-included), and the operator's (with its token)."""
+                                                   Moderate, ListEvents, FetchEvent, Explore, AskPuzzle,
+                                                   AnswerPuzzle, ListPuzzles})
+"""Requests served before hello: the hello itself, the public reads (events, one event, the opening explorer and
+puzzles included: puzzles answered before hello are unrated), and the operator's (with its token)."""
 
 
 def game_info(game: StoredGame) -> GameInfo | None:

@@ -35,6 +35,7 @@ from server.storage.games import (
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.passkeys import PASSKEY_SQL
+from server.storage.puzzles import PUZZLE_SQL
 from server.storage.reviews import REVIEW, REVIEW_SQL
 from server.storage.schema import (
     FILL_NAME_KEYS,
@@ -101,6 +102,7 @@ SQL: dict[OpKind, str] = {
     **{kind: numbered(sql) for kind, sql in ACCOUNT_SQL.items()},
     **{kind: numbered(sql) for kind, sql in REVIEW_SQL.items()},
     **{kind: numbered(sql) for kind, sql in EXPLORE_SQL.items()},
+    **{kind: numbered(sql) for kind, sql in PUZZLE_SQL.items()},
     **{kind: numbered(sql) for kind, sql in PASSKEY_SQL.items()},
 }
 """PostgreSQL's statement for each kind of `Op` (parameters in the order the op builders give them)."""

@@ -27,7 +27,10 @@ recovery and reset codes as SHA-256, and later its passkeys' public keys: one ro
 and ended). See `server.storage.accounts`; version 15 adds `reviews`, each finished game's review
 (`server.storage.reviews`); version 16 adds `passkey_challenges`, the WebAuthn ceremonies begun and not yet finished
 (`server.storage.passkeys`); version 17 adds `explore`, the opening explorer's index of every finished game's moves
-by position, and fills it from the games already stored (`server.storage.explore`).
+by position, and fills it from the games already stored (`server.storage.explore`); version 18 adds puzzles:
+`puzzles` (each proved puzzle as the wire's JSON, with its Glicko-2 rating), `puzzle_players` (each player's puzzle
+rating) and `puzzle_attempts` (a player's first answer to each puzzle, the one that is rated); see
+`server.storage.puzzles`.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -284,6 +287,36 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
 ) WITHOUT ROWID""",
         FILL_EXPLORE,
     )),
+    (18, (
+        """CREATE TABLE IF NOT EXISTS puzzles (
+    id TEXT PRIMARY KEY,
+    variant TEXT NOT NULL,
+    puzzle TEXT NOT NULL,
+    exact INTEGER NOT NULL,
+    rating REAL NOT NULL,
+    rd REAL NOT NULL,
+    volatility REAL NOT NULL,
+    plays INTEGER NOT NULL DEFAULT 0,
+    solved INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+)""",
+        "CREATE INDEX IF NOT EXISTS puzzles_by_rating ON puzzles(variant, rating)",
+        """CREATE TABLE IF NOT EXISTS puzzle_players (
+    player_id TEXT PRIMARY KEY,
+    rating REAL NOT NULL,
+    rd REAL NOT NULL,
+    volatility REAL NOT NULL,
+    solved INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0
+)""",
+        """CREATE TABLE IF NOT EXISTS puzzle_attempts (
+    player_id TEXT NOT NULL,
+    puzzle_id TEXT NOT NULL,
+    correct INTEGER NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (player_id, puzzle_id)
+)""",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -492,6 +525,36 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     PRIMARY KEY (position, player, action, rated, band, bot)
 )""",
         FILL_EXPLORE,
+    )),
+    (18, (
+        """CREATE TABLE IF NOT EXISTS puzzles (
+    id TEXT PRIMARY KEY,
+    variant TEXT NOT NULL,
+    puzzle TEXT NOT NULL,
+    exact BOOLEAN NOT NULL,
+    rating DOUBLE PRECISION NOT NULL,
+    rd DOUBLE PRECISION NOT NULL,
+    volatility DOUBLE PRECISION NOT NULL,
+    plays INTEGER NOT NULL DEFAULT 0,
+    solved INTEGER NOT NULL DEFAULT 0,
+    created_at DOUBLE PRECISION NOT NULL
+)""",
+        "CREATE INDEX IF NOT EXISTS puzzles_by_rating ON puzzles(variant, rating)",
+        """CREATE TABLE IF NOT EXISTS puzzle_players (
+    player_id TEXT PRIMARY KEY,
+    rating DOUBLE PRECISION NOT NULL,
+    rd DOUBLE PRECISION NOT NULL,
+    volatility DOUBLE PRECISION NOT NULL,
+    solved INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0
+)""",
+        """CREATE TABLE IF NOT EXISTS puzzle_attempts (
+    player_id TEXT NOT NULL,
+    puzzle_id TEXT NOT NULL,
+    correct BOOLEAN NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (player_id, puzzle_id)
+)""",
     )),
 )
 

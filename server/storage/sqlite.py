@@ -27,6 +27,7 @@ from server.storage.games import SQLiteReads
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.passkeys import PASSKEY_SQL
+from server.storage.puzzles import PUZZLE_SQL
 from server.storage.reviews import REVIEW_SQL
 from server.storage.schema import migrate_sqlite, pragmas
 from server.storage.soundness import check_sound, check_writable
@@ -84,6 +85,7 @@ SQL: dict[OpKind, str] = {
     **ACCOUNT_SQL,
     **REVIEW_SQL,
     **EXPLORE_SQL,
+    **PUZZLE_SQL,
     **PASSKEY_SQL,
 }
 """SQLite's statement for each kind of `Op` (parameters in the order the op builders give them)."""

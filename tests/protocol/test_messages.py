@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,8 @@ from protocol.messages import (
     MAX_SERVER_MESSAGE_BYTES,
     Ack,
     ActionEvent,
+    AnswerPuzzle,
+    AskPuzzle,
     BadFieldError,
     Captured,
     CatchUp,
@@ -33,6 +36,7 @@ from protocol.messages import (
     LeaveMatch,
     ListGames,
     ListMatches,
+    ListPuzzles,
     MakeMove,
     MarkThresholds,
     MatchEvent,
@@ -45,6 +49,11 @@ from protocol.messages import (
     Moderated,
     ModerationRow,
     Presence,
+    PuzzleInfo,
+    PuzzleList,
+    PuzzleMove,
+    PuzzleResult,
+    PuzzleShown,
     Resign,
     ReviewedPly,
     ReviewGame,
@@ -88,6 +97,9 @@ CLIENT_MESSAGES: list[Message] = [
     Moderate(operator_token="secret", act="ban", kind="address", target="203.0.113.7", reason="flood", actor="ops"),
     Moderate(operator_token="secret", act="rename", target="p1", name="alicia", reason="offensive"),
     ReviewGame(match_id="m1"),
+    AskPuzzle(variant="Kalah(4,3)"),
+    AnswerPuzzle(puzzle_id="z0123456789abcde", action="2"),
+    ListPuzzles(variant="kalah(4,3)", limit=10),
 ]
 
 POSITION = "4,4,0,5,5,0,2,5,5,5,5,4,4,0 N 2 p"
@@ -128,6 +140,17 @@ SERVER_MESSAGES: list[Message] = [
                players=[ReviewSummary(seat=0, player="a", moves=1, perfect=1, lost=0, exact=True),
                         ReviewSummary(seat=1, player="b", moves=1, perfect=0, lost=10, worst_ply=1, worst_loss=10,
                                       exact=False)]),
+    PuzzleShown(id="z1", variant="kalah(4,3)", position="3,3,3,3,0,3,3,3,3,0 S 0 -", side="south",
+                themes=["extra_turn"], rating=1500.0, plays=0, player_rating=1500.0),
+    PuzzleResult(puzzle_id="z1", action="1", correct=False, answer="2", value=6, side="south", rated=True,
+                 player="a", player_rating=1420.5, puzzle_rating=1580.0,
+                 played=PuzzleMove(action="1", value=-6, loss=12, line=["7", "9"]),
+                 moves=[PuzzleMove(action="2", value=6, loss=0, line=["3"]),
+                        PuzzleMove(action="1", value=-6, loss=12, line=["7", "9"])]),
+    PuzzleList(puzzles=[PuzzleInfo(id="z1", variant="kalah(4,3)", position="3,3,3,3,0,3,3,3,3,0 S 0 -",
+                                   side="south", answer="2", value=6, threshold=2, source="self-play",
+                                   moves=[PuzzleMove(action="2", value=6, loss=0),
+                                          PuzzleMove(action="1", value=-6, loss=12)])]),
 ]
 
 
@@ -180,14 +203,30 @@ def test_server_messages_may_be_longer_than_client_ones() -> None:
     assert decode_server(encode(long)) == long
 
 
+def test_a_puzzle_holds_one_answer_that_loses_nothing_and_every_other_move_loses_the_threshold() -> None:
+    """A puzzle whose answer is not listed first at no loss, or with another move losing less than its threshold,
+    cannot be made or read back."""
+    answer, wrong = PuzzleMove(action="2", value=6, loss=0), PuzzleMove(action="1", value=4, loss=2)
+    base: dict[str, Any] = {"id": "z1", "variant": "kalah(4,3)", "position": "3,3,3,3,0,3,3,3,3,0 S 0 -",
+                            "side": "south", "answer": "2", "value": 6, "source": "self-play"}
+    assert PuzzleInfo(**base, threshold=2, moves=[answer, wrong]).answer == "2"
+    bad: list[dict[str, Any]] = [{"threshold": 3, "moves": [answer, wrong]}, {"threshold": 2, "moves": [wrong, answer]},
+                                 {"threshold": 2, "moves": [answer, answer]}]
+    for fields in bad:
+        with pytest.raises(ValueError):
+            PuzzleInfo.model_validate({**base, **fields})
+
+
 def test_every_message_type_is_covered() -> None:
     """The round-trip lists hold every type of both unions."""
     client_types = {m.type for m in CLIENT_MESSAGES}  # type: ignore[attr-defined]
     server_types = {m.type for m in SERVER_MESSAGES}  # type: ignore[attr-defined]
     assert client_types == {"hello", "create", "seek", "join", "watch", "sync", "leave", "move", "swap",
-                            "transfer", "resign", "claim", "list", "games", "game", "moderate", "review"}
+                            "transfer", "resign", "claim", "list", "games", "game", "moderate", "review",
+                            "puzzle", "puzzle_answer", "puzzles"}
     assert server_types == {"welcome", "matches", "snapshot", "event", "catch_up", "ack", "presence", "seeking",
-                            "game_list", "game_record", "moderated", "error", "game_review"}
+                            "game_list", "game_record", "moderated", "error", "game_review", "puzzle_shown",
+                            "puzzle_result", "puzzle_list"}
 
 
 def test_message_actions() -> None:

@@ -1,0 +1,86 @@
+"""`kalah puzzle build` and `kalah puzzles`: puzzles made from a database's reviewed games and from self-play, stored
+once, listed as JSON (each with its position and its answer, proved to be the only move keeping the value) from a
+database or a server, and refusals in one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from bots.review import perfect_valuer, review_game
+from protocol import Variant
+from protocol.messages import encode
+from protocol.puzzle_messages import PuzzleInfo
+from server.storage import open_storage
+from server.storage.reviews import op_review
+from tests.conftest import Serve
+from tests.helpers.processes import KALAH, run
+from tests.helpers.puzzles import check_one_answer
+from tests.helpers.stored_games import store_finished
+
+SMALL = Variant.parse("kalah(2,3)")
+RECORD = "1 5 1 4 2 4 5"
+
+
+async def store_reviewed(db: Path) -> None:
+    """A finished Kalah(2,3) game `g1` with its review stored, as a server stores it."""
+    await store_finished(db, {"g1": (SMALL, RECORD)})
+    review = review_game("g1", SMALL, RECORD, ("alice", "bob"), perfect_valuer(egdb_seeds=0))
+    storage = await open_storage(db)
+    try:
+        await storage.write([op_review("g1", encode(review), review.exact)])
+    finally:
+        await storage.close()
+
+
+def listed(argv: list[str]) -> list[PuzzleInfo]:
+    """The puzzles `kalah puzzles ... --json` prints, checked to be a JSON list of puzzles with `position` and
+    `answer`."""
+    done = run([*KALAH, "puzzles", *argv, "--json"])
+    assert done.returncode == 0, done.stderr
+    items = json.loads(done.stdout)
+    assert isinstance(items, list)
+    assert all({"id", "variant", "position", "answer", "moves", "themes", "rating"} <= set(item) for item in items)
+    return [PuzzleInfo.model_validate(item) for item in items]
+
+
+async def test_build_makes_puzzles_from_reviewed_games_and_self_play_and_lists_them_as_json(
+        serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The puzzles of a reviewed game (where its moves lost seeds) and of self-play are stored once; `kalah puzzles
+    --json` lists each with its position and its answer, from the file and from a server on it, and every answer is
+    the only move keeping the proved value."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    db = tmp_path / "arena.sqlite3"
+    await store_reviewed(db)
+    built = await asyncio.to_thread(run, [*KALAH, "puzzle", "build", "--db", str(db), "--from-games", "5"])
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.startswith("4 new puzzles stored in ")
+    games = await asyncio.to_thread(listed, ["--db", str(db), "--variant", "kalah(2,3)"])
+    assert sorted(p.ply or 0 for p in games) == [1, 2, 4, 5]
+    assert all(p.source == "game" and p.match_id == "g1" for p in games)
+    again = await asyncio.to_thread(run, [*KALAH, "puzzle", "build", "--db", str(db), "--from-games", "5",
+                                          "--self-play", "3", "--variant", "kalah(3,3)", "--max-puzzles", "3"])
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("3 new puzzles stored in ")
+    everything = await asyncio.to_thread(listed, ["--db", str(db)])
+    assert len(everything) == 7 and {p.source for p in everything} == {"game", "self-play"}
+    for puzzle in everything:
+        check_one_answer(puzzle)
+    arena = await serve(db)
+    remote = await asyncio.to_thread(listed, ["--server", arena.url, "--variant", "kalah(3,3)"])
+    assert sorted(p.id for p in remote) == sorted(p.id for p in everything if p.variant == "kalah(3,3)")
+    text = await asyncio.to_thread(run, [*KALAH, "puzzles", "--server", arena.url])
+    assert text.returncode == 0 and "answer" in text.stdout and all(p.id in text.stdout for p in everything)
+
+
+def test_build_refuses_in_one_line(tmp_path: Path) -> None:
+    """A variant whose values are not proved, or a bad variant, is refused in one line naming the fix."""
+    db = str(tmp_path / "arena.sqlite3")
+    cyclic = run([*KALAH, "puzzle", "build", "--db", db, "--self-play", "1", "--variant", "kalah(4,3,clockwise=on)"])
+    assert cyclic.returncode == 2 and cyclic.stderr.strip().count("\n") == 0
+    assert "counter-clockwise" in cyclic.stderr
+    bad = run([*KALAH, "puzzles", "--db", db, "--variant", "kalah(99,3)"])
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "--variant" in bad.stderr

@@ -1,0 +1,62 @@
+"""Puzzles made and stored for tests: proved ones from self-play on a small board, and rows no server may serve."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from bots.puzzles import Prover, find, make_engine, self_play
+from bots.solver import Engine
+from protocol import Position, Variant
+from protocol.position import Side
+from protocol.puzzle_messages import PuzzleInfo
+from server.storage.puzzle_shelf import PuzzleShelf
+
+SMALL = Variant.parse("kalah(4,3)")
+
+
+def make_puzzles(count: int = 3, variant: Variant = SMALL, seed: int = 3) -> list[PuzzleInfo]:
+    """`count` proved puzzles found in self-play on `variant` (no databases: a small board is searched at once)."""
+    engine = make_engine(variant, egdb_seeds=0)
+    found = list(find(Prover(engine, 10.0), self_play(engine, 20, seed), time.monotonic() + 120, count))
+    assert len(found) == count
+    return found
+
+
+def store_puzzles(db: str | Path, puzzles: list[PuzzleInfo]) -> None:
+    """Add puzzles to a database as `kalah puzzle build` does."""
+    with PuzzleShelf(db) as shelf:
+        assert shelf.add(puzzles) == len(puzzles)
+
+
+def store_unproved(db: str | Path, puzzle: PuzzleInfo, new_id: str) -> None:
+    """Store a copy of `puzzle` under `new_id` marked as not proved (as a row from another tool could be)."""
+    text = puzzle.model_copy(update={"id": new_id}).model_dump_json()
+    with PuzzleShelf(db) as shelf:
+        shelf.rows("INSERT INTO puzzles (id, variant, puzzle, exact, rating, rd, volatility, plays, solved, created_at)"
+                   " VALUES (?, ?, ?, ?, 1500, 350, 0.06, 0, 0, 0)", new_id, puzzle.variant, text, False)
+
+
+def check_one_answer(puzzle: PuzzleInfo) -> None:
+    """Against a fresh engine of the Python twin: the answer alone keeps the value, every other move loses at least
+    the threshold, each stored value is the solver's, and every move of the answer's line keeps the value."""
+    variant = Variant.parse(puzzle.variant)
+    engine = Engine(variant, impl="py", tt_log2=16)
+    position = Position.from_fen(variant, puzzle.position)
+    solved = engine.solve(position, per_move=True)
+    assert solved.exact
+    sign = 1 if position.to_move == Side.SOUTH else -1
+    best = max(sign * v for v in solved.per_move.values())
+    assert [b for b, v in solved.per_move.items() if sign * v == best] == [int(puzzle.answer)]
+    assert solved.value == puzzle.value
+    assert {int(m.action): m.value for m in puzzle.moves} == solved.per_move
+    assert all(best - sign * solved.per_move[int(m.action)] == m.loss >= puzzle.threshold for m in puzzle.moves[1:])
+    board = position.play(int(puzzle.answer))
+    for token in puzzle.moves[0].line:
+        assert int(token) in engine.solve(board).best
+        board = board.play(int(token))
+    for move in puzzle.moves[1:]:  # a wrong move's refutation is best play too
+        board = position.play(int(move.action))
+        for token in move.line:
+            assert int(token) in engine.solve(board).best
+            board = board.play(int(token))

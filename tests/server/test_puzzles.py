@@ -1,0 +1,70 @@
+"""Puzzles over the wire (`puzzle`, `puzzle_answer`, `puzzles`): a puzzle is shown without its answer, a wrong move is
+told wrong with every move's proved value and its refutation, a first answer is rated, and an unproved row is never
+served."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Serve
+from tests.helpers.puzzles import make_puzzles, store_puzzles, store_unproved
+from tests.helpers.wire import Client
+
+
+async def test_a_wrong_move_is_told_wrong_with_the_proved_values_and_the_first_answer_is_rated(
+        serve: Serve, tmp_path: Path) -> None:
+    """The puzzle asked for is shown without its answer; a wrong move is answered `correct: false` with the answer,
+    the value of every move and the wrong move's refutation, and rates the player down and the puzzle up; the right
+    move afterwards is `correct: true` but rates nothing (only a first answer counts)."""
+    db = tmp_path / "arena.sqlite3"
+    puzzles = make_puzzles(2)
+    store_puzzles(db, puzzles)
+    arena = await serve(db)
+    c = await Client.open(arena.url, "solver")
+    shown = await c.request("puzzle_shown", type="puzzle", variant="kalah(4,3)")
+    puzzle = next(p for p in puzzles if p.id == shown["id"])
+    assert shown["position"] == puzzle.position and "answer" not in shown and "moves" not in shown
+    assert shown["player_rating"] == 1500.0
+    wrong = puzzle.moves[1]
+    result = await c.request("puzzle_result", type="puzzle_answer", puzzle_id=puzzle.id, action=wrong.action)
+    assert result["correct"] is False and result["answer"] == puzzle.answer and result["rated"] is True
+    assert result["played"] == wrong.model_dump() and result["played"]["line"]
+    assert {m["action"]: m["value"] for m in result["moves"]} == {m.action: m.value for m in puzzle.moves}
+    assert result["played"]["loss"] >= puzzle.threshold
+    assert result["player_rating"] < 1500.0 < result["puzzle_rating"]
+    right = await c.request("puzzle_result", type="puzzle_answer", puzzle_id=puzzle.id, action=puzzle.answer)
+    assert right["correct"] is True and right["rated"] is False
+    assert right["player_rating"] == result["player_rating"]
+    again = await c.request("puzzle_shown", type="puzzle")
+    assert again["id"] != puzzle.id  # the next one is one not tried yet
+    await c.send(type="puzzle_answer", puzzle_id=puzzle.id, action="5")
+    assert await c.error() == "illegal_move"
+    await c.close()
+
+
+async def test_an_unproved_puzzle_is_never_served(serve: Serve, tmp_path: Path) -> None:
+    """A row not marked proved is neither shown (by id or as the next one), nor answered, nor listed; a guest
+    (no hello) solves the proved one, unrated."""
+    db = tmp_path / "arena.sqlite3"
+    [proved] = make_puzzles(1)
+    store_puzzles(db, [proved])
+    store_unproved(db, proved, "zunproved")
+    arena = await serve(db)
+    guest = await Client.open(arena.url, None)
+    for request in ({"type": "puzzle", "puzzle_id": "zunproved"},
+                    {"type": "puzzle_answer", "puzzle_id": "zunproved", "action": proved.answer}):
+        await guest.send(**request)
+        assert await guest.error() == "unknown_puzzle"
+    listed = await guest.request("puzzle_list", type="puzzles")
+    assert [p["id"] for p in listed["puzzles"]] == [proved.id]
+    assert listed["puzzles"][0]["answer"] == proved.answer
+    shown = await guest.request("puzzle_shown", type="puzzle")
+    assert shown["id"] == proved.id and shown["player_rating"] is None
+    solved = await guest.request("puzzle_result", type="puzzle_answer", puzzle_id=proved.id, action=proved.answer)
+    assert solved["correct"] is True and solved["rated"] is False
+    player = await Client.open(arena.url, "tried")
+    await player.request("puzzle_result", type="puzzle_answer", puzzle_id=proved.id, action=proved.answer)
+    await player.send(type="puzzle")
+    assert await player.error() == "unknown_puzzle"  # only the unproved one is left: it is not served
+    for client in (guest, player):
+        await client.close()
