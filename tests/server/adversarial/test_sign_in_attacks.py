@@ -22,9 +22,10 @@ def stuffer(network: int) -> str:
 
 
 async def test_credential_stuffing_from_50_networks_is_bounded_while_the_owner_signs_in(serve: Serve) -> None:
-    """200 names each tried once with a common password, 4 from each of 50 networks (under each network's free
-    failures): failures in all stay within the server's budget plus its paced rate over the attack's time; meanwhile
-    the owner's right password, a recovery code and a passkey each sign in (before: all 200 were checked at once)."""
+    """Names each tried once with a common password from 50 networks, a few from each (under each network's free
+    failures), until the test stops them: failures in all stay within the server's budget plus its paced rate over
+    the attack's time; meanwhile the owner's right password, a recovery code and a passkey each sign in (before:
+    every try was checked at once, 200 in a quarter of a second)."""
     limits = PaceLimits(free=20, per_s=40.0, max_wait_s=5.0)
     srv = await start(serve, sign_in_pace=limits)
     owner = await Client.open(srv.url, name=None, source=HONEST)
@@ -34,12 +35,15 @@ async def test_credential_stuffing_from_50_networks_is_bounded_while_the_owner_s
     assert (await page.add_passkey(key))["ok"] is True
     attackers = await asyncio.gather(*(Client.open(srv.url, name=None, source=stuffer(n)) for n in range(NETWORKS)))
     codes: list[str] = []
+    stop = asyncio.Event()
 
     async def stuff(n: int, c: Client) -> None:
-        """One network's tries: four names, each once, with a common password."""
-        for i, password in enumerate(COMMON):
-            await c.send(type="login", name=f"user{i}x{n}", password=password)
+        """One network's tries, one after another until stopped: a new name each time, with a common password."""
+        i = 0
+        while not stop.is_set():
+            await c.send(type="login", name=f"user{i}x{n}", password=COMMON[i % len(COMMON)])
             codes.append(await c.error(timeout=30.0))
+            i += 1
 
     loop = asyncio.get_running_loop()
     began = loop.time()
@@ -49,10 +53,11 @@ async def test_credential_stuffing_from_50_networks_is_bounded_while_the_owner_s
     again = await recovered.request("signed_in", type="recover", name="owner", code=made["recovery_codes"][0],
                                     new_password="another password")
     by_key = await Page(srv).sign_in(key)
-    assert not attack.done()  # neither waited for the line of password tries
     back = await owner.request("signed_in", timeout=30.0, type="login", name="owner", password="another password")
+    stop.set()
     await attack
     took = loop.time() - began
     assert back["player_id"] == made["player_id"] == again["player_id"] and by_key["name"] == "keyholder"
-    assert set(codes) == {"sign_in_failed"} and len(codes) == NETWORKS * len(COMMON)
-    assert len(codes) <= limits.free + 1 + limits.per_s * took
+    failures = codes.count("sign_in_failed")
+    assert set(codes) <= {"sign_in_failed", "sign_in_throttled"} and failures > limits.free
+    assert failures <= limits.free + 1 + limits.per_s * took
