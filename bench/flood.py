@@ -108,14 +108,16 @@ class Phase:
     cpu_share: float = 0.0
     server_log: Counter[str] = field(default_factory=Counter)
     lag_ms: int = 0
-    """The largest event-loop lag the server logged (on marking itself overloaded, or a full collection's)."""
+    """The largest event-loop lag the server logged (on marking itself overloaded, a full collection's, a stall's)."""
+    stalls: list[str] = field(default_factory=list)
+    """Each event-loop stall the server's stall watch logged (`loop_stalled`), with what held the loop."""
     flood: dict[str, Any] = field(default_factory=dict)
     flood_cpu: float = 0.0
     """CPU the flooders' process used, in cores."""
     load: tuple[float, float] = (0.0, 0.0)
+    """The machine's 1-minute load average as the honest games began and ended."""
     timings: dict[str, tuple[str, str, int]] = field(default_factory=dict)
     """The server's own histograms at the phase's end: name -> (p50 bound, p99 bound, observations)."""
-    """The machine's 1-minute load average as the honest games began and ended."""
 
     def ms(self, p: float) -> float:
         """The bot's move latency at quantile `p`, in milliseconds."""
@@ -262,18 +264,25 @@ async def replay(conn: LeanConnection, args: argparse.Namespace, phase: Phase, p
         await asyncio.sleep(3)
 
 
-def server_log(path: Path, until: float) -> tuple[Counter[str], int]:
+def server_log(path: Path, until: float) -> tuple[Counter[str], int, list[str]]:
     """The server's log events up to time `until` that are not routine, by name (and reason, where one is given),
-    and the largest event-loop lag (ms) it logged (on marking itself overloaded, or a full garbage collection's)."""
+    the largest event-loop lag (ms) it logged (on marking itself overloaded, a full garbage collection's, a stall's),
+    and each stall its stall watch logged (`loop_stalled`: how long, and the innermost frames of the loop's stack)."""
     counts: Counter[str] = Counter()
     lag = 0
+    stalls = []
     for line in path.read_text(errors="replace").splitlines():
         with contextlib.suppress(ValueError, KeyError):
             entry = json.loads(line)
             if entry["event"] not in ROUTINE_LOGS and datetime.fromisoformat(entry["time"]).timestamp() <= until:
                 counts[entry["event"] + (f" ({entry['reason']})" if "reason" in entry else "")] += 1
-                lag = max(lag, int(entry.get("lag_ms", 0)), int(entry.get("ms", 0)))
-    return counts, lag
+                lag = max(lag, int(entry.get("lag_ms", 0)), int(entry.get("ms", 0)), int(entry.get("held_ms", 0)))
+                if entry["event"] == "loop_stalled":
+                    frames = " < ".join(frame.rsplit("/", 1)[-1] for frame in entry.get("stack", [])[:4])
+                    stalls.append(f"held {entry['held_ms']} ms (ran {entry['ran_ms']}, waited for a core "
+                                  f"{entry['waited_ms']}, blocked {entry['blocked_ms']}; collections "
+                                  f"{', '.join(entry.get('collections', [])) or 'none over 10 ms'}): {frames}")
+    return counts, lag, stalls
 
 
 def flood_addresses(count: int, networks: int) -> list[str]:
@@ -376,7 +385,7 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         if loop_watch is not None and unwatch_gc is not None:
             loop_watch.cancel()
             unwatch_gc()
-    phase.server_log, phase.lag_ms = server_log(log_path, until)
+    phase.server_log, phase.lag_ms, phase.stalls = server_log(log_path, until)
     if probes.exists():
         phase.trace = stall_probe.explain_moves(phase.samples, stall_probe.load(probes), client_probes,
                                                 worst=3 if args.stalls else 1)
@@ -508,6 +517,9 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
               f"(oldest {f['stalled_oldest_s']:.0f} s)")
     print(f"  server log: {counts(flood.server_log)}; largest loop lag logged {flood.lag_ms} ms "
           f"(quiet {quiet.lag_ms} ms)")
+    for p in (quiet, flood):
+        for stall in p.stalls[:3]:
+            print(f"  loop stalled ({p.name}): {stall}")
     print(f"  the honest lobby's reads asked again after a retry hint: {counts(flood.lobby_retries)} (flood), "
           f"{counts(quiet.lobby_retries)} (quiet)")
     for err in (quiet.errors + flood.errors)[:5]:

@@ -27,6 +27,7 @@ from server.edge.client_address import proxy_network
 from server.edge.gc_tuning import keep_heap_frozen
 from server.edge.open_files import files_needed, fit_open_files
 from server.edge.options import ServerOptions
+from server.edge.stall_watch import watch_stalls
 from server.edge.tls import TlsError
 from server.front.origins import canonical_origin
 from server.front.outside_engines.gateway import GatewayOptions
@@ -70,6 +71,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="freeze the surviving objects out of the garbage collector at start and this often, so "
                              "collections stay short (a full collection every 10 to 60 minutes reclaims cycles among "
                              "them; 0: off)")
+    parser.add_argument("--stall-trace", type=number(), default=1.0, metavar="SECONDS",
+                        help="when the event loop is held this long, take every thread's stack and log it as "
+                             "loop_stalled once the loop runs again (0: off)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="the least important log lines written to standard error")
     parser.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
@@ -169,6 +173,8 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
     """Start the server, print where it listens, and serve until a stop signal."""
     db = args.db or default_db_path()
     logs.node = args.node_id if args.bus else None
+    # watching from the start (loading a large database holds the loop too); armed before "listening" is printed
+    stalls = asyncio.create_task(watch_stalls(args.stall_trace)) if args.stall_trace > 0 else None
     running = await start_server(db, args.host, args.port, grace_s=args.grace,
                                  max_connections=args.max_connections, synchronous=args.synchronous,
                                  rate=args.rate, burst=args.burst, idle_s=args.idle_limit or None,
@@ -196,8 +202,9 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze, pressed=running.pressed)) \
         if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
-    if tuner is not None:
-        tuner.cancel()
+    for task in (tuner, stalls):
+        if task is not None:
+            task.cancel()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import resource
@@ -12,6 +13,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -64,6 +66,7 @@ def test_ports_are_validated(tmp_path: Path) -> None:
     ("--grace", "-1", "a number of at least 0"),
     ("--idle-limit", "-60", "a number of at least 0"),
     ("--gc-freeze", "-1", "a number of at least 0"),
+    ("--stall-trace", "-1", "a number of at least 0"),
     ("--trusted-proxy", "10.0.0.0/33", "a network address/prefix (e.g. 127.0.0.1/32 or 10.0.0.0/8)"),
     ("--trusted-proxy", "proxy.local", "a network address/prefix (e.g. 127.0.0.1/32 or 10.0.0.0/8)"),
 ])
@@ -190,6 +193,29 @@ def test_ctrl_c_stops_the_server_cleanly(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_a_held_event_loop_is_logged_with_how_long_and_what_held_it(tmp_path: Path) -> None:
+    """The server's process held 2 s (stopped, as a starved machine or a debugger holds it), past `--stall-trace
+    0.5`: one `loop_stalled` warning once it runs again, held at least 1.5 s, neither running nor waiting for a core
+    most of it (blocked), with the stacks the watchdog took."""
+    with started([*KALAH, "serve", "--port", "0", "--db", str(tmp_path / "a.sqlite3"), "--log-level", "warning",
+                  "--log-format", "json", "--stall-trace", "0.5"],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert "listening on ws://127.0.0.1:" in first_line(proc)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(1.0)
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    stalls = [json.loads(line) for line in err.splitlines() if '"loop_stalled"' in line]
+    held = [stall for stall in stalls if stall["held_ms"] >= 1500]  # a loaded machine may hold it at start too
+    assert len(held) == 1, err
+    stall = held[0]
+    assert stall["level"] == "warning" and stall["blocked_ms"] > stall["ran_ms"]
+    assert isinstance(stall["stack"], list) and isinstance(stall["other_threads"], list)
 
 
 def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) -> None:

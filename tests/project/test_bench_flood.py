@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +52,19 @@ def test_a_baselines_sittings_are_printed_before_this_trees() -> None:
     assert "before (abc123)" in rows[0] and "9.00x" in rows[0]
     assert "after (this tree)" in rows[1] and "1.80x" in rows[1]
     assert lines[-1].startswith("  holds: worst p99 ratio 1.80x")
+
+
+def test_a_stall_the_server_logged_counts_as_its_largest_lag_and_says_what_held_the_loop(tmp_path: Path) -> None:
+    """A `loop_stalled` line is counted, its time held is the phase's largest lag, and the report line names the
+    innermost frames of the loop's stack; a line after the phase's end is left out."""
+    log = tmp_path / "server.log"
+    stall = {"time": "2026-11-29T02:00:00.000Z", "event": "loop_stalled", "held_ms": 16900, "ran_ms": 16800,
+             "waited_ms": 90, "blocked_ms": 10, "collections": ["gen2 16750 ms"],
+             "stack": ["/srv/server/edge/gc_tuning.py:104 keep_heap_frozen", "/usr/lib/asyncio/events.py:80 _run"]}
+    late = {"time": "2026-11-29T03:00:00.000Z", "event": "overloaded", "lag_ms": 99000}
+    log.write_text("\n".join(json.dumps(line) for line in (stall, late)) + "\nnot json\n")
+    until = datetime(2026, 11, 29, 2, 30, tzinfo=UTC).timestamp()
+    counted, lag, stalls = bench_flood.server_log(log, until)
+    assert counted == {"loop_stalled": 1} and lag == 16900
+    assert stalls == ["held 16900 ms (ran 16800, waited for a core 90, blocked 10; collections gen2 16750 ms): "
+                      "gc_tuning.py:104 keep_heap_frozen < events.py:80 _run"]
