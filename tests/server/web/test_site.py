@@ -48,10 +48,10 @@ def assets_named(page: bytes) -> list[str]:
 
 
 async def test_pages_are_html_revalidated_each_load_under_a_strict_policy(arena: RunningServer) -> None:
-    """/, /watch/ID, /game/ID, /events and /event/ID are HTML, `no-cache` with an ETag, under a CSP that allows
-    only this server."""
+    """/, /watch/ID, /game/ID, /events, /event/ID, /puzzles and /puzzle/ID are HTML, `no-cache` with an ETag, under
+    a CSP that allows only this server."""
     for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere", "/events",
-                 "/event/e3f8b8dd63ad"):
+                 "/event/e3f8b8dd63ad", "/puzzles", "/puzzle/zf878f802a1324ae"):
         answer = await get(arena, path)
         assert answer.status == 200, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -115,7 +115,8 @@ def test_the_files_are_package_data_with_no_outside_address() -> None:
     assert "server.front.web" in config["packages"]
     assert config["package-data"]["server.front.web"] == ["static/*"]
     site = Site.load()
-    assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html", "account.html"}
+    assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html", "account.html",
+                               "puzzles.html"}
     assert {p.name for p in STATIC.iterdir()} == set(site.pages) | set(site.assets)
     for path in STATIC.iterdir():
         text = path.read_text().replace("http://www.w3.org/2000/svg", "")  # the SVG namespace is a name
