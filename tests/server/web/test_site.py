@@ -48,10 +48,11 @@ def assets_named(page: bytes) -> list[str]:
 
 
 async def test_pages_are_html_revalidated_each_load_under_a_strict_policy(arena: RunningServer) -> None:
-    """/, /watch/ID, /game/ID, /events, /event/ID, /puzzles and /puzzle/ID are HTML, `no-cache` with an ETag, under
-    a CSP that allows only this server."""
+    """/, /watch/ID, /game/ID, /events, /event/ID, /puzzles, /puzzle/ID and /explore are HTML, `no-cache` with an ETag,
+    under a CSP that allows only this server."""
     for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere", "/events",
-                 "/event/e3f8b8dd63ad", "/puzzles", "/puzzle/zf878f802a1324ae"):
+                 "/event/e3f8b8dd63ad", "/puzzles", "/puzzle/zf878f802a1324ae", "/explore",
+                 "/explore?variant=kalah(2,3)&moves=1%205"):
         answer = await get(arena, path)
         assert answer.status == 200, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -116,7 +117,7 @@ def test_the_files_are_package_data_with_no_outside_address() -> None:
     assert config["package-data"]["server.front.web"] == ["static/*"]
     site = Site.load()
     assert set(site.pages) == {"index.html", "watch.html", "game.html", "events.html", "event.html", "account.html",
-                               "puzzles.html"}
+                               "puzzles.html", "explore.html"}
     assert {p.name for p in STATIC.iterdir()} == set(site.pages) | set(site.assets)
     for path in STATIC.iterdir():
         text = path.read_text().replace("http://www.w3.org/2000/svg", "")  # the SVG namespace is a name
