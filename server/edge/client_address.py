@@ -1,5 +1,6 @@
 """The client's address of a connection: its TCP peer, or, when that peer is a trusted reverse proxy, the address the
-proxy forwarded (`X-Forwarded-For`, else `Forwarded`).
+proxy forwarded (`X-Forwarded-For`, else `Forwarded`), and whether that proxy says the client reached it over https
+(`X-Forwarded-Proto`, else `Forwarded`'s `proto=`).
 
 Only a peer inside one of the trusted networks (`kalah serve --trusted-proxy CIDR`) is believed: a header from
 anyone else changes nothing. The forwarded chain is read from the right (the hop nearest the server) and the first
@@ -110,6 +111,18 @@ class TrustedProxies:
         """Whether a connection's peer `peer` (an IPv4-mapped IPv6 address as its IPv4) is a trusted proxy."""
         ip = _ip(peer)
         return ip is not None and self.trusts(ip)
+
+    def over_https(self, peer: str, headers: Headers | None) -> bool:
+        """Whether a trusted proxy `peer` says the request reached it over https: the right-most `X-Forwarded-Proto`
+        (else the last `proto=` of `Forwarded`) is `https`. Anyone else's header is never believed."""
+        if headers is None or not self.is_proxy(peer):
+            return False
+        values = ",".join(headers.get_all("X-Forwarded-Proto")).split(",")
+        if not values[-1].strip():
+            protos = [pair.partition("=")[2] for pair in ",".join(headers.get_all("Forwarded")).replace(",", ";")
+                      .split(";") if pair.strip().lower().startswith("proto=")]
+            values = protos or [""]
+        return values[-1].strip().strip('"').lower() == "https"
 
     def client(self, peer: str, headers: Headers | None) -> str:
         """The client's address of a connection from `peer` whose request had `headers` (None: no request yet)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 
 from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
 from websockets.frames import Frame, Opcode
 from websockets.protocol import OPEN, Event, Protocol
 from websockets.streams import StreamReader
@@ -209,6 +210,12 @@ def connection_class(loop: asyncio.AbstractEventLoop, max_unread: int = MAX_UNRE
 def client_of(conn: ServerConnection) -> str:
     """The client's network address of a connection: the one source every limit, budget, ban and log line reads."""
     return conn.client_host if isinstance(conn, ArenaConnection) else peer_host(conn.remote_address)
+
+
+def forwarded_https(conn: ServerConnection, headers: Headers) -> bool:
+    """Whether a trusted reverse proxy says the client of a connection's request (`headers`) reached it over https
+    (`X-Forwarded-Proto`)."""
+    return isinstance(conn, ArenaConnection) and conn.proxies.over_https(peer_host(conn.remote_address), headers)
 
 
 def remote_of(conn: ServerConnection) -> str:

@@ -4,12 +4,15 @@
 requests of the same names, and for a guest's registration its `token`) as a JSON object in the `Kalah-Account`
 header, base64-encoded: the websocket server's HTTP side reads no request body. The answer is JSON (`{ok: true,
 player_id, name, session_id, recovery_codes}`, or a refusal `{ok: false, code, message, retry_ms}` with the
-websocket's error codes) and, on success, `Set-Cookie: kalah_session=SECRET; HttpOnly; SameSite=Lax; Path=/`
-(and `Secure` when the page is served over https). `POST /account/logout` ends the cookie's session and clears
-the cookie; `GET /account/me` says who the cookie signs in (`{signed_in, player_id, name, session_id}`). A POST
-must come from the server's own page (its `Origin`): no other site can sign a visitor in or out. Passkeys are
-added and used at `POST /account/passkey/...` (`server.front.passkey_http`). The websocket
-handshake of a page that holds the cookie carries it, and its `hello {account: true}` is the account's.
+websocket's error codes) and, on success, `Set-Cookie: kalah_session=SECRET; HttpOnly; SameSite=Lax; Path=/`; over
+https (this port's TLS, a trusted proxy's `X-Forwarded-Proto: https`, or a page whose origin is https) the cookie is
+`__Host-kalah_session=SECRET; ...; Secure`, which no other site (a sibling subdomain, a plain-http page) can set, and
+which is read before a plain one: a cookie planted on the browser never stands for the session of a sign-in, which
+always makes a new secret. `POST /account/logout` ends the cookie's session and clears the cookie; `GET /account/me`
+says who the cookie signs in (`{signed_in, player_id, name, session_id}`). A POST must come from the server's own
+page (its `Origin`): no other site can sign a visitor in or out. Passkeys are added and used at
+`POST /account/passkey/...` (`server.front.passkey_http`). The websocket handshake of a page that holds the cookie
+carries it, and its `hello {account: true}` is the account's.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import binascii
 import json
 from collections.abc import Callable
 from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,6 +39,8 @@ from server.front.passkey_http import PasskeyHttp
 from server.logs import event as log_event
 
 COOKIE = "kalah_session"
+SECURE_COOKIE = "__Host-" + COOKIE
+"""The cookie's name over https: browsers take it only from an https answer, host-only, with `Path=/`."""
 HEADER = "Kalah-Account"
 PATHS = ("/account/register", "/account/login", "/account/recover", "/account/logout", "/account/me", *PASSKEY_PATHS)
 MAX_AGE_S = 180 * 24 * 3600
@@ -49,25 +53,25 @@ def is_account_path(request: Request) -> bool:
 
 
 def session_cookie(headers: Headers) -> str | None:
-    """The session secret a request's `Cookie` header carries, if any."""
-    for value in headers.get_all("Cookie"):
-        try:
-            jar = SimpleCookie(value)
-        except CookieError:
-            continue
-        if COOKIE in jar and jar[COOKIE].value:
-            return jar[COOKIE].value
-    return None
+    """The session secret a request's `Cookie` headers carry, if any: the https cookie (`__Host-`) before a plain
+    one, and of several of a name the first (a cookie that cannot be read is skipped, never the whole header)."""
+    found: dict[str, str] = {}
+    for line in headers.get_all("Cookie"):
+        for pair in line.split(";"):
+            name, sep, value = pair.strip().partition("=")
+            if sep and value.strip() and name.strip() in (COOKIE, SECURE_COOKIE):
+                found.setdefault(name.strip(), value.strip().strip('"'))
+    return found.get(SECURE_COOKIE) or found.get(COOKIE)
 
 
-def _json(status: HTTPStatus, body: dict[str, Any], cookie: str | None = None) -> Response:
-    """A JSON answer (never cached), with a `Set-Cookie` if given."""
+def _json(status: HTTPStatus, body: dict[str, Any], *cookies: str) -> Response:
+    """A JSON answer (never cached), with a `Set-Cookie` for each of `cookies`."""
     data = (json.dumps(body) + "\n").encode()
     headers = Headers([("Content-Type", "application/json"), ("Content-Length", str(len(data))),
                        ("Cache-Control", "no-store"), ("Connection", "close"),
                        ("X-Content-Type-Options", "nosniff")])
-    if cookie is not None:
-        headers["Set-Cookie"] = cookie
+    for cookie in cookies:
+        headers["Set-Cookie"] = cookie  # one more header line each
     return Response(status.value, status.phrase, headers, data)
 
 
@@ -78,8 +82,9 @@ def _refusal(exc: KalahError) -> Response:
 
 
 def cookie_text(secret: str, secure: bool, max_age: int = MAX_AGE_S) -> str:
-    """The `Set-Cookie` value of a session (an empty one with `max_age` 0 clears it)."""
-    return (f"{COOKIE}={secret}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax"
+    """The `Set-Cookie` value of a session (an empty one with `max_age` 0 clears it): over https `__Host-` and
+    `Secure`."""
+    return (f"{SECURE_COOKIE if secure else COOKIE}={secret}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax"
             + ("; Secure" if secure else ""))
 
 
@@ -97,8 +102,9 @@ class AccountHttp:
         self.tls = tls
         """Whether this port serves https itself (the cookie is then always `Secure`)."""
 
-    async def respond(self, request: Request, address: str) -> Response:
-        """Answer one request to `/account/...` from the client at `address`."""
+    async def respond(self, request: Request, address: str, forwarded_https: bool = False) -> Response:
+        """Answer one request to `/account/...` from the client at `address` (`forwarded_https`: a trusted proxy
+        says it came over https)."""
         path = request.path.split("?", 1)[0]
         try:
             if path == "/account/me":
@@ -111,7 +117,7 @@ class AccountHttp:
                                                                           self.allowed_origins):
                 return _json(HTTPStatus.FORBIDDEN, {"code": BadFieldError.code,
                                                     "message": "accounts are signed in from this server's own page"})
-            secure = self.tls or origins[0].lower().startswith("https://")
+            secure = self.tls or forwarded_https or origins[0].strip().lower().startswith("https://")
             if path == "/account/logout":
                 return await self.logout(request, secure)
             if path in PASSKEY_PATHS:
@@ -200,4 +206,5 @@ class AccountHttp:
                 await self.accounts.revoke(player.player_id, session_id)
             except KalahError:
                 pass  # ended already: the cookie is cleared all the same
-        return _json(HTTPStatus.OK, {"ok": True}, cookie_text("", secure, max_age=0))
+        cleared = [cookie_text("", False, max_age=0)] + ([cookie_text("", True, max_age=0)] if secure else [])
+        return _json(HTTPStatus.OK, {"ok": True}, *cleared)

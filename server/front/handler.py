@@ -16,6 +16,7 @@ from websockets.http11 import Request, Response
 from protocol.errors import BadFieldError, KalahError
 from protocol.messages import ErrorMessage, Message, decode_client
 from server.core.errors import InternalError
+from server.edge.connection import forwarded_https
 from server.edge.options import ServerOptions
 from server.edge.session import Session
 from server.front.account_http import AccountHttp, is_account_path, session_cookie
@@ -89,7 +90,7 @@ class ConnectionHandler:
         beyond the limit (503)."""
         arena = self.router.arena
         if is_account_path(request):
-            return self.account_http.respond(request, host_of(conn))
+            return self.account_http.respond(request, host_of(conn), forwarded_https(conn, request.headers))
         if request.path.split("?")[0] == "/metrics":
             return metrics_page(conn, request, arena, self.metrics, self.router.moderation.operator, host_of(conn))
         if request.path.split("?")[0] == "/health":

@@ -1,6 +1,7 @@
 """Sign-in under attack: credential stuffing from many networks (loopback 127.3.x.1 stands in for them; honest people
 use 127.0.0.x) bounded in all while the owner, a recovery code and a passkey still get in; a session cookie planted
-on the browser before sign-in; a cookie of one server shown to another."""
+on the browser before sign-in; the cookie's flags over https (the server's TLS, a trusted proxy's
+`X-Forwarded-Proto`); a cookie of one server shown to another."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from websockets.asyncio.client import connect
 from server.assembly import RunningServer
 from server.core.sign_in_pace import PaceLimits
 from tests.conftest import Serve
+from tests.helpers.certs import make_certificate
 from tests.helpers.soft_authenticator import SoftAuthenticator
 from tests.helpers.wire import HONEST, Client, eventually
 from tests.server.test_accounts import PASSWORD, start
@@ -171,6 +173,55 @@ async def test_a_cookie_planted_before_sign_in_never_becomes_the_signed_in_sessi
             left = page_of(srv)
             left.cookies["kalah_session"] = planted
             assert (await left.me()).get("name") == ("mallory" if i == 0 else None), how
+
+
+def flags(line: str) -> set[str]:
+    """The attributes of a `Set-Cookie` line (`HttpOnly`, `SameSite=Lax`, ...), without its value."""
+    return {part.strip() for part in line.split(";")[1:]}
+
+
+async def test_over_tls_the_cookie_is_host_only_and_secure_and_wins_over_a_planted_one(serve: Serve,
+                                                                                        tmp_path: Path) -> None:
+    """Signed in over the server's own TLS, the cookie is `__Host-kalah_session` (HttpOnly, SameSite=Lax, Secure,
+    Path=/, no Domain: no sibling site or plain-http page can set one); a plain `kalah_session` another site planted
+    beside it, before or after, never stands for the browser: `/account/me` and the websocket's hello are the
+    owner's (before: the cookie was plain, and the planted one could win)."""
+    certificate = make_certificate(tmp_path / "tls")
+    srv = await start(serve, tls_cert=str(certificate.cert), tls_key=str(certificate.key))
+    tls = certificate.client_context()
+    origin = f"https://localhost:{srv.port}"
+    attacker = Browser("localhost", srv.port, origin, tls=tls)
+    await attacker.post("register", name="mallory", password=PASSWORD)
+    owner = Browser("localhost", srv.port, origin, tls=tls)
+    lines, answer = await owner.post("register", name="victor", password=PASSWORD)
+    [line] = lines
+    assert line.startswith("__Host-kalah_session=") and answer["ok"] is True
+    assert {"HttpOnly", "SameSite=Lax", "Secure", "Path=/"} <= flags(line)
+    assert not any(flag.lower().startswith("domain") for flag in flags(line))
+    mine, theirs = owner.cookies["__Host-kalah_session"], attacker.cookies["__Host-kalah_session"]
+    for header in (f"kalah_session={theirs}; __Host-kalah_session={mine}",
+                   f"__Host-kalah_session={mine}; kalah_session={theirs}"):
+        browser = Browser("localhost", srv.port, origin, tls=tls, headers={"Cookie": header})
+        assert (await browser.me())["name"] == "victor"
+        welcome = await hello_with_cookie(f"wss://localhost:{srv.port}", header, tls)
+        assert welcome["type"] == "welcome" and welcome["name"] == "victor"
+    lines, _ = await owner.post("logout")
+    assert any(line.startswith("__Host-kalah_session=;") and "Max-Age=0" in line for line in lines)
+
+
+async def test_behind_a_trusted_proxy_only_its_forwarded_https_makes_the_cookie_secure(serve: Serve) -> None:
+    """A proxy that ends TLS says so with `X-Forwarded-Proto: https`: from the trusted proxy the cookie is
+    `__Host-` and Secure whatever the page's origin says; the same header sent by anyone else is not believed
+    (before: it was never read, so only the page's origin counted)."""
+    srv = await start(serve, trusted_proxies=("127.0.0.1/32",))
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"}
+    via_proxy = page_of(srv, headers=forwarded)
+    [line], answer = await via_proxy.post("register", name="proxied", password=PASSWORD)
+    assert answer["ok"] is True and line.startswith("__Host-kalah_session=") and "Secure" in flags(line)
+    forger = page_of(srv, headers=forwarded, source=HONEST)
+    [line], answer = await forger.post("login", name="proxied", password=PASSWORD)
+    assert answer["ok"] is True and line.startswith("kalah_session=") and "Secure" not in flags(line)
+    assert {"HttpOnly", "SameSite=Lax"} <= flags(line)
 
 
 async def test_a_cookie_of_one_server_is_not_taken_by_another_database(serve: Serve, tmp_path: Path) -> None:
