@@ -30,7 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("cli.replay", "step through a stored game in the terminal"),
     "review": ("cli.review", "each move of a finished game against perfect play: seeds lost, marks, summaries"),
     "explore": ("cli.explore", "the moves played from a position in stored games, with the solver's values"),
-    "puzzle": ("cli.puzzle", "the operator makes puzzles with proved answers: `kalah puzzle build`"),
+    "puzzle": ("cli.puzzle", "solve puzzles with proved answers in the terminal; `kalah puzzle build` makes them"),
     "puzzles": ("cli.puzzles", "list the stored puzzles with their answers (--json)"),
     "games": ("cli.games", "list stored games from a database file or a server"),
     "export": ("cli.export", "write stored games as text records or NDJSON"),

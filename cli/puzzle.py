@@ -1,4 +1,9 @@
-"""`kalah puzzle build`: the operator makes puzzles.
+"""`kalah puzzle`: solve puzzles in the terminal; `kalah puzzle build`: the operator makes them.
+
+`kalah puzzle [--server URL | --db PATH] [--variant V] [--id ID]` opens a terminal screen on a puzzle
+(`client.screens.puzzle`): press or click a house; it says right or wrong with every move's proved
+value. From a server the answers are rated (a first answer to each puzzle); from a database they are
+judged here from the stored values, unrated.
 
 `kalah puzzle build [--db PATH] [--from-games N] [--self-play N] ...` looks for puzzles in the latest
 reviewed games of a database and in bots' self-play, proves them (`bots.puzzles`) and stores the new
@@ -16,9 +21,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from cli.client_args import add_client_args, default_name
 from cli.number_args import whole
 from cli.puzzles import variant_text
-from cli.server_args import CommandError, add_db_arg
+from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server
 from protocol.variant import Variant
 
 if TYPE_CHECKING:
@@ -32,7 +38,7 @@ BUILD_NICE = 10
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Register `kalah puzzle` and `kalah puzzle build`."""
-    sub = parser.add_subparsers(dest="puzzle_command", metavar="ACTION", required=True)
+    sub = parser.add_subparsers(dest="puzzle_command", metavar="ACTION")
     build = sub.add_parser("build", help="find, prove and store puzzles (the operator; low priority, bounded)",
                            description="Find puzzles in the latest reviewed games of a database and in bots' "
                                        "self-play, prove every answer with the solver, and store the new ones.")
@@ -50,11 +56,46 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="the fewest seeds every other move must lose (default: a review's mistake, "
                             "a 24th of the seeds, at least 2)")
     build.add_argument("--seed", type=int, default=0, help="the self-play games' random seed")
+    add_server_arg(parser, "read the database file")
+    add_db_arg(parser, "the database to read puzzles from, offline (answers are not rated)")
+    parser.add_argument("--variant", default=None, help="only puzzles of this variant, e.g. kalah(6,4)")
+    parser.add_argument("--id", default=None, metavar="ID", help="this puzzle first (`kalah puzzles` lists them)")
+    add_client_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build puzzles."""
-    return build(args)
+    """Build puzzles, or solve them in the terminal."""
+    if args.puzzle_command == "build":
+        return build(args)
+    return solve(args)
+
+
+def solve(args: argparse.Namespace) -> int:
+    """Open the terminal's puzzle screen on a server's puzzles or a database's."""
+    from client.account_sessions import default_session_file, load_session
+    from client.identities import default_identity_file
+    from client.puzzle_app import PuzzleApp, PuzzleLaunch
+
+    variant = variant_text(args.variant)
+    url = chosen_server(args)
+    common = {"variant": variant, "puzzle_id": args.id, "light": args.light}
+    if url:
+        signed_in = load_session(default_session_file(), url)
+        name = signed_in.name if signed_in else args.name or default_name()
+        launch = PuzzleLaunch(url=url, name=name, identity_file=default_identity_file(),
+                              session=signed_in.session if signed_in else None, **common)
+    else:
+        from cli.puzzles import from_database
+
+        stored = from_database(args.db, variant, 200)
+        if not stored:
+            raise CommandError("no puzzles in this database: the operator makes them with `kalah puzzle build`")
+        launch = PuzzleLaunch(stored=tuple(stored), **common)
+    app = PuzzleApp(launch)
+    app.run()
+    if app.failure:
+        raise CommandError(app.failure)
+    return 0
 
 
 def build(args: argparse.Namespace) -> int:
