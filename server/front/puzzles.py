@@ -33,11 +33,10 @@ from server.storage import Storage
 from server.storage.puzzles import (
     LIST,
     LIST_OF_VARIANT,
-    NEXT_PUZZLE,
-    NEXT_PUZZLE_OF_VARIANT,
     PLAYER_RATING,
     PUZZLE,
     from_row,
+    nearest_untried,
     op_attempt,
     op_rate_player,
     op_rate_puzzle,
@@ -93,8 +92,7 @@ class Puzzles:
         else:
             near = (rating or Rating()).rating
             who = s.player_id or ""
-            rows = await (self.storage.fetch_rows(NEXT_PUZZLE_OF_VARIANT, True, msg.variant, who, near)
-                          if msg.variant else self.storage.fetch_rows(NEXT_PUZZLE, True, who, near))
+            rows = await nearest_untried(self.storage.fetch_rows, who, near, msg.variant)
             found = self._read(rows)
             if not found:
                 where = f" of {msg.variant}" if msg.variant else ""

@@ -10,7 +10,7 @@ ratings through their writer (the `Op`s below) and serve only rows marked `exact
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from protocol.puzzle_messages import PuzzleInfo
@@ -31,11 +31,14 @@ PUZZLE_SQL: dict[OpKind, str] = {
 COLUMNS = "puzzle, rating, rd, volatility, plays, solved"
 """What a read of a puzzle selects (`from_row` reads it)."""
 PUZZLE = f"SELECT {COLUMNS} FROM puzzles WHERE id = ? AND exact = ?"
-NEXT_PUZZLE = (f"SELECT {COLUMNS} FROM puzzles p WHERE exact = ? AND NOT EXISTS"
-               " (SELECT 1 FROM puzzle_attempts a WHERE a.player_id = ? AND a.puzzle_id = p.id)"
-               " ORDER BY abs(rating - ?), id LIMIT 1")
-"""The proved puzzle nearest a rating that a player has not tried."""
-NEXT_PUZZLE_OF_VARIANT = NEXT_PUZZLE.replace("exact = ? AND", "exact = ? AND variant = ? AND")
+_UNTRIED = " AND NOT EXISTS (SELECT 1 FROM puzzle_attempts a WHERE a.player_id = ? AND a.puzzle_id = p.id)"
+NEXT_ABOVE = f"SELECT {COLUMNS} FROM puzzles p WHERE exact = ? AND rating >= ?{_UNTRIED} ORDER BY rating, id LIMIT 1"
+"""The proved puzzle rated nearest at or above a rating that a player has not tried (walking the rating index)."""
+NEXT_BELOW = (f"SELECT {COLUMNS} FROM puzzles p WHERE exact = ? AND rating < ?{_UNTRIED}"
+              " ORDER BY rating DESC, id DESC LIMIT 1")
+"""The proved puzzle rated nearest below a rating that a player has not tried."""
+NEXT_ABOVE_OF_VARIANT = NEXT_ABOVE.replace("exact = ? AND", "variant = ? AND exact = ? AND")
+NEXT_BELOW_OF_VARIANT = NEXT_BELOW.replace("exact = ? AND", "variant = ? AND exact = ? AND")
 LIST = f"SELECT {COLUMNS} FROM puzzles WHERE exact = ? ORDER BY rating, id LIMIT ? OFFSET ?"
 LIST_OF_VARIANT = LIST.replace("exact = ?", "exact = ? AND variant = ?")
 PLAYER_RATING = "SELECT rating, rd, volatility FROM puzzle_players WHERE player_id = ?"
@@ -48,6 +51,19 @@ REVIEWED = ("SELECT r.match_id, m.variant, r.review FROM reviews r JOIN matches 
 """The latest reviewed games, newest first: where `kalah puzzle build --from-games` looks."""
 RECORD = "SELECT action FROM actions WHERE match_id = ? ORDER BY ply"
 """A match's actions in order (its record's tokens)."""
+
+
+Fetch = Callable[..., Awaitable[list[tuple[Any, ...]]]]
+"""A backend's read of rows (`Storage.fetch_rows`)."""
+
+
+async def nearest_untried(fetch: Fetch, player_id: str, rating: float, variant: str | None) -> list[tuple[Any, ...]]:
+    """The row (`COLUMNS`) of the proved puzzle rated nearest `rating` that the player has not tried (of `variant`,
+    if given), at most one: two walks of the rating index, up and down from the rating."""
+    head: tuple[Any, ...] = (variant, True) if variant else (True,)
+    above = await fetch(NEXT_ABOVE_OF_VARIANT if variant else NEXT_ABOVE, *head, rating, player_id)
+    below = await fetch(NEXT_BELOW_OF_VARIANT if variant else NEXT_BELOW, *head, rating, player_id)
+    return sorted([*above, *below], key=lambda row: abs(float(row[1]) - rating))[:1]
 
 
 def from_row(row: Sequence[Any]) -> PuzzleInfo:

@@ -30,7 +30,8 @@ and ended). See `server.storage.accounts`; version 15 adds `reviews`, each finis
 by position, and fills it from the games already stored (`server.storage.explore`); version 18 adds puzzles:
 `puzzles` (each proved puzzle as the wire's JSON, with its Glicko-2 rating), `puzzle_players` (each player's puzzle
 rating) and `puzzle_attempts` (a player's first answer to each puzzle, the one that is rated); see
-`server.storage.puzzles`.
+`server.storage.puzzles`; version 19 indexes the proved puzzles by rating (the next puzzle near a rating is found
+by walking it).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -317,6 +318,11 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     PRIMARY KEY (player_id, puzzle_id)
 )""",
     )),
+    (19, (
+        "CREATE INDEX IF NOT EXISTS puzzles_by_exact_rating ON puzzles(exact, rating, id)",
+        "CREATE INDEX IF NOT EXISTS puzzles_by_variant_rating ON puzzles(variant, exact, rating, id)",
+        "DROP INDEX IF EXISTS puzzles_by_rating",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -555,6 +561,11 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (player_id, puzzle_id)
 )""",
+    )),
+    (19, (
+        "CREATE INDEX IF NOT EXISTS puzzles_by_exact_rating ON puzzles(exact, rating, id)",
+        "CREATE INDEX IF NOT EXISTS puzzles_by_variant_rating ON puzzles(variant, exact, rating, id)",
+        "DROP INDEX IF EXISTS puzzles_by_rating",
     )),
 )
 

@@ -68,3 +68,19 @@ async def test_an_unproved_puzzle_is_never_served(serve: Serve, tmp_path: Path) 
     assert await player.error() == "unknown_puzzle"  # only the unproved one is left: it is not served
     for client in (guest, player):
         await client.close()
+
+
+async def test_puzzle_reads_count_against_the_public_read_budget(serve: Serve, tmp_path: Path) -> None:
+    """A list of puzzles costs the rows it asks for and a puzzle one row, from the same budget as the other public
+    reads: past it each is refused `rate_limited` with a retry hint."""
+    db = tmp_path / "arena.sqlite3"
+    [puzzle] = make_puzzles(1)
+    store_puzzles(db, [puzzle])
+    arena = await serve(db, read_rows_rate=0.5, read_rows_burst=200)
+    c = await Client.open(arena.url, None)
+    await c.request("puzzle_list", type="puzzles", limit=200)
+    for request in ({"type": "puzzles", "limit": 200}, {"type": "puzzle"},
+                    {"type": "puzzle_answer", "puzzle_id": puzzle.id, "action": puzzle.answer}):
+        refusal = await c.request("error", **request)
+        assert refusal["code"] == "rate_limited" and refusal["retry_ms"] >= 1 and refusal["request"] == request["type"]
+    await c.close()

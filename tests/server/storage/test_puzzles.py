@@ -1,5 +1,6 @@
-"""Stored puzzles (`puzzles`, `puzzle_players`, `puzzle_attempts`, schema version 18) on both backends: added once by
-the command line's shelf beside a server's storage, read back by rating, only proved rows, a first attempt kept."""
+"""Stored puzzles (`puzzles`, `puzzle_players`, `puzzle_attempts`, schema versions 18 and 19) on both backends: added
+once by the command line's shelf beside a server's storage, read back by rating, only proved rows, a first attempt
+kept."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from server.storage import open_storage
 from server.storage.puzzle_shelf import PuzzleShelf
 from server.storage.puzzles import (
     LIST,
-    NEXT_PUZZLE,
     PLAYER_RATING,
     PUZZLE,
     from_row,
+    nearest_untried,
     op_attempt,
     op_rate_player,
     op_rate_puzzle,
@@ -40,7 +41,10 @@ async def test_puzzles_are_added_once_and_read_by_rating_with_first_attempts_kep
         assert shelf.listing("kalah(6,4)", 10) == []
     storage = await open_storage(any_db)
     try:
-        assert [from_row(r).id for r in await storage.fetch_rows(NEXT_PUZZLE, True, "p1", 1650.0)] == ["zb"]
+        nearest = [from_row(r).id for r in await nearest_untried(storage.fetch_rows, "p1", 1650.0, None)]
+        assert nearest == ["zb"]
+        assert [from_row(r).id for r in await nearest_untried(storage.fetch_rows, "p1", 1300.0, "kalah(4,3)")] == ["zc"]
+        assert await nearest_untried(storage.fetch_rows, "p1", 1300.0, "kalah(6,4)") == []
         await storage.write([op_attempt("p1", "zb", True), op_rate_puzzle("zb", 1650.0, 300.0, 0.06, True),
                              op_rate_player("p1", 1550.0, 290.0, 0.06, True)])
         with pytest.raises(ConflictError):
@@ -48,7 +52,7 @@ async def test_puzzles_are_added_once_and_read_by_rating_with_first_attempts_kep
         stored = from_row((await storage.fetch_rows(PUZZLE, "zb", True))[0])
         assert (stored.rating, stored.plays, stored.solved) == (1650.0, 1, 1)
         assert await storage.fetch_rows(PLAYER_RATING, "p1") == [(1550.0, 290.0, 0.06)]
-        assert [from_row(r).id for r in await storage.fetch_rows(NEXT_PUZZLE, True, "p1", 1650.0)] == ["za"]
+        assert [from_row(r).id for r in await nearest_untried(storage.fetch_rows, "p1", 1650.0, None)] == ["za"]
         assert len(await storage.fetch_rows(LIST, True, 10, 0)) == 3
         assert await storage.fetch_rows(LIST, False, 10, 0) == []
     finally:
