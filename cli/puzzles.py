@@ -65,7 +65,7 @@ def from_database(source: str | None, variant: str | None, limit: int) -> list[P
     from server.storage.puzzle_shelf import PuzzleShelf
 
     try:
-        with PuzzleShelf(database_of(source)) as shelf:
+        with PuzzleShelf(database_of(source), create=False) as shelf:
             return shelf.listing(variant, limit)
     except StorageError as exc:
         raise CommandError(str(exc)) from None

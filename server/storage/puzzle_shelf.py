@@ -25,7 +25,9 @@ class PuzzleShelf:
     """The puzzles of one database for the command line, beside any server on it: opened (and migrated, so the
     tables exist), read and added to, then closed. SQLite through `sqlite3`, PostgreSQL through asyncpg."""
 
-    def __init__(self, source: str | Path) -> None:
+    def __init__(self, source: str | Path, create: bool = True) -> None:
+        """Open the database at `source`; a missing SQLite file is made, unless `create` is false (a reader): then
+        `StorageError` names it."""
         self.source = source
         self.where = describe(source)
         self._sqlite: sqlite3.Connection | None = None
@@ -36,7 +38,11 @@ class PuzzleShelf:
             if is_postgres(source):
                 self._open_postgres(str(source))
             else:
-                self._open_sqlite(sqlite_path(source))
+                path = sqlite_path(source)
+                if not create and not path.exists():
+                    raise StorageError(f"no arena database at {path}: nothing was stored there yet (`kalah puzzle "
+                                       "build --db` makes puzzles in it), or name another with --db")
+                self._open_sqlite(path)
         except (OSError, sqlite3.Error) as exc:
             self.close()
             raise StorageError(f"{self.where}: {exc}") from None

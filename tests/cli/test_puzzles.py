@@ -77,10 +77,16 @@ async def test_build_makes_puzzles_from_reviewed_games_and_self_play_and_lists_t
 
 
 def test_build_refuses_in_one_line(tmp_path: Path) -> None:
-    """A variant whose values are not proved, or a bad variant, is refused in one line naming the fix."""
+    """A variant whose values are not proved, a bad variant, or a database file that does not exist (for reading:
+    none is made), is refused in one line naming the fix."""
     db = str(tmp_path / "arena.sqlite3")
     cyclic = run([*KALAH, "puzzle", "build", "--db", db, "--self-play", "1", "--variant", "kalah(4,3,clockwise=on)"])
     assert cyclic.returncode == 2 and cyclic.stderr.strip().count("\n") == 0
     assert "counter-clockwise" in cyclic.stderr
     bad = run([*KALAH, "puzzles", "--db", db, "--variant", "kalah(99,3)"])
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "--variant" in bad.stderr
+    missing = str(tmp_path / "none.sqlite3")
+    for command in (["puzzles", "--db", missing], ["puzzle", "--db", missing]):
+        done = run([*KALAH, *command])
+        assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "no arena database" in done.stderr
+        assert not Path(missing).exists()
