@@ -81,16 +81,28 @@ def make_engine(variant: Variant, egdb_seeds: int | None = None) -> Engine:
 
 
 class Prover:
-    """Proved values of positions of one variant, each search within `time_limit_s` (None when not proved)."""
+    """Proved values of positions of one variant, each search within `time_limit_s` and none past `deadline`
+    (`time.monotonic()`; None when not proved)."""
 
-    def __init__(self, engine: Engine, time_limit_s: float = 5.0) -> None:
+    def __init__(self, engine: Engine, time_limit_s: float = 5.0, deadline: float | None = None) -> None:
         self.engine = engine
         self.time_limit_s = time_limit_s
+        self.deadline = deadline
+
+    def _limit(self) -> float | None:
+        """The seconds the next search may take (None: none left before the deadline)."""
+        if self.deadline is None:
+            return self.time_limit_s
+        left = self.deadline - time.monotonic()
+        return min(self.time_limit_s, left) if left > 0.001 else None
 
     def per_move(self, position: Position) -> dict[int, int] | None:
         """South's proved final margin after each legal sowing, by bin; None if any is not proved in time."""
+        limit = self._limit()
+        if limit is None:
+            return None
         try:
-            solution = self.engine.solve(position, per_move=True, time_limit=self.time_limit_s)
+            solution = self.engine.solve(position, per_move=True, time_limit=limit)
         except TimeoutError:
             return None
         if not solution.exact or len(solution.per_move) != len(position.legal_bins()):
@@ -99,8 +111,11 @@ class Prover:
 
     def best(self, position: Position) -> int | None:
         """A proved best bin of a sowing position (the lowest of equals), None if not proved in time."""
+        limit = self._limit()
+        if limit is None:
+            return None
         try:
-            solution = self.engine.solve(position, time_limit=self.time_limit_s)
+            solution = self.engine.solve(position, time_limit=limit)
         except TimeoutError:
             return None
         return min(solution.best) if solution.exact and solution.best else None
@@ -211,6 +226,8 @@ def find(prover: Prover, candidates: Iterable[Candidate], deadline: float, most:
     (`time.monotonic()`)."""
     seen = set(known)
     made = 0
+    if prover.deadline is None or prover.deadline > deadline:
+        prover.deadline = deadline  # no proof runs past it, even one begun just before
     for candidate in candidates:
         if made >= most or time.monotonic() >= deadline:
             return

@@ -56,12 +56,16 @@ def test_a_position_where_two_moves_keep_the_value_is_no_puzzle() -> None:
 
 
 def test_a_position_not_proved_in_time_is_never_a_puzzle() -> None:
-    """With no time to prove it, a Kalah(6,6) position is dropped; a variant whose sowing can cycle is refused."""
+    """With no time to prove it, a Kalah(6,6) position is dropped, and past the build's deadline even a tiny board is
+    not searched; a variant whose sowing can cycle is refused."""
     variant = Variant.parse("kalah(6,6)")
     engine = make_engine(variant, egdb_seeds=0)
     position = Position.initial(variant).play(1)
     assert Prover(engine, 0.01).per_move(position) is None
     assert examine(Prover(engine, 0.01), Candidate(position, "self-play")) is None
+    spent = Prover(make_engine(Variant.parse("kalah(3,3)"), egdb_seeds=0), 60.0, deadline=time.monotonic() - 1)
+    small = Position.initial(Variant.parse("kalah(3,3)"))
+    assert spent.per_move(small) is None and spent.line(small, 4) is None  # past the deadline nothing is proved
     with pytest.raises(UnprovableVariantError):
         make_engine(Variant.parse("kalah(4,3,clockwise=on)"))
 
