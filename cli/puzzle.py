@@ -6,9 +6,9 @@ value. From a server the answers are rated (a first answer to each puzzle); from
 judged here from the stored values, unrated.
 
 `kalah puzzle build [--db PATH] [--from-games N] [--self-play N] ...` looks for puzzles in the latest
-reviewed games of a database and in bots' self-play, proves them (`bots.puzzles`) and stores the new
-ones. It runs at low priority (nice 10, one search thread) and is bounded: at most `--max-puzzles`
-puzzles and `--max-seconds` in all, each search at most `--position-seconds`.
+reviewed games of a database and in bots' self-play, proves them (`bots.puzzles`) and stores each new
+one as soon as it is proved. It runs at low priority (nice 10, one search thread) and is bounded: at
+most `--max-puzzles` puzzles and `--max-seconds` in all, each search at most `--position-seconds`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from protocol.variant import Variant
 
 if TYPE_CHECKING:
     from bots.puzzles import Candidate, Prover
-    from protocol.puzzle_messages import PuzzleInfo
     from server.storage.puzzle_shelf import PuzzleShelf
 
 BUILD_NICE = 10
@@ -122,15 +121,14 @@ def build(args: argparse.Namespace) -> int:
 
         with PuzzleShelf(database_of(args.db)) as shelf:
             known = shelf.known()
-            found: list[PuzzleInfo] = []
+            stored = 0
             for source, source_variant, candidates in _sources(shelf, args, variant, prover):
-                for puzzle in finder.find(prover(source_variant), candidates, deadline,
-                                          args.max_puzzles - len(found), args.threshold, known):
-                    found.append(puzzle)
+                for puzzle in finder.find(prover(source_variant), candidates, deadline, args.max_puzzles - stored,
+                                          args.threshold, known):
+                    stored += shelf.add([puzzle])  # kept at once: an interrupted build keeps what it proved
                     known |= {puzzle.id}
                     print(f"{puzzle.id}  {puzzle.variant}  {puzzle.position}  answer {puzzle.answer}  "
                           f"({source})", file=sys.stderr)
-            stored = shelf.add(found)
     except finder.UnprovableVariantError as exc:
         raise CommandError(str(exc)) from None
     except StorageError as exc:

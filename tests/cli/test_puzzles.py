@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from protocol.puzzle_messages import PuzzleInfo
 from server.storage import open_storage
 from server.storage.reviews import op_review
 from tests.conftest import Serve
-from tests.helpers.processes import KALAH, run
+from tests.helpers.processes import KALAH, run, started
 from tests.helpers.puzzles import check_one_answer
 from tests.helpers.stored_games import store_finished
 
@@ -74,6 +76,20 @@ async def test_build_makes_puzzles_from_reviewed_games_and_self_play_and_lists_t
     assert sorted(p.id for p in remote) == sorted(p.id for p in everything if p.variant == "kalah(3,3)")
     text = await asyncio.to_thread(run, [*KALAH, "puzzles", "--server", arena.url])
     assert text.returncode == 0 and "answer" in text.stdout and all(p.id in text.stdout for p in everything)
+
+
+def test_an_interrupted_build_keeps_the_puzzles_it_proved(tmp_path: Path) -> None:
+    """Ctrl-C during a long build ends it with status 130, and every puzzle it printed is stored."""
+    db = str(tmp_path / "arena.sqlite3")
+    argv = [*KALAH, "puzzle", "build", "--db", db, "--from-games", "0", "--self-play", "500", "--variant",
+            "kalah(4,4)", "--max-puzzles", "10000"]
+    with started(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        printed = [proc.stderr.readline() for _ in range(2)]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    ids = {line.split()[0] for line in printed}
+    assert ids <= {p.id for p in listed(["--db", db])} and len(ids) == 2
 
 
 def test_build_refuses_in_one_line(tmp_path: Path) -> None:
