@@ -14,6 +14,8 @@ import time
 import unicodedata
 from typing import Any
 
+from server.log_writer import QueuedLogs
+
 LOGGER_NAME = "kalah.server"
 log = logging.getLogger(LOGGER_NAME)
 
@@ -108,15 +110,18 @@ class TextFormatter(EventFormatter):
 
 
 def configure(level: str = "info", fmt: str = "text") -> EventFormatter:
-    """Send the server's logs to standard error as text lines or JSON lines (`fmt`); returns the formatter (whose
-    `node` the server sets once it knows its name)."""
+    """Send the server's logs to standard error as text lines or JSON lines (`fmt`), written by a thread of their own
+    through a bounded queue (`server.log_writer`); returns the formatter (whose `node` the server sets once it knows
+    its name)."""
     if fmt not in FORMATS:
         raise ValueError(f"log format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     formatter: EventFormatter = JsonFormatter() if fmt == "json" else TextFormatter()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
     root = logging.getLogger("kalah")
-    root.handlers[:] = [handler]
+    for old in root.handlers:
+        old.close()
+    root.handlers[:] = [QueuedLogs(handler)]  # written by a thread of its own: a blocked stderr never holds the loop
     root.setLevel(level.upper())
     root.propagate = False
     return formatter

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from server.logs import LOGGER_NAME, JsonFormatter, TextFormatter, event
+from server.log_writer import QueuedLogs
+from server.logs import LOGGER_NAME, JsonFormatter, TextFormatter, configure, event
 from tests.conftest import Serve
 from tests.helpers.agents.kgp_client import KgpClient, gateway, port_of
 from tests.helpers.processes import KALAH, spawn
@@ -162,3 +165,50 @@ async def test_a_cluster_node_names_itself_on_every_json_line(tmp_path: Path, pg
     entries = [json.loads(line) for line in lines]
     assert entries and all(e["node"] == "n7" for e in entries)
     assert ("match_finished", match_id) in {(e["event"], e["match"]) for e in entries}
+
+
+def test_a_standard_error_nobody_reads_never_holds_the_server_and_the_lines_lost_are_told(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With standard error a pipe nobody reads, 20,000 events (some 3 MiB, past the pipe's 64 KiB) are all logged
+    without waiting (before, the 400th or so write blocked until the reader read); once the reader reads, the lines
+    that did not fit the queue are told in a `log_lines_dropped` line and the server's last line is written."""
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stderr", os.fdopen(write_end, "w"))
+    root = logging.getLogger("kalah")
+    saved = (root.handlers[:], root.level, root.propagate)
+    logged = threading.Event()
+
+    def flood() -> None:
+        """Log as a flooded server does, then a last line."""
+        for i in range(20_000):
+            event("connection_refused", remote=f"127.2.{i % 250}.1", reason="per_address", padding="x" * 100)
+        event("shutdown_done")
+        logged.set()
+
+    try:
+        configure("info", "json")
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        assert logged.wait(60), "logging waited on a standard error nobody reads"
+        [handler] = root.handlers
+        assert isinstance(handler, QueuedLogs) and handler.dropped_in_all > 0
+        chunks: list[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(read_end, 1 << 16), b"")))
+        reader.start()
+        handler.close()  # what waits is written, then the drops since the last line written are told
+        sys.stderr.close()
+        reader.join(60)
+        lines = [json.loads(line) for line in b"".join(chunks).decode().splitlines()]
+        told = [line for line in lines if line["event"] == "log_lines_dropped"]
+        assert told and sum(line["lines"] for line in told) == handler.dropped_in_all
+        assert len(lines) - len(told) + handler.dropped_in_all == 20_001
+    finally:
+        if not logged.is_set():  # the writes blocked: read what they wait to write, so that they end
+            threading.Thread(target=lambda: list(iter(lambda: os.read(read_end, 1 << 16), b"")), daemon=True).start()
+            logged.wait(60)
+        for handler in root.handlers:
+            handler.close()
+        root.handlers[:], root.level, root.propagate = saved
+        if not sys.stderr.closed:
+            sys.stderr.close()
+        os.close(read_end)
