@@ -6,8 +6,9 @@ exact, within a time limit) and exactly one move keeps the position's value whil
 at least `threshold` seeds (by default a review's mistake: a 24th of the seeds, at least 2). The
 answer's line (best play for both sides after it) and each wrong move's refutation are proved too,
 up to `LINE_PLIES` and `REFUTATION_PLIES` moves or the game's end. Anything not proved in time is
-dropped: no puzzle holds an estimate. Pie-rule decisions and the opening transfer are not puzzles
-(their worth is a seat's, not the board's), as in a review.
+dropped: no puzzle holds an estimate. Under the pie rule North's swap decision is a puzzle too (the
+swap against each sowing, seen from the chooser's seat); the opener's first turn and the opening
+transfer are not (their worth is not one board's), as in a review.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from bots.review import judged, replay, thresholds
 from bots.solver import Engine, auto_tt_bits
-from protocol.actions import Sow, Transfer
+from protocol.actions import Sow, Transfer, parse_action
 from protocol.game import Game
 from protocol.position import Position, Side
 from protocol.puzzle_messages import PuzzleInfo, PuzzleMove, PuzzleSource, Theme
@@ -58,8 +59,17 @@ def puzzle_id(position: Position) -> str:
 
 
 def playable(position: Position) -> bool:
-    """Whether a position can hold a puzzle: a sowing with a choice, no pie-rule decision, no transfer."""
-    return judged(position) and len(position.legal_bins()) >= 2
+    """Whether a position can hold a puzzle: a sowing with a choice and no transfer, or North's swap decision (not
+    the opener's first turn under the pie rule, whose worth is not one board's)."""
+    return (judged(position) and len(position.legal_bins()) >= 2) or (position.swap_offered and not position.over)
+
+
+def outcome(position: Position, action: str, south_value: int) -> int:
+    """The final margin of whoever chooses `action` at `position`, from South's final margin after it: the mover's
+    side's, but after a swap the chooser holds South's side (the board stands, the seats exchange)."""
+    if action == "swap" or position.to_move == Side.SOUTH:
+        return south_value
+    return -south_value
 
 
 def default_threshold(variant: Variant) -> int:
@@ -134,24 +144,27 @@ class Prover:
         return out
 
 
-def themes(position: Position, answer: int, line: list[str]) -> list[Theme]:
+def themes(position: Position, answer: str, line: list[str]) -> list[Theme]:
     """What the puzzle turns on, read from the position, its answer and the answer's line."""
     found: list[Theme] = []
-    after, event = position.apply_event(Sow(answer))
-    if event.capture is not None:
-        found.append("capture")
-    if event.extra_turn:
-        found.append("extra_turn")
-        chain, board = 1, after
-        for token in line:
-            if board.over or board.to_move != position.to_move:
-                break
-            board, step = board.apply_event(Sow(int(token)))
-            if not step.extra_turn:
-                break
-            chain += 1
-        if chain >= 2:
-            found.append("chain")
+    if position.swap_offered:
+        found.append("pie")
+    else:
+        after, event = position.apply_event(Sow(int(answer)))
+        if event.capture is not None:
+            found.append("capture")
+        if event.extra_turn:
+            found.append("extra_turn")
+            chain, board = 1, after
+            for token in line:
+                if board.over or board.to_move != position.to_move:
+                    break
+                board, step = board.apply_event(Sow(int(token)))
+                if not step.extra_turn:
+                    break
+                chain += 1
+            if chain >= 2:
+                found.append("chain")
     houses = sum(position.pits) - sum(position.stores)
     if 3 * houses <= position.variant.total_seeds:
         found.append("endgame")
@@ -161,31 +174,37 @@ def themes(position: Position, answer: int, line: list[str]) -> list[Theme]:
 
 
 def examine(prover: Prover, candidate: Candidate, threshold: int | None = None) -> PuzzleInfo | None:
-    """The puzzle at a candidate position, if exactly one move keeps the proved value and every other loses at
-    least `threshold` seeds, with every value and line proved; else None."""
+    """The puzzle at a candidate position, if exactly one move keeps the proved value for whoever chooses and every
+    other loses at least `threshold` seeds, with every value and line proved; else None.
+
+    At North's swap decision the moves are the swap and each sowing: after a swap the board stands with North to
+    move and the chooser holds South's side, so the swap is worth the board's value (the least of the sowings'
+    South values) to the chooser, and a sowing the negation of its South value."""
     position = candidate.position
     if not playable(position):
         return None
     limit = default_threshold(position.variant) if threshold is None else threshold
-    values = prover.per_move(position)
-    if values is None:
+    sowings = prover.per_move(position)
+    if sowings is None:
         return None
-    sign = 1 if position.to_move == Side.SOUTH else -1
-    best = max(sign * v for v in values.values())
-    keepers = [b for b, v in values.items() if sign * v == best]
-    if len(keepers) != 1 or any(best - sign * v < limit for b, v in values.items() if b != keepers[0]):
+    values = {str(b): v for b, v in sowings.items()}
+    if position.swap_offered:
+        values["swap"] = min(sowings.values())
+    mine = {action: outcome(position, action, v) for action, v in values.items()}
+    best = max(mine.values())
+    keepers = [a for a, o in mine.items() if o == best]
+    if len(keepers) != 1 or any(best - o < limit for a, o in mine.items() if a != keepers[0]):
         return None
     answer = keepers[0]
     moves: list[PuzzleMove] = []
-    for bin_number in [answer, *sorted(b for b in values if b != answer)]:
-        plies = LINE_PLIES if bin_number == answer else REFUTATION_PLIES
-        line = prover.line(position.play(bin_number), plies)
+    for action in [answer, *sorted((a for a in values if a != answer), key=lambda a: (a == "swap", len(a), a))]:
+        plies = LINE_PLIES if action == answer else REFUTATION_PLIES
+        line = prover.line(position.apply(parse_action(action)), plies)
         if line is None:
             return None
-        moves.append(PuzzleMove(action=str(bin_number), value=values[bin_number],
-                                loss=best - sign * values[bin_number], line=line))
+        moves.append(PuzzleMove(action=action, value=values[action], loss=best - mine[action], line=line))
     return PuzzleInfo(id=puzzle_id(position), variant=position.variant.text(), position=position.fen(),
-                      side="south" if position.to_move == Side.SOUTH else "north", answer=str(answer),
+                      side="south" if position.to_move == Side.SOUTH else "north", answer=answer,
                       value=values[answer], moves=moves, themes=themes(position, answer, moves[0].line),
                       threshold=limit, source=candidate.source, match_id=candidate.match_id, ply=candidate.ply)
 

@@ -16,9 +16,9 @@ from pydantic import Field, field_validator, model_validator
 
 from protocol.wire_base import Fen, Int32, Message, Name, SideName, check_variant
 
-Theme = Literal["capture", "extra_turn", "chain", "endgame", "opening"]
+Theme = Literal["capture", "extra_turn", "chain", "endgame", "opening", "pie"]
 """What a puzzle turns on: the answer captures, gives an extra turn, starts a chain of extra turns, few seeds are
-left in the houses, or it comes early in the game."""
+left in the houses, it comes early in the game, or it is North's swap decision under the pie rule."""
 PuzzleSource = Literal["game", "self-play"]
 PuzzleId = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 Value = Annotated[int, Field(ge=-10_000, le=10_000)]
@@ -39,7 +39,8 @@ class PuzzleMove(Message):
     value: Value
     """South's final margin under best play after this move (proved)."""
     loss: Int32
-    """Seeds this move gives away from the mover's side against the answer (0 for the answer)."""
+    """Seeds this move gives away against the answer, from the chooser's seat (0 for the answer; after a swap the
+    chooser holds South's side)."""
     line: Line = Field(default_factory=list)
     """Best play after the move (proved, both sides): the answer's continuation, or a wrong move's refutation."""
 

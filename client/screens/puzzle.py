@@ -20,11 +20,14 @@ from textual.widgets import Footer, Static
 from client.puzzle_desk import DeskError, PuzzleDesk
 from client.widgets.board import Board, PitChosen
 from protocol import Position, Variant
+from protocol.actions import parse_action
 from protocol.puzzle_messages import PuzzleMove, PuzzleResult, PuzzleShown
 
 
 def house_text(variant: Variant, action: str) -> str:
-    """A bin as the player to move says it: `house K` of its own row."""
+    """A move as the player to move says it: `house K` of its own row, or `the swap`."""
+    if action == "swap":
+        return "the swap"
     bin_number = int(action)
     return f"house {bin_number if bin_number <= variant.houses else bin_number - variant.houses - 1}"
 
@@ -40,14 +43,24 @@ def line_text(position: Position, line: list[str]) -> str:
     return ", ".join(words) or "the game ends"
 
 
+def mine(result: PuzzleResult, move: PuzzleMove) -> int:
+    """The final margin of whoever chose `move` (after a swap the chooser holds South's side)."""
+    return move.value if move.action == "swap" or result.side == "south" else -move.value
+
+
 def verdict_text(variant: Variant, result: PuzzleResult) -> str:
-    """Right or wrong in a sentence, with the seeds lost and the answer."""
+    """Right or wrong in a sentence, with the seeds lost and the answer (a swap decision from the chooser's seat)."""
     played = house_text(variant, result.action)
+    pie = any(m.action == "swap" for m in result.moves)
     if result.correct:
-        return f"Right: {played} keeps the value, {result.value:+d} for South."
+        margin = f"{mine(result, result.played):+d} for you" if pie else f"{result.value:+d} for South"
+        return f"Right: {played} keeps the value, {margin}."
     loss = result.played.loss
-    return (f"Wrong: {played} loses {loss} seed{'s' * (loss != 1)} ({result.played.value:+d} for South instead of "
-            f"{result.value:+d}). The answer was {house_text(variant, result.answer)}.")
+    answer = next(m for m in result.moves if m.action == result.answer)
+    instead = (f"you end {mine(result, result.played):+d} instead of {mine(result, answer):+d}" if pie
+               else f"{result.played.value:+d} for South instead of {result.value:+d}")
+    return (f"Wrong: {played} loses {loss} seed{'s' * (loss != 1)} ({instead}). The answer was "
+            f"{house_text(variant, result.answer)}.")
 
 
 def values_text(position: Position, result: PuzzleResult) -> str:
@@ -57,7 +70,7 @@ def values_text(position: Position, result: PuzzleResult) -> str:
     def row(m: PuzzleMove) -> str:
         """One move's line."""
         tag = " (the answer)" if m.action == result.answer else " (yours)" if m.action == result.action else ""
-        after = line_text(position.play(int(m.action)), m.line)
+        after = line_text(position.apply(parse_action(m.action)), m.line)
         return f"{house_text(variant, m.action)}{tag}: {m.value:+d}, {m.loss} lost · then {after}"
 
     return "Every move, proved (South's final margin):\n" + "\n".join(row(m) for m in result.moves)
@@ -75,6 +88,7 @@ class PuzzleScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next", "Next puzzle"),
+        Binding("s", "swap", "Swap sides (when offered)"),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -134,8 +148,12 @@ class PuzzleScreen(Screen[None]):
         themes = f" · {', '.join(t.replace('_', ' ') for t in shown.themes)}" if shown.themes else ""
         rating = "" if shown.player_rating is None else f" · your rating {shown.player_rating:.0f}"
         self.say("puzzle-title", f"Puzzle {shown.id} · {shown.variant} · rated {shown.rating:.0f}{themes}{rating}")
-        self.say("puzzle-prompt", f"{side.name.capitalize()} to move: find the one move that keeps the value "
-                                  "(press a house's key or click it).")
+        if self.position.swap_offered:
+            self.say("puzzle-prompt", "North to move, the pie rule offered: s swaps sides, a house's key sows. Find "
+                                      "the one choice that keeps the value.")
+        else:
+            self.say("puzzle-prompt", f"{side.name.capitalize()} to move: find the one move that keeps the value "
+                                      "(press a house's key or click it).")
         self.say("puzzle-verdict", "")
         self.say("puzzle-values", "")
 
@@ -143,15 +161,23 @@ class PuzzleScreen(Screen[None]):
     def _chosen(self, event: PitChosen) -> None:
         """A house answers the puzzle."""
         event.stop()
+        self.choose(str(event.bin))
+
+    def action_swap(self) -> None:
+        """Answer North's swap decision with the swap (when the position offers it)."""
+        if self.position is not None and self.position.swap_offered:
+            self.choose("swap")
+
+    def choose(self, action: str) -> None:
+        """Show the move chosen and send it as the answer."""
         if self.shown is None or self.position is None or self.result is not None or self.answering:
             return
         self.answering = True
         board = self.query_one(Board)
         board.choosable = frozenset()
-        board.position = self.position.play(event.bin)
-        self.say("puzzle-prompt", f"You played {house_text(self.position.variant, str(event.bin))}: "
-                                  "checking…")
-        self.answer(self.shown.id, str(event.bin))
+        board.position = self.position.apply(parse_action(action))
+        self.say("puzzle-prompt", f"You chose {house_text(self.position.variant, action)}: checking…")
+        self.answer(self.shown.id, action)
 
     @work(exclusive=True, group="puzzle")
     async def answer(self, puzzle_id: str, action: str) -> None:
@@ -171,7 +197,7 @@ class PuzzleScreen(Screen[None]):
     def show_result(self, result: PuzzleResult) -> None:
         """The verdict, the line after the move, the ratings and every move's value."""
         assert self.position is not None
-        after = self.position.play(int(result.action))
+        after = self.position.apply(parse_action(result.action))
         then = "Then" if result.correct else "Refutation"
         rating = "" if result.player_rating is None else \
             f" Your puzzle rating: {result.player_rating:.0f}{'' if result.rated else ' (unchanged)'}."

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from bots import pie
 from bots.puzzles import (
     Candidate,
     Prover,
@@ -24,7 +25,7 @@ from protocol.actions import Sow
 from protocol.position import Side
 from tests.helpers.puzzles import check_one_answer
 
-SMALL = ["kalah(3,3)", "kalah(4,3)", "kalah(4,3,capture=empty)"]
+SMALL = ["kalah(3,3)", "kalah(4,3)", "kalah(4,3,capture=empty)", "kalah(3,3,pie=on)"]
 
 
 @pytest.mark.parametrize("name", SMALL)
@@ -36,6 +37,23 @@ def test_a_puzzle_answer_is_the_unique_move_keeping_the_proved_value(name: str) 
     assert len({p.id for p in puzzles}) == len(puzzles)
     for puzzle in puzzles:
         check_one_answer(puzzle)
+
+
+def test_north_s_swap_decision_is_a_puzzle_with_the_swap_or_a_sowing_as_its_answer() -> None:
+    """Under the pie rule, North's choice after each first turn of the opener is examined with the swap among the
+    moves (worth the board's value to the swapper, now South): the puzzles found have one answer each, the swap in
+    some, a sowing in others, all with the `pie` theme."""
+    answers = set()
+    for name in ("kalah(3,3,pie=on)", "kalah(4,3,pie=on)"):
+        variant = Variant.parse(name)
+        prover = Prover(make_engine(variant, egdb_seeds=0))
+        for board in pie.first_turn_boards(Position.initial(variant)):
+            puzzle = examine(prover, Candidate(board, "self-play"))
+            if puzzle is not None:
+                check_one_answer(puzzle)
+                assert "pie" in puzzle.themes and [m.action for m in puzzle.moves].count("swap") == 1
+                answers.add(puzzle.answer == "swap")
+    assert answers == {True, False}
 
 
 def test_a_position_where_two_moves_keep_the_value_is_no_puzzle() -> None:

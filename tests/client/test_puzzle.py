@@ -15,7 +15,7 @@ from protocol import Position, Variant
 from protocol.puzzle_messages import PuzzleInfo
 from server.assembly import start_server
 from tests.helpers.client_hosts import shown, until
-from tests.helpers.puzzles import make_puzzles, store_puzzles
+from tests.helpers.puzzles import make_puzzles, store_puzzles, swap_puzzle
 from tests.helpers.wire import OPERATOR
 
 SIZE = (110, 40)
@@ -80,3 +80,28 @@ async def test_from_a_server_a_wrong_house_is_told_wrong_with_the_refutation_and
         assert len(rows) == 1 and rows[0][0] < 1500 and rows[0][1] == 1
     finally:
         await server.close()
+
+
+async def test_north_s_swap_decision_is_answered_with_s(tmp_path: Path) -> None:
+    """At North's swap decision the screen says `s` swaps; a sowing that is not the answer is told wrong from the
+    chooser's seat, the swap named as the answer."""
+    puzzle = swap_puzzle()
+    app = PuzzleApp(PuzzleLaunch(stored=(puzzle,)))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, PuzzleScreen) is not None and isinstance(app.focused, Board))
+        screen = app.screen
+        assert isinstance(screen, PuzzleScreen)
+        assert "s swaps sides" in text(screen, "puzzle-prompt")
+        wrong = puzzle.moves[1]
+        await pilot.press(key_of(puzzle, wrong.action))
+        await until(pilot, lambda: screen.result is not None)
+        verdict = text(screen, "puzzle-verdict")
+        assert verdict.startswith("Wrong: house") and "you end" in verdict and "The answer was the swap." in verdict
+    second = PuzzleApp(PuzzleLaunch(stored=(puzzle,)))
+    async with second.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(second, PuzzleScreen) is not None and isinstance(second.focused, Board))
+        swapper = second.screen
+        assert isinstance(swapper, PuzzleScreen)
+        await pilot.press("s")
+        await until(pilot, lambda: swapper.result is not None)
+        assert text(swapper, "puzzle-verdict").startswith(f"Right: the swap keeps the value, {puzzle.value:+d} for you")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bots.puzzles import Prover, find, make_engine, self_play
+from bots.pie import first_turn_boards
+from bots.puzzles import Candidate, Prover, examine, find, make_engine, self_play
 from bots.solver import Engine
 from protocol import Position, Variant
+from protocol.actions import parse_action
 from protocol.position import Side
 from protocol.puzzle_messages import PuzzleInfo
 from server.storage.puzzle_shelf import PuzzleShelf
@@ -21,6 +23,17 @@ def make_puzzles(count: int = 3, variant: Variant = SMALL, seed: int = 3) -> lis
     found = list(find(Prover(engine, 10.0), self_play(engine, 20, seed), time.monotonic() + 120, count))
     assert len(found) == count
     return found
+
+
+def swap_puzzle(answer_is_swap: bool = True) -> PuzzleInfo:
+    """A Kalah(3,3) pie-rule puzzle at North's swap decision whose answer is the swap (or a sowing)."""
+    variant = Variant.parse("kalah(3,3,pie=on)")
+    prover = Prover(make_engine(variant, egdb_seeds=0))
+    for board in first_turn_boards(Position.initial(variant)):
+        puzzle = examine(prover, Candidate(board, "self-play"))
+        if puzzle is not None and (puzzle.answer == "swap") == answer_is_swap:
+            return puzzle
+    raise AssertionError("no such swap decision")
 
 
 def store_puzzles(db: str | Path, puzzles: list[PuzzleInfo]) -> None:
@@ -38,25 +51,26 @@ def store_unproved(db: str | Path, puzzle: PuzzleInfo, new_id: str) -> None:
 
 
 def check_one_answer(puzzle: PuzzleInfo) -> None:
-    """Against a fresh engine of the Python twin: the answer alone keeps the value, every other move loses at least
-    the threshold, each stored value is the solver's, and every move of the answer's line keeps the value."""
+    """Against a fresh engine of the Python twin: the answer alone keeps the value for whoever chooses (after a swap
+    the chooser holds South's side), every other move loses at least the threshold, each stored value is the
+    solver's, and every move of the answer's line and of each refutation is a best move."""
     variant = Variant.parse(puzzle.variant)
     engine = Engine(variant, impl="py", tt_log2=16)
     position = Position.from_fen(variant, puzzle.position)
     solved = engine.solve(position, per_move=True)
     assert solved.exact
+    values = {str(b): v for b, v in solved.per_move.items()}
+    if position.swap_offered:
+        values["swap"] = solved.value  # the board stands, North to move: its value goes to the swapper, now South
     sign = 1 if position.to_move == Side.SOUTH else -1
-    best = max(sign * v for v in solved.per_move.values())
-    assert [b for b, v in solved.per_move.items() if sign * v == best] == [int(puzzle.answer)]
-    assert solved.value == puzzle.value
-    assert {int(m.action): m.value for m in puzzle.moves} == solved.per_move
-    assert all(best - sign * solved.per_move[int(m.action)] == m.loss >= puzzle.threshold for m in puzzle.moves[1:])
-    board = position.play(int(puzzle.answer))
-    for token in puzzle.moves[0].line:
-        assert int(token) in engine.solve(board).best
-        board = board.play(int(token))
-    for move in puzzle.moves[1:]:  # a wrong move's refutation is best play too
-        board = position.play(int(move.action))
+    mine = {a: v if a == "swap" else sign * v for a, v in values.items()}
+    best = max(mine.values())
+    assert [a for a, o in mine.items() if o == best] == [puzzle.answer]
+    assert values[puzzle.answer] == puzzle.value
+    assert {m.action: m.value for m in puzzle.moves} == values
+    assert all(best - mine[m.action] == m.loss >= puzzle.threshold for m in puzzle.moves[1:])
+    for move in puzzle.moves:
+        board = position.apply(parse_action(move.action))
         for token in move.line:
             assert int(token) in engine.solve(board).best
             board = board.play(int(token))

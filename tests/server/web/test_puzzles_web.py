@@ -10,7 +10,7 @@ from protocol import Position, Variant
 from protocol.puzzle_messages import PuzzleInfo
 from server.assembly import RunningServer
 from tests.helpers.browser import SKIP, Pages, screenshot_path, still_screenshot, wait_fen
-from tests.helpers.puzzles import make_puzzles, store_puzzles
+from tests.helpers.puzzles import make_puzzles, store_puzzles, swap_puzzle
 
 pytestmark = SKIP
 
@@ -77,4 +77,21 @@ async def test_a_wrong_house_is_answered_with_the_values_and_the_refutation(aren
         assert f"{move.value:+d}" in values
     assert await page.locator("#board button.pit:not([disabled])").count() == 0
     await still_screenshot(page, screenshot_path(tmp_path, "puzzle.png"))
+    await pages.check()
+
+
+async def test_north_s_swap_decision_is_answered_with_the_swap_button(arena: RunningServer, pages: Pages,
+                                                                      tmp_path: Path) -> None:
+    """At North's swap decision under the pie rule the page offers a named Swap sides button beside the houses;
+    the swap, when it is the answer, is told right, with the chooser's own margin."""
+    puzzle = swap_puzzle()
+    store_puzzles(tmp_path / "arena.sqlite3", [puzzle])
+    page = await pages.open(f"/puzzle/{puzzle.id}")
+    await wait_fen(page, puzzle.position)
+    await page.get_by_role("status").filter(has_text="swap sides or sow").wait_for(timeout=10_000)
+    await page.get_by_role("button", name=re.compile(r"^Swap sides")).click()
+    verdict = page.get_by_role("alert").filter(has_text="Right")
+    await verdict.wait_for(timeout=10_000)
+    assert f"the swap keeps the value, {puzzle.value:+d} for you" in await verdict.inner_text()
+    assert await page.get_by_role("row", name=re.compile(r"the swap \(the answer\)")).count() == 1
     await pages.check()

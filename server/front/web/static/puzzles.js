@@ -47,10 +47,22 @@ function sideName(side) {
   return side === SOUTH ? "South" : "North";
 }
 
-/** A bin as the player at the board says it: "house K" of the side to move. */
-function houseText(bin) {
+/** A move as the player at the board says it: "house K" of the side to move, or "the swap". */
+function moveText(action) {
+  if (action === "swap") return "the swap";
+  const bin = Number(action);
   const h = st.v.houses;
   return `house ${bin <= h ? bin : bin - h - 1}`;
+}
+
+/** Whether the position offers North the pie rule's swap. */
+function swapOffered(position) {
+  return position.pieOpen && position.toMove === NORTH && !position.transferPending && !position.end;
+}
+
+/** The final margin of whoever chose `move` (after a swap the chooser holds South's side). */
+function mine(move) {
+  return move.action === "swap" || st.shown.side === "south" ? move.value : -move.value;
 }
 
 function signed(value) {
@@ -69,6 +81,8 @@ function shown(msg) {
   st.board.setViewer(side);
   st.board.show(st.position, null);
   st.board.setPlayable(new Set(st.position.legalBins()));
+  $("swap").hidden = !swapOffered(st.position);
+  $("swap").disabled = false;
   for (const s of ["south", "north"]) {
     const row = $(`player-${s}`);
     const toMove = (s === "south" ? SOUTH : NORTH) === side;
@@ -78,7 +92,9 @@ function shown(msg) {
   }
   $("title").textContent = `Puzzle ${msg.id}`;
   $("meta").textContent = `${msg.variant} · rated ${Math.round(msg.rating)} · played ${msg.plays} time${msg.plays === 1 ? "" : "s"}`;
-  say($("prompt"), `${sideName(side)} to move: find the one move that keeps the value (click a house or press its key).`);
+  say($("prompt"), swapOffered(st.position)
+    ? "North to move, the pie rule offered: swap sides or sow? Find the one choice that keeps the value."
+    : `${sideName(side)} to move: find the one move that keeps the value (click a house or press its key).`);
   $("verdict").textContent = "";
   $("verdict").className = "puzzle-verdict";
   $("refutation").textContent = "";
@@ -89,14 +105,17 @@ function shown(msg) {
   history.replaceState(null, "", `/puzzle/${msg.id}`);
 }
 
+/** Answer with a house (its bin) or "swap". */
 function choose(bin) {
   if (!st.shown || st.answered) return;
   st.answered = true;
   st.board.setPlayable(new Set());
-  const [after, event] = st.position.apply(String(bin));
-  st.board.show(after, event);
-  say($("prompt"), `You played ${houseText(bin)}; checking…`);
-  st.pending = { type: "puzzle_answer", puzzle_id: st.shown.id, action: String(bin) };
+  $("swap").disabled = true;
+  const action = String(bin);
+  const [after, event] = st.position.apply(action);
+  st.board.show(after, action === "swap" ? null : event);
+  say($("prompt"), `You chose ${moveText(action)}; checking…`);
+  st.pending = { type: "puzzle_answer", puzzle_id: st.shown.id, action };
   net.sendOrSay(st.pending, $("error"));
 }
 
@@ -122,13 +141,18 @@ function result(msg) {
   const played = msg.played;
   const [after] = st.position.apply(played.action);
   const verdict = $("verdict");
+  const pie = msg.moves.some((m) => m.action === "swap");
+  const answerMove = msg.moves.find((m) => m.action === msg.answer);
   if (msg.correct) {
-    verdict.textContent = `Right: ${houseText(Number(played.action))} keeps the value, ${signed(msg.value)} for South.`;
+    verdict.textContent = `Right: ${moveText(played.action)} keeps the value, `
+      + `${pie ? `${signed(mine(played))} for you` : `${signed(msg.value)} for South`}.`;
     verdict.className = "puzzle-verdict right";
     $("refutation").textContent = `Then: ${lineText(after, played.line)}.`;
   } else {
-    verdict.textContent = `Wrong: ${houseText(Number(played.action))} loses ${played.loss} seed${played.loss === 1 ? "" : "s"} `
-      + `(${signed(played.value)} for South instead of ${signed(msg.value)}). The answer was ${houseText(Number(msg.answer))}.`;
+    const instead = pie ? `you end ${signed(mine(played))} instead of ${signed(mine(answerMove))}`
+      : `${signed(played.value)} for South instead of ${signed(msg.value)}`;
+    verdict.textContent = `Wrong: ${moveText(played.action)} loses ${played.loss} seed${played.loss === 1 ? "" : "s"} `
+      + `(${instead}). The answer was ${moveText(msg.answer)}.`;
     verdict.className = "puzzle-verdict wrong";
     $("refutation").textContent = `Refutation: ${lineText(after, played.line)}.`;
   }
@@ -141,7 +165,7 @@ function result(msg) {
     const tr = el("tr", m.action === msg.answer ? "answer" : "");
     if (m.action === played.action) tr.classList.add("played");
     const [next] = st.position.apply(m.action);
-    const name = `${houseText(Number(m.action))}${m.action === msg.answer ? " (the answer)" : ""}`
+    const name = `${moveText(m.action)}${m.action === msg.answer ? " (the answer)" : ""}`
       + `${m.action === played.action ? " (yours)" : ""}`;
     tr.append(el("th", "", name), el("td", "", signed(m.value)), el("td", "", String(m.loss)),
       el("td", "", lineText(next, m.line)));
@@ -160,12 +184,14 @@ function refused(msg) {
     if (st.board && st.position) {
       st.board.show(st.position, null);
       st.board.setPlayable(new Set(st.position.legalBins()));
+      $("swap").disabled = false;
     }
   }
   $("error").textContent = msg.code === "unknown_puzzle" ? msg.message : `${msg.code}: ${msg.message}`;
   if (msg.request === "puzzle" && !st.shown) say($("prompt"), "No puzzle to show.");
 }
 
+$("swap").addEventListener("click", () => choose("swap"));
 $("next").addEventListener("click", () => {
   st.shown = null;
   st.wanted = null;
