@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from protocol.actions import parse_action
 from protocol.errors import KalahError
@@ -95,6 +96,7 @@ class FinishedGame:
     finished_at: float
 
 
+@lru_cache(maxsize=256)
 def rules_of(variant: Variant) -> str:
     """The text of a variant's rules (its clock left out: games at any clock share one index)."""
     return variant.with_options(time_control=None).text()
@@ -122,15 +124,16 @@ def indexed(game: FinishedGame) -> bool:
     return game.reason is not EndReason.ABORTED and bool(game.record)
 
 
-def explore_ops(game: FinishedGame) -> list[Op]:
+def explore_ops(game: FinishedGame, played: Game | None = None) -> list[Op]:
     """The index rows a finished game adds, as upserts: each position's move once, for all games and for each
-    player (none for an aborted game, or one whose record does not replay)."""
+    player (none for an aborted game, or one whose record does not replay); `played`: its game already replayed."""
     if not indexed(game):
         return []
-    try:
-        played = Game.from_record(game.variant, [parse_action(token) for token in game.record])
-    except KalahError:
-        return []
+    if played is None:
+        try:
+            played = Game.from_record(game.variant, [parse_action(token) for token in game.record])
+        except KalahError:
+            return []
     seen: set[tuple[int, str]] = set()
     ops: list[Op] = []
     rated = 1 if game.rated else 0
