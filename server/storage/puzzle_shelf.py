@@ -22,12 +22,16 @@ T = TypeVar("T")
 
 
 class PuzzleShelf:
-    """The puzzles of one database for the command line, beside any server on it: opened (and migrated, so the
-    tables exist), read and added to, then closed. SQLite through `sqlite3`, PostgreSQL through asyncpg."""
+    """The puzzles of one database for the command line, beside any server on it: opened, read and added to, then
+    closed. SQLite through `sqlite3`, PostgreSQL through asyncpg.
+
+    A writer (`kalah puzzle build`) migrates the database to this version's schema, as `kalah serve` would, so the
+    tables exist (a missing SQLite file is made); a reader (`create=False`) changes nothing: a missing file is a
+    `StorageError`, and a database from before puzzles were stored simply holds none."""
 
     def __init__(self, source: str | Path, create: bool = True) -> None:
-        """Open the database at `source`; a missing SQLite file is made, unless `create` is false (a reader): then
-        `StorageError` names it."""
+        """Open the database at `source`, as a writer (`create`) or a reader."""
+        self.create = create
         self.source = source
         self.where = describe(source)
         self._sqlite: sqlite3.Connection | None = None
@@ -36,13 +40,13 @@ class PuzzleShelf:
         self._thread: ThreadPoolExecutor | None = None
         try:
             if is_postgres(source):
-                self._open_postgres(str(source))
+                self._open_postgres(str(source), create)
             else:
                 path = sqlite_path(source)
                 if not create and not path.exists():
                     raise StorageError(f"no arena database at {path}: nothing was stored there yet (`kalah puzzle "
                                        "build --db` makes puzzles in it), or name another with --db")
-                self._open_sqlite(path)
+                self._open_sqlite(path, create)
         except (OSError, sqlite3.Error) as exc:
             self.close()
             raise StorageError(f"{self.where}: {exc}") from None
@@ -52,17 +56,20 @@ class PuzzleShelf:
                 raise StorageError(f"{self.where}: {exc}") from None
             raise
 
-    def _open_sqlite(self, path: Path) -> None:
-        """Open a SQLite file (made if missing), migrated to the current schema."""
+    def _open_sqlite(self, path: Path, create: bool) -> None:
+        """Open a SQLite file: a writer's made if missing and migrated, a reader's read-only."""
         from server.storage.schema import migrate_sqlite
 
+        if not create:
+            self._sqlite = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         self._sqlite = sqlite3.connect(str(path), isolation_level=None, timeout=30)
         self._sqlite.execute("PRAGMA busy_timeout=30000")
         migrate_sqlite(self._sqlite)
 
-    def _open_postgres(self, url: str) -> None:
-        """Connect to PostgreSQL on this shelf's own event loop and migrate the schema."""
+    def _open_postgres(self, url: str, create: bool) -> None:
+        """Connect to PostgreSQL on this shelf's own event loop (and, for a writer, migrate the schema)."""
         try:
             import asyncpg
 
@@ -72,7 +79,8 @@ class PuzzleShelf:
         self._loop = asyncio.new_event_loop()
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="kalah-puzzle-shelf")
         self._pg = self._run(asyncpg.connect(url))
-        self._run(migrate(self._pg))
+        if create:
+            self._run(migrate(self._pg))
 
     def _run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on this shelf's own loop, in its own thread (so any caller may be in a loop of its own)."""
@@ -108,9 +116,19 @@ class PuzzleShelf:
         return frozenset(str(r[0]) for r in self.rows(IDS))
 
     def listing(self, variant: str | None, limit: int, offset: int = 0) -> list[PuzzleInfo]:
-        """Proved puzzles by rating, easiest first (rows this version cannot read are left out)."""
-        rows = self.rows(LIST_OF_VARIANT, True, variant, limit, offset) if variant else \
-            self.rows(LIST, True, limit, offset)
+        """Proved puzzles by rating, easiest first (rows this version cannot read are left out; none in a database
+        from before puzzles were stored)."""
+        try:
+            rows = self.rows(LIST_OF_VARIANT, True, variant, limit, offset) if variant else \
+                self.rows(LIST, True, limit, offset)
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):  # from before puzzles were stored
+                return []
+            raise
+        except Exception as exc:
+            if type(exc).__name__ == "UndefinedTableError":
+                return []
+            raise
         out = []
         for row in rows:
             try:

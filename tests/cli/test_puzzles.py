@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from protocol.messages import encode
 from protocol.puzzle_messages import PuzzleInfo
 from server.storage import open_storage
 from server.storage.reviews import op_review
+from server.storage.schema import SQLITE_MIGRATIONS, migrate_sqlite
 from tests.conftest import Serve
 from tests.helpers.processes import KALAH, run, started
 from tests.helpers.puzzles import check_one_answer
@@ -90,6 +93,24 @@ def test_an_interrupted_build_keeps_the_puzzles_it_proved(tmp_path: Path) -> Non
         assert proc.wait(timeout=60) == 130
     ids = {line.split()[0] for line in printed}
     assert ids <= {p.id for p in listed(["--db", db])} and len(ids) == 2
+
+
+def test_reading_puzzles_leaves_an_older_database_as_it_is(tmp_path: Path) -> None:
+    """`kalah puzzles --db` on a database from before puzzles were stored lists none and does not upgrade it (a
+    server of that version can still open it); `kalah puzzle build` upgrades it, as `kalah serve` would."""
+    db = tmp_path / "old.sqlite3"
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        before = migrate_sqlite(conn, tuple(m for m in SQLITE_MIGRATIONS if m[0] < 18))
+    done = run([*KALAH, "puzzles", "--db", str(db)])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no puzzles")
+    version = "SELECT max(version) FROM schema_version"
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute(version).fetchone()[0] == before == 17
+    built = run([*KALAH, "puzzle", "build", "--db", str(db), "--from-games", "0"])
+    assert built.returncode == 0, built.stderr
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute(version).fetchone()[0] == SQLITE_MIGRATIONS[-1][0]
 
 
 def test_build_refuses_in_one_line(tmp_path: Path) -> None:
