@@ -18,10 +18,13 @@ SMALL = Variant.parse("kalah(4,3)")
 
 
 def make_puzzles(count: int = 3, variant: Variant = SMALL, seed: int = 3) -> list[PuzzleInfo]:
-    """`count` proved puzzles found in self-play on `variant` (no databases: a small board is searched at once)."""
+    """`count` proved puzzles found in self-play on `variant` (no databases: a small board is searched at once), each
+    checked to have one answer."""
     engine = make_engine(variant, egdb_seeds=0)
     found = list(find(Prover(engine, 10.0), self_play(engine, 20, seed), time.monotonic() + 120, count))
     assert len(found) == count
+    for puzzle in found:
+        check_one_answer(puzzle)  # every puzzle a test makes has one answer, checked against the Python twin
     return found
 
 
@@ -32,6 +35,7 @@ def swap_puzzle(answer_is_swap: bool = True) -> PuzzleInfo:
     for board in first_turn_boards(Position.initial(variant)):
         puzzle = examine(prover, Candidate(board, "self-play"))
         if puzzle is not None and (puzzle.answer == "swap") == answer_is_swap:
+            check_one_answer(puzzle)
             return puzzle
     raise AssertionError("no such swap decision")
 
