@@ -42,10 +42,10 @@ async def test_a_wrong_move_is_told_wrong_with_the_proved_values_and_the_first_a
     await c.close()
 
 
-async def test_an_unproved_puzzle_is_never_served(serve: Serve, tmp_path: Path) -> None:
-    """A row not marked proved is neither shown (by id or as the next one), nor answered, nor listed; a guest
-    (no hello) solves the proved one, unrated."""
-    db = tmp_path / "arena.sqlite3"
+async def test_an_unproved_puzzle_is_never_served(serve: Serve, any_db: str | Path) -> None:
+    """On either backend, a row not marked proved is neither shown (by id or as the next one), nor answered, nor
+    listed; a guest (no hello) solves the proved one, unrated; a player's first answer is rated."""
+    db = any_db
     [proved] = make_puzzles(1)
     store_puzzles(db, [proved])
     store_unproved(db, proved, "zunproved")
@@ -63,7 +63,8 @@ async def test_an_unproved_puzzle_is_never_served(serve: Serve, tmp_path: Path) 
     solved = await guest.request("puzzle_result", type="puzzle_answer", puzzle_id=proved.id, action=proved.answer)
     assert solved["correct"] is True and solved["rated"] is False
     player = await Client.open(arena.url, "tried")
-    await player.request("puzzle_result", type="puzzle_answer", puzzle_id=proved.id, action=proved.answer)
+    rated = await player.request("puzzle_result", type="puzzle_answer", puzzle_id=proved.id, action=proved.answer)
+    assert rated["rated"] is True and rated["player_rating"] > 1500.0
     await player.send(type="puzzle")
     assert await player.error() == "unknown_puzzle"  # only the unproved one is left: it is not served
     for client in (guest, player):
