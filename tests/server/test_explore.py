@@ -3,6 +3,8 @@ solver's values beside the moves, and the index kept by games that finish here a
 
 from __future__ import annotations
 
+import asyncio
+import random
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -12,6 +14,7 @@ import asyncpg
 
 from bots.review import perfect_valuer
 from protocol import Game, Position, Variant
+from protocol.actions import Sow
 from server.storage import open_storage
 from tests.conftest import Serve
 from tests.helpers.stored_games import write_finished
@@ -172,4 +175,58 @@ async def test_the_migration_indexes_the_games_stored_before_it(serve: Serve, an
                          bots=("greedy", "random"))
     assert counts(await explore(c)) == {"1": (3, 2, 0, 1), "2": (3, 0, 1, 2)}
     assert counts(await explore(c, movers="bots")) == {"2": (1, 0, 0, 1)}
+    await c.close()
+
+
+async def test_counts_match_the_stored_games_counted_one_by_one(serve: Serve, tmp_path: Path) -> None:
+    """For random games between several players, each answer along stored lines (and under each filter) is what
+    counting the stored games themselves gives: every game that passed through the position and the move it played
+    there, with the mover's result."""
+    rng = random.Random(7)
+    variant = Variant.parse("kalah(3,2)")
+    db = tmp_path / "arena.sqlite3"
+    storage = await open_storage(db)
+    games: list[tuple[Game, str, str, bool]] = []
+    names = ["ann", "ben", "cat", "dan"]
+    for index in range(40):
+        game = Game(variant)
+        while not game.over:
+            game.play(Sow(rng.choice(game.position.legal_bins())))
+        south, north = rng.sample(names, 2)
+        rated = rng.random() < 0.5
+        await write_finished(storage, {f"r{index}": (variant, game.record())}, (south, north), index=True,
+                             rated=rated)
+        games.append((game, south, north, rated))
+    await storage.close()
+    running = await serve(db)
+    c = await Client.open(running.url, None)
+
+    def expected(fen: str, rated: bool, player: str | None) -> dict[str, tuple[int, int, int, int]]:
+        """The counts of the stored games themselves at the board of `fen`."""
+        board = fen.split(" ")
+        found: dict[str, list[int]] = {}
+        for game, south, north, game_rated in games:
+            if (rated and not game_rated) or (player is not None and player not in (south, north)):
+                continue
+            played: set[str] = set()
+            for position, action in zip(game.positions, game.actions, strict=False):
+                here = position.fen().split(" ")
+                if (here[0], here[1], here[3]) != (board[0], board[1], board[3]) or action.token() in played:
+                    continue
+                played.add(action.token())
+                margin = game.result or 0
+                mover_wins = margin > 0 if position.to_move.letter == "S" else margin < 0
+                row = found.setdefault(action.token(), [0, 0, 0, 0])
+                row[0] += 1
+                row[1 if margin and mover_wins else 2 if not margin else 3] += 1
+        return {action: (g, w, d, lost) for action, (g, w, d, lost) in found.items()}
+
+    for game, *_ in games[:5]:
+        for ply in range(min(3, len(game.positions) - 1)):
+            fen = game.positions[ply].fen()
+            for rated, player in ((False, None), (True, None), (False, "ann")):
+                answer = await c.request("explored", type="explore", variant=variant.text(), position=fen,
+                                         values=False, rated=rated, player=player)
+                assert counts(answer) == expected(fen, rated, player), (fen, rated, player)
+                await asyncio.sleep(0.1)  # within the connection's message budget
     await c.close()
