@@ -29,7 +29,7 @@ from server.core.ratings import Rating, update
 from server.edge.session import Session
 from server.front.router import too_many_rows
 from server.logs import event as log_event
-from server.storage import Storage
+from server.storage import Op, Storage
 from server.storage.puzzles import (
     LIST,
     LIST_OF_VARIANT,
@@ -46,8 +46,11 @@ from server.storage.puzzles import (
 class Puzzles:
     """Serves stored puzzles and rates the answers."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, write: Callable[[list[Op]], Awaitable[None]]) -> None:
         self.storage = storage
+        """Where puzzles and players' puzzle ratings are read."""
+        self.write = write
+        """The arena's one durable write (work in flight, refused while the server closes)."""
 
     def handlers(self) -> dict[type[Any], Callable[[Session, Any], Awaitable[list[Message]]]]:
         """The router's handlers of the puzzle requests."""
@@ -120,7 +123,7 @@ class Puzzles:
             mine = update(rating, [(puzzle_rating, score)])
             theirs = update(puzzle_rating, [(rating, 1.0 - score)])
             try:
-                await self.storage.write([
+                await self.write([
                     op_attempt(s.player_id, puzzle.id, correct),
                     op_rate_puzzle(puzzle.id, theirs.rating, theirs.rd, theirs.volatility, correct),
                     op_rate_player(s.player_id, mine.rating, mine.rd, mine.volatility, correct)])

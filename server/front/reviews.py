@@ -34,7 +34,7 @@ from server.edge.session import Peer, Session
 from server.front.analysis import Analyst
 from server.front.router import too_many_rows
 from server.logs import event as log_event
-from server.storage import Storage, StoredGame
+from server.storage import Op, Storage, StoredGame
 from server.storage.reviews import REVIEW, UNREVIEWED, op_review, review_claim
 from server.storage.writer import op_guard
 
@@ -51,9 +51,13 @@ queue) before the review gives up with that refusal."""
 class Reviews:
     """Answers `review` requests from the stored reviews, making the missing ones through the analysis queue."""
 
-    def __init__(self, analyst: Analyst, storage: Storage, played: PlayedHere, every_s: float | None = None) -> None:
+    def __init__(self, analyst: Analyst, storage: Storage, write: Callable[[list[Op]], Awaitable[None]],
+                 played: PlayedHere, every_s: float | None = None) -> None:
         self.analyst = analyst
         self.storage = storage
+        """Where reviews and games are read."""
+        self.write = write
+        """The arena's one durable write (work in flight, refused while the server closes)."""
         self.played = played
         self.every_s = every_s
         """How often this node looks for finished games to review by itself (None: only on request)."""
@@ -170,7 +174,7 @@ class Reviews:
                 values[index] = await self._value(Analyse(variant=game.variant, position=position.fen(),
                                                           budget_ms=budget), peer, player)
         review = assemble(game.match_id, played, (game.south, game.north), values, budget)
-        await self.storage.write([op_review(game.match_id, encode(review), review.exact)])
+        await self.write([op_review(game.match_id, encode(review), review.exact)])
         self.made += 1
         log_event("game_reviewed", match=game.match_id, plies=len(review.plies), exact=review.exact,
                   seconds=round(time.monotonic() - started, 3))
@@ -211,7 +215,7 @@ class Reviews:
     async def _review_alone(self, match_id: str) -> None:
         """Claim and review one finished game for no asker."""
         try:
-            await self.storage.write([op_guard(review_claim(match_id))])
+            await self.write([op_guard(review_claim(match_id))])
         except ConflictError:
             return  # another node claimed it
         game = await self.storage.fetch_game(match_id)
