@@ -35,7 +35,7 @@ PAGES = {"": "index.html", "watch": "watch.html", "play": "watch.html", "game": 
 """The first segment of a page's path -> its file (`/`, `/watch/MATCH`, `/play/MATCH`, `/game/MATCH`, `/events`,
 `/event/EVENT`, `/account`, `/puzzles`, `/puzzle/ID`, `/explore`): the watch page turns into the play page for a
 player seated in the match."""
-_PAGE = re.compile(r"/(?:(watch|play|game|event|puzzle)/[A-Za-z0-9_-]{1,64}|(events|account|puzzles|explore))?")
+_PAGE = re.compile(r"/(?:(watch|play|game|event|puzzle)/[A-Za-z0-9_-]{1,64}|(events|account|puzzles|puzzle|explore))?")
 _STATIC = re.compile(r"/static/([0-9a-f]{1,32})/([a-z0-9_-]{1,40}\.[a-z]{2,4})")
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?")
 FOREVER = "public, max-age=31536000, immutable"
@@ -118,7 +118,7 @@ class Site:
             return self.answer(request, self.assets["favicon.svg"], REVALIDATE)
         return self.plain(request, HTTPStatus.NOT_FOUND,
                           "not found: the pages are /, /play/MATCH, /watch/MATCH, /game/MATCH, /events, /event/ID, "
-                          "/account, /puzzles, /puzzle/ID and /explore\n")
+                          "/account, /puzzles (or /puzzle), /puzzle/ID and /explore\n")
 
     def answer(self, request: Request, asset: Asset, caching: str) -> Response:
         """An asset, or 304 Not Modified when the client holds this very version."""

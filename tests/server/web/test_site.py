@@ -51,7 +51,7 @@ async def test_pages_are_html_revalidated_each_load_under_a_strict_policy(arena:
     """/, /watch/ID, /game/ID, /events, /event/ID, /puzzles, /puzzle/ID and /explore are HTML, `no-cache` with an ETag,
     under a CSP that allows only this server."""
     for path in ("/", "/watch/m123", "/play/m123", "/game/lad-abc-00001", "/?from=somewhere", "/events",
-                 "/event/e3f8b8dd63ad", "/puzzles", "/puzzle/zf878f802a1324ae", "/explore",
+                 "/event/e3f8b8dd63ad", "/puzzles", "/puzzle", "/puzzle/zf878f802a1324ae", "/explore",
                  "/explore?variant=kalah(2,3)&moves=1%205"):
         answer = await get(arena, path)
         assert answer.status == 200, path
