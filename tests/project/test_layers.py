@@ -277,3 +277,35 @@ def test_storage_imports_no_floor_above_it() -> None:
            if module.startswith("server.storage") for name in names
            if any(name == f or name.startswith(f + ".") for f in forbidden)]
     assert bad == []
+
+
+def test_server_imports_have_no_cycle() -> None:
+    """No module of server/ imports one that imports it back, however far round (not even inside a function)."""
+    assert cycles(module_imports("server")) == []
+
+
+FLOORS = {"server.logs": 0, "server.log_writer": 0, "server.tournaments": 1, "server.storage": 2, "server.core": 3,
+          "server.cluster": 4, "server.edge": 4, "server.front": 5, "server.assembly": 6}
+"""server/'s floors, lowest first: a module imports only from its own floor or those below (the cluster and the
+transport edge stand side by side and import neither the other)."""
+
+
+def floor_of(module: str) -> tuple[str, int]:
+    """The floor a module of server/ stands on, and its name."""
+    for name, floor in FLOORS.items():
+        if module == name or module.startswith(name + "."):
+            return name, floor
+    return "server", 0  # server/__init__.py
+
+
+def test_server_floors_import_only_downward() -> None:
+    """The folders of server/ are floors: no import runs up from a lower floor to a higher one, nor across from the
+    cluster to the transport edge or back."""
+    bad = []
+    for module, names in module_imports("server").items():
+        here, floor = floor_of(module)
+        for name in names:
+            there, other = floor_of(name)
+            if other > floor or {here, there} == {"server.cluster", "server.edge"}:
+                bad.append(f"{module} -> {name}")
+    assert bad == []
