@@ -32,6 +32,7 @@ attack of many addresses the per-address limits alone do not stop.
     python bench/flood.py --many-addresses [--flood-addresses 200 --flood-networks 50]
     python bench/flood.py --many-addresses --games 2 --warmup 5 --baseline main   # before/after in each sitting
     python bench/flood.py --sittings 1 ...   # one sitting
+    python bench/flood.py --many-addresses --flooders-nice 19   # the attack's own CPU mostly off the shared cores
     python bench/flood.py --many-addresses --games 2 --warmup 5 --stalls /tmp/st  # where each bot move's time went
 
 Each report says how many moves its quantiles rest on (with 2 games the p99 is the slowest move) and their
@@ -333,7 +334,8 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         if name == "flood":
             flooders = await asyncio.create_subprocess_exec(
                 sys.executable, str(HERE / "flooders.py"), url, *flood_flags(args),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                preexec_fn=(lambda: os.nice(args.flooders_nice)) if args.flooders_nice else None)
             assert flooders.stdout is not None
             await asyncio.wait_for(flooders.stdout.readline(), 120)  # "ready"
             await asyncio.sleep(args.warmup)
@@ -475,7 +477,8 @@ def report(args: argparse.Namespace, quiet: Phase, flood: Phase) -> bool:
           f"~{args.think_ms:.0f} ms; flood from {args.flood_addresses} addresses"
           f"{f' over {args.flood_networks} /24 networks' if args.flood_networks else ''}, each {args.exhibitors} "
           f"exhibitors, {args.analysts} analysts, {args.listers} listers, {args.stalled} stalled readers, "
-          f"{args.idlers} idlers, {args.newcomers} newcomers, {args.openers} openers")
+          f"{args.idlers} idlers, {args.newcomers} newcomers, {args.openers} openers"
+          f"{f'; the flooders at nice {args.flooders_nice}' if args.flooders_nice else ''}")
     head = (f"{'phase':<8}{'bot moves':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'mean ms':>9}{'max ms':>9}"
             f"{'RSS MiB':>9}"
             f"{'CPU %':>7}{'errors':>8}{'lobby p50/max ms':>18}  replay analyses")
@@ -623,6 +626,10 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV",
                         help="first run both phases on the server of git revision REV (a temporary worktree), then "
                              "on this tree's, and print both ratios (before/after in one run)")
+    parser.add_argument("--flooders-nice", type=int, default=0, metavar="N",
+                        help="run the flooders' process at this nice value (e.g. 19: the attack's own CPU then takes "
+                             "little from the server's threads on the shared cores, as an attacker on other machines "
+                             "would; default 0)")
     parser.add_argument("--sittings", type=int, default=3, metavar="N",
                         help="sittings in one run, each a quiet phase then a flooded one on fresh servers; the report "
                              "ends with every sitting's flood / quiet ratios and the worst p99 ratio (default 3)")
