@@ -95,3 +95,16 @@ async def test_north_s_swap_decision_is_answered_with_the_swap_button(arena: Run
     assert f"the swap keeps the value, {puzzle.value:+d} for you" in await verdict.inner_text()
     assert await page.get_by_role("row", name=re.compile(r"the swap \(the answer\)")).count() == 1
     await pages.check()
+
+
+async def test_a_server_without_puzzles_shows_no_empty_board(arena: RunningServer, pages: Pages) -> None:
+    """On a server that has no puzzle yet, /puzzles shows no empty board and says in its status line why and what
+    makes some (before: an empty board above a red error line)."""
+    page = await pages.open("/puzzles")
+    status = page.get_by_role("status").filter(has_text="No puzzle to show")
+    await status.wait_for(timeout=10_000)
+    assert "kalah puzzle build" in await status.inner_text()
+    for part in ("#board", "#player-north", "#player-south"):
+        assert not await page.locator(part).is_visible(), part
+    assert await page.inner_text("#error") == ""
+    await pages.check()

@@ -69,7 +69,12 @@ function signed(value) {
   return value > 0 ? `+${value}` : String(value);
 }
 
+function boardShown(on) {
+  for (const id of ["player-north", "board", "player-south"]) $(id).hidden = !on;
+}
+
 function shown(msg) {
+  boardShown(true);
   st.shown = msg;
   st.asked = false;
   st.wanted = null;
@@ -186,6 +191,12 @@ function refused(msg) {
       st.board.setPlayable(new Set(st.position.legalBins()));
       $("swap").disabled = false;
     }
+  }
+  if (msg.request === "puzzle" && !st.shown && msg.code === "unknown_puzzle") {
+    boardShown(false);  // no empty board: the server's line says why there is none and what makes some
+    $("error").textContent = "";
+    say($("prompt"), `No puzzle to show: ${msg.message}.`);
+    return;
   }
   $("error").textContent = msg.code === "unknown_puzzle" ? msg.message : `${msg.code}: ${msg.message}`;
   if (msg.request === "puzzle" && !st.shown) say($("prompt"), "No puzzle to show.");
