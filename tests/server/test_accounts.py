@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -183,7 +184,7 @@ async def test_a_password_is_hashed_again_when_the_parameters_change(serve: Serv
 
     def stored() -> str:
         """The stored hash of kim's password."""
-        with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+        with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3", isolation_level=None)) as db:
             return str(db.execute("SELECT secret FROM credentials WHERE kind = 'password'").fetchone()[0])
 
     assert "m=8,t=1,p=1" in stored()

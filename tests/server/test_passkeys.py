@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import sqlite3
 import urllib.error
@@ -198,14 +199,14 @@ async def test_a_challenge_is_bound_to_its_session_and_expires(serve: Serve, tmp
     assert stolen["code"] == "sign_in_failed" and "expired or was already used" in stolen["message"]
     assert (await page.add_passkey(key))["ok"] is True
     fields = await Page(srv).assertion(key)
-    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3", isolation_level=None)) as db:
         db.execute("UPDATE passkey_challenges SET expires_at = 0")
     late = await Page(srv).post("passkey/sign-in", **fields)
     assert late["code"] == "sign_in_failed" and "expired" in late["message"]
     await Page(srv).post("passkey/sign-in-options")
-    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3", isolation_level=None)) as db:
         db.execute("UPDATE passkey_challenges SET expires_at = 0")
     await Page(srv).post("passkey/sign-in-options")
-    with sqlite3.connect(tmp_path / "arena.sqlite3") as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.sqlite3", isolation_level=None)) as db:
         assert db.execute("SELECT count(*) FROM passkey_challenges").fetchone()[0] == 1
         assert db.execute("SELECT count(*) FROM passkey_challenges WHERE expires_at < 1").fetchone()[0] == 0
