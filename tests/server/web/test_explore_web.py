@@ -23,11 +23,12 @@ async def rows(page: Any) -> dict[str, list[str]]:
     return found
 
 
-async def test_the_explorer_is_clicked_through_two_moves_and_its_table_follows(
+async def test_the_explorer_is_clicked_through_three_moves_and_its_table_follows(
         arena: RunningServer, pages: Pages, tmp_path: Path) -> None:
     """From the start the table lists the moves played with their games, results, ratings and proved values; a move
-    of the table and then a house of the board are played, and each time the board shows the position after it and
-    the table that position's moves; the games that reached it are linked; back returns one move."""
+    of the table, a house of the board and a move of the table again are played, and each time the board shows the
+    position after it and the table that position's moves; the games that reached it are linked; back returns one
+    move at a time."""
     storage = arena.arena.storage
     await write_finished(storage, PEOPLE, ("alice", "bob"), index=True, ratings=(1450.0, 1720.0))
     await write_finished(storage, BOTS, ("greedy", "random"), index=True, rated=False, bots=("greedy", "random"))
@@ -56,6 +57,13 @@ async def test_the_explorer_is_clicked_through_two_moves_and_its_table_follows(
     await page.wait_for_function("() => /Value/.test(document.getElementById('solver').textContent)",
                                  timeout=30_000)
     await still_screenshot(page, screenshot_path(tmp_path, "explore.png"))
+    third = Game.from_record(SMALL, "1 5 1")
+    await page.get_by_role("button", name="Play 1: 1 game").click()
+    await wait_fen(page, third.positions[3].fen())
+    await page.get_by_role("button", name="Play 4: 1 game").wait_for(timeout=30_000)
+    assert "moves=1+5+1" in page.url or "moves=1%205%201" in page.url
+    await page.get_by_role("button", name="\u2039 back one move").click()
+    await wait_fen(page, game.positions[2].fen())
     await page.get_by_role("button", name="\u2039 back one move").click()
     await wait_fen(page, game.positions[1].fen())
     await page.get_by_role("button", name="Play 5: 2 games").wait_for(timeout=30_000)
