@@ -146,7 +146,7 @@ async def welcomed(url: str, name: str, phase: Phase, token: str | None = None) 
     reply = await asyncio.wait_for(conn.recv(), 30)
     if reply["type"] != "welcome":
         phase.errors.append(f"{name}: hello refused: {reply}")
-        raise ConnectionError(f"{name}: hello refused")
+        raise ConnectionError(f"{name}: hello refused: {reply}")
     return conn, str(reply["token"])
 
 
@@ -331,6 +331,13 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
     flooders = None
     until = time.time() + 3600
     try:
+        known: dict[str, str] = {}
+        """The honest clients' tokens, their identities made before any flood: the flooded are returning players (a
+        newcomer during a flood of new identities from many networks is refused by the server's identity budget)."""
+        for who in ("honest-spectator", "honest-player", "honest-lobby"):
+            conn, known[who] = await welcomed(url, who, phase)
+            assert conn.transport is not None
+            conn.transport.close()
         if name == "flood":
             flooders = await asyncio.create_subprocess_exec(
                 sys.executable, str(HERE / "flooders.py"), url, *flood_flags(args),
@@ -344,10 +351,11 @@ async def run_phase(name: str, args: argparse.Namespace, root: Path = ROOT) -> P
         flood_cpu0 = proc_usage(flooders.pid)[0] if flooders is not None else 0.0
         matches: asyncio.Queue[str] = asyncio.Queue()
         positions = [Position.initial(Variant.parse(args.variant)).fen()]
-        watcher = await honest(url, "honest-spectator", phase)
-        player, token = await welcomed(url, "honest-player", phase)
+        watcher = await honest(url, "honest-spectator", phase, known["honest-spectator"])
+        player, token = await welcomed(url, "honest-player", phase, known["honest-player"])
         extras = [asyncio.create_task(spectate(watcher, phase, matches)),
-                  asyncio.create_task(lobby(await honest(url, "honest-lobby", phase), args, phase)),
+                  asyncio.create_task(lobby(await honest(url, "honest-lobby", phase, known["honest-lobby"]), args,
+                                            phase)),
                   asyncio.create_task(replay(await honest(url, "honest-player", phase, token), args, phase,
                                              positions))]
         try:
