@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
+
+import pytest
 
 from tests.conftest import Serve
 from tests.helpers.wire import Client, attacker, eventually
@@ -41,19 +44,25 @@ async def test_a_networks_read_debt_outlives_its_addresses_connections(serve: Se
     """An address that drained its network's read budget and disconnected is kept (with the network's budget) until
     that budget refills, though its own refilled long before: a fresh address of the network is still refused."""
     server = await serve(network_read_rows_rate=100, address_rate=1e6, address_burst=10**6)
-    first = await Client.open(server.url, None, source=attacker(0))
-    assert (await first.request("game_list", type="games", limit=200))["type"] == "game_list"
-    await first.close()
-    await eventually(lambda: server.admission.connections == 0, what="the first address to disconnect")
-    await asyncio.sleep(0.2)  # its own budget (2,000 rows a second) has refilled by now; the network's has not
-    passer = await Client.open(server.url, None, source=attacker(0, 2))  # a release elsewhere prunes idle addresses
-    await passer.close()
-    await eventually(lambda: server.admission.connections == 0, what="the passer to disconnect")
-    gc.collect()  # what was forgotten is gone (a session and its address refer to each other)
-    fresh = await Client.open(server.url, None, source=attacker(1))
-    refusal = await fresh.request("error", type="games", limit=200)
-    assert refusal["code"] == "rate_limited" and "network" in refusal["message"]
-    await fresh.close()
+    for network in range(3):  # the network's 200 rows refill in 2 s: a machine too busy to ask within 1.5 s retries
+        started = time.monotonic()
+        first = await Client.open(server.url, None, source=attacker(250 * network))
+        assert (await first.request("game_list", type="games", limit=200))["type"] == "game_list"
+        await first.close()
+        await eventually(lambda: server.admission.connections == 0, what="the first address to disconnect")
+        await asyncio.sleep(0.2)  # its own budget (2,000 rows a second) has refilled by now; the network's has not
+        passer = await Client.open(server.url, None, source=attacker(network, 2))  # a release elsewhere prunes idle
+        await passer.close()
+        await eventually(lambda: server.admission.connections == 0, what="the passer to disconnect")
+        gc.collect()  # what was forgotten is gone (a session and its address refer to each other)
+        fresh = await Client.open(server.url, None, source=attacker(250 * network + 1))
+        if time.monotonic() - started < 1.5:
+            refusal = await fresh.request("error", type="games", limit=200)
+            await fresh.close()
+            assert refusal["code"] == "rate_limited" and "network" in refusal["message"]
+            return
+        await fresh.close()
+    pytest.fail("three tries took over 1.5 s each to reach the fresh address: the machine is too busy for this test")
 
 
 async def test_a_read_many_ask_at_once_is_made_once_for_them(serve: Serve) -> None:
