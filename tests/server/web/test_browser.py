@@ -260,3 +260,20 @@ async def test_the_pages_rules_are_the_servers_rules(pages: Pages) -> None:
         assert steps == want, case
         repetitions += game.position.end == "repetition"
     assert repetitions > 0  # the repetition rule was exercised too
+
+
+async def test_the_lobby_gives_the_explorer_and_puzzles_headings_of_their_own(arena: RunningServer,
+                                                                                pages: Pages) -> None:
+    """The lobby's Events section links to events only; the opening explorer and the puzzles each sit under a
+    heading of their own, their links keeping their names."""
+    lobby = await pages.open("/")
+    events = lobby.get_by_role("region", name="Events", exact=True)
+    await events.get_by_role("link", name="Arenas, Swiss tournaments and round-robins").wait_for(timeout=10_000)
+    assert await events.get_by_role("link").count() == 1
+    explorer = lobby.get_by_role("region", name="Opening explorer", exact=True)
+    assert await explorer.get_by_role("heading", name="Opening explorer", exact=True).count() == 1
+    await explorer.get_by_role("link", name="Opening explorer", exact=True).wait_for(timeout=10_000)
+    puzzles = lobby.get_by_role("region", name="Puzzles", exact=True)
+    await puzzles.get_by_role("link", name="Find the one move that keeps the value").wait_for(timeout=10_000)
+    await explorer.get_by_role("link", name="Opening explorer", exact=True).click()
+    await lobby.wait_for_url(re.compile(r"/explore(\?.*)?$"))
