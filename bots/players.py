@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from bots import pie
+from bots.book import house_key
 from bots.core import Player, mover_value, pit_to_bin, relative_board, south_value
 from bots.engines import Engines
 from bots.names import BotNameError, canonical_bot
@@ -227,6 +228,19 @@ class Decision:
     that value), `search` (not proved in time) or `estimate` (swap, transfer)."""
     depth: int = -1
     seconds: float = 0.0
+    databases: bool = False
+    """Proved by the endgame databases: the position's seeds in play are within the levels the search had."""
+
+    @property
+    def origin(self) -> str:
+        """Where the move comes from, as a server logs it: `book`, `databases`, `proof` (proved by a search within
+        the budget), `forced`, or `search` (not proved: a move keeping the game's value, the deepest search
+        finished, an estimate)."""
+        if self.source in ("book", "forced"):
+            return self.source
+        if not self.exact:
+            return "search"
+        return "databases" if self.databases else "proof"
 
 
 class PerfectPlayer(StrongPlayer):
@@ -317,17 +331,20 @@ class PerfectPlayer(StrongPlayer):
         # Databases still being read (a server's first game of a rule set): wait a little for the first ones.
         self.engines.ready(position.variant, self.egdb_seeds, (deadline - time.monotonic()) / 2)
         with self._borrow(position) as engine:
+            stored = sum(house_key(board)) <= (len(engine.levels) - 1 if engine.levels else 0)
             if engine.exact_possible:
                 kept = None if keep is None else self._keep(position, board, keep, deadline, engine)
                 try:
                     pit, v = engine.prove(board, t_share(deadline))
-                    return Decision(Sow(pit_to_bin(position, pit)), south_value(position, v), True, "proof")
+                    return Decision(Sow(pit_to_bin(position, pit)), south_value(position, v), True, "proof",
+                                    databases=stored)
                 except TimeoutError:
                     pass
                 if kept is not None:
                     return Decision(Sow(pit_to_bin(position, kept)), keep, False, "keep")
             b, v, exact, depth = engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))
-            return Decision(Sow(b), south_value(position, v), exact, "proof" if exact else "search", depth)
+            return Decision(Sow(b), south_value(position, v), exact, "proof" if exact else "search", depth,
+                            databases=exact and stored)
 
     @staticmethod
     def _keep(position: Position, board: tuple[int, ...], keep: int, deadline: float, engine: Engine) -> int | None:

@@ -11,9 +11,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from protocol.actions import Action
+from protocol.position import Position
 from server.core.figures import Figures
 from server.core.follower import Follower
-from server.core.hosted import BotRunner, Priority, budget
+from server.core.hosted import BotRunner, Chosen, Priority, budget
 from server.core.rooms import Room
 from server.logs import event as log_event
 
@@ -67,16 +68,36 @@ class BotTurns:
                     return
             began = self.loop.time()
             think = budget(m.variant.time_control, m.clocks.left(seat, self.now()))
-            action = await self.bots.choose(bot, m.position, think, priority=priority)
-            self.metrics.bot_move_seconds.labels(bot).observe(self.loop.time() - began)
+            position = m.position
+            chosen = await self.bots.choose_explained(bot, position, think, priority=priority)
+            action = chosen.action
+            seconds = self.loop.time() - began
+            self.metrics.bot_move_seconds.labels(bot).observe(seconds)
             await self.pace(room, seat, began)
             await self.act(room, seat, action, ply, None)
+            if chosen.explains:
+                self.explained(m.match_id, bot, ply, position, chosen, seconds)
         except Exception as exc:
             log_event("bot_failed", match=m.match_id, bot=bot, error=repr(exc), level=30, exc_info=True)
         finally:
             room.bot_busy = False
         if m.status == "live" and m.ply != ply:
             self.maybe(room)
+
+    def explained(self, match_id: str, bot: str, ply: int, position: Position, chosen: Chosen, seconds: float) -> None:
+        """Log and count the move of a bot that explains its moves (`perfect`): one `bot_move` event saying whether it
+        is proved (`exact`), how it was found (`kind`: the decision's source, or `late` for a random move played for a
+        bot that failed or ran out of time) and from what (`source`: book, databases, proof, forced, search)."""
+        decision = chosen.decision
+        if decision is None:
+            kind, source, exact, value, depth = "late", "late", False, None, -1
+        else:
+            kind, source, exact = decision.source, decision.origin, decision.exact
+            value, depth = decision.value, decision.depth
+        self.metrics.bot_moved(bot, kind, exact)
+        log_event("bot_move", match=match_id, bot=bot, ply=ply, action=chosen.action.token(), exact=exact, kind=kind,
+                  source=source, value=value, depth=depth, seconds=round(seconds, 3),
+                  seeds=sum(position.pits) - sum(position.stores), variant=position.variant.text())
 
     async def pace(self, room: Room, seat: int, began: float) -> None:
         """Hold a paced match's bot move until its minimum time per move has passed (at most half its clock)."""

@@ -81,10 +81,17 @@ class Figures:
             self.gc_pause_seconds.labels(str(generation))
         self.refusals: Counter[str] = Counter()
         """Refusals by error code, counted without a lock (a flood is refused thousands of times a second)."""
+        self.explained_moves: Counter[tuple[str, str, bool]] = Counter()
+        """Moves of hosted bots that explain them (`perfect`), by (bot, kind, exact): counted on the event loop's
+        thread."""
 
     def refused(self, code: str) -> None:
         """Count one refusal of `code`."""
         self.refusals[code] += 1
+
+    def bot_moved(self, bot: str, kind: str, exact: bool) -> None:
+        """Count one move of a bot that explains its moves: how it was found (`kind`) and whether it is proved."""
+        self.explained_moves[bot, kind, exact] += 1
 
     def collection(self, generation: int, seconds: float) -> None:
         """Count one garbage collection of `generation` that took `seconds`."""

@@ -28,17 +28,18 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import IntEnum
 from time import monotonic
+from typing import Protocol, runtime_checkable
 
 from bots.core import Player
 from bots.engines import DEFAULT_MAX_BYTES, DEFAULT_MAX_TABLE_BYTES, HOSTED_THREADS, Engines
 from bots.names import bot_id_shape, canonical_bot
-from bots.players import make_player
+from bots.players import Decision, make_player
 from protocol.actions import Action
 from protocol.position import Position
 from protocol.variant import TimeControl
 from server.core.errors import UnknownBotError
 
-__all__ = ["BotRunner", "Player", "PlayerFactory", "Priority", "budget"]
+__all__ = ["BotRunner", "Chosen", "Player", "PlayerFactory", "Priority", "budget"]
 
 BACKGROUND_NICE = 10
 """How much lower the OS schedules threads that may search for exhibitions or analyses than the event loop and
@@ -63,6 +64,26 @@ PlayerFactory = Callable[[str], Player]
 DEFAULT_BUDGET_S = 1.0
 MIN_THINK_S = 0.01
 MAX_PLAYERS = 64
+
+
+@runtime_checkable
+class Explaining(Protocol):
+    """A player that says how it found its action (`PerfectPlayer.explain`): proved or not, and from what."""
+
+    def explain(self, position: Position, budget_s: float) -> Decision:
+        """The decision for a position and how it was reached."""
+        ...
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A hosted bot's action and, for a bot that explains its moves (`perfect`: `explains`), its decision; `late` when
+    the bot failed or ran out of time and the action is a random legal one (no decision then)."""
+
+    action: Action
+    decision: Decision | None = None
+    late: bool = False
+    explains: bool = False
 
 
 class Priority(IntEnum):
@@ -93,7 +114,7 @@ class _Job:
     player: Player = field(compare=False)
     position: Position = field(compare=False)
     deadline: float = field(compare=False)
-    future: Future[Action] = field(compare=False)
+    future: Future[Chosen] = field(compare=False)
 
     def run(self, finished: Callable[[], None]) -> None:
         """Decide with the time left before the deadline, unless the caller gave up waiting; `finished` is called
@@ -102,13 +123,18 @@ class _Job:
             finished()
             return
         try:
-            action = self.player.decide(self.position, max(MIN_THINK_S, self.deadline - monotonic()))
+            left = max(MIN_THINK_S, self.deadline - monotonic())
+            if isinstance(self.player, Explaining):
+                decision = self.player.explain(self.position, left)
+                chosen = Chosen(decision.action, decision, explains=True)
+            else:
+                chosen = Chosen(self.player.decide(self.position, left))
         except BaseException as exc:
             finished()
             self.future.set_exception(exc)
         else:
             finished()
-            self.future.set_result(action)
+            self.future.set_result(chosen)
 
 
 def _nothing() -> None:
@@ -192,7 +218,7 @@ class _Workers:
             return len(self._heap)
 
 
-async def _outcome(future: Future[Action], timeout: float) -> Action | None:
+async def _outcome(future: Future[Chosen], timeout: float) -> Chosen | None:
     """The worker's action, None if it failed or is not done within `timeout` s (then it is cancelled, if queued).
 
     The worker's result resumes the caller two turns of the event loop after it is posted (one sets it, the next
@@ -200,14 +226,14 @@ async def _outcome(future: Future[Action], timeout: float) -> Action | None:
     each turn is long.
     """
     loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[Action | None] = loop.create_future()
+    waiter: asyncio.Future[Chosen | None] = loop.create_future()
 
-    def settle(done: Future[Action]) -> None:
+    def settle(done: Future[Chosen]) -> None:
         """In the loop: the waiter gets the action, or None (failed, cancelled)."""
         if not waiter.done():
             waiter.set_result(None if done.cancelled() or done.exception() is not None else done.result())
 
-    def done_in_worker(done: Future[Action]) -> None:
+    def done_in_worker(done: Future[Chosen]) -> None:
         """In the worker thread (or the loop, if already done): hand the outcome to the loop."""
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
             loop.call_soon_threadsafe(settle, done)
@@ -288,26 +314,32 @@ class BotRunner:
         waits for room while `max_queued` of them are queued (a bot that is behind waits: it never plays at random
         for want of a worker).
         """
+        return (await self.choose_explained(name, position, budget_s, priority=priority)).action
+
+    async def choose_explained(self, name: str, position: Position, budget_s: float, *,
+                               priority: Priority = Priority.HUMAN) -> Chosen:
+        """`choose`, with the bot's decision when it explains its moves (`perfect`) and whether the move is a random
+        one because the bot failed or was late."""
         _, player = self._player(name)
         legal = position.legal_actions()
         exhibition = priority == Priority.EXHIBITION
         if exhibition:
             await self._room()
-        future: Future[Action] = Future()
+        future: Future[Chosen] = Future()
         job = _Job(priority, next(self._seq), player, position, monotonic() + budget_s, future)
         self._workers.submit(job)
         people = priority == Priority.HUMAN
         self.thinking_for_people += people
         try:
-            action = await _outcome(future, budget_s * 1.5 + 0.5)
+            chosen = await _outcome(future, budget_s * 1.5 + 0.5)
         finally:
             self.thinking_for_people -= people
             if exhibition:
                 self._wake()
-        if action in legal:
-            return action
+        if chosen is not None and chosen.action in legal:
+            return chosen
         self.fallbacks += 1
-        return random.choice(legal)
+        return Chosen(random.choice(legal), None, late=True, explains=isinstance(player, Explaining))
 
     async def _room(self) -> None:
         """Wait, in turn, until fewer than `max_queued` exhibition moves are queued (at once if none waits)."""

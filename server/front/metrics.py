@@ -65,6 +65,7 @@ class Metrics:
         self.figures = figures = Figures() if figures is None else figures
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(_RefusalCollector(figures.refusals))
+        self.registry.register(_BotMoveCollector(figures.explained_moves))
 
     def watch(self, arena: Arena, analyst: Analyst, connections: Callable[[], int]) -> None:
         """Read the arena's state at every scrape (called once the server is built)."""
@@ -98,6 +99,27 @@ class _RefusalCollector(Collector):
                                      labels=["code"])
         for code, count in sorted(self.counts.items()):
             family.add_metric([code], count)
+        yield family
+
+
+class _BotMoveCollector(Collector):
+    """The moves of the hosted bots that explain them (`perfect`), by kind and whether proved, read when scraped."""
+
+    def __init__(self, counts: Counter[tuple[str, str, bool]]) -> None:
+        self.counts = counts
+
+    def describe(self) -> Iterable[Metric]:
+        """Nothing to describe ahead: the family is made at each scrape."""
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        """The family of the explained moves."""
+        family = CounterMetricFamily(
+            "kalah_perfect_moves", "Moves the hosted perfect bot played, by how each was found (kind: book, proof, "
+            "forced, keep, search, estimate; late: a random move for a bot that failed or ran out of time) and "
+            "whether it was proved best (exact).", labels=["bot", "kind", "exact"])
+        for (bot, kind, exact), count in sorted(self.counts.items()):
+            family.add_metric([bot, kind, "true" if exact else "false"], count)
         yield family
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from bots.engines import HOSTED_THREADS
+from bots.players import Decision
 from bots.solver import Engine, relative_board
 from protocol import Action, Position, Variant
 from server.core.errors import UnknownBotError
-from server.core.hosted import BACKGROUND_NICE, BotRunner, Priority, _outcome
+from server.core.hosted import BACKGROUND_NICE, BotRunner, Chosen, Priority, _outcome
 from tests.helpers.wire import FakeClock, eventually
 
 START = Position.initial(Variant(houses=3, seeds=3))
@@ -39,6 +40,14 @@ class Blocking:
         self.log.append((self.name, budget_s))
         self.gate.wait(5)
         return position.legal_actions()[-1]
+
+
+class Explaining(Blocking):
+    """A stand-in bot that explains its moves (as `perfect` does) after blocking like `Blocking`."""
+
+    def explain(self, position: Position, budget_s: float) -> Decision:
+        """The blocking decision, said to be proved."""
+        return Decision(self.decide(position, budget_s), None, True, "proof")
 
 
 def runner_of(log: list[tuple[str, float]], gate: threading.Event, reserved: int, max_queued: int = 64) -> BotRunner:
@@ -170,6 +179,27 @@ async def test_late_or_failing_bot_gets_a_random_legal_action() -> None:
         runner.close()
 
 
+async def test_the_perfect_bot_says_how_each_move_was_found_and_a_late_one_is_marked() -> None:
+    """`choose_explained` gives the perfect bot's decision (proved, how); a bot that explains its moves and runs late
+    gets a random move marked `late`, with no decision; a bot that does not explain them gives none."""
+    runner = BotRunner()
+    gate = threading.Event()
+    stand_in = BotRunner(lambda name: (Explaining if name == "explains" else Blocking)(name, [], gate), 1, reserved=0)
+    try:
+        chosen = await runner.choose_explained("perfect", START, 1.0)
+        assert chosen.explains and not chosen.late and chosen.decision is not None
+        assert chosen.decision.action == chosen.action and chosen.decision.exact
+        assert chosen.decision.source == "proof" and chosen.decision.origin == "proof"
+        plain = await stand_in.choose_explained("slow", START, 0.01)
+        assert plain.late and not plain.explains and plain.decision is None
+        late = await stand_in.choose_explained("explains", START, 0.01)
+        assert late.late and late.explains and late.decision is None and late.action in START.legal_actions()
+    finally:
+        gate.set()
+        runner.close()
+        stand_in.close()
+
+
 async def test_a_late_move_still_queued_never_runs() -> None:
     """A move given up as late while it waited for a worker is cancelled: its bot never decides it."""
     log: list[tuple[str, float]] = []
@@ -199,15 +229,15 @@ async def test_a_bots_action_resumes_its_turn_in_the_loops_second_turn() -> None
         if ticking:
             asyncio.get_running_loop().call_soon(tick)
 
-    done: Future[Action] = Future()
-    done.set_result(START.legal_actions()[0])
+    done: Future[Chosen] = Future()
+    done.set_result(Chosen(START.legal_actions()[0]))
     asyncio.get_running_loop().call_soon(tick)
     await asyncio.sleep(0)
     start = turns
-    assert await _outcome(done, 1.0) == START.legal_actions()[0]
+    assert await _outcome(done, 1.0) == Chosen(START.legal_actions()[0])
     assert turns - start <= 2
     ticking = False
-    failed: Future[Action] = Future()
+    failed: Future[Chosen] = Future()
     failed.set_exception(RuntimeError("bot failed"))
     assert await _outcome(failed, 1.0) is None
 
