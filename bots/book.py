@@ -22,14 +22,16 @@ format and the rule set):
     4,4,4,4,4,4/4,4,4,4,4,4 +8 3 -14,-10,+8,-2,-8,+4
 
 mover's houses / opponent's houses, the value, the best house (1 = the mover's first house),
-and optionally every house's value (`.` for an empty house). Books are read from the package
-(`bots/data`, the ones shipped) and from `$KALAH_BOOK_DIR` (default: the user cache
-directory), the later adding to the former.
+and optionally every house's value (`.` for an empty house). A header note `complete START: ...`
+records a build of that start that followed every answer, with its databases (`Completion`).
+Books are read from the package (`bots/data`, the ones shipped) and from `$KALAH_BOOK_DIR`
+(default: the user cache directory), the later adding to the former (notes included).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +57,38 @@ Key = tuple[int, ...]
 
 class BookFormatError(ValueError):
     """A book file that does not parse."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A build of one start that finished (a note in the book's header): every position a perfect player can meet
+    from the start, sitting either side, whatever the opponent plays, is in the book or was proved within
+    `node_limit` nodes from an empty table of 2**`table_log2` entries with the databases up to `databases` seeds (what
+    the bot proves within a move)."""
+
+    variant: str
+    """The start's variant, as `Variant.text` writes it (`kalah(6,5)`, `kalah(6,5,capture=empty)`)."""
+    databases: int
+    node_limit: int
+    table_log2: int
+
+    def note(self) -> str:
+        """The header note that records it (`parse_completion` reads it back)."""
+        return (f"complete {self.variant}: every position a perfect player can meet from the start against any "
+                f"opponent is in the book or proved within {self.node_limit:,} nodes (table 2^{self.table_log2}) "
+                f"with databases up to {self.databases} seeds")
+
+
+_COMPLETE = re.compile(r"complete (\S+): every position .* within ([\d,]+) nodes \(table 2\^(\d+)\) "
+                       r"with databases up to (\d+) seeds$")
+
+
+def parse_completion(note: str) -> Completion | None:
+    """The completion a header note records, None if it records none."""
+    found = _COMPLETE.fullmatch(note)
+    if found is None:
+        return None
+    return Completion(found[1], int(found[4]), int(found[2].replace(",", "")), int(found[3]))
 
 
 @dataclass(frozen=True)
@@ -113,6 +147,25 @@ class Book:
     def get(self, board: Iterable[int]) -> Entry | None:
         """The entry of a mover-relative board (2h + 2 pits), or None."""
         return self.entries.get(house_key(tuple(board)))
+
+    def completions(self, variant: Variant) -> list[Completion]:
+        """The finished builds the header records for the start of `variant`, fewest database levels first."""
+        found = (parse_completion(note) for note in self.notes)
+        return sorted((c for c in found if c is not None and c.variant == variant.text()),
+                      key=lambda c: (c.databases, -c.node_limit))
+
+    def complete(self, variant: Variant, levels: int) -> Completion | None:
+        """A finished build of `variant`'s start whose databases the bot has (`levels` seeds), else None."""
+        return next((c for c in self.completions(variant) if c.databases <= levels), None)
+
+    def record(self, completion: Completion) -> None:
+        """Note a finished build in the header (once)."""
+        if completion.note() not in self.notes:
+            self.notes.append(completion.note())
+
+    def forget_completions(self, variant: Variant) -> None:
+        """Drop the header's notes of finished builds of `variant`'s start (its entries are being proved again)."""
+        self.notes = [n for n in self.notes if (c := parse_completion(n)) is None or c.variant != variant.text()]
 
     def dumps(self) -> str:
         """The book as file text, positions sorted by seeds in play (most first), then houses."""
@@ -252,7 +305,7 @@ def hold_build(book_path: Path) -> int:
     `*.lock`, holding the process id; the kernel lets it go when the process ends, even by SIGKILL); the open
     descriptor that holds it. `BookBusyError` naming the holder if another process has it: two builds of one book
     would each save only what they proved, and the later save would drop the other's positions."""
-    lock = book_path.with_name(book_path.name.removesuffix(".txt") + ".lock")
+    lock = book_path.with_name(book_path.name.removesuffix(".txt") + ".lock")  # book_status.lock_path
     lock.parent.mkdir(parents=True, exist_ok=True)
     try:
         return hold_alone(lock)
@@ -299,4 +352,5 @@ def load(variant: Variant, directories: Iterable[Path] | None = None) -> Book | 
             found = book
         else:
             found.entries.update(book.entries)
+            found.notes += [note for note in book.notes if note not in found.notes]
     return found

@@ -11,9 +11,15 @@ passing) leads to a position to look at; past that depth, only the game the play
 against itself is followed. Easy positions off that game are not followed further: their
 successors are easier still.
 
-The book is saved as it grows (`save`), so an interrupted build resumes: positions already
-in the book are not proved again, nor easy ones already found (`known_easy`, given back by
-`on_easy` as they are found: `book.EasyLog` keeps them in a file).
+The book is saved as it grows (`save`: after each position added, by default), so an interrupted
+build resumes: positions already in the book are not proved again, nor easy ones already found
+(`known_easy`, given back by `on_easy` as they are found: `book.EasyLog` keeps them in a file); a
+resumed build walks the positions already done again (lookups, no proofs) and goes on from there.
+A build killed at any moment (SIGKILL included) loses at most the position it was proving.
+
+A build whose walk ends with every answer followed (`Plan.keep` off, and no answer left unfollowed
+for want of `depth`) is complete (`BuildStats.complete`): the caller records it in the book's
+header (`book.Completion`).
 """
 
 from __future__ import annotations
@@ -65,13 +71,19 @@ class BuildStats:
     """Easy positions met again whose best house was already known (not proved again)."""
     kept: int = 0
     """Of the easy positions, those where only a move keeping the game's value was proved (`Plan.keep`)."""
+    cut: bool = False
+    """Whether some answer of the opponent was not followed because the walk reached `Plan.depth`."""
+    complete: bool = False
+    """Whether the walk ended with every position the player can meet in the book or easy (`Plan.keep` off, nothing
+    cut at the depth): set when `run` ends without being interrupted."""
 
 
 class Builder:
-    """Adds the hard positions of a start to a book (see the module's docstring)."""
+    """Adds the hard positions of a start to a book (see the module's docstring): the book is saved once a position
+    was added and `save_every_s` passed since the last save (0: after each position added)."""
 
     def __init__(self, engine: Engine, book: Book, plan: Plan, save: Callable[[Book], None] | None = None,
-                 progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 60.0,
+                 progress: Callable[[BuildStats], None] | None = None, save_every_s: float = 0.0,
                  known_easy: dict[Key, int] | None = None, on_easy: Callable[[Key, int], None] | None = None,
                  known_kept: set[Key] | None = None, on_kept: Callable[[Key], None] | None = None) -> None:
         self.engine = engine
@@ -144,8 +156,11 @@ class Builder:
             value = entry.value if entry is not None else self.engine.prove(first)[1]
         h = self.engine.rules.h
         queue: deque[tuple[Board, int, bool, int]] = deque([(first, 0, True, value)])
+        saved = 0
         if self.plan.depth >= 1:
             queue.extend((b, 1, False, -value) for b in self.replies(first))
+        else:
+            self.stats.cut = True
         seen: dict[tuple[int, ...], bool] = {}
         try:
             while queue:
@@ -160,14 +175,17 @@ class Builder:
                 self.stats.nodes = int(self.engine.searcher.nodes) + int(self.cold.searcher.nodes) - n0
                 if self.progress is not None:
                     self.progress(self.stats)
-                if self.save is not None and time.monotonic() - last_save > self.save_every_s:
-                    self.save(self.book)
-                    last_save = time.monotonic()
                 if pit is not None:
                     queue.extend(self._next(board, pit, depth, main, target))
+                    self.stats.queued = len(queue)
+                if (self.save is not None and self.stats.added > saved
+                        and time.monotonic() - last_save >= self.save_every_s):
+                    self.save(self.book)
+                    saved, last_save = self.stats.added, time.monotonic()
         finally:
-            if self.save is not None and self.stats.added:
+            if self.save is not None and self.stats.added > saved:
                 self.save(self.book)
+        self.stats.complete = not self.plan.keep and not self.stats.cut
         return self.stats
 
     def _pit(self, board: Board, depth: int, main: bool, target: int) -> int | None:
@@ -220,4 +238,6 @@ class Builder:
         out = [(after, depth + 1, True, -target)] if main else []
         if depth + 2 <= self.plan.depth:
             out += [(b, depth + 2, False, target) for b in self.replies(after)]
+        elif len(self.replies(after)) > (1 if main else 0):
+            self.stats.cut = True  # answers left unfollowed (on its own game, one is the player's own answer)
         return out

@@ -34,3 +34,22 @@ def hold_alone(lock: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
+
+
+def holder(lock: Path) -> str | None:
+    """The process id in `lock` when another process holds its lock ("?" if it wrote none), None when no process
+    does. It takes and drops a shared lock to find out, and a process's locks on a file all go when it closes any
+    descriptor of it: never call this from the process that holds the lock."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.read(fd, 32).decode(errors="replace").strip() or "?"
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -12,7 +12,7 @@ import pytest
 
 from bots import book as book_mod
 from bots import egdb
-from bots.book import Book, BookFormatError, EasyLog, Entry, parse_line
+from bots.book import Book, BookFormatError, Completion, EasyLog, Entry, parse_line
 from bots.book_builder import Builder, Plan
 from bots.solver import Engine, proof_order, relative_board
 from protocol import Capture, Position, Sow, Variant
@@ -212,7 +212,7 @@ def test_cli_builds_shows_verifies_and_resumes(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "none"))
     flags = ["-H", "4", "-s", "4", "--dir", str(tmp_path)]
     work = ["--egdb-seeds", "8", "--tt-bits", "16"]
-    plan = ["--node-limit", "3000", "--depth", "2"]
+    plan = ["--node-limit", "3000", "--depth", "2", "--nice", "0"]  # in this process: keep the run's priority
     assert main(["book", "build", *flags, *work, *plan]) == 0
     assert "proved now" in capsys.readouterr().out
     path = tmp_path / book_mod.file_name(SMALL)
@@ -244,7 +244,7 @@ def test_cli_proves_hard_positions_with_more_levels_and_threads_to_the_same_book
 
     monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path / "egdb"))
     monkeypatch.setenv("KALAH_BOOK_DIR", str(tmp_path / "none"))
-    plan = ["-H", "4", "-s", "4", "--tt-bits", "16", "--node-limit", "3000", "--depth", "2"]
+    plan = ["-H", "4", "-s", "4", "--tt-bits", "16", "--node-limit", "3000", "--depth", "2", "--nice", "0"]
     assert main(["book", "build", *plan, "--dir", str(tmp_path / "a"), "--egdb-seeds", "6"]) == 0
     assert main(["book", "build", *plan, "--dir", str(tmp_path / "b"), "--egdb-seeds", "8", "--check-egdb-seeds", "6",
                  "--workers", "2"]) == 0
@@ -276,7 +276,7 @@ def test_a_second_build_of_the_same_book_is_refused_while_the_first_runs(
     hold = ("import sys, time; from pathlib import Path; from bots.book import hold_build; "
             f"hold_build(Path({str(path)!r})); print('held', flush=True); time.sleep(120)")
     argv = ["book", "build", "-H", "4", "-s", "4", "--dir", str(path.parent), "--egdb-seeds", "6", "--tt-bits", "16",
-            "--node-limit", "3000", "--depth", "2"]
+            "--node-limit", "3000", "--depth", "2", "--nice", "0"]
     with started([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True) as holder:
         assert first_line(holder).strip() == "held"
         assert main(argv) == 2
@@ -342,3 +342,28 @@ def test_a_resumed_keep_build_does_not_prove_kept_positions_again(tmp_path: Path
     second.run(Position.initial(SMALL))
     assert second.stats.kept == first.stats.kept and second.stats.easy_known == second.stats.easy
     assert int(second.cold.searcher.nodes) == 0
+
+
+def test_only_a_walk_that_follows_every_answer_is_complete_and_its_note_reads_back(tmp_path: Path) -> None:
+    """A walk cut at `depth`, or a `keep` walk, is not complete; one that follows every answer to the game's end is,
+    and the note recording it in the header reads back, from either directory the books are read from."""
+    engine = Engine(SMALL, tt_log2=18)
+    cut = Builder(engine, Book(egdb.rule_key(SMALL)), SMALL_PLAN)
+    assert not cut.run(Position.initial(SMALL)).complete and cut.stats.cut
+    kept = Builder(engine, Book(egdb.rule_key(SMALL)), replace(SMALL_PLAN, depth=40, keep=True))
+    assert not kept.run(Position.initial(SMALL)).complete
+    book = Book(egdb.rule_key(SMALL))
+    whole = Builder(engine, book, replace(SMALL_PLAN, depth=40))
+    assert whole.run(Position.initial(SMALL)).complete and not whole.stats.cut
+    done = Completion(SMALL.text(), 8, 3000, 16)
+    book.record(done)
+    book.record(done)
+    assert Book.loads(book.dumps()).completions(SMALL) == [done] and book.notes.count(done.note()) == 1
+    assert book.complete(SMALL, 8) == done and book.complete(SMALL, 7) is None
+    assert book.completions(Variant(houses=4, seeds=3)) == []
+    book.save(tmp_path / "b" / book_mod.file_name(SMALL))
+    Book(book.rules, {}).save(tmp_path / "a" / book_mod.file_name(SMALL))
+    found = book_mod.load(SMALL, [tmp_path / "a", tmp_path / "b"])
+    assert found is not None and found.completions(SMALL) == [done]
+    book.forget_completions(SMALL)
+    assert book.completions(SMALL) == []

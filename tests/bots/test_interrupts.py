@@ -17,6 +17,7 @@ import bots._search as core
 from bots import book as book_mod
 from bots import egdb
 from bots.book import Book
+from bots.book_status import status_path
 from protocol import Variant
 from tests.helpers.kalah_process import kalah
 from tests.helpers.processes import blocked_signals, threads, wait_for_state
@@ -115,7 +116,8 @@ def test_book_build_saves_what_it_proved_and_resumes(tmp_path: Path) -> None:
         assert first.stop(signal.SIGINT) == 130
         assert first.text().endswith("kalah book: interrupted\n")
     saved = Book.loads(path.read_text())
-    beside = {book_mod.easy_path(path).name, path.name.removesuffix(".txt") + ".lock"}  # the easy log, the lock
+    beside = {book_mod.easy_path(path).name, path.name.removesuffix(".txt") + ".lock",  # the easy log, the lock
+              status_path(path, variant).name}  # and the build's status
     names = {p.name for p in path.parent.iterdir()}
     assert len(saved) >= 1 and path.name in names and names <= {path.name, *beside}  # no temporary file left
     with_shipped = book_mod.load(variant, [book_mod.PACKAGE_DIR, path.parent])
