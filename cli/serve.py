@@ -82,8 +82,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="argon2id's parameters for account passwords (default 3,65536,4: RFC 9106's second "
                              "set); a stored hash made with others is made again at its account's next sign-in")
     parser.add_argument("--review-every", type=number(), default=5.0, metavar="SECONDS",
-                        help="how often to look for a finished game without a review and review it (0: only when "
-                             "asked for)")
+                        help="how often to look for a finished game without a review and review it, or, when the "
+                             "analysis queue is idle, make again a review holding estimates (0: only when asked for)")
+    parser.add_argument("--review-lease", type=number(above=True), default=600.0, metavar="SECONDS",
+                        help="how long a node's claim on a game it reviews by itself holds before another node, or "
+                             "this one restarted, takes it over (default: 600)")
     parser.add_argument("--kgp-port", type=port_number, default=None, metavar="PORT",
                         help="also let outside engines play over the Kalah Game Protocol on this TCP port "
                              "(KGP's usual port is 2671; 0: any free port; see docs/engines.md)")
@@ -184,6 +187,7 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
                                  trusted_proxies=tuple(args.trusted_proxy),
                                  allowed_origins=tuple(args.allowed_origin), tls_cert=args.tls_cert,
                                  tls_key=args.tls_key, review_every_s=args.review_every or None,
+                                 review_lease_s=args.review_lease,
                                  password_cost=args.password_cost)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -185,7 +185,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                                on_bans=lambda: None if gateway is None else gateway.close_banned(),
                                cancel_event=tournament_requests.cancel_any)
         played = PlayedHere(arena)
-        reviews = Reviews(analyst, storage, arena.write, played, server_opts.review_every_s)
+        reviews = Reviews(analyst, storage, arena.write, played, server_opts.review_every_s,
+                          lease_s=server_opts.review_lease_s, redos=server_opts.review_redos)
         answers = Answers(max_age=server_opts.shared_reads_s)
         explorer = Explorer(arena, analyst, answers, played, busy=admission.overloaded)
         router = Router(arena, analyst, moderation, answers,

@@ -116,6 +116,11 @@ class ServerOptions:
     review_every_s: float | None = None
     """How often the server looks for finished games without a review and reviews one (None: reviews are made only
     when asked for; see `server.front.reviews`)."""
+    review_lease_s: float = 600.0
+    """How long a node's claim on a finished game it reviews by itself (or on a review it makes again) holds: past it,
+    another node, or this one restarted, takes the game over (a node that died mid-review leaves its claim)."""
+    review_redos: int = 3
+    """How many times at most a stored review with estimates is made again when the analysis queue is idle."""
     max_unread: int = MAX_UNREAD
     """Messages a client may have sent that the server has not read yet (reading stops past 16, but only after the
     read that passed them); past it the connection is dropped (`unread_close` logged)."""

@@ -95,6 +95,9 @@ class _Ticket:
     """Whether it waited for the analysis thread's pace (counted once in `Analyst.paced`)."""
     who: str | None = None
     """The asker's identity (None: not known, e.g. a game review's): one never served an analysis comes first."""
+    low: bool = False
+    """Work for no one waiting (a review with estimates made again): started only when no other request waits and
+    the server is not under pressure, and the first refused when the queue is full."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,7 @@ class Analyst:
     async def aanalyse(self, msg: Analyse, peer: Peer | None = None,
                        gone: Callable[[], Awaitable[object]] | None = None,
                        player: Callable[[], bool] = lambda: False, who: str | None = None,
-                       counted: bool = True) -> Analysis | None:
+                       counted: bool = True, low: bool = False) -> Analysis | None:
         """`analyse` in the analysis thread (the C search releases the GIL), within the queue's bounds.
 
         At most `max_queued` analyses wait or run, `max_per_address` of them for one `peer` (unless not
@@ -215,7 +218,9 @@ class Analyst:
         behind in turns, one that used less) takes the place of the heaviest (refused with
         `too_many` and a retry hint), else it is refused. So many addresses of one network count as
         one network, many networks cannot keep a new person or one who played here waiting, and
-        identities made for a flood cannot starve one who played here. If `gone()` (the
+        identities made for a flood cannot starve one who played here. A `low` request (work no one waits
+        for) starts only when no other request waits and the server is not under pressure, and is the
+        first refused when the queue is full. If `gone()` (the
         connection's closing) completes first, a queued analysis is dropped and one already
         running is left to end within its budget (the answer is then None: no one to send it to).
         """
@@ -223,7 +228,8 @@ class Analyst:
             raise TooManyError(f"at most {self.max_per_address} analyses at once from one address",
                                CROWDED_BUDGET_MS / 1000)
         loop = asyncio.get_running_loop()
-        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player, who=who)
+        ticket = _Ticket(msg, peer, network_of(peer), loop.create_future(), next(self._order), player, who=who,
+                         low=low)
         if self.pending >= self.max_queued:
             self._make_room(ticket)
         self._waiting.append(ticket)
@@ -277,13 +283,14 @@ class Analyst:
         record.served_turn[player] = self.turns[player]
 
     def _make_room(self, ticket: _Ticket) -> None:
-        """The queue is full: refuse the waiting request of a fresh identity (else of a player) of the network that
-        used the most analysis time lately (of its addresses, the one that used the most) if it weighs more than
-        `ticket` (not queued yet), else raise `too_many`."""
+        """The queue is full: refuse a waiting `low` request (work no one waits for), else the waiting request of a
+        fresh identity (else of a player) of the network that used the most analysis time lately (of its addresses,
+        the one that used the most) if it weighs more than `ticket` (not queued yet), else raise `too_many` (always for
+        a `low` ticket)."""
         now = time.monotonic()
         mine = self._weight(ticket, now)
-        heaviest = max(self._waiting, key=lambda t: (*self._weight(t, now), t.order), default=None)
-        if heaviest is None or self._weight(heaviest, now) <= mine:
+        heaviest = max(self._waiting, key=lambda t: (t.low, *self._weight(t, now), t.order), default=None)
+        if heaviest is None or (not heaviest.low and self._weight(heaviest, now) <= mine) or ticket.low:
             raise TooManyError(f"the analysis queue is full ({self.max_queued}): try again shortly",
                                CROWDED_BUDGET_MS / 1000)
         self._waiting.remove(heaviest)
@@ -312,11 +319,15 @@ class Analyst:
         if self._running or not self._waiting or self._timer is not None:
             return
         now = time.monotonic()
-        weights = [(*self._weight(t, now), t.order, t) for t in self._waiting]
+        pressed = self.pressure()
+        asked = [t for t in self._waiting if not t.low]
+        if not asked and pressed:  # work no one waits for waits for the pressure to pass
+            self._timer = asyncio.get_running_loop().call_later(PACE_STEP_S, self._resume)
+            return
+        weights = [(*self._weight(t, now), t.order, t) for t in asked or self._waiting]
         fresh, *_, ticket = min(weights, key=lambda w: w[:6])
         player = not fresh
         served = all(w[2] >= self.turns[player] for w in weights if w[0] == fresh)  # none of its kind due this turn
-        pressed = self.pressure()
         if pressed and (wait := self.rest(player) - now) > 0:
             if not ticket.paced:
                 ticket.paced = True

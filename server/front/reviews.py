@@ -12,8 +12,14 @@ requests for the same game while it is being made share the one review. A review
 sent when done, so the asker's connection serves its other requests meanwhile.
 
 With `every_s`, the node also looks that often for games finished since it started (less
-`LOOKBACK_S`) that have no review, claims one in `guards` (so one node of a cluster makes it) and
-reviews it, one at a time, for no asker (charged to no address).
+`LOOKBACK_S`) that have no review, claims one in `guards` for `lease_s` (so one node of a cluster
+makes it; a claim left by a node that died mid-review lapses, and another node, or this one
+restarted, takes the game over) and reviews it, one at a time, for no asker (charged to no address).
+When no such game waits and the analysis queue is idle (nothing queued, no pressure), it makes
+again a stored review holding estimates (made under pressure, each analysis cut short), claimed
+the same way, at most `redos` times per game: its analyses are `low` in the queue (started only
+when no request waits and the server is not under pressure), and the new review replaces the
+stored one when it proves no fewer plies.
 """
 
 from __future__ import annotations
@@ -35,8 +41,8 @@ from server.front.analysis import Analyst
 from server.front.router import too_many_rows
 from server.logs import event as log_event
 from server.storage import Op, Storage, StoredGame
-from server.storage.reviews import REVIEW, UNREVIEWED, op_review, review_claim
-from server.storage.writer import op_guard
+from server.storage.reviews import ESTIMATES, REVIEW, UNREVIEWED, op_review, op_review_redone, redo_claim, review_claim
+from server.storage.writer import op_lease
 
 LOOKBACK_S = 600.0
 """How long before its start a node still reviews finished games by itself."""
@@ -46,13 +52,18 @@ made, or one stored, is not counted)."""
 BUSY_RETRIES = 50
 """How many times a position's analysis waits out a `too_many` refusal (the asker's own analysis running, a full
 queue) before the review gives up with that refusal."""
+REVIEW_LEASE_S = 600.0
+"""How long a node's claim on a game it reviews by itself holds (a review takes tens of seconds)."""
+REDOS = 3
+"""How many times at most a stored review with estimates is made again."""
 
 
 class Reviews:
     """Answers `review` requests from the stored reviews, making the missing ones through the analysis queue."""
 
     def __init__(self, analyst: Analyst, storage: Storage, write: Callable[[list[Op]], Awaitable[None]],
-                 played: PlayedHere, every_s: float | None = None) -> None:
+                 played: PlayedHere, every_s: float | None = None, lease_s: float = REVIEW_LEASE_S,
+                 redos: int = REDOS) -> None:
         self.analyst = analyst
         self.storage = storage
         """Where reviews and games are read."""
@@ -61,8 +72,14 @@ class Reviews:
         self.played = played
         self.every_s = every_s
         """How often this node looks for finished games to review by itself (None: only on request)."""
+        self.lease_s = lease_s
+        """How long this node's claim on a game it reviews by itself holds."""
+        self.redos = redos
+        """How many times at most a stored review with estimates is made again."""
         self.made = 0
         """Reviews this node made (not read back) since it started."""
+        self.redone = 0
+        """Stored reviews with estimates this node made again since it started."""
         self._making: dict[str, asyncio.Future[GameReview]] = {}
         self._asked: dict[str, int] = {}
         """Reviews being made for each address."""
@@ -165,6 +182,17 @@ class Reviews:
     async def _make(self, game: StoredGame, peer: Peer | None, player: Callable[[], bool]) -> GameReview:
         """Value each position through the analysis queue, then assemble and store the review."""
         started = time.monotonic()
+        review = await self._assess(game, peer, player)
+        await self.write([op_review(game.match_id, encode(review), review.exact)])
+        self.made += 1
+        log_event("game_reviewed", match=game.match_id, plies=len(review.plies), exact=review.exact,
+                  seconds=round(time.monotonic() - started, 3))
+        return review
+
+    async def _assess(self, game: StoredGame, peer: Peer | None, player: Callable[[], bool],
+                      low: bool = False) -> GameReview:
+        """The review of a finished game, each position valued in turn through the analysis queue (`low`: only
+        when nothing else waits there)."""
         variant = Variant.parse(game.variant)
         played = replay(variant, game.record)
         budget = ply_budget_ms(played)
@@ -172,19 +200,15 @@ class Reviews:
         for index, position in enumerate(played.positions):
             if needs_value(position):
                 values[index] = await self._value(Analyse(variant=game.variant, position=position.fen(),
-                                                          budget_ms=budget), peer, player)
-        review = assemble(game.match_id, played, (game.south, game.north), values, budget)
-        await self.write([op_review(game.match_id, encode(review), review.exact)])
-        self.made += 1
-        log_event("game_reviewed", match=game.match_id, plies=len(review.plies), exact=review.exact,
-                  seconds=round(time.monotonic() - started, 3))
-        return review
+                                                          budget_ms=budget), peer, player, low)
+        return assemble(game.match_id, played, (game.south, game.north), values, budget)
 
-    async def _value(self, msg: Analyse, peer: Peer | None, player: Callable[[], bool]) -> Valuation:
+    async def _value(self, msg: Analyse, peer: Peer | None, player: Callable[[], bool],
+                     low: bool = False) -> Valuation:
         """One position's valuation from the analysis queue, waiting out its `too_many` refusals a while."""
         for attempt in range(BUSY_RETRIES + 1):
             try:
-                answer = await self.analyst.aanalyse(msg, peer, None, player, counted=False)
+                answer = await self.analyst.aanalyse(msg, peer, None, player, counted=False, low=low)
             except TooManyError as exc:
                 if attempt == BUSY_RETRIES:
                     raise
@@ -201,26 +225,54 @@ class Reviews:
             self._task = asyncio.create_task(self._watch(self.every_s), name="reviews")
 
     async def _watch(self, every_s: float) -> None:
-        """Review, one at a time, the games finished lately that no node has reviewed or claimed."""
+        """Review, one at a time, the games finished lately that no node has reviewed or holds a claim on; when there
+        is none and the analysis queue is idle, make again a stored review with estimates."""
         while True:
             await asyncio.sleep(every_s)
             try:
-                for (match_id,) in await self.storage.fetch_rows(UNREVIEWED, self._since, 1):
+                waiting = await self.storage.fetch_rows(UNREVIEWED, self._since, time.time(), 1)
+                for (match_id,) in waiting:
                     await self._review_alone(str(match_id))
+                if not waiting and self.redos > 0 and self.idle():
+                    for match_id, redone in await self.storage.fetch_rows(ESTIMATES, self.redos, time.time(), 1):
+                        await self._redo(str(match_id), int(redone))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database failing, a refusal: look again later
                 log_event("review_failed", error=str(exc)[:300], level=30)
 
+    def idle(self) -> bool:
+        """Whether the analysis queue has room for work no one waits for: nothing queued or running, no pressure."""
+        return self.analyst.pending == 0 and not self.analyst.pressure()
+
     async def _review_alone(self, match_id: str) -> None:
-        """Claim and review one finished game for no asker."""
+        """Claim (for `lease_s`) and review one finished game for no asker."""
         try:
-            await self.write([op_guard(review_claim(match_id))])
+            await self.write(op_lease(review_claim(match_id), self.lease_s))
         except ConflictError:
-            return  # another node claimed it
+            return  # another node holds a claim on it
         game = await self.storage.fetch_game(match_id)
         if game is not None and match_id not in self._making:
             await asyncio.shield(self.start_review(game, None, lambda: False))
+
+    async def _redo(self, match_id: str, redone: int) -> None:
+        """Claim (for `lease_s`) and make again a stored review with estimates (made `redone` times before) at low
+        priority; store it if it proves no fewer plies, and count the attempt either way."""
+        try:
+            await self.write(op_lease(redo_claim(match_id), self.lease_s))
+        except ConflictError:
+            return  # another node is making it again
+        game = await self.storage.fetch_game(match_id)
+        old = await self.stored(match_id)
+        if game is None or match_id in self._making:
+            return
+        started = time.monotonic()
+        review = await self._assess(game, None, lambda: False, low=True)
+        better = old is None or proved(review) >= proved(old)
+        await self.write([op_review_redone(match_id, redone, encode(review), review.exact, better)])
+        self.redone += 1
+        log_event("review_redone", match=match_id, exact=review.exact, kept=better, proved=proved(review),
+                  seconds=round(time.monotonic() - started, 3))
 
     async def close(self) -> None:
         """Stop looking for games to review, and making them."""
@@ -230,3 +282,8 @@ class Reviews:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def proved(review: GameReview) -> int:
+    """How many of a review's judged plies are proved."""
+    return sum(p.exact for p in review.plies if p.mark != "unjudged")

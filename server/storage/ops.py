@@ -22,6 +22,7 @@ class OpKind(StrEnum):
     (PostgreSQL). Rows of one kind keep the order their writes came in.
     """
 
+    GUARD_LAPSED = "guard_lapsed"
     GUARD = "guard"
     PLAYER = "player"
     CREATE = "create"
@@ -59,6 +60,7 @@ class OpKind(StrEnum):
     SESSION_END = "session_end"
     SESSIONS_END = "sessions_end"
     REVIEW = "review"
+    REVIEW_REDONE = "review_redone"
     PUZZLE_ATTEMPT = "puzzle_attempt"
     PUZZLE_RATING = "puzzle_rating"
     PUZZLER_RATING = "puzzler_rating"

@@ -31,7 +31,9 @@ by position, and fills it from the games already stored (`server.storage.explore
 `puzzles` (each proved puzzle as the wire's JSON, with its Glicko-2 rating), `puzzle_players` (each player's puzzle
 rating) and `puzzle_attempts` (a player's first answer to each puzzle, the one that is rated); see
 `server.storage.puzzles`; version 19 indexes the proved puzzles by rating (the next puzzle near a rating is found
-by walking it).
+by walking it); version 20 gives each claim in `guards` the time it lapses (`expires_at`; none: kept for good), so a
+claim of a node that died is taken over (the reviews' claims stored before lapse at once), and each stored review
+the number of times it was made again (`redone`: an estimate is redone when the server has room, a few times at most).
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -323,6 +325,11 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX IF NOT EXISTS puzzles_by_variant_rating ON puzzles(variant, exact, rating, id)",
         "DROP INDEX IF EXISTS puzzles_by_rating",
     )),
+    (20, (
+        "ALTER TABLE guards ADD COLUMN expires_at REAL",
+        "UPDATE guards SET expires_at = 0 WHERE key LIKE 'review:%'",
+        "ALTER TABLE reviews ADD COLUMN redone INTEGER NOT NULL DEFAULT 0",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -566,6 +573,11 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX IF NOT EXISTS puzzles_by_exact_rating ON puzzles(exact, rating, id)",
         "CREATE INDEX IF NOT EXISTS puzzles_by_variant_rating ON puzzles(variant, exact, rating, id)",
         "DROP INDEX IF EXISTS puzzles_by_rating",
+    )),
+    (20, (
+        "ALTER TABLE guards ADD COLUMN IF NOT EXISTS expires_at DOUBLE PRECISION",
+        "UPDATE guards SET expires_at = 0 WHERE key LIKE 'review:%'",
+        "ALTER TABLE reviews ADD COLUMN IF NOT EXISTS redone INTEGER NOT NULL DEFAULT 0",
     )),
 )
 

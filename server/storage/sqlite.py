@@ -56,7 +56,8 @@ NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 """SQLite's clock (this machine's), in UNIX seconds: the time an action is stored at, and a match is read at."""
 
 SQL: dict[OpKind, str] = {
-    OpKind.GUARD: "INSERT INTO guards (key) VALUES (?)",
+    OpKind.GUARD_LAPSED: "DELETE FROM guards WHERE key = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+    OpKind.GUARD: "INSERT INTO guards (key, expires_at) VALUES (?, ?)",
     OpKind.OWN: "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",
     OpKind.DISOWN: "DELETE FROM match_owners WHERE match_id = ?",
     OpKind.PLAYER: "INSERT INTO players (id, name, name_key, token_hash, bot, created_at) VALUES (?, ?, ?, ?, ?, ?)"

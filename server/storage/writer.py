@@ -308,9 +308,17 @@ def op_forfeit(match_id: str, seat: int, player_id: str, detail: str) -> Op:
     return (OpKind.FORFEIT, (match_id, seat, player_id, detail[:1000], time.time()))
 
 
-def op_guard(key: str) -> Op:
-    """Claim `key` once: a second write claiming it fails as `ConflictError` (nodes racing on one change)."""
-    return (OpKind.GUARD, (key,))
+def op_guard(key: str, expires_at: float | None = None) -> Op:
+    """Claim `key` once: a second write claiming it fails as `ConflictError` (nodes racing on one change); with
+    `expires_at` (UNIX seconds), a claim that `op_lease` may take over from then on."""
+    return (OpKind.GUARD, (key, expires_at))
+
+
+def op_lease(key: str, seconds: float, now: float | None = None) -> list[Op]:
+    """Claim `key` for `seconds`: fails as `ConflictError` while another claim of it holds, and takes over one whose
+    time has passed (a claimer that died or gave up), so of two racing takers one wins."""
+    at = time.time() if now is None else now
+    return [(OpKind.GUARD_LAPSED, (key, at)), op_guard(key, at + seconds)]
 
 
 def op_own(match_id: str, node: str) -> Op:

@@ -18,10 +18,9 @@ import pytest
 
 from bots import book
 from bots.core import relative_board, south_value
-from protocol import Capture, EndReason, Game, Position, Sow, Variant
-from server.storage import open_storage
-from server.storage.writer import op_action, op_create, op_finish, op_join, op_player
+from protocol import Capture, Game, Position, Sow, Variant
 from tests.helpers.processes import KALAH, run
+from tests.helpers.stored_games import store_finished
 
 SOLVES_AT_ONCE = 2
 """`kalah solve` processes run at once."""
@@ -59,24 +58,6 @@ def book_line(variant: Variant) -> list[int]:
     return min(lines)[2]
 
 
-async def store_resigned(db: Path, games: dict[str, tuple[Variant, list[int]]]) -> None:
-    """Store each line as a finished match between alice (South) and bob (North) that the side to move resigned."""
-    storage = await open_storage(db)
-    try:
-        await storage.write([op_player("p-alice", "alice", None, None), op_player("p-bob", "bob", None, None)])
-        for match_id, (variant, line) in games.items():
-            game = Game.from_record(variant, " ".join(map(str, line)))
-            assert not game.over
-            ops = [op_create(match_id, variant.text(), True, 0), op_join(match_id, 0, "p-alice", False),
-                   op_join(match_id, 1, "p-bob", True)]
-            ops += [op_action(match_id, ply, int(game.positions[ply].to_move), action.token(), (0, 0))
-                    for ply, action in enumerate(game.actions)]
-            ops.append(op_finish(match_id, None, 1 - int(game.position.to_move), EndReason.RESIGN))
-            await storage.write(ops)
-    finally:
-        await storage.close()
-
-
 async def solve_all(variant: Variant, positions: list[Position]) -> dict[str, dict[str, Any]]:
     """`kalah solve --position FEN --json` of each position (a few at once), by its position text."""
     limit = asyncio.Semaphore(SOLVES_AT_ONCE)
@@ -100,7 +81,7 @@ async def test_the_review_of_a_book_line_is_the_solvers_at_every_ply(capture: st
     variant = Variant(capture=Capture(capture))
     line = book_line(variant)
     db = tmp_path / "arena.sqlite3"
-    await store_resigned(db, {"g64": (variant, line)})
+    await store_finished(db, {"g64": (variant, " ".join(map(str, line)))})  # resigned where the book ends
     done = await asyncio.to_thread(run, [*KALAH, "review", "g64", "--db", str(db), "--json"])
     assert done.returncode == 0, done.stderr
     review = json.loads(done.stdout)

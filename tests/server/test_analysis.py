@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
 
 from protocol import Game, Position, Variant
@@ -125,3 +128,44 @@ async def test_a_player_cannot_analyse_the_position_its_live_game_stands_at(aren
     assert (await south.expect("analysis", timeout=10))["value"] == 2
     for c in (south, north, watcher):
         await c.close()
+
+
+async def test_work_for_no_one_waits_behind_every_request_and_while_the_server_is_pressed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `low` analysis (a review made again) starts only when no other request waits: one asked after it is served
+    first; and while the server is under pressure it does not start at all."""
+    analyst = Analyst()
+    pressed = [False]
+    analyst.pressure = lambda: pressed[0]
+    held = threading.Event()
+    served: list[str] = []
+
+    def recording(position: Position, budget_s: float) -> tuple[list[int], int, bool, int]:
+        """Note the position (the first one waits until released); answer its first bin."""
+        served.append(position.fen())
+        held.wait(10)
+        return position.legal_bins()[:1], 0, True, -1
+
+    monkeypatch.setattr(analyst, "_decide", recording)
+    game = Game.from_record(Variant(houses=2, seeds=3), "1 5 1")
+    first, later, low = (Analyse(variant="kalah(2,3)", position=p.fen()) for p in game.positions[:3])
+    try:
+        running = asyncio.create_task(analyst.aanalyse(first))
+        await asyncio.sleep(0.1)
+        waiting_low = asyncio.create_task(analyst.aanalyse(low, low=True))
+        await asyncio.sleep(0.05)
+        asked_after = asyncio.create_task(analyst.aanalyse(later))
+        await asyncio.sleep(0.05)
+        held.set()
+        await asyncio.gather(running, waiting_low, asked_after)
+        assert served == [first.position, later.position, low.position]
+        served.clear()
+        pressed[0] = True
+        pressed_low = asyncio.create_task(analyst.aanalyse(low, low=True))
+        await asyncio.sleep(0.5)
+        assert served == [] and not pressed_low.done()
+        pressed[0] = False
+        await asyncio.wait_for(pressed_low, 10)
+        assert served == [low.position]
+    finally:
+        analyst.close()

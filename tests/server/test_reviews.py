@@ -1,19 +1,34 @@
 """Game review over the wire (`review`): made once through the analysis queue, stored, read back by later requests
 and after a restart, refused for games not over, held by the queue's per-address bound, and made by the server
-itself for games that finish."""
+itself for games that finish (and made again, when the queue is idle, while they hold estimates), taken over from a
+node killed mid-review once its claim lapses."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import random
+import signal
+import sqlite3
+import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bots.review import perfect_valuer, review_game
-from protocol import Game, Position, Variant
-from server.storage.reviews import REVIEW
+from bots.review import Valuation, perfect_valuer, review_game
+from protocol import Game, Position, Sow, Variant
+from protocol.messages import encode
+from protocol.review_messages import GameReview
+from server import assembly
+from server.front.analysis import Analyst
+from server.storage import open_storage
+from server.storage.reviews import REVIEW, op_review
 from tests.conftest import Serve
+from tests.helpers.processes import KALAH, first_line, started
 from tests.helpers.stored_games import store_finished
 from tests.helpers.wire import Client, eventually, live_match
 
@@ -105,3 +120,103 @@ async def test_the_server_reviews_the_games_that_finish(serve: Serve, tmp_path: 
     arena = await serve(db, review_every_s=0.05)
     await eventually(lambda: arena.arena.storage.fetch_rows(REVIEW, "g3"), timeout=30, what="the stored review")
     assert arena.reviews.made == 1
+
+
+def resigned_record(variant: Variant, plies: int, seed: int) -> str:
+    """`plies` random sowings (the game not over): a game its side to move resigned."""
+    rng = random.Random(seed)
+    game = Game(variant)
+    while len(game.actions) < plies:
+        game.play(Sow(rng.choice(game.position.legal_bins())))
+        assert not game.over
+    return game.record()
+
+
+def read_db(db: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Rows of a query on the database file, read beside the server that writes it."""
+    with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+async def test_a_game_claimed_by_a_node_killed_mid_review_is_reviewed_after_a_restart(tmp_path: Path) -> None:
+    """`kalah serve` killed with SIGKILL while it reviews a finished game by itself leaves its claim; restarted, it
+    takes the game over once the claim's lease lapses and stores its review with no one asking."""
+    variant = Variant()
+    record = resigned_record(variant, 8, seed=3)  # off the book: each position thinks its share, seconds in all
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, {"g64": (variant, record)})
+    serve = [*KALAH, "serve", "--port", "0", "--db", str(db), "--log-level", "error", "--review-every", "0.1",
+             "--review-lease", "2"]
+    with started(serve, stdout=subprocess.PIPE, text=True) as proc:
+        assert " on ws://" in first_line(proc)
+
+        def claimed() -> bool:
+            """The node claimed the game and has not stored its review yet."""
+            return bool(read_db(db, "SELECT 1 FROM guards WHERE key = 'review:g64'")) and not read_db(
+                db, "SELECT 1 FROM reviews WHERE match_id = 'g64'")
+
+        await eventually(claimed, timeout=30, what="the node's claim on the game")
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    assert read_db(db, "SELECT 1 FROM guards WHERE key = 'review:g64'")
+    assert not read_db(db, "SELECT 1 FROM reviews WHERE match_id = 'g64'")
+    with started(serve, stdout=subprocess.PIPE, text=True) as proc:
+        assert " on ws://" in first_line(proc)
+        rows = await eventually(lambda: read_db(db, "SELECT review FROM reviews WHERE match_id = 'g64'"), timeout=90,
+                                what="the review made after the restart")
+        proc.terminate()
+        proc.wait(timeout=30)
+    review = GameReview.model_validate_json(str(rows[0][0]))
+    assert [p.action for p in review.plies] == record.split()
+
+
+class PressedAnalyst(Analyst):
+    """The server's analyst with a switch that puts it under pressure (`PRESSED` on)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        real = self.pressure
+        self.pressure = lambda: PRESSED[0] or real()
+
+
+PRESSED = [True]
+
+
+async def test_a_review_with_estimates_is_made_again_when_the_queue_is_idle(serve: Serve, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stored reviews holding estimates are left alone while the server is under pressure; once the analysis queue is
+    idle they are made again: one that can be proved is replaced by the proved review, one that cannot (clockwise
+    sowing) is made again `review_redos` times and then left."""
+    cycling = Variant.parse("kalah(2,3,clockwise=on)")
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, {"g1": GAMES["g1"], "cw": (cycling, "1 2 4 1")})
+    perfect = perfect_valuer(egdb_seeds=0)
+
+    def hurried(position: Position, budget_ms: int) -> Valuation:
+        """The perfect bot's valuation, labelled an estimate (as one cut short under pressure is)."""
+        return replace(perfect(position, budget_ms), exact=False, depth=2)
+
+    pressed = review_game("g1", SMALL, GAMES["g1"][1], ("alice", "bob"), hurried)
+    cycled = review_game("cw", cycling, "1 2 4 1", ("alice", "bob"), perfect)
+    assert not pressed.exact and not cycled.exact
+    storage = await open_storage(db)
+    await storage.write([op_review("g1", encode(pressed), False), op_review("cw", encode(cycled), False)])
+    await storage.close()
+    PRESSED[0] = True
+    monkeypatch.setattr(assembly, "Analyst", PressedAnalyst)
+    arena = await serve(db, review_every_s=0.05, review_lease_s=0.2, review_redos=2)
+    await asyncio.sleep(1.0)
+    assert arena.reviews.redone == 0 and await arena.reviews.stored("g1") == pressed
+    PRESSED[0] = False
+
+    async def redone(match_id: str) -> int:
+        """How many times the stored review was made again."""
+        return int((await arena.arena.storage.fetch_rows("SELECT redone FROM reviews WHERE match_id = ?",
+                                                         match_id))[0][0])
+
+    await eventually(lambda: redone("cw"), timeout=30, what="the clockwise game's review made again")
+    await eventually(lambda: arena.reviews.redone == 3, timeout=30, what="three reviews made again")
+    made = await arena.reviews.stored("g1")
+    assert made is not None and made.exact and [p.loss for p in made.plies] == [0, 10, 2, 0, 4, 2, 0]
+    await asyncio.sleep(1.0)
+    assert arena.reviews.redone == 3 and await redone("g1") == 1 and await redone("cw") == 2
