@@ -2,7 +2,9 @@
 
 `report` gives the lines `kalah serve` prints at start for the rule sets of Kalah(6,n) (the
 shipped books' games): the book's positions, the database levels on disk, and what the
-`perfect` bot is then, as measured (docs/bots.md, "A fresh server"). `small_build` names the
+`perfect` bot is then: in Kalah(6,4) as measured (docs/bots.md, "A fresh server"), in Kalah(6,5)
+perfect only where the rule set's book records a complete build of that start at a database level
+the bots have (`kalah_6_5`), else what is missing and the command that makes it. `small_build` names the
 levels a rule set lacks that build within `SMALL_BUILD_S` (seconds on two cores); a server
 started in a terminal builds them in the background at low priority (`start_small_builds`),
 and its bots take them up when they are done (`Engines.reopen`).
@@ -32,7 +34,9 @@ RULE_SETS = (Variant(), Variant(capture=Capture.EMPTY))
 PERFECT_SEEDS = 24
 """The databases the perfect bot's Kalah(6,4) play was checked with (docs/bots.md)."""
 LARGE_SEEDS = 28
-"""The databases the perfect bot's Kalah(6,5) play was checked with (docs/bots.md, bench/perfect.py)."""
+"""The databases the perfect bot's Kalah(6,5) books are built with (docs/bots.md, bench/perfect.py)."""
+BOOK_NODE_LIMIT = 2_000_000
+"""The node limit of the Kalah(6,5) books' builds: a position whose proof from an empty table takes more goes in."""
 SMALL_BUILD_S = 10.0
 SMALL_SEEDS = 16
 """The levels a server builds on its own on two cores (within `SMALL_BUILD_S`), with which `perfect` was measured."""
@@ -62,14 +66,16 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
            books: Callable[[Variant], Any] | None = None, bot_seeds: int | None = None) -> list[str]:
     """The lines saying what the bots have, per rule set, and what `perfect` is with it (`books`: the bots' own
     reader of books, `Engines.book`, so that they are read once; `bot_seeds`: the most levels the bots use,
-    `KALAH_BOT_EGDB_SEEDS`)."""
+    `KALAH_BOT_EGDB_SEEDS`): Kalah(6,4) in one line, then Kalah(6,5) in one line per rule set (`kalah_6_5`)."""
     bot_seeds = DEFAULT_BOT_EGDB if bot_seeds is None else bot_seeds
     directory = directory or egdb.cache_dir()
     lines = [f"bots: endgame databases in {directory}"]
     present = [egdb.present_seeds(variant, directory) for variant in RULE_SETS]
-    least, on_disk = min(LARGE_SEEDS, bot_seeds, *present), min(present)
+    least, on_disk = min(PERFECT_SEEDS, bot_seeds, *present), min(present)
+    found = []
     for variant, seeds in zip(RULE_SETS, present, strict=True):
         book = books(variant) if books is not None else book_mod.load(variant, book_dirs)
+        found.append(book)
         held = f"a book of {len(book):,} proved positions" if book is not None else "no book"
         lines.append(f"  {egdb.rule_key(variant)}: {held}, databases up to {seeds} seeds")
     need = sum(level_size(6, k) for k in range(1, PERFECT_SEEDS + 1))
@@ -86,25 +92,49 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
         lines.append(f"perfect: not perfect in Kalah(6,4) without databases: the books play the opening and the "
                      "hard positions, but some later moves are not proved within a move (logged) and a few of "
                      f"those give seeds away (docs/bots.md); {build}")
-    lines.append(_kalah_6_5(least, on_disk))
+    for variant, book, seeds in zip(RULE_SETS, found, present, strict=True):
+        lines.append(kalah_6_5(variant, book, seeds, bot_seeds))
     return lines
 
 
-def _kalah_6_5(seeds: int, on_disk: int) -> str:
-    """What `perfect` is in Kalah(6,5) using databases up to `seeds` in both rule sets, `on_disk` being there
-    (docs/bots.md measures it)."""
-    if seeds >= LARGE_SEEDS:
-        return ("perfect in Kalah(6,5): with these databases and the books every judged move kept the game's value, "
-                "in both rule sets and seats against every bot; where the best move is not proved within a move, a "
-                "move proved to keep that value is played (docs/bots.md)")
-    if on_disk >= LARGE_SEEDS:
-        return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away: the bots "
-                f"use the databases up to {seeds} seeds of the {on_disk} on disk; KALAH_BOT_EGDB_SEEDS={LARGE_SEEDS} "
-                "lets them prove most of its moves (docs/bots.md)")
-    need = sum(level_size(6, k) for k in range(1, LARGE_SEEDS + 1))
-    return (f"perfect in Kalah(6,5): the books' opening moves, then searches that may give seeds away; "
-            f"`kalah egdb build --seeds {LARGE_SEEDS}` and `... --capture empty` ({_bytes(need)} and an estimated "
-            f"{egdb.build_seconds(need) / 60:.0f} min each) let it prove most of them")
+def _capture_flag(variant: Variant) -> str:
+    """The capture flag of a rule set in a command (none for the standard rule)."""
+    return "" if variant.capture is Capture.STANDARD else f" --capture {variant.capture.value}"
+
+
+def _egdb_build(variant: Variant, seeds: int) -> str:
+    """The command that builds a rule set's databases up to `seeds`, with their size and estimated time."""
+    need = sum(level_size(variant.houses, k) for k in range(1, seeds + 1))
+    return (f"`kalah egdb build --seeds {seeds}{_capture_flag(variant)}` ({_bytes(need)}, an estimated "
+            f"{egdb.build_seconds(need) / 60:.0f} min)")
+
+
+def kalah_6_5(rules: Variant, book: Any, on_disk: int, bot_seeds: int) -> str:
+    """What `perfect` is in Kalah(6,5) under `rules` (a rule set of `RULE_SETS`), in one line: perfect only when the
+    rule set's book records a complete build of the Kalah(6,5) start (`book.Completion`) whose database level the
+    bots have (`on_disk` levels, of which they use `bot_seeds` at most); else what is missing and the command that
+    makes it."""
+    variant = Variant(houses=rules.houses, seeds=5, capture=rules.capture)
+    name = f"Kalah(6,5) {'standard' if rules.capture is Capture.STANDARD else rules.capture.value + ' capture'}"
+    usable = min(on_disk, bot_seeds)
+    complete = book.completions(variant) if book is not None else []
+    done = next((c for c in complete if c.databases <= usable), None)
+    if done is not None:
+        return (f"perfect in {name}: its book is complete for the databases up to {done.databases} seeds and the bots "
+                f"use {usable}: every move is the book's or proved within {done.node_limit:,} nodes (logged, "
+                "docs/bots.md)")
+    if complete:
+        level = complete[0].databases
+        if on_disk < level:
+            return (f"not perfect in {name}: its book is complete for the databases up to {level} seeds, {on_disk} on "
+                    f"disk: {_egdb_build(variant, level)} completes them")
+        return (f"not perfect in {name}: its book is complete for the databases up to {level} seeds and the bots use "
+                f"{usable} of the {on_disk} on disk: KALAH_BOT_EGDB_SEEDS={level} lets them use enough")
+    held = f"its book's build is not finished ({len(book):,} positions)" if book is not None else "it has no book"
+    levels = "" if on_disk >= LARGE_SEEDS else f", after {_egdb_build(variant, LARGE_SEEDS)}"
+    return (f"not perfect in {name}: {held}, so some moves are searched, not proved (logged); `kalah book build -H 6 "
+            f"-s 5{_capture_flag(variant)} --egdb-seeds {LARGE_SEEDS} --node-limit {BOOK_NODE_LIMIT}` finishes it in "
+            f"the background, resumably{levels} (`kalah book status -H 6 -s 5{_capture_flag(variant)}`: how far)")
 
 
 def _lower_priority() -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bots import book as book_mod
 from bots import egdb, inventory
+from bots.book import Book, Completion
 from bots.core import implementation
 from bots.engines import Engines
 from bots.pysearch import level_size
@@ -68,19 +70,52 @@ def fake_levels(directory: Path, seeds: int) -> None:
 
 
 @pytest.mark.parametrize(("on_disk", "bot_seeds", "kalah_6_4", "kalah_6_5"), [
-    (0, 24, "not perfect in Kalah(6,4) without databases", "`kalah egdb build --seeds 28` and `... --capture empty`"),
-    (24, 24, "proved moves throughout Kalah(6,4)", "`kalah egdb build --seeds 28` and `... --capture empty`"),
-    (29, 24, "proved moves throughout Kalah(6,4)", "up to 24 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
+    (0, 24, "not perfect in Kalah(6,4) without databases", "after `kalah egdb build --seeds 28"),
+    (24, 24, "proved moves throughout Kalah(6,4)", "after `kalah egdb build --seeds 28"),
     (29, 16, "KALAH_BOT_EGDB_SEEDS=24 lets the bots use the databases on disk (up to 29 seeds)",
-     "up to 16 seeds of the 29 on disk; KALAH_BOT_EGDB_SEEDS=28 lets"),
-    (28, 28, "proved moves throughout Kalah(6,4)", "every judged move kept the game's value, in both rule sets"),
+     "--egdb-seeds 28 --node-limit 2000000` finishes it in the background, resumably (`kalah book status -H 6 -s 5"),
+    (28, 28, "proved moves throughout Kalah(6,4)", "finishes it in the background, resumably (`kalah book status"),
 ])
 def test_the_report_says_what_perfect_is_in_kalah_6_4_and_6_5(tmp_path: Path, on_disk: int, bot_seeds: int,
                                                               kalah_6_4: str, kalah_6_5: str) -> None:
-    """What `perfect` is in each game follows the levels on disk and those the bots are allowed to use, and names
-    the build or the setting that makes it better."""
+    """What `perfect` is in Kalah(6,4) follows the levels on disk and those the bots are allowed to use; in Kalah(6,5),
+    whose shipped books are not complete, it is not perfect in either rule set, and each line names the book build
+    (and the databases' when they are missing)."""
     fake_levels(tmp_path, on_disk)
-    lines = inventory.report(tmp_path, bot_seeds=bot_seeds)
+    lines = inventory.report(tmp_path, book_dirs=[book_mod.PACKAGE_DIR], bot_seeds=bot_seeds)
     assert f"databases up to {on_disk} seeds" in lines[1]
-    assert lines[-2].startswith("perfect: ") and kalah_6_4 in lines[-2]
-    assert lines[-1].startswith("perfect in Kalah(6,5): ") and kalah_6_5 in lines[-1]
+    assert lines[-3].startswith("perfect: ") and kalah_6_4 in lines[-3]
+    for line, capture in zip(lines[-2:], ("", " --capture empty"), strict=True):
+        rules = "standard" if not capture else "empty capture"
+        assert line.startswith(f"not perfect in Kalah(6,5) {rules}: its book's build is not finished ("), line
+        assert kalah_6_5.replace("-s 5", f"-s 5{capture}").replace("--seeds 28", f"--seeds 28{capture}") in line
+
+
+def complete_book(directory: Path, capture: Capture, seeds: int) -> None:
+    """A book of the rule set in `directory` recording a complete build of Kalah(6,5) with databases up to `seeds`."""
+    rules = Variant(capture=capture)
+    book = Book(egdb.rule_key(rules))
+    book.record(Completion(Variant(seeds=5, capture=capture).text(), seeds, 2_000_000, 20))
+    book.save(directory / book_mod.file_name(rules))
+
+
+@pytest.mark.parametrize(("complete_at", "bot_seeds", "standard"), [
+    (5, 24, "perfect in Kalah(6,5) standard: its book is complete for the databases up to 5 seeds and the bots use 5: "
+            "every move is the book's or proved within 2,000,000 nodes"),
+    (6, 24, "not perfect in Kalah(6,5) standard: its book is complete for the databases up to 6 seeds, 5 on disk: "
+            "`kalah egdb build --seeds 6` ("),
+    (5, 4, "not perfect in Kalah(6,5) standard: its book is complete for the databases up to 5 seeds and the bots use "
+           "4 of the 5 on disk: KALAH_BOT_EGDB_SEEDS=5 lets them use enough"),
+])
+def test_kalah_6_5_is_perfect_only_with_a_complete_book_and_its_databases(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete_at: int, bot_seeds: int, standard: str) -> None:
+    """With an operator's book ($KALAH_BOOK_DIR) recording a complete Kalah(6,5) build, the verdict is "perfect" only
+    when the databases on disk reach its level and the bots use them; else one line names what is missing. The other
+    rule set, whose book is not complete, is not perfect."""
+    fake_levels(tmp_path / "egdb", 5)
+    monkeypatch.setenv(book_mod.ENV_DIR, str(tmp_path / "books"))
+    complete_book(tmp_path / "books", Capture.STANDARD, complete_at)
+    lines = inventory.report(tmp_path / "egdb", bot_seeds=bot_seeds)
+    assert lines[-2].startswith(standard), lines[-2]
+    assert lines[-1].startswith("not perfect in Kalah(6,5) empty capture: its book's build is not finished (")
+    assert "`kalah book build -H 6 -s 5 --capture empty --egdb-seeds 28 --node-limit 2000000`" in lines[-1]

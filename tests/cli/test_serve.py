@@ -22,7 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from bots import book as book_mod
+from bots import egdb
+from bots.book import Book, Completion
+from bots.core import implementation
 from cli.main import main
+from protocol import Capture, Variant
 from tests.helpers.certs import make_certificate
 from tests.helpers.kalah_process import kalah
 from tests.helpers.processes import KALAH, first_line, run, started
@@ -236,6 +241,29 @@ def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) ->
     assert "--capture empty` builds h6-empty-extra-owner's small databases" in text
     assert "Traceback" not in text
     assert not (tmp_path / "egdb").exists()  # nothing built when not started in a terminal
+
+
+def test_the_server_says_perfect_in_kalah_6_5_only_where_a_complete_book_has_its_databases(tmp_path: Path) -> None:
+    """`kalah serve` with both rule sets' databases up to 5 seeds and, in $KALAH_BOOK_DIR, a standard-capture book
+    recording a complete Kalah(6,5) build with them: "perfect" there; the empty-capture book (the shipped one, not
+    complete) is "not perfect", in one line naming the build that finishes it."""
+    for capture in Capture.STANDARD, Capture.EMPTY:
+        egdb.load(Variant(capture=capture), 5, implementation("c"), tmp_path / "egdb")
+    book = Book(egdb.rule_key(Variant()))
+    book.record(Completion("kalah(6,5)", 5, 2_000_000, 20))
+    book.save(tmp_path / "books" / book_mod.file_name(Variant()))
+    with kalah(["serve", "--log-level", "error", "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
+               tmp_path) as server:
+        server.wait_for("how far)\n")
+        assert server.stop(signal.SIGINT) == 0
+        text = server.text()
+    lines = text.splitlines()
+    assert any(line.startswith("perfect in Kalah(6,5) standard: its book is complete for the databases up to 5 "
+                               "seeds and the bots use 5") for line in lines), text
+    [empty] = [line for line in lines if "Kalah(6,5) empty capture" in line]
+    assert empty.startswith("not perfect in Kalah(6,5) empty capture: its book's build is not finished (")
+    assert "`kalah book build -H 6 -s 5 --capture empty --egdb-seeds 28 --node-limit 2000000`" in empty
+    assert "Traceback" not in text
 
 
 def metrics_status(url: str, token: str) -> int:
