@@ -33,6 +33,7 @@ from server.edge.tls import tls_context
 from server.front.admission import Admission
 from server.front.analysis import Analyst
 from server.front.explore import Explorer
+from server.front.guard_sweep import GuardSweep
 from server.front.handler import ConnectionHandler
 from server.front.metrics import Metrics
 from server.front.moderation import Moderator
@@ -51,7 +52,7 @@ class RunningServer:
 
     def __init__(self, server: Server, arena: Arena, router: Router, handler: ConnectionHandler, host: str, port: int,
                  tournaments: TournamentDriver, lag_task: asyncio.Task[None], unwatch_collections: Callable[[], None],
-                 reviews: Reviews, kgp: Gateway | None = None, secure: bool = False) -> None:
+                 reviews: Reviews, sweep: GuardSweep, kgp: Gateway | None = None, secure: bool = False) -> None:
         self.server = server
         self.handler = handler
         self.arena = arena
@@ -66,6 +67,8 @@ class RunningServer:
         """The tournaments this server runs and holds."""
         self.reviews = reviews
         """The game reviews it serves and makes."""
+        self.sweep = sweep
+        """The sweep of lapsed claims in `guards`."""
         self.lag_task = lag_task
         """The task that watches the event loop's lag."""
         self.unwatch_collections = unwatch_collections
@@ -99,6 +102,7 @@ class RunningServer:
         self._closed = True
         self.lag_task.cancel()
         await self.reviews.close()
+        await self.sweep.close()
         self.handler.admission.gate.close()
         self.unwatch_collections()
         log_event("shutdown_started", matches=len(self.arena.rooms))
@@ -213,6 +217,8 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
         raise
     moderation.start()
     reviews.start()
+    sweep = GuardSweep(arena.write, server_opts.guard_sweep_s)
+    sweep.start()
     sock = next(iter(server.sockets))
     bound_host, bound_port = sock.getsockname()[:2]
     try:
@@ -232,10 +238,10 @@ async def start_server(db_path: str | Path, host: str = "127.0.0.1", port: int =
                                           tournament_requests)
         except BaseException:
             await RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task,
-                                unwatch, reviews).close()
+                                unwatch, reviews, sweep).close()
             raise
     return RunningServer(server, arena, router, handler, shown_host, bound_port, tournaments, lag_task, unwatch,
-                         reviews, gateway, secure=tls is not None)
+                         reviews, sweep, gateway, secure=tls is not None)
 
 
 async def serve_forever(running: RunningServer, stop: asyncio.Event) -> None:

@@ -46,7 +46,7 @@ from server.storage.accounts import (
     read_session,
 )
 from server.storage.moderation import player_id_named
-from server.storage.writer import op_guard
+from server.storage.writer import race_claim
 
 Writer = Callable[[list[Op]], Awaitable[None]]
 RECOVERY_CODES = 8
@@ -171,7 +171,7 @@ class Accounts:
         secret = await self.passwords.hash(new_password)
         session, token = self._new_session(player.player_id, client, address)
         try:
-            await self._write([op_guard(f"code:{found.credential_id}"), op_credential_used(found.credential_id),
+            await self._write([race_claim(f"code:{found.credential_id}"), op_credential_used(found.credential_id),
                                op_credential(password_id(player.player_id), player.player_id, "password", secret),
                                op_session(session), op_sessions_end(player.player_id, session.session_id)])
         except ConflictError:  # used at the same moment by another sign-in

@@ -62,7 +62,7 @@ from server.storage.passkeys import (
     passkey_id,
     read_challenge,
 )
-from server.storage.writer import op_guard
+from server.storage.writer import race_claim
 
 RP_NAME = "Kalah Arena"
 """The relying party's name an authenticator shows."""
@@ -208,8 +208,8 @@ class Passkeys:
             raise SignInError(f"{NOT_ACCEPTED} ({_reason(exc)}): {FALLBACK}") from None
         also = [op_passkey_used(row, verified.new_sign_count, time.time())]
         if verified.new_sign_count > 0:  # one sign-in per counter value, whichever node takes it first
-            also.insert(0, op_guard(f"passkey-count:{hashlib.sha256(row.encode()).hexdigest()}:"
-                                    f"{verified.new_sign_count}"))
+            also.insert(0, race_claim(f"passkey-count:{hashlib.sha256(row.encode()).hexdigest()}:"
+                                      f"{verified.new_sign_count}"))
         try:
             return await self.accounts.open_session(player, client, address, also)
         except ConflictError:
@@ -258,8 +258,7 @@ class Passkeys:
                 or challenge.origin != origin:
             raise SignInError(EXPIRED)
         try:
-            await self._write([op_guard(f"passkey-challenge:{challenge_id}"),
-                                        op_challenge_drop(challenge_id, now)])
+            await self._write([race_claim(f"passkey-challenge:{challenge_id}"), op_challenge_drop(challenge_id, now)])
         except ConflictError:
             raise SignInError(EXPIRED) from None
         if challenge.expires_at < now:

@@ -121,6 +121,9 @@ class ServerOptions:
     another node, or this one restarted, takes the game over (a node that died mid-review leaves its claim)."""
     review_redos: int = 3
     """How many times at most a stored review with estimates is made again when the analysis queue is idle."""
+    guard_sweep_s: float = 600.0
+    """How often the claims in `guards` whose time has passed are deleted (also once at start; see
+    `server.front.guard_sweep`)."""
     max_unread: int = MAX_UNREAD
     """Messages a client may have sent that the server has not read yet (reading stops past 16, but only after the
     read that passed them); past it the connection is dropped (`unread_close` logged)."""

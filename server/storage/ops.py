@@ -22,6 +22,7 @@ class OpKind(StrEnum):
     (PostgreSQL). Rows of one kind keep the order their writes came in.
     """
 
+    GUARD_SWEEP = "guard_sweep"
     GUARD_LAPSED = "guard_lapsed"
     GUARD = "guard"
     PLAYER = "player"

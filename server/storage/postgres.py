@@ -70,6 +70,7 @@ NOW = "extract(epoch FROM clock_timestamp())::double precision"
 at it), so a step of a node's own clock, or skew between nodes, never comes into a match's clocks."""
 
 SQL: dict[OpKind, str] = {
+    OpKind.GUARD_SWEEP: "DELETE FROM guards WHERE expires_at IS NOT NULL AND expires_at <= $1",
     OpKind.GUARD_LAPSED: "DELETE FROM guards WHERE key = $1 AND expires_at IS NOT NULL AND expires_at <= $2",
     OpKind.GUARD: "INSERT INTO guards (key, expires_at) VALUES ($1, $2)",
     OpKind.OWN: "INSERT INTO match_owners (match_id, node) VALUES ($1, $2)"

@@ -33,7 +33,10 @@ rating) and `puzzle_attempts` (a player's first answer to each puzzle, the one t
 `server.storage.puzzles`; version 19 indexes the proved puzzles by rating (the next puzzle near a rating is found
 by walking it); version 20 gives each claim in `guards` the time it lapses (`expires_at`; none: kept for good), so a
 claim of a node that died is taken over (the reviews' claims stored before lapse at once), and each stored review
-the number of times it was made again (`redone`: an estimate is redone when the server has room, a few times at most).
+the number of times it was made again (`redone`: an estimate is redone when the server has room, a few times at most);
+version 21 gives the claims that only settle a race between nodes (a recovery code's use, a passkey's counter or
+ceremony: `server.storage.writer.race_claim`) an hour to lapse, after which the server's sweep deletes them with every
+other lapsed claim.
 A database whose version is newer than the code knows is refused, never written.
 """
 
@@ -330,6 +333,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
         "UPDATE guards SET expires_at = 0 WHERE key LIKE 'review:%'",
         "ALTER TABLE reviews ADD COLUMN redone INTEGER NOT NULL DEFAULT 0",
     )),
+    (21, (
+        "UPDATE guards SET expires_at = (julianday('now') - 2440587.5) * 86400.0 + 3600"
+        " WHERE expires_at IS NULL AND (key LIKE 'code:%' OR key LIKE 'passkey-%')",
+    )),
 )
 
 # The same tables with PostgreSQL's types: times stay UNIX seconds (DOUBLE PRECISION), clocks
@@ -578,6 +585,10 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE guards ADD COLUMN IF NOT EXISTS expires_at DOUBLE PRECISION",
         "UPDATE guards SET expires_at = 0 WHERE key LIKE 'review:%'",
         "ALTER TABLE reviews ADD COLUMN IF NOT EXISTS redone INTEGER NOT NULL DEFAULT 0",
+    )),
+    (21, (
+        "UPDATE guards SET expires_at = extract(epoch FROM clock_timestamp()) + 3600"
+        " WHERE expires_at IS NULL AND (key LIKE 'code:%' OR key LIKE 'passkey-%')",
     )),
 )
 

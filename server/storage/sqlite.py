@@ -56,6 +56,7 @@ NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 """SQLite's clock (this machine's), in UNIX seconds: the time an action is stored at, and a match is read at."""
 
 SQL: dict[OpKind, str] = {
+    OpKind.GUARD_SWEEP: "DELETE FROM guards WHERE expires_at IS NOT NULL AND expires_at <= ?",
     OpKind.GUARD_LAPSED: "DELETE FROM guards WHERE key = ? AND expires_at IS NOT NULL AND expires_at <= ?",
     OpKind.GUARD: "INSERT INTO guards (key, expires_at) VALUES (?, ?)",
     OpKind.OWN: "INSERT OR REPLACE INTO match_owners (match_id, node) VALUES (?, ?)",

@@ -314,6 +314,21 @@ def op_guard(key: str, expires_at: float | None = None) -> Op:
     return (OpKind.GUARD, (key, expires_at))
 
 
+RACE_S = 3600.0
+"""How long a claim that only settles a race between nodes is kept (a recovery code's use, a passkey's counter or
+ceremony: the record it is written with refuses any later use by itself)."""
+
+
+def race_claim(key: str, now: float | None = None) -> Op:
+    """Claim `key` once while a race on it can still run: `op_guard` lapsing `RACE_S` from now (swept after)."""
+    return op_guard(key, (time.time() if now is None else now) + RACE_S)
+
+
+def op_guard_sweep(now: float | None = None) -> Op:
+    """Delete every claim whose time has passed (claims kept for good stay)."""
+    return (OpKind.GUARD_SWEEP, (time.time() if now is None else now,))
+
+
 def op_lease(key: str, seconds: float, now: float | None = None) -> list[Op]:
     """Claim `key` for `seconds`: fails as `ConflictError` while another claim of it holds, and takes over one whose
     time has passed (a claimer that died or gave up), so of two racing takers one wins."""
