@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -47,8 +47,9 @@ PACKAGE_DIR = Path(__file__).parent / "data"
 DEFAULT_NODE_LIMIT = 50_000
 """A position goes into a book when proving it from an empty table takes more nodes than this (the shipped
 books' limit: a twentieth of a second on a quiet core, a few tenths on a loaded one)."""
-DEFAULT_DEPTH = 40
-"""Turns within which every answer is followed (40: the whole game, as in the shipped books)."""
+DEFAULT_DEPTH = 1000
+"""Turns within which every answer is followed (1000: every answer to the game's end; random Kalah(6,5) games last up
+to 90 turns, and a walk cut short of the end is not complete)."""
 CHECK_TT_LOG2 = 20
 """Table size (log2 of entries) of the empty-table proof that decides whether a position is hard."""
 
@@ -81,6 +82,11 @@ class Completion:
 
 _COMPLETE = re.compile(r"complete (\S+): every position .* within ([\d,]+) nodes \(table 2\^(\d+)\) "
                        r"with databases up to (\d+) seeds$")
+
+
+def start_name(variant: Variant) -> str:
+    """The name of a variant's start in a book's header: its text without the clock (`kalah(6,5,capture=empty)`)."""
+    return replace(variant, time_control=None).text()
 
 
 def parse_completion(note: str) -> Completion | None:
@@ -149,9 +155,10 @@ class Book:
         return self.entries.get(house_key(tuple(board)))
 
     def completions(self, variant: Variant) -> list[Completion]:
-        """The finished builds the header records for the start of `variant`, fewest database levels first."""
+        """The finished builds the header records for the start of `variant` (its clock aside), fewest database
+        levels first."""
         found = (parse_completion(note) for note in self.notes)
-        return sorted((c for c in found if c is not None and c.variant == variant.text()),
+        return sorted((c for c in found if c is not None and c.variant == start_name(variant)),
                       key=lambda c: (c.databases, -c.node_limit))
 
     def complete(self, variant: Variant, levels: int) -> Completion | None:
@@ -165,7 +172,7 @@ class Book:
 
     def forget_completions(self, variant: Variant) -> None:
         """Drop the header's notes of finished builds of `variant`'s start (its entries are being proved again)."""
-        self.notes = [n for n in self.notes if (c := parse_completion(n)) is None or c.variant != variant.text()]
+        self.notes = [n for n in self.notes if (c := parse_completion(n)) is None or c.variant != start_name(variant)]
 
     def dumps(self) -> str:
         """The book as file text, positions sorted by seeds in play (most first), then houses."""

@@ -321,7 +321,9 @@ class PerfectPlayer(StrongPlayer):
         With `keep` (South's final margin the mover has kept so far: `game_value`), a move proved to keep it is
         looked for first, within most of the time, and played (source `keep`) if the best move is then not proved
         in the time left: where a proof of the best move takes longer than a move (mostly after the opponent
-        gave value away), the game's value is still kept."""
+        gave value away), the game's value is still kept. Where the book records a complete build of the start with
+        the databases the engine has (`Book.complete`), the proof comes first instead (every position off the book
+        was proved within the build's node limit), and a move keeping the value is looked for only if it runs out."""
         book = self.engines.book(position.variant)
         board = relative_board(position)
         entry = book.get(board) if book is not None else None
@@ -331,15 +333,21 @@ class PerfectPlayer(StrongPlayer):
         # Databases still being read (a server's first game of a rule set): wait a little for the first ones.
         self.engines.ready(position.variant, self.egdb_seeds, (deadline - time.monotonic()) / 2)
         with self._borrow(position) as engine:
-            stored = sum(house_key(board)) <= (len(engine.levels) - 1 if engine.levels else 0)
+            levels = len(engine.levels) - 1 if engine.levels else 0
+            stored = sum(house_key(board)) <= levels
             if engine.exact_possible:
-                kept = None if keep is None else self._keep(position, board, keep, deadline, engine)
+                # A complete book (every position the bot can meet off it proved within its node limit with these
+                # databases): the proof of the best move comes first, a move keeping the value only if it runs out.
+                first = book is not None and book.complete(position.variant, levels) is not None
+                kept = None if keep is None or first else self._keep(position, board, keep, deadline, engine)
                 try:
                     pit, v = engine.prove(board, t_share(deadline))
                     return Decision(Sow(pit_to_bin(position, pit)), south_value(position, v), True, "proof",
                                     databases=stored)
                 except TimeoutError:
                     pass
+                if first and keep is not None:
+                    kept = self._keep(position, board, keep, deadline, engine)
                 if kept is not None:
                     return Decision(Sow(pit_to_bin(position, kept)), keep, False, "keep")
             b, v, exact, depth = engine.best_by_deepening(position, 0.9 * (deadline - time.monotonic()))

@@ -205,7 +205,7 @@ def _build(args: argparse.Namespace, variant: Variant, check: int) -> int:
         try:
             stats = builder.run(Position.initial(variant))
             if stats.complete:
-                book.record(Completion(variant.text(), check, plan.node_limit, plan.check_tt_log2))
+                book.record(Completion(book_mod.start_name(variant), check, plan.node_limit, plan.check_tt_log2))
                 book.save(path)
             state = "complete" if stats.complete else "finished"
             return stats

@@ -14,7 +14,7 @@ import bots._search as csearch
 from bots import book as book_mod
 from bots import egdb
 from bots import engines as engines_mod
-from bots.book import Book
+from bots.book import Book, Completion
 from bots.book_builder import Builder, Plan
 from bots.core import table_bytes
 from bots.engines import Engines
@@ -370,3 +370,48 @@ def test_perfect_keeps_the_games_value_where_the_best_move_is_not_proved(tmp_pat
             assert judge.reaches(board, bin_ - 1 if seat == 0 else bin_ - v.houses - 2, need)
             pos = pos.apply(decision.action)
     assert kept > 0
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_with_a_complete_book_the_bot_proves_the_best_move_before_keeping_the_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete: bool) -> None:
+    """Where the book records a complete build of the start with the bot's databases, the bot's time goes to the proof
+    of the best move first (every move proved, no search for a move keeping the game's value); with a book that is not
+    complete, a move keeping the value is looked for first, as before."""
+    v = Variant(houses=4, seeds=4)
+    book = Book(egdb.rule_key(v))
+    Builder(Engine(v, tt_log2=16), book, Plan(depth=0, node_limit=100)).run(Position.initial(v))
+    if complete:
+        book.record(Completion(v.text(), 0, 100, 16))
+    book.save(tmp_path / "books" / book_mod.file_name(v))
+    bot = PerfectPlayer(engines=Engines(book_dirs=[tmp_path / "books"]), egdb_seeds=0)
+    calls: list[str] = []
+    real_keep, real_prove = Engine.keep, Engine.prove
+
+    def keep(self: Engine, *args: Any, **kw: Any) -> int | None:
+        """Note the search for a move keeping the value."""
+        calls.append("keep")
+        return real_keep(self, *args, **kw)
+
+    def prove(self: Engine, *args: Any, **kw: Any) -> tuple[int, int]:
+        """Note the proof of the best move."""
+        calls.append("prove")
+        return real_prove(self, *args, **kw)
+
+    monkeypatch.setattr(Engine, "keep", keep)
+    monkeypatch.setattr(Engine, "prove", prove)
+    rng = random.Random(5)
+    pos = Position.initial(v)
+    proved = 0
+    while not pos.over:
+        if pos.to_move == 1:
+            pos = pos.apply(rng.choice(pos.legal_actions()))
+            continue
+        calls.clear()
+        decision = bot.explain(pos, 1.0)
+        assert decision.exact and decision.source in ("book", "proof", "forced")
+        if decision.source == "proof":
+            proved += 1
+            assert calls == (["prove"] if complete else ["keep", "prove"])
+        pos = pos.apply(decision.action)
+    assert proved > 0
