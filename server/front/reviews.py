@@ -19,7 +19,8 @@ When no such game waits and the analysis queue is idle (nothing queued, no press
 again a stored review holding estimates (made under pressure, each analysis cut short), claimed
 the same way, at most `redos` times per game: its analyses are `low` in the queue (started only
 when no request waits and the server is not under pressure), and the new review replaces the
-stored one when it proves no fewer plies.
+stored one when it proves no fewer plies. One is made again at a time, beside the look for
+games to review (which it never holds up, however long it waits for room).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class Reviews:
         self._asked: dict[str, int] = {}
         """Reviews being made for each address."""
         self._since = time.time() - LOOKBACK_S
+        self._redoing = False
+        """Whether a stored review is being made again (one at a time)."""
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         """Reviews being made, and answers waiting for them."""
@@ -233,9 +236,10 @@ class Reviews:
                 waiting = await self.storage.fetch_rows(UNREVIEWED, self._since, time.time(), 1)
                 for (match_id,) in waiting:
                     await self._review_alone(str(match_id))
-                if not waiting and self.redos > 0 and self.idle():
+                if not waiting and self.redos > 0 and not self._redoing and self.idle():
                     for match_id, redone in await self.storage.fetch_rows(ESTIMATES, self.redos, time.time(), 1):
-                        await self._redo(str(match_id), int(redone))
+                        self._redoing = True  # one at a time, beside this loop (it may wait long for room)
+                        self._spawn(self._redo(str(match_id), int(redone)))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database failing, a refusal: look again later
@@ -256,6 +260,17 @@ class Reviews:
             await asyncio.shield(self.start_review(game, None, lambda: False))
 
     async def _redo(self, match_id: str, redone: int) -> None:
+        """Make again a stored review with estimates (`_remake`), logging why it could not be."""
+        try:
+            await self._remake(match_id, redone)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the database failing, a refusal: look again later
+            log_event("review_failed", match=match_id, error=str(exc)[:300], level=30)
+        finally:
+            self._redoing = False
+
+    async def _remake(self, match_id: str, redone: int) -> None:
         """Claim (for `lease_s`) and make again a stored review with estimates (made `redone` times before) at low
         priority; store it if it proves no fewer plies, and count the attempt either way."""
         try:

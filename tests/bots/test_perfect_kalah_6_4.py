@@ -188,7 +188,7 @@ async def test_the_review_of_whole_bot_games_is_the_solvers_at_every_ply(capture
         game = Game.from_record(variant, record)
         values = [p.margin if p.over else judge.solve(p).value for p in game.positions]
         assert [p["action"] for p in review["plies"]] == record.split()
-        for ply, before, after in zip(review["plies"], values, values[1:], strict=False):
+        for ply, before, after in zip(review["plies"], values[:-1], values[1:], strict=True):
             where = f"{match_id} ply {ply['ply']} at {game.positions[ply['ply']].fen()}"
             assert ply["loss"] >= 0, where
             if ply["exact"]:

@@ -25,11 +25,12 @@ from protocol.messages import encode
 from protocol.review_messages import GameReview
 from server import assembly
 from server.front.analysis import Analyst
+from server.front.reviews import Reviews
 from server.storage import open_storage
 from server.storage.reviews import REVIEW, op_review
 from tests.conftest import Serve
 from tests.helpers.processes import KALAH, first_line, started
-from tests.helpers.stored_games import store_finished
+from tests.helpers.stored_games import store_finished, write_finished
 from tests.helpers.wire import Client, eventually, live_match
 
 SMALL = Variant.parse("kalah(2,3)")
@@ -220,3 +221,30 @@ async def test_a_review_with_estimates_is_made_again_when_the_queue_is_idle(serv
     assert made is not None and made.exact and [p.loss for p in made.plies] == [0, 10, 2, 0, 4, 2, 0]
     await asyncio.sleep(1.0)
     assert arena.reviews.redone == 3 and await redone("g1") == 1 and await redone("cw") == 2
+
+
+async def test_a_review_made_again_never_holds_up_the_reviews_of_games_that_finish(
+        serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a stored review is being made again (here held waiting for room for good), a game that finishes is
+    still reviewed by the server itself."""
+    cycling = Variant.parse("kalah(2,3,clockwise=on)")
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, {"cw": (cycling, "1 2 4 1")})
+    cycled = review_game("cw", cycling, "1 2 4 1", ("alice", "bob"), perfect_valuer(egdb_seeds=0))
+    storage = await open_storage(db)
+    await storage.write([op_review("cw", encode(cycled), False)])
+    await storage.close()
+    waiting, release = asyncio.Event(), asyncio.Event()
+
+    async def held(self: Reviews, match_id: str, redone: int) -> None:
+        """A review made again that waits until released."""
+        waiting.set()
+        await release.wait()
+
+    monkeypatch.setattr(Reviews, "_remake", held)
+    arena = await serve(db, review_every_s=0.05)
+    await asyncio.wait_for(waiting.wait(), 10)
+    await write_finished(arena.arena.storage, {"g3": GAMES["g3"]}, names=("carol", "dan"))
+    await eventually(lambda: arena.arena.storage.fetch_rows(REVIEW, "g3"), timeout=30, what="the new game's review")
+    assert arena.reviews.made == 1
+    release.set()
