@@ -173,7 +173,8 @@ async def test_the_review_of_whole_bot_games_is_the_solvers_at_every_ply(capture
                                                                          tmp_path: Path) -> None:
     """Whole games of the perfect bot against greedy, random and alphabeta:8, in both seats, stored and reviewed by
     `kalah review --db --json` with the databases: at every ply the review's value before and after and its loss are
-    the solver's wherever the review calls them proved, and every other figure is labelled an estimate."""
+    the solver's wherever the review calls them proved (and its best move keeps the value), and every other figure
+    is labelled an estimate."""
     variant = Variant(capture=Capture(capture))
     games = {f"{opponent.replace(':', '')}-{seat}": (variant, bot_game(capture, opponent, seat, pools[capture]))
              for opponent in ("greedy", "random", "alphabeta:8") for seat in (0, 1)}
@@ -195,6 +196,8 @@ async def test_the_review_of_whole_bot_games_is_the_solvers_at_every_ply(capture
                 sign = 1 if ply["side"] == "south" else -1
                 assert (ply["value"], ply["after"]) == (before, after), where
                 assert ply["loss"] == sign * (before - after), where
+                best = game.positions[ply["ply"]].apply(Sow(int(ply["best"][0])))
+                assert (best.margin if best.over else judge.solve(best).value) == before, f"best move at {where}"
             else:
                 assert ply["depth"] >= 0 and ply["mark"] != "unjudged", where
         assert review["exact"] == all(p["exact"] for p in review["plies"])
