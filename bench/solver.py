@@ -307,7 +307,7 @@ def cold_starts(runs: int, argv: list[str], variant: Variant, setups: list[Setup
     alike, then each setup's nodes on one thread (which do not depend on the load); with `loaders`, also the time
     to open the levels read in and mapped in this process."""
     seeds = egdb.present_seeds(variant)
-    size = sum(lv.size for lv in egdb.plan(variant, seeds)) / 2**20
+    size = sum(lv.bytes for lv in egdb.plan(variant, seeds)) / 2**20
     print(f"`kalah {shlex.join(argv)}`, {seeds} database levels ({size:,.0f} MiB) on disk in {egdb.cache_dir()}, "
           f"median of {runs} runs each, load average {os.getloadavg()[0]:.1f} at the start:", flush=True)
     found: dict[str, list[ColdStart]] = {setup.name: [] for setup in setups}

@@ -62,6 +62,15 @@ typedef struct {
     int stop, winner, value, exact;
 } Race;
 
+/* A database level in memory (bots/_search_level.h): v1's bytes, or v2's blocks, group words and exceptions. */
+typedef struct {
+    const int8_t *raw;       /* v1: the value of each rank; NULL for v2 */
+    const uint8_t *blocks, *groups, *exc;
+    uint64_t nexc;
+    int h, k, shift;
+    uint8_t pred[(MAXH + 1) * (MAXH + 1)];
+} Level;
+
 typedef struct {
     PyObject_HEAD
     RulesObject *rules;
@@ -71,7 +80,7 @@ typedef struct {
     int tt_log2;
     int egdb_max;
     Py_buffer views[MAXLEVEL + 1];
-    const int8_t *levels[MAXLEVEL + 1];
+    Level levels[MAXLEVEL + 1];
     uint64_t nodes, horizon, checks, node_stop;
     uint64_t st_probes, st_hits, st_cuts, st_egdb, st_etc;  /* table probes, hits, cut-offs; database reads; ETC cut-offs */
     uint64_t st_k[ST_K], st_etc_k[ST_K], st_cut_k[ST_K], st_fh1_k[ST_K], st_fh_k[ST_K];  /* by seeds in play: interior
@@ -111,6 +120,8 @@ static void init_binom(void) {
         }
     }
 }
+
+#include "_search_level.h"
 
 /* ---------------------------------------------------------------- moves */
 

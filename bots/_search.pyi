@@ -71,6 +71,16 @@ def level_size(houses: int, k: int, /) -> int:
 def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int, /) -> None:
     """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""
 
+def level_model(houses: int, k: int, values: Any, /) -> tuple[int, bytes]:
+    """A level's format v2 model from its values (one byte per rank): (shift, predictions by empty houses)."""
+
+def encode_level(houses: int, k: int, values: Any, shift: int, pred: bytes, out: Any, /) -> int:
+    """Encode a level's values to format v2 after its header (blocks, group words, exceptions) into `out`: the
+    exceptions written."""
+
+def decode_level(houses: int, k: int, data: Any, out: Any, /) -> None:
+    """Every value of a level's bytes (format v1 or v2) into `out`, one signed byte per rank."""
+
 def warm(buffer: Any, /) -> int:
     """Read a byte of every page of a buffer (a mapped database level) without the GIL, so that its pages are in memory
     and mapped before a search probes them: the bytes read through (fewer once `interrupt` stopped it)."""

@@ -176,7 +176,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             S->aborted = RECALLED;
     }
     if (S->aborted) return 0;
-    if (k <= S->egdb_max) { S->st_egdb++; return S->levels[k][rank_board(R, b)]; }
+    if (k <= S->egdb_max) { S->st_egdb++; return level_value(&S->levels[k], rank_board(R, b), b); }
     if (k <= alpha) return k;
     if (-k >= beta) return -k;
     if (depth == 0) { S->horizon++; return 0; }
@@ -224,7 +224,8 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             Child *c = &ch[i];
             if (c->over) continue;
             if (c->k <= S->egdb_max) {
-                probe[i] = &S->levels[c->k][rank_board(R, c->b)];
+                c->k1 = rank_board(R, c->b);
+                probe[i] = level_addr(&S->levels[c->k], c->k1);
             } else {
                 uint64_t c1, c2;
                 make_key(R, c->b, &c1, &c2);
@@ -239,7 +240,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             int lo, hi;
             if (c->k <= S->egdb_max) {
                 S->st_egdb++;
-                lo = hi = *(const int8_t *)probe[i];
+                lo = hi = level_value(&S->levels[c->k], c->k1, c->b);
                 c->known = 1;
                 c->val = lo;
                 c->score = (1 << 24) + (c->extra ? c->gain + lo : c->gain - lo);
@@ -302,7 +303,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
 typedef struct {
     const RulesObject *R;
     int k;
-    const int8_t *const *levels;
+    const Level *levels;  /* levels[j] for j < k */
     int8_t *out;
 } Builder;
 
@@ -328,7 +329,7 @@ static int build_value(Builder *B, const int16_t *b, uint64_t r) {
         return best;
     }
     Child ch[MAXH];
-    int8_t *at[MAXH];
+    const void *at[MAXH];
     int nc = 0;
     for (int p = 0; p < R->h; p++) {
         if (!b[p]) continue;
@@ -337,7 +338,7 @@ static int build_value(Builder *B, const int16_t *b, uint64_t r) {
         at[nc] = NULL;
         if (!c->over) {
             c->k1 = rank_board(R, c->b);
-            at[nc] = c->k < B->k ? (int8_t *)&B->levels[c->k][c->k1] : &B->out[c->k1];
+            at[nc] = c->k < B->k ? level_addr(&B->levels[c->k], c->k1) : &B->out[c->k1];
             __builtin_prefetch(at[nc]);
         }
         nc++;
@@ -347,8 +348,9 @@ static int build_value(Builder *B, const int16_t *b, uint64_t r) {
         int v;
         if (c->over) v = c->gain;
         else {
-            int cv = __atomic_load_n(at[i], __ATOMIC_RELAXED);
-            if (cv == SENT) cv = build_value(B, c->b, c->k1);
+            int cv;
+            if (c->k < B->k) cv = level_value(&B->levels[c->k], c->k1, c->b);
+            else if ((cv = __atomic_load_n(&B->out[c->k1], __ATOMIC_RELAXED)) == SENT) cv = build_value(B, c->b, c->k1);
             v = c->extra ? c->gain + cv : c->gain - cv;
         }
         if (v > best) best = v;

@@ -5,7 +5,7 @@ static PyObject *RecalledError;  /* bots._search.Recalled */
 static void release_levels(SearcherObject *S) {
     for (int k = 1; k <= S->egdb_max; k++) {
         if (S->views[k].obj) PyBuffer_Release(&S->views[k]);
-        S->levels[k] = NULL;
+        memset(&S->levels[k], 0, sizeof S->levels[k]);
     }
     S->egdb_max = 0;
 }
@@ -66,13 +66,12 @@ static int Searcher_init(SearcherObject *self, PyObject *args, PyObject *kw) {
             Py_DECREF(item);
             if (rc) return -1;
             self->egdb_max = (int)k;
-            uint64_t want = binom[k + 2 * self->rules->h - 1][2 * self->rules->h - 1];
-            if ((uint64_t)self->views[k].len != want) {
-                PyErr_Format(PyExc_ValueError, "database level %d has %zd bytes, expected %llu", (int)k,
-                             self->views[k].len, (unsigned long long)want);
+            char why[160];
+            if (level_parse(&self->levels[k], self->views[k].buf, (uint64_t)self->views[k].len, self->rules->h,
+                            (int)k, why, sizeof why)) {
+                PyErr_SetString(PyExc_ValueError, why);
                 return -1;
             }
-            self->levels[k] = (const int8_t *)self->views[k].buf;
         }
     }
     return 0;
@@ -394,7 +393,8 @@ static PyObject *mod_build_level(PyObject *m, PyObject *args) {
         return NULL;
     }
     Py_buffer views[MAXLEVEL + 1], out;
-    const int8_t *ptrs[MAXLEVEL + 1];
+    Level lv[MAXLEVEL + 1];
+    char why[160];
     memset(views, 0, sizeof(views));
     if (PyObject_GetBuffer(outobj, &out, PyBUF_WRITABLE)) return NULL;
     uint64_t size = binom[k + 2 * R->h - 1][2 * R->h - 1];
@@ -405,14 +405,13 @@ static PyObject *mod_build_level(PyObject *m, PyObject *args) {
         if (!item || PyObject_GetBuffer(item, &views[j], PyBUF_SIMPLE)) { Py_XDECREF(item); ok = 0; break; }
         Py_DECREF(item);
         got = j;
-        ptrs[j] = (const int8_t *)views[j].buf;
-        if ((uint64_t)views[j].len != binom[j + 2 * R->h - 1][2 * R->h - 1]) {
-            PyErr_Format(PyExc_ValueError, "level %d has the wrong size", j);
+        if (level_parse(&lv[j], views[j].buf, (uint64_t)views[j].len, R->h, j, why, sizeof why)) {
+            PyErr_SetString(PyExc_ValueError, why);
             ok = 0;
         }
     }
     if (ok) {
-        Builder B = {R, k, ptrs, (int8_t *)out.buf};
+        Builder B = {R, k, lv, (int8_t *)out.buf};
         Py_BEGIN_ALLOW_THREADS
         build_range(&B, start, stop);
         Py_END_ALLOW_THREADS
@@ -421,6 +420,94 @@ static PyObject *mod_build_level(PyObject *m, PyObject *args) {
     PyBuffer_Release(&out);
     if (!ok) return NULL;
     if (interrupted()) { PyErr_SetNone(PyExc_KeyboardInterrupt); return NULL; }
+    Py_RETURN_NONE;
+}
+
+/* The values of a level as one signed byte per rank (a buffer of level_size(houses, k) bytes), or -1 with an
+   exception set. */
+static int values_view(PyObject *obj, int houses, int k, Py_buffer *view, int writable, uint64_t *positions) {
+    if (houses < 1 || houses > MAXH || k < 1 || k > MAXLEVEL) {
+        PyErr_SetString(PyExc_ValueError, "houses or seeds out of range");
+        return -1;
+    }
+    *positions = binom[k + 2 * houses - 1][2 * houses - 1];
+    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return -1;
+    if ((uint64_t)view->len != *positions) {
+        PyErr_SetString(PyExc_ValueError, "the values do not have one byte per position of the level");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *mod_level_model(PyObject *m, PyObject *args) {
+    int houses, k;
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "iiO", &houses, &k, &obj)) return NULL;
+    Py_buffer view;
+    uint64_t positions;
+    if (values_view(obj, houses, k, &view, 0, &positions)) return NULL;
+    uint8_t pred[(MAXH + 1) * (MAXH + 1)];
+    int shift = 0, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = v2_model(houses, k, view.buf, positions, &shift, pred);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (rc == -2) { PyErr_SetNone(PyExc_KeyboardInterrupt); return NULL; }
+    if (rc) { PyErr_Format(PyExc_ValueError, "a value out of -%d..%d", k, k); return NULL; }
+    return Py_BuildValue("(iy#)", shift, (const char *)pred, (Py_ssize_t)((houses + 1) * (houses + 1)));
+}
+
+static PyObject *mod_encode_level(PyObject *m, PyObject *args) {
+    int houses, k, shift;
+    PyObject *obj, *outobj;
+    const char *pred;
+    Py_ssize_t npred;
+    if (!PyArg_ParseTuple(args, "iiOiy#O", &houses, &k, &obj, &shift, &pred, &npred, &outobj)) return NULL;
+    Py_buffer view, out;
+    uint64_t positions;
+    if (values_view(obj, houses, k, &view, 0, &positions)) return NULL;
+    const uint64_t blocks = v2_blocks(positions), room = blocks * 64 + v2_groups(blocks) * 8 + positions;
+    if (npred != (houses + 1) * (houses + 1) || shift < 0 || shift > 1) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "a shift of 0 or 1 and (houses + 1) ** 2 predictions");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(outobj, &out, PyBUF_WRITABLE)) { PyBuffer_Release(&view); return NULL; }
+    if ((uint64_t)out.len < room) {
+        PyBuffer_Release(&view); PyBuffer_Release(&out);
+        PyErr_Format(PyExc_ValueError, "the output needs %llu bytes", (unsigned long long)room);
+        return NULL;
+    }
+    uint64_t nexc;
+    Py_BEGIN_ALLOW_THREADS
+    nexc = v2_encode(houses, k, view.buf, positions, shift, (const uint8_t *)pred, out.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view); PyBuffer_Release(&out);
+    if (interrupted()) { PyErr_SetNone(PyExc_KeyboardInterrupt); return NULL; }
+    return PyLong_FromUnsignedLongLong(nexc);
+}
+
+static PyObject *mod_decode_level(PyObject *m, PyObject *args) {
+    int houses, k;
+    PyObject *obj, *outobj;
+    if (!PyArg_ParseTuple(args, "iiOO", &houses, &k, &obj, &outobj)) return NULL;
+    Py_buffer view, out;
+    uint64_t positions;
+    if (values_view(outobj, houses, k, &out, 1, &positions)) return NULL;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)) { PyBuffer_Release(&out); return NULL; }
+    Level L;
+    char why[160];
+    int rc = level_parse(&L, view.buf, (uint64_t)view.len, houses, k, why, sizeof why);
+    if (rc) PyErr_SetString(PyExc_ValueError, why);
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        rc = level_decode(&L, positions, out.buf);
+        Py_END_ALLOW_THREADS
+        if (rc) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    }
+    PyBuffer_Release(&view); PyBuffer_Release(&out);
+    if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -455,6 +542,13 @@ static PyMethodDef module_methods[] = {
     {"level_size", mod_level_size, METH_VARARGS, "Number of house contents of k seeds on 2*houses houses."},
     {"build_level", mod_build_level, METH_VARARGS,
      "Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."},
+    {"level_model", mod_level_model, METH_VARARGS,
+     "A level's format v2 model from its values (one byte per rank): (shift, predictions by empty houses)."},
+    {"encode_level", mod_encode_level, METH_VARARGS,
+     "Encode a level's values to format v2 after its header (blocks, group words, exceptions) into `out`: "
+     "the exceptions written."},
+    {"decode_level", mod_decode_level, METH_VARARGS,
+     "Every value of a level's bytes (format v1 or v2) into `out`, one signed byte per rank."},
     {"warm", mod_warm, METH_VARARGS,
      "Read a byte of every page of a buffer (a mapped database level) without the GIL, so that its pages are in "
      "memory and mapped before a search probes them: the bytes read through (fewer once interrupted)."},

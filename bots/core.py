@@ -147,6 +147,18 @@ class SearchCore(Protocol[RulesT]):
         """Fill ranks start..stop of database level k."""
         ...
 
+    def level_model(self, houses: int, k: int, values: Any, /) -> tuple[int, bytes]:
+        """A level's format v2 model from its values: (shift, predictions by empty houses)."""
+        ...
+
+    def encode_level(self, houses: int, k: int, values: Any, shift: int, pred: bytes, out: Any, /) -> int:
+        """Encode a level's values to format v2 after its header into `out`: the exceptions written."""
+        ...
+
+    def decode_level(self, houses: int, k: int, data: Any, out: Any, /) -> None:
+        """Every value of a level's bytes (format v1 or v2) into `out`, one signed byte per rank."""
+        ...
+
     def warm(self, buffer: Any, /) -> int:
         """Read every page of a buffer (a mapped database level) into memory: the bytes read through."""
         ...

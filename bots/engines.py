@@ -186,7 +186,7 @@ class Engines:
                 return held[0]
             loading = lk in self._loading
         if not loading:
-            present = sum(lv.size for lv in itertools.takewhile(
+            present = sum(lv.bytes for lv in itertools.takewhile(
                 lambda lv: lv.present, egdb.plan(key.variant, lk[1], self.egdb_dir)))
             if present > SYNC_LOAD_BYTES:
                 self._load_later(key, lk)
@@ -264,7 +264,7 @@ class Engines:
         def work() -> None:
             """Read the levels stage by stage and publish each."""
             levels: list[Any] = []
-            ahead = self._ahead(lk, sizes[-1])
+            ahead = self._ahead(lk, sum(lv.bytes for lv in egdb.plan(key.variant, lk[1], self.egdb_dir)))
             try:
                 for seeds in stages:
                     warmed = len(levels)

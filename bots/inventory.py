@@ -79,7 +79,8 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
         held = f"a book of {len(book):,} proved positions" if book is not None else "no book"
         lines.append(f"  {egdb.rule_key(variant)}: {held}, databases up to {seeds} seeds")
     need = sum(level_size(6, k) for k in range(1, PERFECT_SEEDS + 1))
-    build = (f"`kalah egdb build --seeds {PERFECT_SEEDS}` and `... --capture empty` ({_bytes(need)} and an "
+    disk = _bytes(egdb.disk_bytes(need))
+    build = (f"`kalah egdb build --seeds {PERFECT_SEEDS}` and `... --capture empty` ({disk} and an "
              f"estimated {egdb.build_seconds(need) / 60:.0f} min each) make every move proved")
     if on_disk >= PERFECT_SEEDS:  # there, but the bots are told to use fewer
         build = f"KALAH_BOT_EGDB_SEEDS={PERFECT_SEEDS} lets the bots use the databases on disk (up to {on_disk} seeds)"
@@ -105,7 +106,8 @@ def _capture_flag(variant: Variant) -> str:
 def _egdb_build(variant: Variant, seeds: int) -> str:
     """The command that builds a rule set's databases up to `seeds`, with their size and estimated time."""
     need = sum(level_size(variant.houses, k) for k in range(1, seeds + 1))
-    return (f"`kalah egdb build --seeds {seeds}{_capture_flag(variant)}` ({_bytes(need)}, an estimated "
+    disk = _bytes(egdb.disk_bytes(need))
+    return (f"`kalah egdb build --seeds {seeds}{_capture_flag(variant)}` ({disk}, an estimated "
             f"{egdb.build_seconds(need) / 60:.0f} min)")
 
 

@@ -13,6 +13,10 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any, Protocol
 
+from bots.pylevels import Level
+from bots.pylevels import decode_level as decode_level  # the twins of the C core's level functions
+from bots.pylevels import encode_level as encode_level
+from bots.pylevels import level_model as level_model
 from protocol.sowing import end_reason, sow, sweep
 from protocol.tables import SOUTH, Tables
 
@@ -106,15 +110,11 @@ class Searcher:
         self.rules = rules
         self._cap = 1 << tt_log2
         self._tt: dict[tuple[int, ...], tuple[int, int, int, int]] = {}
-        self._levels: list[memoryview] = []
+        self._levels: list[Level] = []
         if egdb is not None and len(egdb) > 1:
             if rules.majority:
                 raise ValueError("endgame databases do not apply to majority-end variants")
-            for k in range(1, len(egdb)):
-                view = memoryview(egdb[k]).cast("B").cast("b")
-                if len(view) != level_size(rules.h, k):
-                    raise ValueError(f"database level {k} has the wrong size")
-                self._levels.append(view)
+            self._levels = [Level(egdb[k], rules.h, k) for k in range(1, len(egdb))]
         self._nodes = 0
         self._horizon = 0
         self._stats = dict.fromkeys(("probes", "hits", "cuts", "egdb", "etc"), 0)
@@ -223,7 +223,7 @@ class Searcher:
         """Bounds on a child's value known without searching it."""
         if k <= len(self._levels):
             self._stats["egdb"] += 1
-            v = self._levels[k - 1][rank(self.rules, b)]
+            v = self._levels[k - 1].value(rank(self.rules, b), b)
             return v, v
         e = self._tt.get(self._key(b))
         if e is not None and e[2] == EXACT:
@@ -266,7 +266,7 @@ class Searcher:
             return 0
         if k <= len(self._levels):
             self._stats["egdb"] += 1
-            return int(self._levels[k - 1][rank(r, b)])
+            return self._levels[k - 1].value(rank(r, b), b)
         if k <= alpha:
             return k
         if -k >= beta:
@@ -374,7 +374,7 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
     view = memoryview(out).cast("B").cast("b")
     if len(view) != size or not 0 <= start <= stop <= size:
         raise ValueError("output size or range does not match the level")
-    lower = [memoryview(levels[j]).cast("B").cast("b") for j in range(1, k)]
+    lower = [Level(levels[j], rules.h, j) for j in range(1, k)]
 
     def value(b: tuple[int, ...]) -> int:
         """Memoised value of a board of this level."""
@@ -394,7 +394,7 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
                     v = gain
                 else:
                     ck = sum(_houses(rules, child))
-                    cv = int(lower[ck - 1][rank(rules, child)]) if ck < k else value(child)
+                    cv = lower[ck - 1].value(rank(rules, child), child) if ck < k else value(child)
                     v = gain + cv if extra else gain - cv
                 best = max(best, v)
         view[rk] = best

@@ -1,4 +1,5 @@
-"""`kalah egdb build`: build a rule set's endgame databases ahead, with a plan, progress and resumption.
+"""`kalah egdb build` and `kalah egdb convert`: build a rule set's endgame databases ahead, with a plan, progress
+and resumption; convert levels of the former format v1 to v2.
 
 Only the operator builds databases: hosted bots use the levels already on disk and never
 start a build. The command first prints what it will build (levels, positions, disk and
@@ -41,6 +42,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--dir", type=Path, default=None,
                        help=f"database directory (default: ${egdb.ENV_DIR} or the user cache directory)")
     build.add_argument("--dry-run", action="store_true", help="print the plan and build nothing")
+    convert = sub.add_parser("convert", help="convert a rule set's levels of format v1 to v2 (about half the bytes)",
+                             description="Convert every level of format v1 of a rule set to format v2, level by "
+                                         "level (resumable): a v1 file is deleted only once its v2 file is in place "
+                                         "and decodes to the same values. The variant flags choose the rule set.")
+    add_variant_args(convert)
+    convert.add_argument("--dir", type=Path, default=None,
+                         help=f"database directory (default: ${egdb.ENV_DIR} or the user cache directory)")
 
 
 def duration(seconds: float) -> str:
@@ -74,7 +82,7 @@ def rule_set(variant: Variant, seeds: int) -> Variant:
 def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str:
     """The plan in words: what is there, what will be built, how big and about how long."""
     missing = [lv for lv in levels if not lv.present]
-    total = sum(lv.size for lv in levels)
+    total = sum(lv.bytes for lv in levels)
     lines = [f"endgame databases of rule set {egdb.rule_key(variant)}: positions of 1..{len(levels)} seeds in play",
              f"directory: {directory}"]
     if not missing:
@@ -84,8 +92,9 @@ def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str
     lines += [
         f"present: {len(levels) - len(missing)} levels; "
         f"to build: {len(missing)} (levels {missing[0].k}..{missing[-1].k})",
-        f"to build: {todo:,} positions, {_bytes(todo)} on disk (all levels: {_bytes(total)}; "
-        f"memory while building: the largest level, {_bytes(max(lv.size for lv in missing))})",
+        f"to build: {todo:,} positions, about {_bytes(sum(lv.bytes for lv in missing))} on disk (all levels: "
+        f"{_bytes(total)}; memory while building: the largest level at a byte a position, "
+        f"{_bytes(max(lv.size for lv in missing))})",
         f"estimated time: about {duration(egdb.build_seconds(todo))} on this machine's cores",
     ]
     return "\n".join(lines)
@@ -136,6 +145,54 @@ class Reporter:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`kalah egdb build` or `kalah egdb convert`."""
+    if args.egdb_command == "convert":
+        return run_convert(args)
+    return run_build(args)
+
+
+def converted_line(item: egdb.Converted) -> str:
+    """One converted level in words: bytes before and after, and the share of exceptions."""
+    return (f"level {item.k}: {item.v1_bytes:,} bytes (v1) -> {item.v2_bytes:,} bytes (v2, "
+            f"{100 * item.v2_bytes / max(item.v1_bytes, 1):.1f}%), {item.exceptions:,} exceptions "
+            f"({100 * item.exceptions / max(item.positions, 1):.2f}% of the positions)")
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Convert a rule set's v1 levels to v2, printing each level as it is done; exit 1 on a damaged v1 file."""
+    try:
+        variant = variant_from_args(args)
+    except KalahError as exc:
+        print(f"kalah egdb: {exc}", file=sys.stderr)
+        return 2
+    if not egdb.applies(variant):
+        print("kalah egdb: clockwise, relay and majority-end variants have no endgame databases", file=sys.stderr)
+        return 2
+    directory = args.dir or egdb.cache_dir()
+    todo = [k for k in range(1, 121) if egdb.level_path(directory, variant, k, egdb.OLD_FORMAT).exists()]
+    if not todo:
+        print(f"no v1 levels of rule set {egdb.rule_key(variant)} in {directory}: nothing to convert")
+        return 0
+    print(f"converting {len(todo)} v1 levels of rule set {egdb.rule_key(variant)} in {directory} to v2", flush=True)
+    core = importlib.import_module("bots._search")
+
+    def say(item: egdb.Converted) -> None:
+        """One line a level, as soon as it is converted."""
+        print(converted_line(item), flush=True)
+
+    t0 = time.monotonic()
+    try:
+        done = run_stoppable(lambda: egdb.convert(variant, core, directory, say), "kalah egdb")
+    except egdb.LevelFileError as exc:
+        print(f"kalah egdb: {exc}", file=sys.stderr)
+        return 1
+    before, after = sum(x.v1_bytes for x in done), sum(x.v2_bytes for x in done)
+    print(f"converted {len(done)} levels: {_bytes(before)} -> {_bytes(after)} "
+          f"({100 * after / max(before, 1):.1f}%) in {duration(time.monotonic() - t0)}")
+    return 0
+
+
+def run_build(args: argparse.Namespace) -> int:
     """Print the plan, then build what is missing; exit 2 on bad input or too little disk space."""
     if not 1 <= args.egdb_seeds <= MAX_SEEDS:
         print(f"kalah egdb: --seeds must be 1..{MAX_SEEDS}", file=sys.stderr)
@@ -156,8 +213,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     directory.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(directory).free
-    if free < todo:
-        print(f"kalah egdb: {todo / MIB:,.1f} MiB needed, {free / MIB:,.1f} MiB free in {directory}", file=sys.stderr)
+    need = sum(lv.bytes for lv in levels if not lv.present)
+    if free < need:
+        print(f"kalah egdb: {need / MIB:,.1f} MiB needed, {free / MIB:,.1f} MiB free in {directory}", file=sys.stderr)
         return 2
     core = importlib.import_module("bots._search")
     t0 = time.monotonic()

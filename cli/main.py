@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("cli.serve", "run the game server (websockets, SQLite) until SIGTERM or Ctrl-C"),
     "record": ("cli.record", "apply game records and print each position and the result"),
     "solve": ("cli.solve", "the exact value of a position under perfect play, with the best moves"),
-    "egdb": ("cli.egdb", "build endgame databases ahead (hosted bots only use databases already built)"),
+    "egdb": ("cli.egdb", "build endgame databases ahead, or convert old ones (hosted bots only use databases built)"),
     "book": ("cli.book", "prove once the positions a bot cannot prove within a move: books of proved values"),
     "play": ("cli.play", "play in the terminal (no server named: a local server and a game against a bot)"),
     "watch": ("cli.watch", "spectate a live match in the terminal"),

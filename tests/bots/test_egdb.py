@@ -51,7 +51,7 @@ def test_values_are_exact(capture: Capture, tmp_path: Path) -> None:
             continue
         board = (houses[0], houses[1], 0, houses[2], houses[3], 0)
         k = sum(houses)
-        entry = memoryview(levels[k]).cast("b")[pysearch.rank(rules, board)]
+        entry = memoryview(egdb.values(csearch, v, k, levels[k])).cast("b")[pysearch.rank(rules, board)]
         assert entry == plain.search(board, -1, -100, 100)
 
 
@@ -78,7 +78,8 @@ def test_interrupted_build_resumes(tmp_path: Path) -> None:
         csearch.build_level(rules, k, levels, out, start, stop)
 
     fake = types.ModuleType("fake_search")
-    fake.__dict__.update(Rules=csearch.Rules, level_size=csearch.level_size, build_level=failing)
+    fake.__dict__.update(Rules=csearch.Rules, level_size=csearch.level_size, build_level=failing,
+                         level_model=csearch.level_model, encode_level=csearch.encode_level)
     with pytest.raises(KeyboardInterrupt):
         egdb.load(SMALL, 8, fake, tmp_path)
     assert calls["n"] >= 1
@@ -208,7 +209,7 @@ def test_present_seeds_counts_the_levels_on_disk_without_a_gap(tmp_path: Path) -
 
 
 MAPPED = Variant(houses=6, seeds=3)
-"""Levels 1..14 of Kalah(6,n): 9.6 MB, levels 13 and 14 over 2 MiB each."""
+"""Levels 1..14 of Kalah(6,n): 5 MB, level 14 over 2 MiB."""
 MAPPED_SEEDS = 14
 
 
@@ -229,8 +230,8 @@ def _read_chars() -> int:
 
 
 def test_opening_levels_reads_none_of_them(mapped_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Opening 9.6 MB of levels maps them: almost nothing is read; KALAH_EGDB_READ=1 reads them all."""
-    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    """Opening 5 MB of levels maps them: almost nothing is read; KALAH_EGDB_READ=1 reads them all."""
+    size = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
     before = _read_chars()
     levels = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
     assert _read_chars() - before < 64 << 10
@@ -238,7 +239,8 @@ def test_opening_levels_reads_none_of_them(mapped_dir: Path, monkeypatch: pytest
     monkeypatch.setenv(egdb.READ_ENV, "1")
     before = _read_chars()
     read = egdb.load(MAPPED, MAPPED_SEEDS, csearch, mapped_dir, build=False)
-    assert _read_chars() - before >= size // 2  # the levels of 2 MiB and more are read
+    big = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir) if lv.bytes >= egdb.HUGE_PAGE)
+    assert big and _read_chars() - before >= big  # the levels of 2 MiB and more are read
     assert [bytes(x) for x in read] == [bytes(x) for x in levels]
 
 
@@ -298,7 +300,7 @@ def _file_pages(pid: int, directory: Path) -> tuple[int, int]:
 
 def test_two_processes_share_the_pages(mapped_dir: Path) -> None:
     """Two processes that open the levels and touch every page hold them as shared file pages, not copies."""
-    size_kib = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir)) // 1024
+    size_kib = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir)) // 1024
     procs: list[subprocess.Popen[str]] = []
     try:
         for _ in range(2):
@@ -317,21 +319,33 @@ def test_two_processes_share_the_pages(mapped_dir: Path) -> None:
 
 
 def test_truncated_or_overwritten_level_is_a_typed_error(tmp_path: Path) -> None:
-    """A level file of the wrong size or with impossible values: `LevelFileError` naming it when only opening,
-    a rebuild when building; the values are those of a fresh build."""
+    """A level file cut short, with another header or with impossible values: `LevelFileError` naming it when only
+    opening, a rebuild when building; the values are those of a fresh build."""
     good = [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)]
     path = egdb.level_path(tmp_path, SMALL, 5)
     data = path.read_bytes()
     path.unlink()
     path.write_bytes(data[:-3])  # truncated
-    with pytest.raises(egdb.LevelFileError, match=f"{path.name}.*bytes where level 5 has.*kalah egdb build") as info:
+    cut = f"{path.name}.*bytes where its header says.*kalah egdb build"
+    with pytest.raises(egdb.LevelFileError, match=cut) as info:
         egdb.load(SMALL, 6, csearch, tmp_path, build=False)
     assert info.value.k == 5 and info.value.path == path
-    path.write_bytes(b"\x7f" * len(data))  # the right size, values no level of 5 seeds holds
-    with pytest.raises(egdb.LevelFileError, match="values out of range for 5 seeds"):
+    path.write_bytes(b"\x7f" * len(data))  # the right size, no header
+    with pytest.raises(egdb.LevelFileError, match="no v2 header"):
         egdb.load(SMALL, 6, csearch, tmp_path, build=False)
     assert [bytes(x) for x in egdb.load(SMALL, 6, csearch, tmp_path)] == good
     assert path.read_bytes() == data and path.stat().st_mode & 0o222 == 0  # rebuilt, read-only
+
+
+def test_a_v1_level_with_impossible_values_is_a_typed_error(tmp_path: Path) -> None:
+    """A v1 level (one byte a position) of the wrong size or with values no level holds: `LevelFileError` naming it."""
+    path = egdb.level_path(tmp_path, SMALL, 1, egdb.OLD_FORMAT)
+    path.write_bytes(b"\x7f" * pysearch.level_size(2, 1))
+    with pytest.raises(egdb.LevelFileError, match=f"{path.name}.*values out of range for 1 seeds"):
+        egdb.load(SMALL, 2, csearch, tmp_path, build=False)
+    path.write_bytes(b"\x01" * 3)
+    with pytest.raises(egdb.LevelFileError, match="3 bytes where level 1 has 4"):
+        egdb.load(SMALL, 2, csearch, tmp_path, build=False)
 
 
 def test_bots_play_below_a_damaged_level(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -379,7 +393,7 @@ def test_warming_maps_every_page_of_the_levels(mapped_dir: Path, impl: str) -> N
     """Opened, the levels are mapped but barely read in; `egdb.warm` brings every page in and maps it, so that no
     probe of a later search waits for the disk (on a cold page cache a first move took twice its second)."""
     core = csearch if impl == "c" else pysearch
-    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    size = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
     levels = egdb.load(MAPPED, MAPPED_SEEDS, core, mapped_dir, build=False)
     assert _mapped_kib(mapped_dir) < size // 1024 * 3 // 4  # the first and last page of each level were checked
     assert egdb.warm(levels, core) == size
@@ -392,7 +406,7 @@ def test_engines_warm_the_levels_they_open(mapped_dir: Path, background: bool, m
     """Whether opened during a move (small sets) or by a background thread (`preload` returns once it is done),
     an engine's levels are in memory before its first search."""
     monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0 if background else 1 << 30)
-    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    size = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
     engines = engines_mod.Engines(egdb_dir=mapped_dir)
     if background:
         assert engines.preload(MAPPED, MAPPED_SEEDS, timeout=30)
@@ -406,7 +420,7 @@ def test_levels_larger_than_half_the_memory_available_are_not_read_ahead(
     """Where the levels would take more than half the memory the kernel has available, they are opened but not read
     in ahead (that would push out what the machine holds), and the log says the first searches wait for the disk."""
     assert (egdb.available_memory() or 0) > 0  # /proc/meminfo's MemAvailable
-    size = sum(lv.size for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
+    size = sum(lv.bytes for lv in egdb.plan(MAPPED, MAPPED_SEEDS, mapped_dir))
     monkeypatch.setattr(egdb, "available_memory", lambda: 2 * size - 2)
     monkeypatch.setattr(engines_mod, "SYNC_LOAD_BYTES", 0)
     engines = engines_mod.Engines(egdb_dir=mapped_dir)

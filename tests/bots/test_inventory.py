@@ -51,7 +51,7 @@ def test_a_server_reads_its_bots_databases_at_start(tmp_path: Path) -> None:
     engines = Engines(egdb_dir=tmp_path)
     said: list[str] = []
     assert inventory.announce(engines, False, said.append) is None
-    size = 2 * sum(level_size(6, k) for k in range(1, 6))
+    size = sum(lv.bytes for variant in inventory.RULE_SETS for lv in egdb.plan(variant, 5, tmp_path))
     deadline = time.monotonic() + 30
     while engines.level_bytes() < size and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -61,11 +61,11 @@ def test_a_server_reads_its_bots_databases_at_start(tmp_path: Path) -> None:
 
 
 def fake_levels(directory: Path, seeds: int) -> None:
-    """Level files of the right sizes up to `seeds` for both rule sets (sparse: no disk used)."""
+    """Level files (format v1) of the right sizes up to `seeds` for both rule sets (sparse: no disk used)."""
     for capture in Capture.STANDARD, Capture.EMPTY:
         for level in egdb.plan(Variant(capture=capture), seeds, directory):
             directory.mkdir(parents=True, exist_ok=True)
-            with level.path.open("wb") as fh:
+            with egdb.level_path(directory, Variant(capture=capture), level.k, egdb.OLD_FORMAT).open("wb") as fh:
                 fh.truncate(level.size)
 
 

@@ -184,7 +184,7 @@ def test_mapped_databases_beyond_the_bound_stay_with_the_bot(egdb_dir: Path, mon
     for _ in range(3):
         bot.decide(Position.initial(v), 0.5)
     assert engines.made == (3 if read else 1)
-    assert engines.level_bytes() == (0 if read else sum(lv.size for lv in egdb.plan(v, 6, egdb_dir)))
+    assert engines.level_bytes() == (0 if read else sum(lv.bytes for lv in egdb.plan(v, 6, egdb_dir)))
 
 
 def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> None:
@@ -197,7 +197,7 @@ def test_perfect_uses_existing_databases_and_never_builds(egdb_dir: Path) -> Non
     egdb.load(v, 4, csearch, egdb_dir)
     fresh = Engines(egdb_dir=egdb_dir)
     PerfectPlayer(egdb_seeds=6, engines=fresh).decide(Position.initial(v), 0.5)
-    assert fresh.nbytes() == table_bytes("c", 16) + sum(lv.size for lv in egdb.plan(v, 4, egdb_dir))
+    assert fresh.nbytes() == table_bytes("c", 16) + sum(lv.bytes for lv in egdb.plan(v, 4, egdb_dir))
 
 
 @pytest.mark.parametrize("opponent", ["random", "greedy", "alphabeta:4", "strong", "perfect"])
@@ -296,7 +296,7 @@ def test_large_databases_are_read_in_the_background(egdb_dir: Path, monkeypatch:
     with engines.borrow("perfect", v, 16, 6) as again:
         assert again is engine and len(engine.levels) == 7
         assert engine.solve(Position.initial(v)).value == Engine(v).solve(Position.initial(v)).value
-    assert engines.nbytes() == table_bytes("c", 16) + sum(lv.size for lv in egdb.plan(v, 6, egdb_dir))
+    assert engines.nbytes() == table_bytes("c", 16) + sum(lv.bytes for lv in egdb.plan(v, 6, egdb_dir))
 
 
 def test_large_databases_come_smaller_levels_first(egdb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -87,12 +87,12 @@ def main_value(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
 
 def test_a_long_build_needs_yes_outside_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """Kalah(12,200) wants 398 MiB of databases: the plan says what they cost, and without a terminal to ask
+    """Kalah(12,200) wants 217 MiB of databases: the plan says what they cost, and without a terminal to ask
     in the solve is refused in one line naming --yes and --egdb-seeds; nothing is built."""
     monkeypatch.setenv("KALAH_EGDB_DIR", str(tmp_path))
     assert main(["solve", "-H", "12", "-s", "200", "--json"]) == 2
     err = capsys.readouterr().err
-    assert "397.9 MiB on disk" in err and "estimated time: about" in err
+    assert "about 216.7 MiB on disk" in err and "estimated time: about" in err
     last = err.splitlines()[-1]
     assert last.startswith("kalah solve: building these databases takes about ")
     assert "add --yes" in last and "--egdb-seeds 0" in last and "`kalah egdb build --seeds 11 -H 12`" in last
@@ -126,7 +126,7 @@ def test_in_a_terminal_a_long_build_is_asked_for(tmp_path: Path) -> None:
     seen = b""
     try:
         seen = _read_until(fd, b"[y/N] ")
-        assert b"1.2 GiB on disk" in seen and b"build them now (about" in seen
+        assert b"about 650.2 MiB on disk" in seen and b"build them now (about" in seen
         os.write(fd, b"n\n")
         seen += _read_until(fd, b"levels on disk")
         assert b"not building them: solving with the 0 levels on disk" in seen
@@ -192,8 +192,8 @@ def test_a_damaged_level_is_one_line_naming_the_fix_or_rebuilt(tmp_path: Path, m
     monkeypatch.setattr(egdb, "BUILD_RATE", 1)  # the rebuild now looks far longer than the limit
     assert main([*argv, "--time-limit", "1"]) == 2
     last = capsys.readouterr().err.splitlines()[-1]
-    assert last == (f"kalah solve: endgame database {path} ({len(whole) - 1} bytes where level 3 has {len(whole)}): "
-                    "delete it and run `kalah egdb build` to rebuild it")
+    assert last == (f"kalah solve: endgame database {path} ({len(whole) - 1:,} bytes where its header says "
+                    f"{len(whole):,}): delete it and run `kalah egdb build` to rebuild it")
     monkeypatch.setattr(egdb, "BUILD_RATE", 10**9)
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["value"] == value and path.read_bytes() == whole
