@@ -525,7 +525,12 @@ def load(
             levels.append(mapped)
         elif build:
             out = _build(impl, rules, k, size, levels, progress)
-            _write_level(level_path(directory, variant, k), impl, variant, k, out)
+            if hasattr(impl, "encode_level"):
+                _write_level(level_path(directory, variant, k), impl, variant, k, out)
+            else:  # a C extension built before format v2 (the package reinstalled without rebuilding it)
+                sys.stderr.write(f"endgame database level {k}: written in format v1: the C extension predates "
+                                 "format v2 (`pip install -e .` rebuilds it)\n")
+                _write_atomic(level_path(directory, variant, k, OLD_FORMAT), out)
             del out
             if progress is not None:
                 progress(k, size, size)  # the level is on disk

@@ -8,6 +8,7 @@ import signal
 import struct
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,17 @@ def test_conversion_refuses_a_damaged_v1_level_in_one_line(tmp_path: Path) -> No
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and bad.name in run.stderr and "values out of range" in run.stderr
     assert bad.exists() and egdb.level_path(tmp_path, variant, 2).exists()
+
+
+def test_a_c_extension_older_than_v2_still_builds_levels_in_v1(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the C extension predates format v2 (the package updated, the extension not rebuilt), a build still
+    writes its levels, in format v1, and says how to rebuild the extension; they read back with the same values."""
+    variant = Variant(houses=2, seeds=3)
+    old = types.ModuleType("old_search")
+    old.__dict__.update({name: getattr(csearch, name) for name in ("Rules", "Searcher", "level_size", "build_level")})
+    levels = egdb.load(variant, 5, old, tmp_path)
+    assert [bytes(x) for x in levels[1:]] == v1_levels(variant, 5)[1:]
+    assert all(egdb.level_path(tmp_path, variant, k, egdb.OLD_FORMAT).exists() for k in range(1, 6))
+    assert "written in format v1: the C extension predates format v2 (`pip install -e .` rebuilds it)" in (
+        capsys.readouterr().err)
