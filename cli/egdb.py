@@ -173,8 +173,11 @@ def run_convert(args: argparse.Namespace) -> int:
     if not todo:
         print(f"no v1 levels of rule set {egdb.rule_key(variant)} in {directory}: nothing to convert")
         return 0
-    print(f"converting {len(todo)} v1 levels of rule set {egdb.rule_key(variant)} in {directory} to v2", flush=True)
     core = importlib.import_module("bots._search")
+    if not hasattr(core, "encode_level"):
+        print("kalah egdb: the C extension predates format v2: `pip install -e .` rebuilds it", file=sys.stderr)
+        return 2
+    print(f"converting {len(todo)} v1 levels of rule set {egdb.rule_key(variant)} in {directory} to v2", flush=True)
 
     def say(item: egdb.Converted) -> None:
         """One line a level, as soon as it is converted."""

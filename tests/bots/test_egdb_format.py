@@ -240,3 +240,20 @@ def test_a_c_extension_older_than_v2_still_builds_levels_in_v1(tmp_path: Path,
     assert all(egdb.level_path(tmp_path, variant, k, egdb.OLD_FORMAT).exists() for k in range(1, 6))
     assert "written in format v1: the C extension predates format v2 (`pip install -e .` rebuilds it)" in (
         capsys.readouterr().err)
+
+
+def test_conversion_with_a_c_extension_older_than_v2_names_the_rebuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`kalah egdb convert` with a C extension built before format v2 says in one line how to rebuild it (exit 2),
+    and leaves the v1 levels as they are."""
+    from cli.main import main
+
+    variant = Variant(houses=2, seeds=3)
+    write_v1(tmp_path, variant, v1_levels(variant, 3))
+    old = types.ModuleType("old_search")
+    monkeypatch.setitem(sys.modules, "bots._search", old)
+    assert main(["egdb", "convert", "--dir", str(tmp_path), "-H", "2"]) == 2
+    assert capsys.readouterr().err == ("kalah egdb: the C extension predates format v2: `pip install -e .` rebuilds "
+                                       "it\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        egdb.level_path(tmp_path, variant, k, egdb.OLD_FORMAT).name for k in range(1, 4)]
