@@ -6,6 +6,7 @@ import argparse
 
 from cli.client_args import add_client_args, default_name
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, db_path, refuse_url_argument
+from protocol.wire_base import MATCH_ID_RULE, is_match_id
 
 LIBRARY_SIZE = 200
 """How many of the newest stored games (finished or not) an offline replay lists."""
@@ -32,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
     common = {"name": args.name or default_name(), "animate": not args.no_animation, "light": args.light,
               "command": "kalah replay"}
     if url:
+        if match_id and not is_match_id(match_id):  # a request cannot carry it: only a hand-written database holds one
+            raise CommandError(f"{match_id!r} is not a match id ({MATCH_ID_RULE}): a server is asked only for match "
+                               "ids (replay a database holding such a game with --db)")
         launch = Launch(url=url, start="replay" if match_id else "lobby", match_id=match_id,
                         identity_file=default_identity_file(), resume=False, guest=True, **common)
     else:

@@ -12,6 +12,7 @@ import argparse
 from cli.client_args import default_name
 from cli.server_args import CommandError, add_db_arg, add_server_arg, chosen_server, refuse_url_argument
 from protocol.review_messages import GameReview, ReviewedPly, ReviewGame, ReviewSummary
+from protocol.wire_base import MATCH_ID_RULE, is_match_id
 
 REVIEW_WAIT_S = 300.0
 """How long the command waits for a server's review (one made now waits its turn in the analysis queue)."""
@@ -30,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the review of a stored game."""
     refuse_url_argument(args.match)
     url = chosen_server(args)
+    if not is_match_id(args.match):  # only a database written by hand holds one: a review cannot carry it
+        raise CommandError(f"{args.match!r} is not a match id ({MATCH_ID_RULE}), so its game cannot be reviewed: "
+                           "give the stored game such an id (`kalah games` lists them)")
     review = from_server(url, args.match, args.name or default_name()) if url else from_database(args.db, args.match)
     print(review.model_dump_json() if args.json else review_text(review))
     return 0

@@ -29,6 +29,7 @@ from protocol.messages import (
     decode_server,
     encode,
 )
+from protocol.wire_base import MATCH_ID_RULE, is_match_id
 from server.storage import StorageError, default_db_path, is_postgres, read_offline, sqlite_path
 
 
@@ -138,6 +139,9 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
 def get_game(source: str | None, match_id: str) -> StoredGame | None:
     """One stored game from a database path (None: the default file) or a server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
+        if not is_match_id(match_id):  # a request cannot carry it: only a database written by hand holds one
+            raise SourceError(f"{match_id!r} is not a match id ({MATCH_ID_RULE}): a server is asked only for match "
+                              "ids (read a database holding such a game with --db)")
         answer = _ask(source, lambda got: None if got else FetchGame(match_id=match_id))[0]
         return None if answer is None else _read(StoredGame.from_info, answer.game)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
@@ -18,7 +19,11 @@ MAX_SERVER_MESSAGE_BYTES = 1024 * 1024
 
 Int32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
 Bin = Annotated[int, Field(ge=1, le=26)]
-MatchId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+MATCH_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+MATCH_ID_MAX_LENGTH = 64
+MatchId = Annotated[str, Field(min_length=1, max_length=MATCH_ID_MAX_LENGTH, pattern=MATCH_ID_PATTERN)]
+MATCH_ID_RULE = f"1 to {MATCH_ID_MAX_LENGTH} letters, digits, '-' or '_'"
+"""What a match id is, in words."""
 NAME_MAX_LENGTH = 32
 """The longest name of a player or bot on the wire."""
 Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -27,6 +32,11 @@ SideName = Literal["south", "north"]
 Fen = Annotated[str, Field(max_length=512)]
 Reason = Annotated[EndReason, Field(strict=False)]
 """An end reason on the wire: its text (`resign`), read back as the `EndReason` member."""
+
+
+def is_match_id(text: str) -> bool:
+    """Whether `text` can travel as a match id (a hand-written database may hold others)."""
+    return len(text) <= MATCH_ID_MAX_LENGTH and re.fullmatch(MATCH_ID_PATTERN, text) is not None
 
 
 def _known_code(code: str) -> str:

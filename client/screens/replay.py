@@ -25,6 +25,7 @@ from client.widgets.panels import MoveList, PlayerBar, TitleBar
 from protocol import Side
 from protocol.messages import Analyse, Analysis
 from protocol.review_messages import GameReview, ReviewedPly, ReviewGame, ReviewSummary
+from protocol.wire_base import MATCH_ID_RULE, is_match_id
 
 ANALYSIS_BUDGET_MS = 1000
 """How long the server may search for the value of one replayed position."""
@@ -129,6 +130,10 @@ class ReplayScreen(Screen[None]):
         self.query_one("#review-summary", Static).display = False
         self.watch_index()
         if self.stored.finished and self.game.actions:
+            if not is_match_id(self.stored.match_id):  # a hand-written database's id: no request can carry it
+                self.review_refused = f"{self.stored.match_id!r} is not a match id ({MATCH_ID_RULE})"
+                self._draw_review()
+                return
             self.post_message(Outgoing(ReviewGame(match_id=self.stored.match_id)))
 
     # --- the review -------------------------------------------------------------------------

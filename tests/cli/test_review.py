@@ -71,3 +71,23 @@ async def test_review_refuses_in_one_line(serve: Serve, tmp_path: Path, monkeypa
     arena = await serve(db)
     remote = await asyncio.to_thread(run, [*KALAH, "review", "nope", "--server", arena.url])
     assert remote.returncode != 0 and remote.stderr.strip().count("\n") == 0 and "unknown_match" in remote.stderr
+
+
+async def test_a_stored_game_whose_id_is_no_match_id_is_refused_in_one_line(
+        serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game stored by hand under an id outside the match-id pattern (`a:b`) is listed and exported from its
+    database; reviewing it, or asking a server for it, is one line naming the rule, never a validation error."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    db = tmp_path / "arena.sqlite3"
+    await store_finished(db, {"a:b": GAMES["g1"]})
+    listed = await asyncio.to_thread(run, [*KALAH, "games", "--db", str(db)])
+    assert listed.returncode == 0 and "a:b" in listed.stdout, listed.stderr
+    exported = await asyncio.to_thread(run, [*KALAH, "export", "a:b", "--db", str(db)])
+    assert exported.returncode == 0 and "# match: a:b" in exported.stdout, exported.stderr
+    arena = await serve(db)
+    for argv in (["review", "a:b", "--db", str(db)], ["review", "a:b", "--server", arena.url],
+                 ["export", "a:b", "--server", arena.url], ["replay", "a:b", "--server", arena.url]):
+        done = await asyncio.to_thread(run, [*KALAH, *argv], timeout=60)
+        assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, (argv, done.stderr)
+        assert "'a:b' is not a match id (1 to 64 letters, digits, '-' or '_')" in done.stderr, (argv, done.stderr)
+        assert "ValidationError" not in done.stderr

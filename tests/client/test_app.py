@@ -122,3 +122,17 @@ def test_stylesheet_is_a_file_the_package_ships() -> None:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert STYLESHEET.is_file() and STYLESHEET.parent == ROOT / "client"
     assert any(fnmatch(STYLESHEET.name, pattern) for pattern in data["client"])
+
+
+async def test_a_stored_game_whose_id_is_no_match_id_replays_without_a_review() -> None:
+    """Offline, a finished game stored by hand under an id outside the match-id pattern (`a:b`) opens its replay,
+    which says why there is no review instead of failing on the review request."""
+    stored = StoredGame(match_id="a:b", variant=Variant.parse("kalah(3,3)"), record=("1", "3"), status="finished")
+    app = KalahApp(Launch(offline=True, animate=False, stored=stored))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ReplayScreen) is not None)
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        summary = screen.query_one("#review-summary", Static)
+        await until(pilot, lambda: summary.display)
+        assert "Review: none ('a:b' is not a match id (1 to 64 letters, digits, '-' or '_'))" in str(summary.render())
