@@ -15,12 +15,18 @@ import pytest
 
 from protocol import Position, Side, Variant
 from server.assembly import RunningServer, start_server
+from server.core.passwords import PasswordCost
 from tests.helpers.browser import Pages, chromium
 from tests.helpers.processes import reap
 from tests.helpers.wire import OPERATOR, FakeClock
 
 # PostgreSQL (`postgres`, `pg_url`) and Redis (`redis_server`, `bus_url`), each started once per session
 pytest_plugins = ["tests.helpers.pg", "tests.helpers.redis_server"]
+
+
+CHEAP = PasswordCost(time_cost=1, memory_kib=8, parallelism=1)
+"""argon2id's smallest parameters, every test server's unless the test gives its own: the tests check the paths,
+not the cost (the default costs a few tenths of a second a password, many times a run)."""
 
 
 USER_DIRS = {"XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config"}
@@ -118,6 +124,7 @@ async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
 
         async def start(db: str | Path | None = None, **options: Any) -> RunningServer:
             options.setdefault("operator_token", OPERATOR)
+            options.setdefault("password_cost", CHEAP)
             running = await start_server(db or tmp_path / "arena.sqlite3", **options)
             stack.push_async_callback(running.close)
             return running

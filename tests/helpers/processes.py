@@ -29,6 +29,8 @@ from typing import Any
 from tests.helpers.paths import ROOT_DIR
 
 ROOT = ROOT_DIR
+CHEAP_PASSWORDS = "1,8,1"
+"""`--password-cost` of argon2id's smallest parameters, for servers whose tests check the paths, not the cost."""
 
 KALAH = (sys.executable, "-c",
          "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
@@ -173,8 +175,10 @@ def first_line(proc: subprocess.Popen[str], timeout: float = 60) -> str:
 
 @contextlib.contextmanager
 def kalah_serve(db: Path, *args: str) -> Iterator[str]:
-    """`kalah serve` on a free port over `db`: its URL; stopped with SIGTERM (a graceful stop), killed if need be."""
-    with started([*KALAH, "serve", "--port", "0", "--db", str(db), "--log-level", "error", *args],
+    """`kalah serve` on a free port over `db` (argon2id's smallest cost unless `args` give one): its URL; stopped
+    with SIGTERM (a graceful stop), killed if need be."""
+    cost = [] if "--password-cost" in args else ["--password-cost", CHEAP_PASSWORDS]
+    with started([*KALAH, "serve", "--port", "0", "--db", str(db), "--log-level", "error", *cost, *args],
                  stdout=subprocess.PIPE, text=True) as proc:
         line = first_line(proc)
         assert " on ws://" in line or " on wss://" in line, line

@@ -10,11 +10,9 @@ from typing import Any
 
 from server.assembly import RunningServer
 from server.core.passwords import PasswordCost
-from tests.conftest import Serve
+from tests.conftest import CHEAP, Serve
 from tests.helpers.wire import Client, eventually
 
-CHEAP = PasswordCost(time_cost=1, memory_kib=8, parallelism=1)
-"""argon2id's smallest parameters: the tests check the paths, not the cost."""
 PASSWORD = "correct horse battery"
 
 

@@ -10,9 +10,9 @@ from server.core.accounts import Accounts
 from server.core.passwords import Argon2Hasher, Passwords
 from server.core.sign_in_pace import PaceLimits, PasswordPace
 from server.core.sign_in_throttle import SignInThrottle, ThrottleLimits
-from tests.conftest import Serve
+from tests.conftest import CHEAP, Serve
 from tests.helpers.wire import FakeClock
-from tests.server.test_accounts import CHEAP, PASSWORD, start
+from tests.server.test_accounts import PASSWORD, start
 
 
 class CountingHasher(Argon2Hasher):
