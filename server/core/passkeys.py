@@ -17,6 +17,9 @@ authenticator data and the client data, and the sign counter). Here is only what
 
 The account a sign-in is for is the passkey's user handle (the player id given at registration): passkeys are
 discoverable, so the page asks for no name.
+
+The library (with its certificate and ASN.1 parsers) is imported by the ceremonies that use it, not when the
+server starts: most servers never see a passkey.
 """
 
 from __future__ import annotations
@@ -26,24 +29,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from webauthn import (
-    base64url_to_bytes,
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json
-from webauthn.helpers.exceptions import WebAuthnException
-from webauthn.helpers.structs import (
-    AttestationConveyancePreference,
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from protocol.errors import BadFieldError, ConflictError, SignInError, SignInThrottledError, TooManyError
 from server.core.accounts import Accounts, SignIn, Writer
@@ -128,6 +113,15 @@ class Passkeys:
     async def begin_adding(self, player: StoredPlayer, session_id: str, rp_id: str, origin: str,
                            network: str) -> Begun:
         """Options to create a passkey for the signed-in `player` (its session `session_id`) at `rp_id`."""
+        from webauthn import base64url_to_bytes, generate_registration_options, options_to_json
+        from webauthn.helpers.structs import (
+            AttestationConveyancePreference,
+            AuthenticatorSelectionCriteria,
+            PublicKeyCredentialDescriptor,
+            ResidentKeyRequirement,
+            UserVerificationRequirement,
+        )
+
         self._flood(network)
         held = await read_credentials(self.storage, player.player_id, "passkey")
         if len(held) >= MAX_PASSKEYS:
@@ -145,6 +139,10 @@ class Passkeys:
     async def add(self, player: StoredPlayer, session_id: str, challenge_id: str, credential: dict[str, Any],
                   origin: str) -> Passkey:
         """Verify the browser's new credential against its challenge and store it as a passkey of `player`."""
+        from webauthn import base64url_to_bytes, verify_registration_response
+        from webauthn.helpers import bytes_to_base64url
+        from webauthn.helpers.exceptions import WebAuthnException
+
         challenge = await self._take(challenge_id, "register", session_id, origin)
         try:
             verified = verify_registration_response(
@@ -167,6 +165,9 @@ class Passkeys:
 
     async def begin_sign_in(self, rp_id: str, origin: str, network: str) -> Begun:
         """Options to sign in at `rp_id` with any passkey the authenticator holds for it."""
+        from webauthn import generate_authentication_options, options_to_json
+        from webauthn.helpers.structs import UserVerificationRequirement
+
         self._flood(network)
         options = generate_authentication_options(rp_id=rp_id, timeout=CEREMONY_TIMEOUT_MS,
                                                   user_verification=UserVerificationRequirement.REQUIRED)
@@ -176,6 +177,10 @@ class Passkeys:
                       network: str) -> SignIn:
         """A new session of the account whose passkey signed the challenge; `SignInError` otherwise (counted
         against the network, never against the account's password)."""
+        from webauthn import base64url_to_bytes, verify_authentication_response
+        from webauthn.helpers import parse_authentication_credential_json
+        from webauthn.helpers.exceptions import WebAuthnException
+
         self.failures.check("", network)
         challenge = await self._take(challenge_id, "sign_in", "", origin)
         try:
@@ -243,6 +248,8 @@ class Passkeys:
     async def _begin(self, challenge: bytes, purpose: Purpose, session_id: str, rp_id: str, origin: str,
                      options: str) -> Begun:
         """Store a new ceremony's challenge (and drop the expired ones)."""
+        from webauthn.helpers import bytes_to_base64url
+
         now = time.time()
         pending = Challenge(new_id("w"), bytes_to_base64url(challenge), purpose, session_id, rp_id, origin,
                             now + CHALLENGE_TTL_S)

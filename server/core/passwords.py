@@ -2,13 +2,16 @@
 
 `Passwords` hashes a new password, checks one against its stored hash, and says when a stored hash
 was made with other parameters than today's (it is then hashed again at the next sign-in). A name
-that is no account is checked against a dummy hash made with the same parameters, so an unknown
-name costs what a wrong password costs. The parameters are in docs/operations.md.
+that is no account is checked against a dummy hash with the same parameters (written, not computed: a
+random salt and digest, so start-up pays no hash), so an unknown name costs what a wrong password
+costs. The parameters are in docs/operations.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +40,10 @@ class Hasher(Protocol):
     def needs_rehash(self, stored: str) -> bool:
         """Whether `stored` was made with other parameters than today's."""
 
+    def unmatched(self) -> str:
+        """A hash with today's parameters that no password matches, made without hashing: checking a password
+        against it costs what checking one against a real hash costs."""
+
 
 class Argon2Hasher:
     """argon2id through argon2-cffi."""
@@ -63,10 +70,21 @@ class Argon2Hasher:
         except (InvalidHashError, ValueError):
             return True
 
+    def unmatched(self) -> str:
+        """An argon2id hash in the standard encoding with this hasher's parameters and lengths, its salt and digest
+        random (verifying against it runs the full argon2id computation, then fails the comparison)."""
+        h = self._hasher
+        salt, digest = (_b64(os.urandom(n)) for n in (h.salt_len, h.hash_len))
+        return f"$argon2id$v=19$m={h.memory_cost},t={h.time_cost},p={h.parallelism}${salt}${digest}"
+
+
+def _b64(raw: bytes) -> str:
+    """Base64 without padding, as the argon2 encoding writes salts and digests."""
+    return base64.b64encode(raw).decode().rstrip("=")
+
 
 MAX_HASHING = 2
 """Hashes computed at once (each takes `memory_kib` of memory and a core for a while)."""
-DUMMY_PASSWORD = "not-a-password-of-anyone"
 
 
 class Passwords:
@@ -75,8 +93,8 @@ class Passwords:
     def __init__(self, hasher: Hasher, max_hashing: int = MAX_HASHING) -> None:
         self.hasher = hasher
         self._slots = asyncio.Semaphore(max_hashing)
-        self._dummy = hasher.hash(DUMMY_PASSWORD)
-        """What an unknown name's password is checked against (made once, with today's parameters)."""
+        self._dummy = hasher.unmatched()
+        """What an unknown name's password is checked against (today's parameters; making it costs no hash)."""
 
     async def hash(self, password: str) -> str:
         """A new hash of `password`."""

@@ -55,6 +55,26 @@ async def test_unknown_name_and_wrong_password_cost_the_same(serve: Serve) -> No
     assert answers[0] == answers[1] == ("wrong name or password", "sign_in_failed", ["verify"])
 
 
+def test_the_unknown_names_hash_is_written_with_todays_parameters_not_computed() -> None:
+    """Making the password service hashes nothing (a server starts without paying one argon2id hash); the hash an
+    unknown name is checked against has today's parameters and lengths, matches no password, and is checked by a
+    full verification."""
+    hasher = CountingHasher()
+    passwords = Passwords(hasher)
+    assert hasher.calls == []
+    dummy, real = hasher.unmatched(), hasher.hash(PASSWORD)
+    assert dummy.rsplit("$", 2)[0] == real.rsplit("$", 2)[0] == "$argon2id$v=19$m=8,t=1,p=1"
+    assert [len(part) for part in dummy.split("$")[-2:]] == [len(part) for part in real.split("$")[-2:]]
+    assert not hasher.needs_rehash(dummy) and dummy != hasher.unmatched()
+    hasher.calls.clear()
+    assert not hasher.verify(dummy, PASSWORD) and not hasher.verify(dummy, DUMMY_GUESS)
+    assert hasher.calls == ["verify", "verify"] and passwords.hasher is hasher
+
+
+DUMMY_GUESS = "not-a-password-of-anyone"
+"""The password the dummy hash used to be made of."""
+
+
 async def test_a_throttled_try_checks_no_password(serve: Serve) -> None:
     """Past the free failures a try is refused before any hash, with a delay that grows with each failure and ends."""
     hasher, clock = CountingHasher(), FakeClock()
