@@ -2,8 +2,9 @@
 
 Run: `python bench/egdb.py [--dir D] [--levels 20-28] [--capture empty]` prints, for each level of the rule set on
 disk, its bytes in format v1 and in v2 (a v1 level is encoded in memory, nothing is written), the ratio and the share
-of exceptions. `--rate [--seeds N] [--v2-dir T] [--rounds R]` then makes v2 copies of levels 1..N in T (a temporary
-directory by default, deleted afterwards; v1 levels are read from D, never changed) and solves the same positions
+of exceptions. `--rate [--seeds N] [--copy-dir T] [--rounds R]` then copies levels 1..N into the other format in T
+(v2 levels decoded to v1, or v1 levels encoded to v2; a temporary directory by default, deleted afterwards; the
+levels in D are only read) and solves the same positions
 (the start of Kalah(h,n), `-H h --per-house n`, Kalah(6,4) by default, and the boards after its
 first sowings that pass the turn) on one thread with the v1 levels and with the v2 levels,
 alternated in the same run: seconds and nodes per second of each (the nodes are the same: the values are).
@@ -102,29 +103,37 @@ def solve_all(levels: list[Any], variant: Variant, tt_bits: int,
     return seconds, nodes, values
 
 
-def rate(variant: Variant, seeds: int, directory: Path, v2_dir: Path | None, rounds: int, tt_bits: int) -> None:
-    """Solve the same positions with v1 levels and v2 copies of them, alternated; print the rates."""
+def rate(variant: Variant, seeds: int, directory: Path, copy_dir: Path | None, rounds: int, tt_bits: int) -> None:
+    """Solve the same positions with the levels on disk and copies of them in the other format, alternated; print
+    the rates of v1 and v2."""
     game = variant
-    old = egdb.load(game, seeds, csearch, directory, build=False)
-    if len(old) <= seeds or any(bytes(level[:8]) == pylevels.MAGIC for level in old[1:]):
-        raise SystemExit(f"bench/egdb.py: --rate needs v1 levels 1..{seeds} of {egdb.rule_key(game)} in {directory}")
-    temporary = v2_dir is None
-    target = Path(tempfile.mkdtemp(prefix="egdb-v2-")) if v2_dir is None else v2_dir
+    found = egdb.load(game, seeds, csearch, directory, build=False)
+    if len(found) <= seeds:
+        raise SystemExit(f"bench/egdb.py: --rate needs levels 1..{seeds} of {egdb.rule_key(game)} in {directory}")
+    v2 = [bytes(level[:8]) == pylevels.MAGIC for level in found[1:]]
+    if any(v2) and not all(v2):
+        raise SystemExit(f"bench/egdb.py: --rate needs levels 1..{seeds} all in one format in {directory}")
+    temporary = copy_dir is None
+    target = Path(tempfile.mkdtemp(prefix="egdb-copies-")) if copy_dir is None else copy_dir
     try:
         target.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         for k in range(1, seeds + 1):
-            if not egdb.level_path(target, game, k).exists():
-                egdb._write_level(egdb.level_path(target, game, k), csearch, game, k, old[k])
-        new = egdb.load(game, seeds, csearch, target, build=False)
-        print(f"v2 copies of levels 1..{seeds} in {target} ({time.perf_counter() - t0:.1f} s): "
-              f"{sum(len(x) for x in old) / MIB:,.0f} MiB in v1, {sum(len(x) for x in new) / MIB:,.0f} MiB in v2")
+            if all(v2) and not egdb.level_path(target, game, k, egdb.OLD_FORMAT).exists():
+                decoded = egdb.values(csearch, game, k, found[k])
+                egdb._write_atomic(egdb.level_path(target, game, k, egdb.OLD_FORMAT), decoded)
+            elif not all(v2) and not egdb.level_path(target, game, k).exists():
+                egdb._write_level(egdb.level_path(target, game, k), csearch, game, k, found[k])
+        copies = egdb.load(game, seeds, csearch, target, build=False)
+        old, new = (copies, found) if all(v2) else (found, copies)
+        print(f"{'v1' if all(v2) else 'v2'} copies of levels 1..{seeds} in {target} ({time.perf_counter() - t0:.1f} s):"
+              f" {sum(len(x) for x in old) / MIB:,.0f} MiB in v1, {sum(len(x) for x in new) / MIB:,.0f} MiB in v2")
         egdb.warm(old, csearch)
         egdb.warm(new, csearch)
         boards = positions_to_solve(game)
-        found = busy()
-        if found:
-            print("WARNING: builds are running beside this bench, the timings mean nothing: " + "; ".join(found))
+        running = busy()
+        if running:
+            print("WARNING: builds are running beside this bench, the timings mean nothing: " + "; ".join(running))
         times: dict[str, list[float]] = {"v1": [], "v2": []}
         for r in range(rounds):
             for name, levels in (("v1", old), ("v2", new)) if r % 2 == 0 else (("v2", new), ("v1", old)):
@@ -153,7 +162,8 @@ def main() -> None:
     parser.add_argument("--per-house", type=int, default=4, help="--rate: seeds per house of the game solved")
     parser.add_argument("--rate", action="store_true", help="also compare the node rate with v1 and v2 levels")
     parser.add_argument("--seeds", type=int, default=20, help="--rate: levels 1..N (default 20)")
-    parser.add_argument("--v2-dir", type=Path, default=None, help="--rate: where the v2 copies go (kept)")
+    parser.add_argument("--copy-dir", type=Path, default=None,
+                        help="--rate: where the copies in the other format go (kept; default: a temporary directory)")
     parser.add_argument("--rounds", type=int, default=4, help="--rate: rounds of each format, alternated")
     parser.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
@@ -161,7 +171,7 @@ def main() -> None:
     directory = args.dir or egdb.cache_dir()
     sizes(variant, args.levels, directory)
     if args.rate:
-        rate(variant, args.seeds, directory, args.v2_dir, args.rounds, args.tt_bits)
+        rate(variant, args.seeds, directory, args.copy_dir, args.rounds, args.tt_bits)
 
 
 if __name__ == "__main__":

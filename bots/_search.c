@@ -210,6 +210,29 @@ static inline uint64_t rank_board(const RulesObject *R, const int16_t *b) {
     return r;
 }
 
+/* The rank of a board (`rank_board`) and, into `*e`, its empty houses for a level's predictor: the mover's times
+   h + 1 plus the opponent's (`empties_index`), counted in the same pass. */
+static inline uint64_t rank_empties(const RulesObject *R, const int16_t *b, int *e) {
+    const int h = R->h, m = 2 * h;
+    uint64_t r = 0;
+    int p = -1, em = 0, eo = 0;
+    for (int j = 0; j < h; j++) {
+        const int x = b[j];
+        em += !x;
+        p += x + 1;
+        r += binom[p][j + 1];
+    }
+    for (int j = h; j < m - 1; j++) {
+        const int x = b[j + 1];
+        eo += !x;
+        p += x + 1;
+        r += binom[p][j + 1];
+    }
+    eo += !b[m];
+    *e = em * (h + 1) + eo;
+    return r;
+}
+
 /* ---------------------------------------------------------------- rules */
 
 static int seq_int(PyObject *seq, Py_ssize_t i, long *out) {

@@ -176,7 +176,13 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             S->aborted = RECALLED;
     }
     if (S->aborted) return 0;
-    if (k <= S->egdb_max) { S->st_egdb++; return level_value(&S->levels[k], rank_board(R, b), b); }
+    if (k <= S->egdb_max) {
+        const Level *L = &S->levels[k];
+        int e = 0;
+        const uint64_t r = L->raw ? rank_board(R, b) : rank_empties(R, b, &e);
+        S->st_egdb++;
+        return level_value(L, r, e);
+    }
     if (k <= alpha) return k;
     if (-k >= beta) return -k;
     if (depth == 0) { S->horizon++; return 0; }
@@ -224,7 +230,9 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             Child *c = &ch[i];
             if (c->over) continue;
             if (c->k <= S->egdb_max) {
-                c->k1 = rank_board(R, c->b);
+                int e = 0;
+                c->k1 = S->levels[c->k].raw ? rank_board(R, c->b) : rank_empties(R, c->b, &e);
+                c->k2 = (uint64_t)e;
                 probe[i] = level_addr(&S->levels[c->k], c->k1);
             } else {
                 uint64_t c1, c2;
@@ -240,7 +248,7 @@ static int ab(SearcherObject *S, const int16_t *b, int k, int depth, int alpha, 
             int lo, hi;
             if (c->k <= S->egdb_max) {
                 S->st_egdb++;
-                lo = hi = level_value(&S->levels[c->k], c->k1, c->b);
+                lo = hi = level_value(&S->levels[c->k], c->k1, (int)c->k2);
                 c->known = 1;
                 c->val = lo;
                 c->score = (1 << 24) + (c->extra ? c->gain + lo : c->gain - lo);
@@ -337,7 +345,9 @@ static int build_value(Builder *B, const int16_t *b, uint64_t r) {
         make_move(R, b, p, c);
         at[nc] = NULL;
         if (!c->over) {
-            c->k1 = rank_board(R, c->b);
+            int e = 0;
+            c->k1 = c->k < B->k && !B->levels[c->k].raw ? rank_empties(R, c->b, &e) : rank_board(R, c->b);
+            c->k2 = (uint64_t)e;
             at[nc] = c->k < B->k ? level_addr(&B->levels[c->k], c->k1) : &B->out[c->k1];
             __builtin_prefetch(at[nc]);
         }
@@ -349,7 +359,7 @@ static int build_value(Builder *B, const int16_t *b, uint64_t r) {
         if (c->over) v = c->gain;
         else {
             int cv;
-            if (c->k < B->k) cv = level_value(&B->levels[c->k], c->k1, c->b);
+            if (c->k < B->k) cv = level_value(&B->levels[c->k], c->k1, (int)c->k2);
             else if ((cv = __atomic_load_n(&B->out[c->k1], __ATOMIC_RELAXED)) == SENT) cv = build_value(B, c->b, c->k1);
             v = c->extra ? c->gain + cv : c->gain - cv;
         }

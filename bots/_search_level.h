@@ -76,23 +76,34 @@ static inline const void *level_addr(const Level *L, uint64_t r) {
     return L->blocks + (r / V2_CODES) * 64;
 }
 
-/* u of the escape at slot s of block `blk` (rare: a few in a hundred probes and fewer). */
+/* Escape codes (nibbles 15) in a little-endian word of 16 codes, one bit each (bit 4i for code i). */
+static inline uint64_t escapes_of(uint64_t w) {
+    return w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ULL;
+}
+
+/* u of the escape at slot s of block `blk` (a few probes in a hundred: the search meets outliers more often than
+   they occur). The escapes before it are counted 16 codes at a time; the last word read may reach 3 bytes into
+   what follows the block, always inside the file (the group words follow the blocks), and is masked. */
 static uint64_t v2_exception(const Level *L, uint64_t blk, const uint8_t *line, unsigned s) {
     uint64_t at = rd64(L->groups + (blk / V2_GROUP) * 8) + (uint64_t)(line[1] | line[2] << 8);
-    for (unsigned i = 0; i < s; i++) at += ((line[3 + (i >> 1)] >> ((i & 1) << 2)) & 15) == V2_ESCAPE;
+    unsigned q = 0;
+    for (; 16 * (q + 1) <= s; q++) at += (uint64_t)__builtin_popcountll(escapes_of(rd64(line + 3 + 8 * q)));
+    if (s % 16)
+        at += (uint64_t)__builtin_popcountll(escapes_of(rd64(line + 3 + 8 * q)) & ((1ULL << (4 * (s % 16))) - 1));
     if (at >= L->nexc) return 0;  /* a damaged table reads a wrong value, never out of bounds */
     return L->exc[at];
 }
 
-/* The value of rank r (the board b's) in level L: one cache line read, plus the exception for an escape. */
-static inline int level_value(const Level *L, uint64_t r, const int16_t *b) {
+/* The value of rank r in level L, the board's empties index being e (`rank_empties`; v1 levels need none): one
+   cache line read, plus the exception for an escape. */
+static inline int level_value(const Level *L, uint64_t r, int e) {
     if (L->raw) return L->raw[r];
     const uint64_t blk = r / V2_CODES;
     const unsigned s = (unsigned)(r - blk * V2_CODES);
     const uint8_t *line = L->blocks + blk * 64;
     const int c = (line[3 + (s >> 1)] >> ((s & 1) << 2)) & 15;
     int u;
-    if (__builtin_expect(c != V2_ESCAPE, 1)) u = (int8_t)line[0] + c + L->pred[empties_index(L->h, b)];
+    if (__builtin_expect(c != V2_ESCAPE, 1)) u = (int8_t)line[0] + c + L->pred[e];
     else u = (int)v2_exception(L, blk, line, s);
     return (u << L->shift) - L->k;
 }
@@ -212,7 +223,7 @@ static int level_decode(const Level *L, uint64_t positions, int8_t *out) {
         if ((r & 0xFFFFF) == 0 && interrupted()) return -1;
         if (L->raw) { out[r] = L->raw[r]; continue; }
         walk_board(&w);
-        out[r] = (int8_t)level_value(L, r, w.b);
+        out[r] = (int8_t)level_value(L, r, empties_index(L->h, w.b));
     }
     return 0;
 }
