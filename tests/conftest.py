@@ -7,7 +7,7 @@ import os
 import shutil
 import signal
 from collections.abc import AsyncIterator, Awaitable, Iterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -117,9 +117,9 @@ class Serve(Protocol):
         ...
 
 
-@pytest.fixture
-async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
-    """Start servers on free ports (a restart reuses the same database); all are closed at the end, even on failure."""
+@asynccontextmanager
+async def servers(tmp_path: Path) -> AsyncIterator[Serve]:
+    """What the `serve` fixture yields, for fixtures of other event-loop scopes (tests/server/web/conftest.py)."""
     async with AsyncExitStack() as stack:
 
         async def start(db: str | Path | None = None, **options: Any) -> RunningServer:
@@ -129,6 +129,13 @@ async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
             stack.push_async_callback(running.close)
             return running
 
+        yield start
+
+
+@pytest.fixture
+async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
+    """Start servers on free ports (a restart reuses the same database); all are closed at the end, even on failure."""
+    async with servers(tmp_path) as start:
         yield start
 
 

@@ -5,7 +5,8 @@ script errors and CSP violations; starting games from the lobby and playing them
 The browser tests are skipped, with the reason, when playwright or Chromium is missing, unless
 KALAH_REQUIRE_BROWSER=1 (CI), which makes them fail instead: `tests/install-test-deps.sh` installs both.
 KALAH_CHROMIUM names another Chromium; KALAH_WEB_SCREENSHOTS=DIR writes the pages' screenshots there (`docs/`
-for the README's pictures). The `browser` and `pages` fixtures are in tests/conftest.py.
+for the README's pictures). The `browser` and `pages` fixtures are in tests/conftest.py (a Chromium a test);
+tests/server/web/conftest.py shares one a module (`ContextsOf`), each test's contexts closed after it.
 """
 
 from __future__ import annotations
@@ -109,6 +110,26 @@ async def chromium() -> AsyncIterator[Any]:
             yield launched
         finally:
             await launched.close()
+
+
+class ContextsOf:
+    """One test's view of a Chromium shared by several tests: the contexts it opens (`new_context`) are closed at
+    the test's end (`close`), the browser itself stays up for the next test."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.contexts: list[Any] = []
+
+    async def new_context(self, **options: Any) -> Any:
+        """A new context of the shared browser (its own cookies, storage and cache), closed with this test."""
+        context = await self.browser.new_context(**options)
+        self.contexts.append(context)
+        return context
+
+    async def close(self) -> None:
+        """Close every context this test opened (their pages with them)."""
+        for context in self.contexts:
+            await context.close()
 
 
 class Pages:

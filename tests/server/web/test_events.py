@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+import pytest_asyncio
 
 from server.assembly import RunningServer
 from tests.helpers.browser import SKIP, Pages, screenshot_path
@@ -20,7 +20,7 @@ QUICK = "kalah(1,1,clock=60+1)"
 """One house, one seed: South's only sowing ends the game drawn 1-1; until then the game stays under way."""
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")  # the module's loop, as every fixture here (see conftest.py)
 async def players(arena: RunningServer) -> AsyncIterator[dict[str, Client]]:
     """Four connected people, closed at the end of the test, even on failure."""
     clients: dict[str, Client] = {}
