@@ -11,26 +11,14 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-
-from websockets.exceptions import WebSocketException
-from websockets.sync.client import connect
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from client.stored_game import StoredGame
-from protocol.event_messages import EventState, FetchEvent
-from protocol.messages import (
-    ErrorMessage,
-    FetchGame,
-    ListGames,
-    ListStandings,
-    Message,
-    MessageError,
-    Standings,
-    decode_server,
-    encode,
-)
-from protocol.wire_base import MATCH_ID_RULE, is_match_id
 from server.storage import StorageError, default_db_path, is_postgres, read_offline, sqlite_path
+
+if TYPE_CHECKING:  # the wire's models and websockets are loaded only to ask a server (a database needs neither)
+    from protocol.event_messages import EventState
+    from protocol.messages import Message, Standings
 
 
 class SourceError(Exception):
@@ -49,6 +37,11 @@ def _ask(url: str, requests: Callable[[list[Any]], Message | None]) -> list[Any]
     A `rate_limited` refusal is waited out and asked again; `unknown_match` answers None; any
     other refusal or a failed connection raises `SourceError`.
     """
+    from websockets.exceptions import WebSocketException
+    from websockets.sync.client import connect
+
+    from protocol.messages import ErrorMessage, MessageError, decode_server, encode
+
     answers: list[Any] = []
     try:
         with connect(url, open_timeout=10, close_timeout=2) as ws:
@@ -120,6 +113,8 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
                 status: GameStatus | None = "finished") -> list[StoredGame]:
     """Stored games from a database (a path, None: the default file, or a postgresql:// URL) or a `ws://` server."""
     if source is not None and source.startswith(("ws://", "wss://")):
+        from protocol.messages import ListGames
+
         def next_page(pages: list[Any]) -> Message | None:
             """The next page of at most 200 (the server's bound), until a short one or `limit`."""
             found = sum(len(page.games) for page in pages)
@@ -139,6 +134,9 @@ def query_games(source: str | None, limit: int, player: str | None = None, varia
 def get_game(source: str | None, match_id: str) -> StoredGame | None:
     """One stored game from a database path (None: the default file) or a server URL."""
     if source is not None and source.startswith(("ws://", "wss://")):
+        from protocol.messages import FetchGame
+        from protocol.wire_base import MATCH_ID_RULE, is_match_id
+
         if not is_match_id(match_id):  # a request cannot carry it: only a database written by hand holds one
             raise SourceError(f"{match_id!r} is not a match id ({MATCH_ID_RULE}): a server is asked only for match "
                               "ids (read a database holding such a game with --db)")
@@ -171,6 +169,9 @@ def explore_rows(source: str | None, key: int, player_key: str | None) -> list[t
 def event_games(url: str, event_id: str) -> list[StoredGame]:
     """Every finished game of an event on a server, in the order they were paired: its pairings read in pages (an
     `event_state` alone holds only the latest 200), then each game, all on one connection."""
+    from protocol.event_messages import FetchEvent
+    from protocol.messages import FetchGame
+
     pages: list[EventState] = []
     match_ids: list[str] | None = None
 
@@ -215,5 +216,7 @@ def game_text(game: StoredGame) -> str:
 
 def fetch_standings(url: str) -> Standings:
     """A server's standings of rated games: its stored ratings, results and head-to-head (best 200)."""
+    from protocol.messages import ListStandings
+
     answer: Standings = _ask(url, lambda got: None if got else ListStandings(limit=200))[0]
     return answer

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from protocol import Game, KalahError, Variant, parse_action
-from protocol.messages import GameInfo
+
+if TYPE_CHECKING:  # read from the wire only by a client of a server: `kalah games --db` loads no wire model
+    from protocol.messages import GameInfo
 
 REASONS = {
     "empty": "a row is empty",

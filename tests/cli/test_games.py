@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,16 @@ async def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         done = run(["sh", "-c", f"{shlex.join(KALAH)} {command} --db {db} | head -1"])
         assert done.returncode == 0, done.stderr
         assert done.stdout.count("\n") == 1 and done.stderr == ""
+
+
+async def test_reading_a_database_loads_neither_the_wire_models_nor_websockets(tmp_path: Path) -> None:
+    """`kalah games --db` and `kalah export --db` read the file without importing the wire's pydantic models or
+    websockets (only asking a server needs them): both commands start in about half the time."""
+    db = tmp_path / "arena.sqlite3"
+    await store_random_games(db, VARIANTS)
+    script = ("import sys; from cli.main import main; "
+              f"codes = [main(['games', '--db', {str(db)!r}]), main(['export', '--all', '--db', {str(db)!r}])]; "
+              "print(codes, sorted(m for m in ('pydantic', 'protocol.messages', 'websockets') if m in sys.modules))")
+    done = await asyncio.to_thread(run, [sys.executable, "-c", script])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[0, 0] []"
