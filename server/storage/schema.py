@@ -42,6 +42,7 @@ A database whose version is newer than the code knows is refused, never written.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -610,6 +611,19 @@ def pending(current: int, migrations: tuple[Migration, ...]) -> list[Migration]:
     return [m for m in migrations if m[0] > current]
 
 
+ADD_COLUMN = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+) ")
+
+
+def column_added(db: sqlite3.Connection, statement: str) -> bool:
+    """Whether `statement` adds a column the table already has (SQLite has no `ADD COLUMN IF NOT EXISTS`): a step
+    run again over a database that has it, as PostgreSQL's steps may be, then changes nothing."""
+    added = ADD_COLUMN.match(statement)
+    if added is None:
+        return False
+    table, column = added.groups()
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
+
+
 def migrate_sqlite(db: sqlite3.Connection, migrations: tuple[Migration, ...] = SQLITE_MIGRATIONS) -> int:
     """Bring a SQLite database (autocommit connection) to the latest version in one transaction; returns it."""
     db.execute("BEGIN IMMEDIATE")  # one opener at a time: another waits, then finds the work done
@@ -624,7 +638,7 @@ def migrate_sqlite(db: sqlite3.Connection, migrations: tuple[Migration, ...] = S
                 elif statement == FILL_EXPLORE:
                     for ops in stored_ops(db.execute(STORED_GAMES["sqlite"]).fetchall()):
                         db.executemany(EXPLORE_SQL[OpKind.EXPLORE], [params for _, params in ops])
-                else:
+                elif not column_added(db, statement):
                     db.execute(statement)
             db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, time.time()))
             current = version

@@ -167,6 +167,19 @@ async def test_pending_steps_apply_once_in_order_and_a_failed_step_changes_nothi
         await query(any_db, "SELECT y FROM more")
 
 
+async def test_steps_run_again_over_a_database_that_has_them_change_nothing(any_db: str | Path) -> None:
+    """Every step from version 17 on, run again over a database that already took it (its versions forgotten), adds
+    no column twice and fails nowhere, on both backends: the database comes back to the latest version as it was."""
+    storage = await open_storage(any_db)
+    await storage.close()
+    before = await query(any_db, "SELECT count(*) FROM guards")
+    await query(any_db, "DELETE FROM schema_version WHERE version >= 17")
+    base = POSTGRES_MIGRATIONS if is_postgres(any_db) else SQLITE_MIGRATIONS
+    assert await migrate(any_db, base) == LATEST
+    assert await versions(any_db) == list(range(1, LATEST + 1))
+    assert await query(any_db, "SELECT count(*) FROM guards") == before
+
+
 async def test_nodes_starting_together_on_one_postgres_database_migrate_it_once(pg_url: str) -> None:
     """Several nodes migrating one new PostgreSQL database at once all succeed; each version is applied once."""
     assert await asyncio.gather(*(migrate(pg_url, POSTGRES_MIGRATIONS) for _ in range(4))) == [LATEST] * 4
