@@ -105,6 +105,9 @@ class Arena:
         self.passkeys = Passkeys(storage, self.write, self.accounts, self.loop.time)
         """Accounts' passkeys (WebAuthn) and their pending challenges."""
         self.ratings: dict[str, tuple[Rating, int]] = {}
+        self.rating_ends = asyncio.Lock()
+        """Held by a rated end from reading its players' ratings until it stored their updates: two rated ends of one
+        player at once each read what the other wrote (else one update would be lost)."""
         self.seeks: dict[str, Follower] = {}
         self.seated: defaultdict[str, dict[str, None]] = defaultdict(dict)
         """Player id -> ids of the rooms where it holds a seat, in the order it took them (the newest last)."""
@@ -287,11 +290,21 @@ class Arena:
     async def store(self, room: Room, change: ArenaChange) -> tuple[int, list[tuple[str, Rating, int]]]:
         """Refuse while closing; store the change (with the ratings an end brings, and what the deployment adds)
         as one durable write; commit it to the match. How many events it logged, and the rating updates stored."""
-        m = room.match
         end = end_of(change)
-        if end is not None and m.rates(end):
-            self.ratings.update(await self.replication.fresh_ratings([s.player_id for s in m.seats if s]))
-        updates = [] if end is None else self.rating_updates(room, end)
+        if end is None or not room.match.rates(end):
+            return await self._store(room, change, [])
+        async with self.rating_ends:
+            self.ratings.update(await self.replication.fresh_ratings([s.player_id for s in room.match.seats if s]))
+            updates = self.rating_updates(room, end)
+            stored = await self._store(room, change, updates)
+            for pid, rating, games in updates:
+                self.ratings[pid] = (rating, games)
+            return stored
+
+    async def _store(self, room: Room, change: ArenaChange,
+                     updates: list[tuple[str, Rating, int]]) -> tuple[int, list[tuple[str, Rating, int]]]:
+        """Store the change with the rating updates its end brings as one durable write and commit it to the match."""
+        m = room.match
         ops = ops_of(m, change) + [op_rating(pid, r.rating, r.rd, r.volatility, g) for pid, r, g in updates]
         ops += explore_ops_of(m, change, self.ratings)  # the game's moves in the explorer, with its end
         try:

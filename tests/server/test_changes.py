@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from server.core.arena import Arena
 from server.core.changes import CancelChange, ops_of
 from server.core.errors import ShuttingDownError
 from server.core.match import Seat
+from server.core.ratings import Rating, update_pair
 from server.core.rooms import Room
 from server.storage.sqlite import SQLiteStorage
 from tests.helpers.paths import ROOT_DIR
@@ -77,6 +79,28 @@ async def test_join_action_and_end_each_go_through_apply(running: RunningServer)
     assert sorted(str(r[0]) for r in rows(arena, "SELECT player_id FROM ratings")) == ["p-alice", "p-bob"]
     assert arena.ratings["p-alice"][0].rating > 1500 > arena.ratings["p-bob"][0].rating
     assert room.match.end is not None
+
+
+async def test_two_rated_ends_at_once_of_one_player_both_count(running: RunningServer) -> None:
+    """Alice wins two rated games whose ends are stored at the same moment: each end reads the rating the other
+    wrote, so she has two games and the rating two wins give (one end's update is not lost to the other)."""
+    arena = running.arena
+    carol = Seat("p-carol", "carol")
+    rooms = [await arena.create(Variant(), True, 0, [(0, ALICE), (1, other)]) for other in (BOB, carol)]
+
+    async def resign(room: Room) -> None:
+        """North resigns `room`."""
+        async with room.lock:
+            await arena.apply(room, room.match.prepare_resign(1))
+
+    for room in rooms:
+        await arena.act(room, 0, Sow(3), 0, None)
+    await asyncio.gather(*(resign(room) for room in rooms))
+    once = update_pair(Rating(), Rating(), 1.0)[0]
+    twice = update_pair(once, Rating(), 1.0)[0]
+    rating, games = arena.ratings["p-alice"]
+    assert games == 2 and rating.rating == pytest.approx(twice.rating)
+    assert rows(arena, "SELECT games FROM ratings WHERE player_id = 'p-alice'") == [(2,)]
 
 
 async def test_a_forfeit_is_an_end_stored_with_its_reason_in_one_write(running: RunningServer) -> None:
