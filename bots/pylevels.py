@@ -54,20 +54,32 @@ def empties_index(h: int, board: Sequence[int]) -> int:
     return em * (h + 1) + eo
 
 
-def _walk(h: int, k: int, positions: int) -> Any:
-    """The boards (stores zero) of ranks 0..positions-1 of a level, in rank order."""
-    m = 2 * h
-    bars = list(range(m - 1))
-    for _ in range(positions):
+def compositions(m: int, k: int, start: int, stop: int) -> Any:
+    """House contents of k seeds on m houses with ranks start..stop-1, in rank order."""
+    bars: list[int] = []
+    r, top = start, k + m - 2
+    for j in range(m - 2, -1, -1):
+        p = top
+        while comb(p, j + 1) > r:
+            p -= 1
+        bars.append(p)
+        r -= comb(p, j + 1)
+        top = p - 1
+    bars.reverse()
+    for _ in range(start, stop):
         edges = [-1, *bars, k + m - 1]
-        x = [edges[j + 1] - edges[j] - 1 for j in range(m)]
-        yield (*x[:h], 0, *x[h:], 0)
+        yield [edges[j + 1] - edges[j] - 1 for j in range(m)]
         j = 0
         while j < m - 2 and bars[j] + 1 == bars[j + 1]:
             j += 1
         if bars:
             bars[j] += 1
             bars[:j] = range(j)
+
+
+def _walk(h: int, k: int, positions: int) -> Any:
+    """The boards (stores zero) of ranks 0..positions-1 of a level, in rank order."""
+    return ((*x[:h], 0, *x[h:], 0) for x in compositions(2 * h, k, 0, positions))
 
 
 class Level:

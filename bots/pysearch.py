@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any, Protocol
 
-from bots.pylevels import Level
+from bots.pylevels import Level, compositions
 from bots.pylevels import decode_level as decode_level  # the twins of the C core's level functions
 from bots.pylevels import encode_level as encode_level
 from bots.pylevels import level_model as level_model
@@ -343,29 +343,6 @@ def _board_of(rules: Rules, houses: Sequence[int]) -> tuple[int, ...]:
     return (*houses[:h], 0, *houses[h:], 0)
 
 
-def _compositions(m: int, k: int, start: int, stop: int) -> Any:
-    """House contents of k seeds on m houses with ranks start..stop-1, in rank order."""
-    bars: list[int] = []
-    r, top = start, k + m - 2
-    for j in range(m - 2, -1, -1):
-        p = top
-        while comb(p, j + 1) > r:
-            p -= 1
-        bars.append(p)
-        r -= comb(p, j + 1)
-        top = p - 1
-    bars.reverse()
-    for _ in range(start, stop):
-        edges = [-1, *bars, k + m - 1]
-        yield [edges[j + 1] - edges[j] - 1 for j in range(m)]
-        j = 0
-        while j < m - 2 and bars[j] + 1 == bars[j + 1]:
-            j += 1
-        if bars:
-            bars[j] += 1
-            bars[:j] = range(j)
-
-
 def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: int, stop: int) -> None:
     """Fill ranks start..stop of database level k; `out` starts filled with -128 (unknown)."""
     if rules.majority or not 1 <= k <= 120:
@@ -400,7 +377,7 @@ def build_level(rules: Rules, k: int, levels: Sequence[Any], out: Any, start: in
         view[rk] = best
         return best
 
-    for houses in _compositions(2 * rules.h, k, start, stop):
+    for houses in compositions(2 * rules.h, k, start, stop):
         if _interrupted[0]:
             raise KeyboardInterrupt
         value(_board_of(rules, houses))

@@ -158,15 +158,26 @@ def converted_line(item: egdb.Converted) -> str:
             f"({100 * item.exceptions / max(item.positions, 1):.2f}% of the positions)")
 
 
-def run_convert(args: argparse.Namespace) -> int:
-    """Convert a rule set's v1 levels to v2, printing each level as it is done; exit 1 on a damaged v1 file."""
+def _databased(args: argparse.Namespace, seeds: int | None = None) -> Variant | None:
+    """The rule set the variant flags name (its seeds sized for `seeds` in play when given), or None once a line said
+    why it has no databases."""
     try:
         variant = variant_from_args(args)
+        if seeds is not None:
+            variant = rule_set(variant, seeds)
     except KalahError as exc:
         print(f"kalah egdb: {exc}", file=sys.stderr)
-        return 2
+        return None
     if not egdb.applies(variant):
         print("kalah egdb: clockwise, relay and majority-end variants have no endgame databases", file=sys.stderr)
+        return None
+    return variant
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Convert a rule set's v1 levels to v2, printing each level as it is done; exit 1 on a damaged v1 file."""
+    variant = _databased(args)
+    if variant is None:
         return 2
     directory = args.dir or egdb.cache_dir()
     todo = [k for k in range(1, 121) if egdb.level_path(directory, variant, k, egdb.OLD_FORMAT).exists()]
@@ -200,13 +211,8 @@ def run_build(args: argparse.Namespace) -> int:
     if not 1 <= args.egdb_seeds <= MAX_SEEDS:
         print(f"kalah egdb: --seeds must be 1..{MAX_SEEDS}", file=sys.stderr)
         return 2
-    try:
-        variant = rule_set(variant_from_args(args), args.egdb_seeds)
-    except KalahError as exc:
-        print(f"kalah egdb: {exc}", file=sys.stderr)
-        return 2
-    if not egdb.applies(variant):
-        print("kalah egdb: clockwise, relay and majority-end variants have no endgame databases", file=sys.stderr)
+    variant = _databased(args, args.egdb_seeds)
+    if variant is None:
         return 2
     directory = args.dir or egdb.cache_dir()
     levels = egdb.plan(variant, args.egdb_seeds, directory)
