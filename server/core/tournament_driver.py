@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from protocol.errors import EventStartedError, KalahError, MatchExistsError, TooManyError, UnknownEventError
 from protocol.names import BOT_PREFIX
@@ -49,6 +50,15 @@ from server.tournaments.tournament import Tournament, TournamentStatus
 LIVE = (TournamentStatus.OPEN, TournamentStatus.RUNNING)
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """A deferred game between hosted bots: its event, and the identity and address its exhibition place counts for."""
+
+    event_id: str
+    holder: str
+    address: str | None
+
+
 class TournamentDriver:
     """Every open and running event this server knows (its own and copies), with locks, timers and followers."""
 
@@ -65,9 +75,12 @@ class TournamentDriver:
         self.addresses: dict[str, str] = {}
         """Tournament id -> the address of the client that created it (events made here since the start): its bot
         games count against that address's and its network's exhibitions."""
-        self.deferred: dict[str, str] = {}
-        """Match id -> tournament id of the games between hosted bots that wait for an exhibition place, first
-        deferred first (a new game waits behind them, so they are not starved by the games paired after them)."""
+        self.deferred: dict[str, Waiting] = {}
+        """Match id -> the games between hosted bots that wait for an exhibition place, first deferred first (a new
+        game waits behind them, so they are not starved by the games paired after them)."""
+        self.reserved: set[str] = set()
+        """Deferred games holding the place a game's end freed, until they start: the place is taken when it is freed,
+        so a client's own exhibition asked for meanwhile does not take it from them."""
         self.end_hooks: list[Callable[[Tournament], None]] = []
         """Called with each event that finished or was cancelled (the KGP gateway frees its entrants)."""
         self.owners = arena.replication.tournaments()
@@ -300,7 +313,9 @@ class TournamentDriver:
         self.release(event_id)
         self.tournaments.pop(event_id, None)
         self.followers.forget(event_id)
-        self.deferred = {m: e for m, e in self.deferred.items() if e != event_id}
+        for match_id in [m for m, w in self.deferred.items() if w.event_id == event_id]:
+            self._unreserve(match_id)
+            del self.deferred[match_id]
         self.addresses.pop(event_id, None)
 
     # --- the event's clock ---------------------------------------------------------------------------
@@ -414,6 +429,8 @@ class TournamentDriver:
         south, north = await self._find_seat(p.south), await self._find_seat(p.north)
         if south is None or north is None:  # an identity no longer stored: that side forfeits
             log_event("event_forfeit", event_id=event.event_id, match=p.match_id, south=p.south, north=p.north)
+            self._unreserve(p.match_id)
+            self.deferred.pop(p.match_id, None)
             self._ended(event.event_id, p.match_id, 0.0 if south is None else 1.0)
             return
         bots = south.bot is not None and north.bot is not None
@@ -434,6 +451,10 @@ class TournamentDriver:
         network, and the server's cap in all); False, and the game waits for a place, past any of them or while
         games deferred before it wait."""
         assert p.match_id is not None
+        if p.match_id in self.reserved:  # its place was taken for it when a game ended
+            self.reserved.discard(p.match_id)
+            self.deferred.pop(p.match_id, None)
+            return True
         creator = await self._find_seat(event.creator)
         holder = event.creator if creator is None else creator.player_id
         address = self.addresses.get(event.event_id)
@@ -444,25 +465,47 @@ class TournamentDriver:
             self.arena.quotas.check_exhibition(holder, address)
         except TooManyError as exc:
             if p.match_id not in self.deferred:
-                self.deferred[p.match_id] = event.event_id
+                self.deferred[p.match_id] = Waiting(event.event_id, holder, address)
                 log_event("event_game_deferred", event_id=event.event_id, match=p.match_id, reason=str(exc))
             return False
         self.deferred.pop(p.match_id, None)
         self.arena.quotas.hold_exhibition(p.match_id, holder, address)
         return True
 
+    def _reserve(self) -> None:
+        """Take the exhibition places free now for the deferred games, first deferred first (one whose creator is
+        at a cap lets the next go first), before anything else can ask for them."""
+        for match_id, waiting in self.deferred.items():
+            if match_id in self.reserved:
+                continue
+            try:
+                self.arena.quotas.check_exhibition(waiting.holder, waiting.address)
+            except TooManyError:
+                continue
+            self.arena.quotas.hold_exhibition(match_id, waiting.holder, waiting.address)
+            self.reserved.add(match_id)
+
+    def _unreserve(self, match_id: str) -> None:
+        """Give back the place taken for a deferred game that will not start."""
+        if match_id in self.reserved:
+            self.reserved.discard(match_id)
+            self.arena.quotas.release(match_id)
+
     async def _start_deferred(self) -> None:
         """Start the bot games that waited for an exhibition place, first deferred first, while places are free (one
         whose creator is at a cap lets the next go first)."""
-        for match_id, event_id in list(self.deferred.items()):
-            lock = self.locks.get(event_id)
+        self._reserve()
+        for match_id, waiting in list(self.deferred.items()):
+            lock = self.locks.get(waiting.event_id)
             if lock is None:
+                self._unreserve(match_id)
                 self.deferred.pop(match_id, None)
                 continue
             async with lock:
-                event = self.tournaments.get(event_id)
+                event = self.tournaments.get(waiting.event_id)
                 pairing = None if event is None else next((p for p in event.live() if p.match_id == match_id), None)
-                if event is None or pairing is None or not self.owners.owns(event_id):
+                if event is None or pairing is None or not self.owners.owns(waiting.event_id):
+                    self._unreserve(match_id)
                     self.deferred.pop(match_id, None)
                     continue
                 if match_id in self.deferred:
@@ -494,7 +537,8 @@ class TournamentDriver:
         event_id = match_id.rsplit("-r", 1)[0]
         if self.owners.owns(event_id):
             self._ended(event_id, match_id, seat_score(end.winner))
-        if self.deferred:  # an exhibition place may be free: waiting bot games go first
+        if self.deferred:  # an exhibition place may be free: waiting bot games take it now and start soon
+            self._reserve()
             self.arena.spawn(self._start_deferred())
 
     def _ended(self, event_id: str, match_id: str, score: float) -> None:

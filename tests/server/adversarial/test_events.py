@@ -8,7 +8,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from protocol.errors import TooManyError
 from server.assembly import RunningServer
+from server.core.match import EndChange
+from server.core.rooms import Room
+from server.core.tournament_driver import Waiting
 from tests.conftest import Serve
 from tests.helpers.cluster_play import start_node, stop_nodes
 from tests.helpers.wire import HONEST, OPERATOR, Client, FakeClock, attacker, eventually
@@ -202,9 +206,24 @@ def bot_games(server: RunningServer) -> Counter[str]:
 async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
     """Arenas of 16 hosted bots each, made by identities of three networks, play at most the exhibitions' caps of
     bot games at once (4 for a creator, 6 in all here): the games past them wait for a place and are played when
-    one is free, first deferred first (the games paired later wait behind them), while a client's own exhibition
-    past the cap in all is `too_many`."""
+    one is free, first deferred first (the games paired later wait behind them), each taking the place a game's
+    end frees at that moment, so a client's own exhibition past the cap in all is `too_many`."""
     server = await serve(bot_factory=SlowFirst.make, exhibitions_in_all=6)
+    driver, quotas = server.tournaments, server.arena.quotas
+    left_free: list[int] = []
+
+    def place_left_free(room: Room, end: EndChange) -> None:
+        """After the driver's hook: a place the end freed is taken at once by a deferred game that can use it."""
+        def takes(waiting: Waiting) -> bool:
+            try:
+                quotas.check_exhibition(waiting.holder, waiting.address)
+            except TooManyError:
+                return False
+            return True
+        if any(m not in driver.reserved and takes(w) for m, w in driver.deferred.items()):
+            left_free.append(room.match.ply)
+
+    server.arena.match_end_hooks.append(place_left_free)
     bots = [f"slow:{n}" for n in range(1, 17)]
     arena = {"kind": "arena", "duration_s": 600, "variant": "kalah(3,2,clock=60+1)"}
     hosts = [await Client.open(server.url, f"host{n}", source=attacker(0, n)) for n in (1, 2, 3)]
@@ -223,6 +242,7 @@ async def test_event_bot_games_count_as_exhibitions(serve: Serve) -> None:
     first_wave = [p for eid in events for p in server.tournaments.tournaments[eid].pairings if p.round == 1]
     started = [p for p in first_wave if p.finished or p.match_id in server.arena.rooms]
     assert len(first_wave) == 24 and len(started) == 24  # in turn: none starved by the games paired after them
+    assert left_free == []  # no moment when a client's own exhibition could take a place owed to a waiting game
     await hosts[0].send(type="exhibition", south="slow:1", north="slow:2")
     assert await hosts[0].error() == "too_many"
     for host in hosts:
