@@ -123,7 +123,7 @@ def rate(variant: Variant, seeds: int, directory: Path, copy_dir: Path | None, r
                 decoded = egdb.values(csearch, game, k, found[k])
                 egdb._write_atomic(egdb.level_path(target, game, k, egdb.OLD_FORMAT), decoded)
             elif not all(v2) and not egdb.level_path(target, game, k).exists():
-                egdb._write_level(egdb.level_path(target, game, k), csearch, game, k, found[k])
+                egdb.write_level(egdb.level_path(target, game, k), csearch, game, k, found[k])
         copies = egdb.load(game, seeds, csearch, target, build=False)
         old, new = (copies, found) if all(v2) else (found, copies)
         print(f"{'v1' if all(v2) else 'v2'} copies of levels 1..{seeds} in {target} ({time.perf_counter() - t0:.1f} s):"

@@ -25,7 +25,8 @@ the block. So a probe reads one cache line, and for an escape (0.01% of the posi
 group's word and the exception.
 
 The former format v1 (`v1-kalah-RULES-kNNN.egdb`, one signed byte per rank) is still read where no v2 file is;
-`kalah egdb convert` (`convert`) turns such levels into v2, each checked value by value before its v1 file goes.
+`kalah egdb convert` (bots/egdb_convert.py) turns such levels into v2, each checked value by value before its v1
+file goes.
 
 Files live in `$KALAH_EGDB_DIR`, or else in the user cache directory
 (`platformdirs.user_cache_path("kalah-arena") / "egdb"`, `user_cache`). A level is built in memory at one byte a
@@ -154,7 +155,7 @@ def _bad_bytes(k: int) -> bytes:
     return bytes(b for b in range(256) if not -k <= (b - 256 if b > 127 else b) <= k)
 
 
-def _check(data: mmap.mmap, k: int, path: Path) -> None:
+def check_v1(data: mmap.mmap, k: int, path: Path) -> None:
     """Refuse a v1 level whose first or last page holds a value out of -k..k (cheap: two pages)."""
     head, tail = data[:4096], data[-4096:]
     bad = _bad_bytes(k)
@@ -211,7 +212,7 @@ def _check_v2(data: mmap.mmap, variant: Variant, k: int, path: Path) -> None:
             raise LevelFileError(path, k, f"exceptions out of range for {k} seeds")
 
 
-def _map_file(path: Path) -> tuple[Any, mmap.mmap] | None:
+def map_file(path: Path) -> tuple[Any, mmap.mmap] | None:
     """The open file and its read-only mapping; None if there is no file."""
     try:
         fh = path.open("rb")
@@ -239,7 +240,7 @@ def advise_huge(mapped: mmap.mmap) -> None:
             mapped.madvise(mmap.MADV_HUGEPAGE)
 
 
-def _open_level(directory: Path, variant: Variant, k: int, copy: bool) -> mmap.mmap | None:
+def open_level(directory: Path, variant: Variant, k: int, copy: bool) -> mmap.mmap | None:
     """Map a complete level file read-only, v2 or else v1; None if there is none, `LevelFileError` if the file
     is not a level.
 
@@ -249,18 +250,18 @@ def _open_level(directory: Path, variant: Variant, k: int, copy: bool) -> mmap.m
     path = level_path(directory, variant, k)
     opened = None
     try:
-        opened = _map_file(path)
+        opened = map_file(path)
         if opened is not None:
             _check_v2(opened[1], variant, k, path)
         else:
             path = level_path(directory, variant, k, OLD_FORMAT)
-            opened = _map_file(path)
+            opened = map_file(path)
             if opened is None:
                 return None
             size = pysearch.level_size(variant.houses, k)
             if len(opened[1]) != size:
                 raise LevelFileError(path, k, f"{len(opened[1]):,} bytes where level {k} has {size:,}")
-            _check(opened[1], k, path)
+            check_v1(opened[1], k, path)
     except LevelFileError as exc:
         if opened is not None:
             opened[1].close()
@@ -286,7 +287,7 @@ def _open_level(directory: Path, variant: Variant, k: int, copy: bool) -> mmap.m
         return mem
 
 
-def _scratch(size: int) -> mmap.mmap | bytearray:
+def scratch(size: int) -> mmap.mmap | bytearray:
     """Writable memory for a level being built (huge pages when large: it is probed at random)."""
     if size < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):
         return bytearray(size)
@@ -351,7 +352,7 @@ def encode(impl: SearchCore[Any], variant: Variant, k: int, values: Any) -> Enco
     return Encoded(header(variant, k, shift, pred, exceptions), body, used, exceptions)
 
 
-def _write_level(path: Path, impl: SearchCore[Any], variant: Variant, k: int, values: Any) -> int:
+def write_level(path: Path, impl: SearchCore[Any], variant: Variant, k: int, values: Any) -> int:
     """Encode level k's values to format v2 and write them atomically to `path`: the exceptions."""
     enc = encode(impl, variant, k, values)
     view = memoryview(enc.body)
@@ -368,7 +369,7 @@ def _write_level(path: Path, impl: SearchCore[Any], variant: Variant, k: int, va
 def _build(impl: SearchCore[Any], rules: Any, k: int, size: int, levels: list[Any],
            progress: Progress | None) -> mmap.mmap | bytearray:
     """Compute level k in memory by chunks of ranks, on every core when the core releases the GIL."""
-    out = _scratch(size)
+    out = scratch(size)
     block = bytes([UNKNOWN]) * min(size, 1 << 24)
     for at in range(0, size, len(block)):
         out[at : at + len(block)] = block[: size - at]
@@ -516,7 +517,7 @@ def load(
     for k in range(len(levels), seeds + 1):
         size = impl.level_size(h, k)
         try:
-            mapped = _open_level(directory, variant, k, copy)
+            mapped = open_level(directory, variant, k, copy)
         except LevelFileError:
             if not build:
                 raise
@@ -526,7 +527,7 @@ def load(
         elif build:
             out = _build(impl, rules, k, size, levels, progress)
             if hasattr(impl, "encode_level"):
-                _write_level(level_path(directory, variant, k), impl, variant, k, out)
+                write_level(level_path(directory, variant, k), impl, variant, k, out)
             else:  # a C extension built before format v2 (the package reinstalled without rebuilding it)
                 sys.stderr.write(f"endgame database level {k}: written in format v1: the C extension predates "
                                  "format v2 (`pip install -e .` rebuilds it)\n")
@@ -534,86 +535,10 @@ def load(
             del out
             if progress is not None:
                 progress(k, size, size)  # the level is on disk
-            levels.append(_open_level(directory, variant, k, copy))  # the file's pages, not a private copy
+            levels.append(open_level(directory, variant, k, copy))  # the file's pages, not a private copy
         else:
             break
     return levels if len(levels) > 1 else []
-
-
-@dataclass(frozen=True)
-class Converted:
-    """One level converted from format v1 to v2: its seed count, bytes before and after, exceptions, positions."""
-
-    k: int
-    v1_bytes: int
-    v2_bytes: int
-    exceptions: int
-    positions: int
-
-
-def convert(variant: Variant, impl: SearchCore[Any], directory: Path | None = None,
-            report: Callable[[Converted], None] | None = None) -> list[Converted]:
-    """Convert every v1 level of a rule set in `directory` to format v2, level by level.
-
-    Each level is encoded, written to a temporary file and renamed into place, then opened, checked and decoded
-    whole: only when every value equals the v1 file's is the v1 file deleted. An interrupted conversion loses
-    nothing and the next run goes on (a v2 file already renamed into place is checked again before its v1 file
-    goes). A v1 file that is not a level raises `LevelFileError` and is kept.
-    """
-    directory = directory or cache_dir()
-    h = variant.houses
-    done = []
-    for k in range(1, 121):
-        old = level_path(directory, variant, k, OLD_FORMAT)
-        if not old.exists():
-            continue
-        new = level_path(directory, variant, k)
-        positions = pysearch.level_size(h, k)
-        opened = _map_file(old)
-        if opened is None:
-            continue
-        fh, v1 = opened
-        with fh, contextlib.closing(v1):
-            if len(v1) != positions:
-                raise LevelFileError(old, k, f"{len(v1):,} bytes where level {k} has {positions:,}")
-            _check(v1, k, old)
-            check = _open_checked(directory, variant, k, new)
-            if check is None:
-                _write_level(new, impl, variant, k, v1)
-                check = _open_checked(directory, variant, k, new)
-            if check is None:
-                raise LevelFileError(new, k, "not found after it was written")
-            with contextlib.closing(check):
-                out = _scratch(positions)
-                try:
-                    impl.decode_level(h, k, check, out)
-                    same = memoryview(out) == memoryview(v1)
-                finally:
-                    if isinstance(out, mmap.mmap):
-                        out.close()
-                size = len(check)
-                exceptions = pylevels.FIELDS.unpack_from(check)[11]
-            if not same:
-                new.unlink()
-                raise LevelFileError(new, k, "its values differ from the v1 file's (kept)")
-        old.unlink()
-        item = Converted(k, positions, size, exceptions, positions)
-        done.append(item)
-        if report is not None:
-            report(item)
-    return done
-
-
-def _open_checked(directory: Path, variant: Variant, k: int, path: Path) -> mmap.mmap | None:
-    """The v2 file of level k mapped and checked; None when there is none or it is not a complete level (a damaged
-    one is then deleted, to be written again)."""
-    if not path.exists():
-        return None
-    try:
-        return _open_level(directory, variant, k, False)
-    except LevelFileError:
-        path.unlink(missing_ok=True)
-        return None
 
 
 def values(impl: SearchCore[Any], variant: Variant, k: int, level: Any) -> bytearray:

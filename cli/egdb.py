@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from bots import egdb
+from bots import egdb, egdb_convert
 from cli.interrupts import run_stoppable
 from cli.variant_args import add_variant_args, variant_from_args
 from protocol import Capture, KalahError, Leftover, Variant
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     return run_build(args)
 
 
-def converted_line(item: egdb.Converted) -> str:
+def converted_line(item: egdb_convert.Converted) -> str:
     """One converted level in words: bytes before and after, and the share of exceptions."""
     return (f"level {item.k}: {item.v1_bytes:,} bytes (v1) -> {item.v2_bytes:,} bytes (v2, "
             f"{100 * item.v2_bytes / max(item.v1_bytes, 1):.1f}%), {item.exceptions:,} exceptions "
@@ -190,13 +190,13 @@ def run_convert(args: argparse.Namespace) -> int:
         return 2
     print(f"converting {len(todo)} v1 levels of rule set {egdb.rule_key(variant)} in {directory} to v2", flush=True)
 
-    def say(item: egdb.Converted) -> None:
+    def say(item: egdb_convert.Converted) -> None:
         """One line a level, as soon as it is converted."""
         print(converted_line(item), flush=True)
 
     t0 = time.monotonic()
     try:
-        done = run_stoppable(lambda: egdb.convert(variant, core, directory, say), "kalah egdb")
+        done = run_stoppable(lambda: egdb_convert.convert(variant, core, directory, say), "kalah egdb")
     except egdb.LevelFileError as exc:
         print(f"kalah egdb: {exc}", file=sys.stderr)
         return 1

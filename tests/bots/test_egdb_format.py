@@ -169,7 +169,7 @@ CONVERT_CHILD = """
 import os, signal, sys
 from pathlib import Path
 import bots._search as core
-from bots import egdb
+from bots import egdb, egdb_convert
 from protocol import Variant
 kill_at, after = int(sys.argv[2]), sys.argv[3] == "after"
 real = egdb._rename
@@ -180,7 +180,7 @@ def rename(src, dst):
     if dst.name.endswith(f"k{kill_at:03d}.egdb"):
         os.kill(os.getpid(), signal.SIGKILL)  # renamed into place, the v1 file not yet checked against it
 egdb._rename = rename
-egdb.convert(Variant(houses=4, seeds=2), core, Path(sys.argv[1]))
+egdb_convert.convert(Variant(houses=4, seeds=2), core, Path(sys.argv[1]))
 """
 
 
