@@ -9,7 +9,7 @@ the match's own Redis channel; every node holding a copy applies it, or reads wh
 the database, so a dropped message costs a read, never a gap. See docs/cluster.md.
 
 `cluster_node` is the arena's deployment as one node: `Cluster` is its `Replication`,
-`ClusterPresence` its presence.
+`ClusterPresence` its presence, `RedisFailureCounts` where its failed sign-ins are counted.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from server.core.replication import Deployment
 def cluster_node(arena: MatchHost, options: ClusterOptions) -> Deployment:
     """The arena's deployment as one node of a cluster (raises ValueError for a bus URL redis-py cannot read)."""
     cluster = Cluster(arena, options)
-    return Deployment(cluster, cluster.presence)
+    return Deployment(cluster, cluster.presence, cluster.failure_counts)
 
 
 __all__ = ["Cluster", "ClusterOptions", "ClusterPresence", "cluster_node"]

@@ -27,6 +27,7 @@ from server.cluster.messages import (
 )
 from server.cluster.options import ClusterOptions
 from server.cluster.presence import ClusterPresence
+from server.cluster.sign_in_counts import RedisFailureCounts
 from server.cluster.tournaments import ClusterTournaments
 from server.core.changes import ArenaChange, CancelChange, CreateChange, end_of
 from server.core.follower import Follower
@@ -67,6 +68,8 @@ class Cluster:
         self.nodes = Nodes(pool, options.node_id, options.address, options.lease_s)
         self.presence = ClusterPresence(arena, self)
         self.bus = Bus(options.bus_url, self.on_match, self.on_node, self.on_gap, self.on_watching)
+        self.failure_counts = RedisFailureCounts(options.bus_url)
+        """Failed sign-ins as every node counts them (in Redis, on a connection of their own)."""
         self.owned: set[str] = set()
         """The matches whose clocks, hosted bots and expiry this node runs."""
         self.live_nodes: dict[str, float] = {}
@@ -449,6 +452,7 @@ class Cluster:
         """Stop beating and close the bus."""
         await self.lease.close()
         await self.bus.close()
+        await self.failure_counts.close()
 
     def health(self) -> dict[str, Any]:
         """This node's part for `/health` (as `cluster`): its id, role, owned matches, bus and database status."""

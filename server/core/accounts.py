@@ -130,20 +130,20 @@ class Accounts:
         name alike), `SignInThrottledError` while the account or the network must wait, or the server's line of
         password tries is full; while many fail on the server, the try waits its turn first."""
         key = name_key(name)
-        self.throttle.check(key, network)
+        await self.throttle.admit(key, network)
         wait = self.pace.admit(network)
         if wait > 0:
             await self._sleep(wait)
-            self.throttle.check(key, network)
+            await self.throttle.admit(key, network)
         pid = await player_id_named(self.storage, name)
         stored = await self._password_of(pid) if pid is not None else None
         if not await self.passwords.verify(stored, password) or pid is None or stored is None:
-            self.throttle.failed(key, network)
+            await self.throttle.count_failure(key, network)
             raise SignInError(WRONG)
         player = await self.identities.get(pid)
         if player is None:
             raise SignInError(WRONG)
-        self.throttle.succeeded(key)
+        await self.throttle.count_success(key)
         self.pace.succeeded()
         also = []
         if self.passwords.needs_rehash(stored):  # the parameters changed since it was stored: today's
@@ -154,7 +154,7 @@ class Accounts:
                       network: str) -> SignIn:
         """A new session of the account `name` with one of its unused one-time codes, and `new_password` its
         password; every other session ends. `SignInError` for a wrong, used or unknown code or name."""
-        self.codes_throttle.check("", network)
+        await self.codes_throttle.admit("", network)
         pid = await player_id_named(self.storage, name)
         found = None
         if pid is not None:
@@ -165,7 +165,7 @@ class Accounts:
                         found = credential
         player = None if pid is None else await self.identities.get(pid)
         if found is None or player is None:
-            self.codes_throttle.failed("", network)
+            await self.codes_throttle.count_failure("", network)
             raise SignInError("wrong name or recovery code, or a code already used")
         others = [s.session_id for s in await read_open_sessions(self.storage, player.player_id)]
         secret = await self.passwords.hash(new_password)
@@ -219,10 +219,10 @@ class Accounts:
         many ended."""
         player = await self.identities.get(player_id)
         key = name_key(player.name) if player is not None else player_id
-        self.throttle.check(key, network)
+        await self.throttle.admit(key, network)
         stored = await self._password_of(player_id)
         if not await self.passwords.verify(stored, old):
-            self.throttle.failed(key, network)
+            await self.throttle.count_failure(key, network)
             raise SignInError("the current password is wrong")
         secret = await self.passwords.hash(new)
         others = [s.session_id for s in await self.sessions(player_id) if s.session_id != session_id]

@@ -96,9 +96,14 @@ class Arena:
         `max_lingering`)."""
         self.identities = Identities(storage, self.write, options.max_cached_players)
         """Every known player, and the one writer of new ones."""
+        deployment = deploy(self)
+        self.replication = deployment.replication
+        self.presence = deployment.presence
+        counts = deployment.failure_counts
         self.accounts = Accounts(storage, self.write, self.identities,
-                                 Passwords(Argon2Hasher(options.password_cost)), SignInThrottle(self.loop.time),
-                                 SignInThrottle(self.loop.time),
+                                 Passwords(Argon2Hasher(options.password_cost)),
+                                 SignInThrottle(self.loop.time, options.sign_in_throttle, counts, "password"),
+                                 SignInThrottle(self.loop.time, options.sign_in_throttle, counts, "code"),
                                  announce=self._sessions_ended,
                                  pace=PasswordPace(self.loop.time, options.sign_in_pace))
         """Accounts' credentials and sessions, and their one writer."""
@@ -125,9 +130,6 @@ class Arena:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.bot_turns = BotTurns(self.loop, bots, self.now, self.owns, lambda: self.closing, self.spawn, self.act,
                                   self.metrics, wait_turn)
-        deployment = deploy(self)
-        self.replication = deployment.replication
-        self.presence = deployment.presence
         self.match_end_hooks: list[Callable[[Room, EndChange], None]] = []
         """Called once a match's end is published, here or from another node (events record their results)."""
         self.disconnect_hooks: list[Callable[[Follower], None]] = []

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from server.core.passwords import PasswordCost
 from server.core.sign_in_pace import PaceLimits
+from server.core.sign_in_throttle import ThrottleLimits
 
 
 @dataclass
@@ -43,6 +44,9 @@ class ArenaOptions:
     its budget refills over an hour."""
     password_cost: PasswordCost = field(default_factory=PasswordCost)
     """argon2id's parameters for accounts' passwords (a stored hash with others is made again at its sign-in)."""
+    sign_in_throttle: ThrottleLimits = field(default_factory=ThrottleLimits)
+    """Failed sign-ins per account and per network: free ones, then growing delays (`server.core.sign_in_throttle`;
+    a cluster's nodes count them together)."""
     sign_in_pace: PaceLimits = field(default_factory=PaceLimits)
     """Failed password sign-ins of the whole server: free ones, then tries paced (`server.core.sign_in_pace`)."""
     max_cached_players: int = 50_000

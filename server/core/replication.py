@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.messages import MatchSummary
 from server.core.changes import ArenaChange
+from server.core.failure_counts import FailureCounts
 from server.core.follower import Follower
 from server.core.match import Seat
 from server.core.presence import Presence
@@ -247,10 +248,14 @@ class SingleNode:
 
 @dataclass(frozen=True, slots=True)
 class Deployment:
-    """How this server runs beside others (chosen once, at start-up): its replication and its presence."""
+    """How this server runs beside others (chosen once, at start-up): its replication, its presence, and where failed
+    sign-ins are counted."""
 
     replication: Replication
     presence: Presence
+    failure_counts: FailureCounts | None = None
+    """Failed sign-ins as every server of the deployment counts them (None: a server on its own counts in its
+    memory)."""
 
 
 def single_node(arena: MatchHost) -> Deployment:

@@ -9,7 +9,8 @@ try waits its turn in one line: the turns come `1 / per_s` apart, a network hold
 next try, while one waits, is refused at once), and the line is at most `max_wait_s` long (a try that would wait
 longer is refused with the wait). So failures in all are at most `free + 1 + per_s * t` over any `t` seconds,
 whatever the number of networks, and a right password is checked within `max_wait_s` while fewer than
-`per_s * max_wait_s` networks try at once. Recovery codes and passkeys never pass here.
+`per_s * max_wait_s` networks try at once. Recovery codes and passkeys never pass here. Each node of a cluster
+holds its own budget and line (they bound its own hashing), unlike the per-account throttle, which every node shares.
 """
 
 from __future__ import annotations

@@ -8,6 +8,14 @@ and a success clears its account's count. A name that is no account counts exact
 so the throttle tells nothing either. The keys held are bounded (`max_keys`, the oldest leave first).
 Recovery codes are throttled apart (their own keys), so failed passwords never lock the owner out of
 a code.
+
+A cluster node's throttle is given the counts every node shares (`server.core.failure_counts`, in the cluster's
+Redis): its `admit`, `count_failure` and `count_success` read and write those, so guesses at one account spread over
+several nodes meet its delays exactly as on one server. It still counts each failure in its own memory too: while the
+shared counts cannot be read (Redis down or unreachable), a try is checked against this node's own counts, so an
+outage never lets guesses through unthrottled (each node then throttles what it sees), and a right password still
+signs in; the fallback is logged once (`sign_in_counts_unshared`), and its end too (`sign_in_counts_shared`). A
+server on its own has no shared counts: those methods use its memory alone.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from protocol.errors import SignInThrottledError
+from server.core.failure_counts import FailureCounts, FailureCountsError
+from server.logs import event as log_event
 
 
 @dataclass
@@ -42,18 +52,68 @@ class ThrottleLimits:
 class SignInThrottle:
     """The failures of sign-ins by key, and the waits they impose."""
 
-    def __init__(self, clock: Callable[[], float], limits: ThrottleLimits | None = None) -> None:
+    def __init__(self, clock: Callable[[], float], limits: ThrottleLimits | None = None,
+                 shared: FailureCounts | None = None, scope: str = "password") -> None:
         self.clock = clock
         self.limits = limits or ThrottleLimits()
+        self.shared = shared
+        """The counts every node of a cluster shares (None: a server on its own, its memory is all)."""
+        self.scope = scope
+        """What this throttle counts (`password`, `code`): its keys in the shared counts begin with it."""
         self._keys: dict[str, Failures] = {}
+        self._unshared = False
+        """Whether the shared counts failed at the last try (this node's own are used until they answer again)."""
+
+    async def admit(self, account: str, network: str) -> None:
+        """Refuse a try while the account or the network must wait as every node counts (this node's own counts
+        while the shared ones cannot be read): `SignInThrottledError` with the wait."""
+        if self.shared is None:
+            self.check(account, network)
+            return
+        try:
+            wait = await self.shared.wait([self._shared_key("a", account), self._shared_key("n", network)])
+        except FailureCountsError as exc:
+            self._lost(exc)
+            self.check(account, network)
+            return
+        self._back()
+        if wait > 0:
+            raise self._refusal(wait)
+
+    async def count_failure(self, account: str, network: str) -> None:
+        """Count a failed try against the account and the network, here and in the shared counts."""
+        self.failed(account, network)
+        if self.shared is None:
+            return
+        limits = self.limits
+        try:
+            for kind, key, free in (("a", account, limits.account_free), ("n", network, limits.network_free)):
+                await self.shared.fail(self._shared_key(kind, key), free, limits.base_s, limits.max_s,
+                                       limits.forget_s)
+        except FailureCountsError as exc:
+            self._lost(exc)
+            return
+        self._back()
+
+    async def count_success(self, account: str) -> None:
+        """The account's owner signed in: its failures are forgotten here and in the shared counts."""
+        self.succeeded(account)
+        if self.shared is None:
+            return
+        try:
+            await self.shared.clear(self._shared_key("a", account))
+        except FailureCountsError as exc:
+            self._lost(exc)
+            return
+        self._back()
 
     def check(self, account: str, network: str) -> None:
-        """Refuse a try while the account or the network must wait (`SignInThrottledError` with the wait)."""
+        """Refuse a try while the account or the network must wait by this node's own counts
+        (`SignInThrottledError` with the wait)."""
         now = self.clock()
         wait = max(self._wait(f"a:{account}", now), self._wait(f"n:{network}", now))
         if wait > 0:
-            raise SignInThrottledError(f"too many failed sign-ins for this account or from your network: try again "
-                                       f"in {max(1, round(wait))} s (or sign in with a recovery code)", wait)
+            raise self._refusal(wait)
 
     def failed(self, account: str, network: str) -> None:
         """Count a failed try against the account and the network."""
@@ -64,6 +124,28 @@ class SignInThrottle:
     def succeeded(self, account: str) -> None:
         """The account's owner signed in: its failures are forgotten (the network's are not)."""
         self._keys.pop(f"a:{account}", None)
+
+    def _shared_key(self, kind: str, key: str) -> str:
+        """The name of an account's (`a`) or a network's (`n`) count in the shared counts."""
+        return f"{self.scope}:{kind}:{key}"
+
+    def _lost(self, exc: FailureCountsError) -> None:
+        """The shared counts failed: say so once, until they answer again."""
+        if not self._unshared:
+            self._unshared = True
+            log_event("sign_in_counts_unshared", scope=self.scope, error=str(exc), level=30)
+
+    def _back(self) -> None:
+        """The shared counts answered: say so once after they had failed."""
+        if self._unshared:
+            self._unshared = False
+            log_event("sign_in_counts_shared", scope=self.scope)
+
+    @staticmethod
+    def _refusal(wait: float) -> SignInThrottledError:
+        """The refusal of a try that must wait `wait` seconds more."""
+        return SignInThrottledError(f"too many failed sign-ins for this account or from your network: try again "
+                                    f"in {max(1, round(wait))} s (or sign in with a recovery code)", wait)
 
     def _wait(self, key: str, now: float) -> float:
         """Seconds `key` must still wait (0: none); a key idle for `forget_s` is forgotten."""
