@@ -1,5 +1,6 @@
 """A TCP proxy for the tests: one server reached through it can be cut off (its connections closed, new ones
-refused) and let through again, as a network partition between one process and a database."""
+refused) and let through again, as a network partition between one process and a database; or frozen (connections
+stay open, nothing passes), as a server that is unreachable without saying so."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ class TcpProxy:
         self.cut_off = False
         self.server: asyncio.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
+        self.flowing = asyncio.Event()
+        """Cleared while frozen: bytes wait in the proxy."""
+        self.flowing.set()
 
     @property
     def port(self) -> int:
@@ -48,6 +52,7 @@ class TcpProxy:
         """Copy bytes from `reader` to `writer` until the end."""
         with contextlib.suppress(ConnectionError, OSError):
             while data := await reader.read(65536):
+                await self.flowing.wait()
                 writer.write(data)
                 await writer.drain()
         writer.close()
@@ -58,12 +63,21 @@ class TcpProxy:
         for writer in list(self.writers):
             writer.transport.abort()
 
+    def freeze(self) -> None:
+        """Hold every byte from now on (connections, old and new, stay open and silent)."""
+        self.flowing.clear()
+
+    def thaw(self) -> None:
+        """Pass the bytes held, and those that follow."""
+        self.flowing.set()
+
     def restore(self) -> None:
         """Let new connections through again."""
         self.cut_off = False
 
     async def close(self) -> None:
         """Stop listening and close every connection."""
+        self.thaw()
         self.cut()
         if self.server is not None:
             self.server.close()

@@ -1,5 +1,6 @@
-"""Redis stopped while passwords are guessed on two nodes: the shared counts cannot be read, so each node throttles
-the guesses it sees by its own counts, a right password still signs in, and every answer is a plain sign-in one."""
+"""Redis stopped, or silent, while passwords are guessed on two nodes: the shared counts cannot be read, so each node
+throttles the guesses it sees by its own counts, a right password still signs in, and every answer is a plain sign-in
+one, given without waiting on Redis."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from server.core.sign_in_throttle import ThrottleLimits
 from server.logs import LOGGER_NAME
 from tests.conftest import Serve
 from tests.helpers.redis_server import RedisServer
+from tests.helpers.tcp_proxy import TcpProxy
 from tests.server.cluster.test_nodes import nodes
 from tests.server.cluster.test_sign_in_throttle_cluster import WRONG, counted, guessers, login
 from tests.server.test_accounts import PASSWORD
@@ -50,3 +52,25 @@ async def test_guesses_while_redis_is_down_are_still_throttled_by_each_node(serv
         assert [r.getMessage() for r in caplog.records].count("sign_in_counts_unshared") == 2
     finally:
         redis_server.start()
+
+
+async def test_guesses_while_redis_is_silent_are_answered_and_throttled(serve: Serve, pg_url: str,
+                                                                      redis_server: RedisServer) -> None:
+    """Two nodes reach Redis through a proxy that then holds every byte (Redis unreachable without a word): each
+    wrong guess on node A is still answered within seconds (no sign-in waits on Redis past its short timeout), A
+    throttles them by its own count, and the right password signs in after the wait."""
+    proxy = TcpProxy("127.0.0.1", redis_server.port)
+    await proxy.start()
+    try:
+        a, b = await nodes(serve, pg_url, f"redis://127.0.0.1:{proxy.port}/0",
+                           sign_in_throttle=ThrottleLimits(base_s=1.0))
+        on_a, _ = await guessers(a, b, "127.64.0.0/24", "silent")
+        assert (await login(on_a, "silent", WRONG)).get("code") == "sign_in_failed"
+        proxy.freeze()
+        answers = [await login(on_a, "silent", WRONG) for _ in range(7)]
+        assert [answer.get("code") for answer in answers][-1] == "sign_in_throttled", answers
+        assert all(answer.get("code") in SIGN_IN_CODES for answer in answers), answers
+        await asyncio.sleep(answers[-1]["retry_ms"] / 1000 + 0.1)
+        assert (await login(on_a, "silent", PASSWORD))["type"] == "signed_in"
+    finally:
+        await proxy.close()
