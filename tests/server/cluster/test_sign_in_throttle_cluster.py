@@ -99,3 +99,17 @@ async def test_the_right_password_after_the_wait_signs_in_and_clears_the_count_o
     assert (await login(on_a, "cleared", WRONG)).get("code") == "sign_in_throttled"
     await asyncio.sleep(0.6)
     assert (await login(on_a, "cleared", PASSWORD))["type"] == "signed_in"
+
+
+async def test_a_name_that_is_no_account_is_throttled_over_two_nodes_as_an_account_is(serve: Serve, pg_url: str,
+                                                                                      bus_url: str) -> None:
+    """Guesses alternated over two nodes at a name that is no account get the very answers guesses at an account
+    get: six refusals as wrong, then `sign_in_throttled` on either node (the throttle tells nothing of which names
+    exist)."""
+    a, b = await nodes(serve, pg_url, bus_url, sign_in_throttle=ThrottleLimits(base_s=60.0))
+    answers: dict[str, list[object]] = {}
+    for name, registered, network in (("realname", "realname", "127.65.0.0/24"),
+                                      ("noaccount", "someoneelse", "127.66.0.0/24")):
+        on_a, on_b = await guessers(a, b, network, registered)
+        answers[name] = [(await login(c, name, WRONG)).get("code") for c in (on_a, on_b) * 4]
+    assert answers["realname"] == answers["noaccount"] == ["sign_in_failed"] * 6 + ["sign_in_throttled"] * 2
