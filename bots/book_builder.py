@@ -134,13 +134,18 @@ class Builder:
             return False
 
     def solve(self, board: Board, depth: int) -> Entry:
-        """A hard position's entry, proved without limits (with every move's value if `depth` is small)."""
+        """A hard position's entry, proved without limits (with every move's value if `depth` is small), each MTD(f)
+        starting from a depth-limited guess when the board is far from the databases."""
         if depth > self.plan.per_move_depth:
-            pit, value = self.engine.prove(board)
+            guess = self.engine.guesses([(board, 0, True, False)])[0] if self.engine.far(board) else 0
+            pit, value = self.engine.prove(board, guess=guess)
             return Entry(value, pit)
         kids = self.engine.children(board)
+        far = self.engine.far(board)
         with self.engine.lock:
-            values = {kid[0]: self.engine.child_value(kid[1:], -1, 0, 0.0) for kid in kids}
+            guesses = self.engine.guesses([kid[1:] for kid in kids]) if far else [0] * len(kids)
+            values = {kid[0]: self.engine.child_value(kid[1:], -1, guess, 0.0)
+                      for kid, guess in zip(kids, guesses, strict=True)}
         value = max(values.values())
         pit = next(kid[0] for kid in sorted(kids, key=proof_order) if values[kid[0]] == value)
         return Entry(value, pit, tuple(values.get(p) for p in range(self.engine.rules.h)))
