@@ -105,7 +105,7 @@ class Passkeys:
         self.ceremonies = Buckets(per_minute / 60, per_minute, now=clock)
         """Ceremonies begun, per network."""
         self.failures = SignInThrottle(clock, ThrottleLimits(network_free=self.limits.failures_free,
-                                                             base_s=self.limits.base_s))
+                                                             base_s=self.limits.base_s), scope="passkey")
         """Failed passkey sign-ins, per network only (an account is never locked by them)."""
 
     # --- adding one --------------------------------------------------------------------------------

@@ -27,6 +27,15 @@ from protocol.errors import SignInThrottledError
 from server.core.failure_counts import FailureCounts, FailureCountsError
 from server.logs import event as log_event
 
+REFUSALS = {
+    "password": ("too many failed sign-ins for this account or from your network",
+                 " (or sign in with a recovery code)"),
+    "code": ("too many wrong recovery codes from your network", ""),
+    "passkey": ("too many failed passkey sign-ins from your network", " (or sign in with your password)"),
+}
+"""By the throttle's scope: what failed too often, and the other way in a refusal names (none for codes: their
+throttle is the one that never locks the owner out)."""
+
 
 @dataclass
 class Failures:
@@ -141,11 +150,10 @@ class SignInThrottle:
             self._unshared = False
             log_event("sign_in_counts_shared", scope=self.scope)
 
-    @staticmethod
-    def _refusal(wait: float) -> SignInThrottledError:
-        """The refusal of a try that must wait `wait` seconds more."""
-        return SignInThrottledError(f"too many failed sign-ins for this account or from your network: try again "
-                                    f"in {max(1, round(wait))} s (or sign in with a recovery code)", wait)
+    def _refusal(self, wait: float) -> SignInThrottledError:
+        """The refusal of a try that must wait `wait` seconds more, naming what failed and what else signs in."""
+        what, other = REFUSALS.get(self.scope, REFUSALS["password"])
+        return SignInThrottledError(f"{what}: try again in {max(1, round(wait))} s{other}", wait)
 
     def _wait(self, key: str, now: float) -> float:
         """Seconds `key` must still wait (0: none); a key idle for `forget_s` is forgotten."""

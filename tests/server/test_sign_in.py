@@ -115,6 +115,22 @@ def test_delays_grow_and_other_networks_are_not_held() -> None:
     throttle.check("oli", "10.1.0.0/24")
 
 
+def test_each_throttle_names_what_failed_and_offers_only_another_way_in() -> None:
+    """A refusal says what failed too often; the password throttle offers a recovery code, the passkey throttle the
+    password, and the recovery-code throttle never offers a recovery code."""
+    said = {}
+    for scope in ("password", "code", "passkey"):
+        throttle = SignInThrottle(FakeClock(), ThrottleLimits(account_free=0, network_free=0), scope=scope)
+        throttle.failed("oli", "10.0.0.0/24")
+        with pytest.raises(SignInThrottledError) as refused:
+            throttle.check("oli", "10.0.0.0/24")
+        said[scope] = str(refused.value)
+    assert "sign-ins" in said["password"] and "recovery code)" in said["password"]
+    assert "recovery codes" in said["code"] and "sign in with" not in said["code"]
+    assert "passkey" in said["passkey"] and "password)" in said["passkey"]
+    assert all(line.count("\n") == 0 and "try again in 1 s" in line for line in said.values())
+
+
 COMMON = ("123456789", "password1", "qwerty123", "iloveyou1")
 """Passwords a credential-stuffing list tries first."""
 
