@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.storage.schema import SQLITE_MIGRATIONS
+from server.storage.migrations_sqlite import SQLITE_MIGRATIONS
 
 BUSY_TIMEOUT_S = 10.0
 

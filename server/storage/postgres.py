@@ -32,20 +32,14 @@ from server.storage.games import (
     results_of,
     select_games,
 )
+from server.storage.migrations_postgres import POSTGRES_MIGRATIONS
 from server.storage.moderation import MODERATION_SQL
 from server.storage.ops import Op, OpKind, plan_batch
 from server.storage.passkeys import PASSKEY_SQL
 from server.storage.puzzles import PUZZLE_SQL
 from server.storage.reviews import REVIEW, REVIEW_SQL
-from server.storage.schema import (
-    FILL_NAME_KEYS,
-    PLAYER_NAMES,
-    POSTGRES_MIGRATIONS,
-    VERSION_TABLE,
-    Migration,
-    name_keys,
-    pending,
-)
+from server.storage.schema import VERSION_TABLE, pending
+from server.storage.schema_steps import FILL_NAME_KEYS, PLAYER_NAMES, Migration, name_keys
 from server.storage.tournaments import TOURNAMENT_SQL
 from server.storage.writer import (
     MATCH,

@@ -19,8 +19,9 @@ from protocol import Variant
 from protocol.messages import encode
 from protocol.puzzle_messages import PuzzleInfo
 from server.storage import open_storage
+from server.storage.migrations_sqlite import SQLITE_MIGRATIONS
 from server.storage.reviews import op_review
-from server.storage.schema import SQLITE_MIGRATIONS, migrate_sqlite
+from server.storage.schema import migrate_sqlite
 from tests.conftest import Serve
 from tests.helpers.processes import KALAH, run, started
 from tests.helpers.puzzles import check_one_answer

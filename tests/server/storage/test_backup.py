@@ -13,7 +13,8 @@ from pathlib import Path
 
 from protocol import Game, Variant
 from server.storage import fetch_game
-from server.storage.schema import SCHEMA, SQLITE_MIGRATIONS
+from server.storage.migrations_sqlite import SQLITE_MIGRATIONS
+from server.storage.schema import SCHEMA
 from tests.conftest import Serve
 from tests.helpers.cluster_play import loopback, start_node, stop_nodes
 from tests.helpers.pg import PostgresServer, query

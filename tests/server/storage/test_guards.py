@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from server.storage import open_storage
-from server.storage.schema import SQLITE_MIGRATIONS, migrate_sqlite
+from server.storage.migrations_sqlite import SQLITE_MIGRATIONS
+from server.storage.schema import migrate_sqlite
 from server.storage.writer import RACE_S, op_guard, op_guard_sweep, race_claim
 
 CLAIMS = "SELECT key FROM guards WHERE key NOT LIKE 'kalah:%'"

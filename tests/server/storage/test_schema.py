@@ -13,7 +13,10 @@ import pytest
 
 from server.storage import ConflictError, SchemaError, is_postgres, open_storage
 from server.storage.games import PLAYED
-from server.storage.schema import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, Migration, migrate_sqlite
+from server.storage.migrations_postgres import POSTGRES_MIGRATIONS
+from server.storage.migrations_sqlite import SQLITE_MIGRATIONS
+from server.storage.schema import migrate_sqlite
+from server.storage.schema_steps import Migration
 from server.storage.writer import PLAYERS, op_player
 from tests.conftest import Serve
 from tests.helpers.paths import ROOT_DIR
