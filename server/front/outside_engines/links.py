@@ -90,6 +90,10 @@ class TcpLink(Link):
         self.writer.transport.abort()
 
     def close(self) -> None:
-        """Close the writer (the reader then sees the end)."""
+        """Close the writer (the reader then sees the end). The end is sent at once behind the last line written: a
+        line of the agent's still unread here makes the close a reset, which must not cost the agent the lines
+        before it (an `error` and `goodbye` it would otherwise never read)."""
+        with contextlib.suppress(Exception):
+            self.writer.write_eof()
         with contextlib.suppress(Exception):
             self.writer.close()

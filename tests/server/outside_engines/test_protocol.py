@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import struct
+import termios
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from server.front.outside_engines.links import TcpLink
 from server.storage import fetch_game
 from tests.conftest import Serve
 from tests.helpers.agents.kgp_client import KgpClients, gateway, port_of
+from tests.helpers.wire import eventually
 
 
 @pytest.fixture
@@ -171,3 +175,31 @@ async def test_a_state_whose_write_finds_the_connection_lost_is_not_waited_for()
             end.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_line_the_agent_sends_as_it_is_dropped_costs_it_no_line_before_the_goodbye(
+        serve: Serve, kgp: KgpClients) -> None:
+    """An agent's line still unread when the server drops it (a `pong` crossing its `goodbye`) makes the close a
+    reset; the agent still reads the `error` and `goodbye` before it, then the end (it used to get a reset instead
+    of them, a test agent an exception, as when a forfeit crossed the pong of its last ping)."""
+    running = await gateway(serve, kgp_pair_wait_s=60)
+    client = await kgp.open(port_of(running))
+    await client.hello()
+    assert running.kgp is not None
+    [agent] = running.kgp.agents
+    assert isinstance(agent.link, TcpLink)
+    transport = agent.link.writer.transport
+    assert isinstance(transport, asyncio.Transport)
+    transport.pause_reading()  # the server reads nothing more: the agent's next line stays unread
+    await client.command("ping")
+    sock = agent.link.writer.get_extra_info("socket")
+
+    def unread() -> int:
+        """Bytes of the agent's waiting, unread, in the server's socket."""
+        return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0])
+
+    await eventually(lambda: unread() > 0, what="the agent's line to reach the server")
+    agent.kill("dropped for the test")
+    rest = await client.closed()
+    assert [line.name for line in rest] == ["error", "goodbye"]
+    assert rest[0].args[0] == "dropped for the test"
