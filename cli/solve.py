@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if seeds is None:
         on_disk = min(egdb.present_seeds(variant), variant.total_seeds - 2 * variant.houses)
         seeds = max(auto_egdb_seeds(variant), on_disk)
-    tt_bits = auto_tt_bits(variant) if args.tt_bits is None else args.tt_bits
+    tt_bits = auto_tt_bits(variant, per_move=args.per_move) if args.tt_bits is None else args.tt_bits
     engines: list[Engine] = []
     build = True
     if not position.over and (found is None or any(args.no_book or from_book(board, False) is None
