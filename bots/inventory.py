@@ -33,8 +33,9 @@ RULE_SETS = (Variant(), Variant(capture=Capture.EMPTY))
 """The rule sets of the shipped books: Kalah(6,n), standard and empty capture."""
 PERFECT_SEEDS = 24
 """The databases the perfect bot's Kalah(6,4) play was checked with (docs/bots.md)."""
-LARGE_SEEDS = 28
-"""The databases the perfect bot's Kalah(6,5) books are built with (docs/bots.md, bench/perfect.py)."""
+LARGE_SEEDS = 30
+"""The databases the perfect bot's Kalah(6,5) books are built with (docs/bots.md): with 30 levels a full walk has
+about a fifteenth of the hard positions it has with 28 (docs/benchmarks.md, "How big a complete book is")."""
 BOOK_NODE_LIMIT = 2_000_000
 """The node limit of the Kalah(6,5) books' builds: a position whose proof from an empty table takes more goes in."""
 SMALL_BUILD_S = 10.0

@@ -69,26 +69,36 @@ def fake_levels(directory: Path, seeds: int) -> None:
                 fh.truncate(level.size)
 
 
-@pytest.mark.parametrize(("on_disk", "bot_seeds", "kalah_6_4", "kalah_6_5"), [
-    (0, 24, "not perfect in Kalah(6,4) without databases", "after `kalah egdb build --seeds 28"),
-    (24, 24, "proved moves throughout Kalah(6,4)", "after `kalah egdb build --seeds 28"),
-    (29, 16, "KALAH_BOT_EGDB_SEEDS=24 lets the bots use the databases on disk (up to 29 seeds)",
-     "--egdb-seeds 28 --node-limit 2000000` finishes it in the background, resumably (`kalah book status -H 6 -s 5"),
-    (28, 28, "proved moves throughout Kalah(6,4)", "finishes it in the background, resumably (`kalah book status"),
+@pytest.mark.parametrize(("on_disk", "bot_seeds", "kalah_6_4", "standard", "empty"), [
+    (0, 24, "not perfect in Kalah(6,4) without databases",
+     "its book's build is not finished (", "its book is complete for the databases up to 30 seeds, 0 on disk: "
+     "`kalah egdb build --seeds 30 --capture empty` ("),
+    (24, 24, "proved moves throughout Kalah(6,4)",
+     "after `kalah egdb build --seeds 30` (", "its book is complete for the databases up to 30 seeds, 24 on disk"),
+    (31, 16, "KALAH_BOT_EGDB_SEEDS=24 lets the bots use the databases on disk (up to 31 seeds)",
+     "--egdb-seeds 30 --node-limit 2000000` finishes it in the background, resumably (`kalah book status -H 6 -s 5`",
+     "its book is complete for the databases up to 30 seeds and the bots use 16 of the 31 on disk: "
+     "KALAH_BOT_EGDB_SEEDS=30 lets them use enough"),
+    (30, 30, "proved moves throughout Kalah(6,4)",
+     "finishes it in the background, resumably (`kalah book status", "PERFECT"),
 ])
 def test_the_report_says_what_perfect_is_in_kalah_6_4_and_6_5(tmp_path: Path, on_disk: int, bot_seeds: int,
-                                                              kalah_6_4: str, kalah_6_5: str) -> None:
-    """What `perfect` is in Kalah(6,4) follows the levels on disk and those the bots are allowed to use; in Kalah(6,5),
-    whose shipped books are not complete, it is not perfect in either rule set, and each line names the book build
-    (and the databases' when they are missing)."""
+                                                              kalah_6_4: str, standard: str, empty: str) -> None:
+    """What `perfect` is in Kalah(6,4) follows the levels on disk and those the bots are allowed to use; in Kalah(6,5)
+    the shipped standard book is not complete, so that line names the book build (and the databases' when they are
+    missing), and the shipped empty-capture book is: perfect with its 30 levels, else the line names what is missing."""
     fake_levels(tmp_path, on_disk)
     lines = inventory.report(tmp_path, book_dirs=[book_mod.PACKAGE_DIR], bot_seeds=bot_seeds)
     assert f"databases up to {on_disk} seeds" in lines[1]
     assert lines[-3].startswith("perfect: ") and kalah_6_4 in lines[-3]
-    for line, capture in zip(lines[-2:], ("", " --capture empty"), strict=True):
-        rules = "standard" if not capture else "empty capture"
-        assert line.startswith(f"not perfect in Kalah(6,5) {rules}: its book's build is not finished ("), line
-        assert kalah_6_5.replace("-s 5", f"-s 5{capture}").replace("--seeds 28", f"--seeds 28{capture}") in line
+    assert lines[-2].startswith("not perfect in Kalah(6,5) standard: its book's build is not finished ("), lines[-2]
+    assert standard in lines[-2], lines[-2]
+    if empty == "PERFECT":
+        assert lines[-1].startswith("perfect in Kalah(6,5) empty capture: its book is complete for the databases up "
+                                    "to 30 seeds and the bots use 30: every move is the book's or proved within "
+                                    "2,000,000 nodes"), lines[-1]
+    else:
+        assert lines[-1].startswith(f"not perfect in Kalah(6,5) empty capture: {empty}"), lines[-1]
 
 
 def complete_book(directory: Path, capture: Capture, seeds: int) -> None:
@@ -111,11 +121,11 @@ def test_kalah_6_5_is_perfect_only_with_a_complete_book_and_its_databases(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete_at: int, bot_seeds: int, standard: str) -> None:
     """With an operator's book ($KALAH_BOOK_DIR) recording a complete Kalah(6,5) build, the verdict is "perfect" only
     when the databases on disk reach its level and the bots use them; else one line names what is missing. The other
-    rule set, whose book is not complete, is not perfect."""
+    rule set's shipped book is complete with 30 levels, which are not on disk: the line names their build."""
     fake_levels(tmp_path / "egdb", 5)
     monkeypatch.setenv(book_mod.ENV_DIR, str(tmp_path / "books"))
     complete_book(tmp_path / "books", Capture.STANDARD, complete_at)
     lines = inventory.report(tmp_path / "egdb", bot_seeds=bot_seeds)
     assert lines[-2].startswith(standard), lines[-2]
-    assert lines[-1].startswith("not perfect in Kalah(6,5) empty capture: its book's build is not finished (")
-    assert "`kalah book build -H 6 -s 5 --capture empty --egdb-seeds 28 --node-limit 2000000`" in lines[-1]
+    assert lines[-1].startswith("not perfect in Kalah(6,5) empty capture: its book is complete for the databases up "
+                                "to 30 seeds, 5 on disk: `kalah egdb build --seeds 30 --capture empty` ("), lines[-1]

@@ -1,15 +1,15 @@
 """The perfect bot in Kalah(6,5), both capture rules, at the server's 1 s a move: every move proved (slow; skipped
 without what it needs).
 
-It needs the 28-seed databases of the rule set in $KALAH_EGDB_DIR (`kalah egdb build --seeds 28 [--capture empty]`,
-5.2 GiB each), which it reads only, and a complete book of the rule set's Kalah(6,5) start among the bot's books (the
-shipped ones and those in $KALAH_BOOK_DIR): one whose header records a build that followed every answer with databases
-up to at most 28 seeds (`kalah book build -H 6 -s 5 [--capture empty] --egdb-seeds 28 --node-limit 2000000`, hours,
-resumable; `kalah book status` says how far). The bot plays itself and, two games a seat, random, greedy, alphabeta:8
-and strong; every one of its moves must be proved (`Decision.exact`: from the book, proved at the board, or forced),
-not only keep the game's value; bench/perfect.py's judge (every level on disk, a 2**26-entry table) checks too that
-each keeps the game's published value (as South never below it, as North never above it), and against itself the game
-ends at that value.
+It needs the 30-seed databases of the rule set in $KALAH_EGDB_DIR (`kalah egdb build --seeds 30 [--capture empty]`,
+5.6 GiB each in format v2), which it reads only, and a complete book of the rule set's Kalah(6,5) start among the bot's
+books (the shipped ones and those in $KALAH_BOOK_DIR): one whose header records a build that followed every answer
+with databases up to at most 30 seeds (`kalah book build -H 6 -s 5 [--capture empty] --egdb-seeds 30 --node-limit
+2000000`, hours, resumable; `kalah book status` says how far). The bot plays itself and, two games a seat, random,
+greedy, alphabeta:8 and strong; every one of its moves must be proved (`Decision.exact`: from the book, proved at the
+board, or forced), not only keep the game's value; bench/perfect.py's judge (every level on disk, a 2**26-entry table)
+checks too that each keeps the game's published value (as South never below it, as North never above it), and against
+itself the game ends at that value.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 from bots import book as book_mod
 from bots import egdb
 from bots.engines import HOSTED_THREADS, Engines
+from bots.inventory import BOOK_NODE_LIMIT, LARGE_SEEDS
 from bots.solver import Engine
 from protocol import Capture, Variant
 from tests.helpers.processes import ROOT
@@ -31,9 +32,9 @@ import perfect
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(7200)]
 
-EGDB_SEEDS = 28
-NODE_LIMIT = 2_000_000
-"""The node limit of the Kalah(6,5) book builds (`bots.inventory.BOOK_NODE_LIMIT`)."""
+EGDB_SEEDS = LARGE_SEEDS
+"""The databases the Kalah(6,5) books are built with, which the bot uses here."""
+NODE_LIMIT = BOOK_NODE_LIMIT
 GAME_VALUES = {"standard": 10, "empty": 12}
 """Kalah(6,5) under perfect play, from SOLVER-NOTES.md."""
 OPPONENTS = ["random", "greedy", "alphabeta:8", "strong"]

@@ -244,25 +244,26 @@ def test_on_an_empty_cache_the_server_says_what_its_bots_have(tmp_path: Path) ->
 
 
 def test_the_server_says_perfect_in_kalah_6_5_only_where_a_complete_book_has_its_databases(tmp_path: Path) -> None:
-    """`kalah serve` with both rule sets' databases up to 5 seeds and, in $KALAH_BOOK_DIR, a standard-capture book
-    recording a complete Kalah(6,5) build with them: "perfect" there; the empty-capture book (the shipped one, not
+    """`kalah serve` with both rule sets' databases up to 5 seeds and, in $KALAH_BOOK_DIR, an empty-capture book
+    recording a complete Kalah(6,5) build with them: "perfect" there; the standard book (the shipped one, not
     complete) is "not perfect", in one line naming the build that finishes it."""
     for capture in Capture.STANDARD, Capture.EMPTY:
         egdb.load(Variant(capture=capture), 5, implementation("c"), tmp_path / "egdb")
-    book = Book(egdb.rule_key(Variant()))
-    book.record(Completion("kalah(6,5)", 5, 2_000_000, 20))
-    book.save(tmp_path / "books" / book_mod.file_name(Variant()))
+    rules = Variant(capture=Capture.EMPTY)
+    book = Book(egdb.rule_key(rules))
+    book.record(Completion("kalah(6,5,capture=empty)", 5, 2_000_000, 20))
+    book.save(tmp_path / "books" / book_mod.file_name(rules))
     with kalah(["serve", "--log-level", "error", "--port", "0", "--db", str(tmp_path / "a.sqlite3")],
                tmp_path) as server:
-        server.wait_for("how far)\n")
+        server.wait_for("(logged, docs/bots.md)\n")
         assert server.stop(signal.SIGINT) == 0
         text = server.text()
     lines = text.splitlines()
-    assert any(line.startswith("perfect in Kalah(6,5) standard: its book is complete for the databases up to 5 "
+    assert any(line.startswith("perfect in Kalah(6,5) empty capture: its book is complete for the databases up to 5 "
                                "seeds and the bots use 5") for line in lines), text
-    [empty] = [line for line in lines if "Kalah(6,5) empty capture" in line]
-    assert empty.startswith("not perfect in Kalah(6,5) empty capture: its book's build is not finished (")
-    assert "`kalah book build -H 6 -s 5 --capture empty --egdb-seeds 28 --node-limit 2000000`" in empty
+    [standard] = [line for line in lines if "Kalah(6,5) standard" in line]
+    assert standard.startswith("not perfect in Kalah(6,5) standard: its book's build is not finished (")
+    assert "`kalah book build -H 6 -s 5 --egdb-seeds 30 --node-limit 2000000`" in standard
     assert "Traceback" not in text
 
 
