@@ -197,18 +197,24 @@ async def _main(args: argparse.Namespace, logs: EventFormatter, token: str | Non
     if node_id is not None:
         logs.node = node_id
     node = "" if node_id is None else f", node {node_id} on bus {args.bus}"
-    print(f"kalah server listening on {running.url} (database {describe(db)}{node})", flush=True)
+    say(f"kalah server listening on {running.url} (database {describe(db)}{node})")
     if running.secure:
-        print(f"web pages on {running.web_url}", flush=True)
+        say(f"web pages on {running.web_url}")
     if running.kgp is not None:
-        print(f"KGP engines on tcp://{running.host}:{running.kgp.port}", flush=True)
-    announce(getattr(running.arena.bots, "engines", None), sys.stdout.isatty(), lambda line: print(line, flush=True))
+        say(f"KGP engines on tcp://{running.host}:{running.kgp.port}")
+    announce(getattr(running.arena.bots, "engines", None), sys.stdout.isatty(), say)
     tuner = asyncio.create_task(keep_heap_frozen(args.gc_freeze, pressed=running.pressed)) \
         if args.gc_freeze > 0 else None
     await serve_forever(running, stop)
     for task in (tuner, stalls):
         if task is not None:
             task.cancel()
+
+
+def say(line: str) -> None:
+    """Print a line in one write: the log lines, written by a thread of their own, never split it in a terminal."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +28,7 @@ from bots import book as book_mod
 from bots import egdb
 from bots.book import Book, Completion
 from bots.core import implementation
+from cli import serve as serve_cli
 from cli.main import main
 from protocol import Capture, Variant
 from tests.helpers.certs import make_certificate
@@ -411,3 +414,21 @@ async def _register(url: str, name: str) -> None:
     client = await Client.open(url, None)
     await client.request("signed_in", type="register", name=name, password="correct horse battery")
     await client.close()
+
+
+def test_the_server_prints_each_line_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kalah serve`'s lines on standard output go out in one write each: the log lines, written by a thread of their
+    own to standard error, cannot land inside one in a terminal (`print` writes the text and the newline apart)."""
+    writes: list[str] = []
+
+    class Recorder(io.StringIO):
+        """Standard output that records each write."""
+
+        def write(self, text: str) -> int:
+            """Record the write."""
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stdout", Recorder())
+    serve_cli.say("kalah server listening on ws://127.0.0.1:1 (database a.sqlite3)")
+    assert writes == ["kalah server listening on ws://127.0.0.1:1 (database a.sqlite3)\n"]
