@@ -4,13 +4,13 @@ Run: `python bench/book_size.py -H 6 -s 5 [--capture empty] --check-egdb-seeds 2
 [--node-limit 2000000]`. A full walk (`kalah book build` without `--keep`, `bots.book_builder`) looks at every position
 where the player is to move, sitting either side, after every answer of the opponent, until a position is proved from
 an empty table within the node limit (easy, left to the board); a position that is not (hard) is proved and goes in
-the book, and the walk goes on after the player's move. Each path here starts at the start or, half the time, after a
-random first turn, and goes on while the position is hard: the player's turn by its best move as a depth-limited
-search guesses it (a full proof would cost what the build costs), then a random answer of the opponent. The weight of
-a position is the product of the numbers of answers met on the way; the mean over paths of the weights of the hard
-positions (of the easy ones) estimates how many hard (easy) positions the walk meets, without the merging of
-transpositions (an overestimate). The spread of such estimates is wide: the standard error printed is what to read.
-Each database level set of `--check-egdb-seeds` walks the same paths' random choices.
+the book, and the walk goes on after the player's move. Each path here starts at the start (even paths) or after a
+random first turn (odd paths: the player sits second), and goes on while the position is hard: the player's turn by
+its best move as a depth-limited search guesses it (a full proof would cost what the build costs), then a random
+answer of the opponent. The weight of a position is the product of the numbers of answers met on the way; the mean
+over paths of the weights of the hard positions (of the easy ones) estimates how many hard (easy) positions the walk
+meets, without the merging of transpositions (an overestimate). The spread of such estimates is wide: the standard
+error printed is what to read. Each level set of `--check-egdb-seeds` starts from the same `--seed`.
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ def player_turn(engine: Engine, board: Board) -> Board | None:
         board = after
 
 
-def walk(builder: Builder, engine: Engine, rng: random.Random) -> Path:
-    """One path from the start, the player sitting either side at random."""
+def walk(builder: Builder, engine: Engine, rng: random.Random, second: bool) -> Path:
+    """One path from the start, the player sitting first, or `second`."""
     path = Path()
     board = relative_board(Position.initial(engine.variant))
     weight = 1
-    if rng.random() < 0.5:
+    if second:
         answers = builder.replies(board)
         weight, board = len(answers), rng.choice(answers)
     while True:
@@ -78,13 +78,13 @@ def walk(builder: Builder, engine: Engine, rng: random.Random) -> Path:
 def estimate(variant: Variant, check: int, paths: int, seed: int, node_limit: int) -> None:
     """Print the estimate for databases up to `check` seeds."""
     engine = Engine(variant, tt_log2=22, egdb_seeds=check, workers=1, build_egdb=False)
-    if len(engine.levels) - 1 < check:
+    if (len(engine.levels) - 1 if engine.levels else 0) < check:
         raise SystemExit(f"databases up to {check} seeds are missing in {egdb.cache_dir()}: "
                          f"`kalah egdb build --seeds {check}` makes them")
     builder = Builder(engine, Book(egdb.rule_key(variant)), Plan(node_limit=node_limit))
     rng = random.Random(seed)
     t0 = time.monotonic()
-    walked = [walk(builder, engine, rng) for _ in range(paths)]
+    walked = [walk(builder, engine, rng, i % 2 == 1) for i in range(paths)]
     for easy, what in ((False, "hard (proved into the book)"), (True, "easy (left to the board)")):
         weights = [p.weight(easy) for p in walked]
         error = statistics.stdev(weights) / len(weights) ** 0.5 if len(weights) > 1 else 0.0
