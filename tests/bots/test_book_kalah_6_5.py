@@ -10,6 +10,7 @@ import pytest
 from bots import book as book_mod
 from bots.book import Book, Entry
 from bots.engines import Engines
+from bots.inventory import BOOK_NODE_LIMIT, LARGE_SEEDS
 from bots.players import PerfectPlayer
 from bots.solver import Engine, proof_order, relative_board
 from cli.main import main
@@ -94,3 +95,13 @@ def test_solve_and_the_perfect_bot_read_the_start(capture: str, capsys: pytest.C
     decision = PerfectPlayer(engines=engines).explain(Position.initial(kalah_6_5(capture)), 1.0)
     assert decision.source == "book" and decision.action == Sow(2) and decision.value == PUBLISHED[capture]
     assert engines.made == 0
+
+
+@pytest.mark.parametrize("capture", ["empty"])
+def test_the_shipped_book_records_its_complete_walk(capture: str) -> None:
+    """The rule set's shipped book records a full walk of the Kalah(6,5) start with the 30-seed databases and the
+    books' node limit: what makes `kalah serve` say "perfect" where the bots use those levels."""
+    done = shipped(capture).complete(kalah_6_5(capture), LARGE_SEEDS)
+    assert done is not None
+    assert (done.databases, done.node_limit) == (LARGE_SEEDS, BOOK_NODE_LIMIT)
+    assert shipped(capture).complete(kalah_6_5(capture), LARGE_SEEDS - 1) is None

@@ -85,10 +85,13 @@ def fake_levels(directory: Path, seeds: int) -> None:
 def test_the_report_says_what_perfect_is_in_kalah_6_4_and_6_5(tmp_path: Path, on_disk: int, bot_seeds: int,
                                                               kalah_6_4: str, standard: str, empty: str) -> None:
     """What `perfect` is in Kalah(6,4) follows the levels on disk and those the bots are allowed to use; in Kalah(6,5)
-    the shipped standard book is not complete, so that line names the book build (and the databases' when they are
-    missing), and the shipped empty-capture book is: perfect with its 30 levels, else the line names what is missing."""
+    a book not complete (standard, here) makes a line naming the book build (and the databases' when they are
+    missing), and a book complete with 30 levels (empty capture) is perfect with them, else the line names what is
+    missing."""
     fake_levels(tmp_path, on_disk)
-    lines = inventory.report(tmp_path, book_dirs=[book_mod.PACKAGE_DIR], bot_seeds=bot_seeds)
+    Book(egdb.rule_key(Variant())).save(tmp_path / "books" / book_mod.file_name(Variant()))
+    complete_book(tmp_path / "books", Capture.EMPTY, 30)
+    lines = inventory.report(tmp_path, book_dirs=[tmp_path / "books"], bot_seeds=bot_seeds)
     assert f"databases up to {on_disk} seeds" in lines[1]
     assert lines[-3].startswith("perfect: ") and kalah_6_4 in lines[-3]
     assert lines[-2].startswith("not perfect in Kalah(6,5) standard: its book's build is not finished ("), lines[-2]
