@@ -289,7 +289,13 @@ def status(args: argparse.Namespace, variant: Variant) -> int:
     else:
         print(f"{variant.text()}: not complete; {held}")
     if state is None:
-        print(f"build: none recorded here; `kalah book build {_flags(variant)} --egdb-seeds N` starts it")
+        if complete:
+            levels, rules = complete[0].databases, _flags(variant).partition(f"-s {variant.seeds}")[2]
+            print(f"build: none recorded here, none needed: the bots play every move of it proved with the databases "
+                  f"up to {levels} seeds (`kalah egdb build -H {variant.houses} --seeds {levels}{rules}`, "
+                  f"KALAH_BOT_EGDB_SEEDS={levels})")
+        else:
+            print(f"build: none recorded here; `kalah book build {_flags(variant)} --egdb-seeds N` starts it")
         return 0
     ago = duration(max(0.0, time.time() - state.updated))
     line = (f"build: {state.state}" + (f" (process {running})" if running else f" (process {state.pid})"

@@ -135,3 +135,20 @@ def test_a_build_that_cannot_use_the_databases_on_disk_is_refused_in_one_line(tm
         assert done.stderr.count("\n") == 1
     assert egdb.present_seeds(SMALL, tmp_path / "egdb") == 8
     assert not (tmp_path / "books").exists()
+
+
+def test_status_without_a_build_says_whether_one_is_needed(tmp_path: Path, env: dict[str, str]) -> None:
+    """`kalah book status` where no build ran: for a start whose book records a complete walk (the shipped Kalah(6,5)
+    empty-capture book) it says none is needed and names the databases the bots then use; for one without, the
+    command that starts a build."""
+    empty = run([*KALAH, "book", "status", "-H", "6", "-s", "5", "--capture", "empty", "--dir", str(tmp_path / "b")],
+                env=env)
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout.splitlines()[1] == (
+        "build: none recorded here, none needed: the bots play every move of it proved with the databases up to 30 "
+        "seeds (`kalah egdb build -H 6 --seeds 30 --capture empty`, KALAH_BOT_EGDB_SEEDS=30)")
+    small = run([*KALAH, "book", "status", "-H", "4", "-s", "4", "--dir", str(tmp_path / "b")], env=env)
+    assert small.returncode == 0, small.stderr
+    assert small.stdout.splitlines() == [
+        f"kalah(4,4): not complete; 0 positions in {tmp_path / 'b' / book_mod.file_name(SMALL)}",
+        "build: none recorded here; `kalah book build -H 4 -s 4 --egdb-seeds N` starts it"]
