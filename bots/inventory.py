@@ -35,7 +35,7 @@ PERFECT_SEEDS = 24
 """The databases the perfect bot's Kalah(6,4) play was checked with (docs/bots.md)."""
 LARGE_SEEDS = 30
 """The databases the perfect bot's Kalah(6,5) books are built with (docs/bots.md): with 30 levels a full walk has
-about a fifteenth of the hard positions it has with 28 (docs/benchmarks.md, "How big a complete book is")."""
+an estimated eighteenth of the hard positions it has with 28 (docs/benchmarks.md, "How big a complete book is")."""
 BOOK_NODE_LIMIT = 2_000_000
 """The node limit of the Kalah(6,5) books' builds: a position whose proof from an empty table takes more goes in."""
 SMALL_BUILD_S = 10.0

@@ -97,7 +97,7 @@ def test_solve_and_the_perfect_bot_read_the_start(capture: str, capsys: pytest.C
     assert engines.made == 0
 
 
-@pytest.mark.parametrize("capture", ["empty"])
+@pytest.mark.parametrize("capture", ["standard", "empty"])
 def test_the_shipped_book_records_its_complete_walk(capture: str) -> None:
     """The rule set's shipped book records a full walk of the Kalah(6,5) start with the 30-seed databases and the
     books' node limit: what makes `kalah serve` say "perfect" where the bots use those levels."""
