@@ -9,8 +9,10 @@ random first turn (odd paths: the player sits second), and goes on while the pos
 its best move as a depth-limited search guesses it (a full proof would cost what the build costs), then a random
 answer of the opponent. The weight of a position is the product of the numbers of answers met on the way; the mean
 over paths of the weights of the hard positions (of the easy ones) estimates how many hard (easy) positions the walk
-meets, without the merging of transpositions (an overestimate). The spread of such estimates is wide: the standard
-error printed is what to read. Each level set of `--check-egdb-seeds` starts from the same `--seed`.
+meets, without the merging of transpositions. Rare deep paths carry most of a walk's size, so a few hundred paths
+mostly miss them and the estimate comes out low (2.6 times on Kalah(6,4), 6.7 on Kalah(6,5) standard:
+docs/benchmarks.md, "How big a complete book is"): compare level sets by it, not sizes. Each level set starts
+from the same `--seed`.
 """
 
 from __future__ import annotations
