@@ -51,7 +51,6 @@ from bots import egdb
 from bots.core import pit_to_bin
 from bots.solver import Engine, SearchDone, auto_egdb_seeds, auto_tt_bits, implementation, relative_board
 from cli import solve as solve_cli
-from cli.egdb import build_command
 from cli.variant_args import variant_from_args
 from protocol import Capture, KalahError, Position, Sow, Variant, compile_variant
 
@@ -281,8 +280,9 @@ def solve_target(solve_args: str) -> tuple[Position, list[str]]:
         raise SystemExit(f"--solve-args {solve_args!r}: {exc}") from None
     seeds = egdb.present_seeds(variant)
     if egdb.applies(variant) and seeds == 0:
+        command = egdb.build_command(variant, auto_egdb_seeds(variant))
         raise SystemExit(f"no endgame databases of {variant.text()} in {egdb.cache_dir()}: build them first "
-                         f"(`{build_command(variant, auto_egdb_seeds(variant))}`) or point ${egdb.ENV_DIR} at them")
+                         f"(`{command}`) or point ${egdb.ENV_DIR} at them")
     extra = [] if args.egdb_seeds is not None else ["--egdb-seeds", str(seeds)]
     return position, ["solve", *words, *extra, "--no-book", "--json"]
 

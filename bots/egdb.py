@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 from bots import pylevels, pysearch
 from protocol.tables import compile_variant
-from protocol.variant import Variant
+from protocol.variant import Capture, Leftover, Variant
 
 if TYPE_CHECKING:
     from bots.core import SearchCore
@@ -110,6 +110,19 @@ def rule_key(variant: Variant) -> str:
     """The part of a file name naming the rules that change database values."""
     extra = "extra" if variant.extra_turn else "alt"
     return f"h{variant.houses}-{variant.capture.value}-{extra}-{variant.leftover.value}"
+
+
+def build_command(variant: Variant, seeds: int) -> str:
+    """The `kalah egdb build` command that builds a rule set's databases up to `seeds` seeds in play (the flags of the
+    rules that change their values; `-H` only where the houses are not six)."""
+    flags = [f"--seeds {seeds}"] + ([] if variant.houses == 6 else [f"-H {variant.houses}"])
+    if variant.capture is not Capture.STANDARD:
+        flags.append(f"--capture {variant.capture.value}")
+    if not variant.extra_turn:
+        flags.append("--no-extra-turn")
+    if variant.leftover is not Leftover.OWNER:
+        flags.append(f"--leftover {variant.leftover.value}")
+    return "kalah egdb build " + " ".join(flags)
 
 
 def level_path(directory: Path, variant: Variant, k: int, fmt: str = FORMAT) -> Path:

@@ -99,7 +99,7 @@ def report(directory: Path | None = None, book_dirs: list[Path] | None = None,
     return lines
 
 
-def _capture_flag(variant: Variant) -> str:
+def capture_flag(variant: Variant) -> str:
     """The capture flag of a rule set in a command (none for the standard rule)."""
     return "" if variant.capture is Capture.STANDARD else f" --capture {variant.capture.value}"
 
@@ -108,7 +108,7 @@ def _egdb_build(variant: Variant, seeds: int) -> str:
     """The command that builds a rule set's databases up to `seeds`, with their size and estimated time."""
     need = sum(level_size(variant.houses, k) for k in range(1, seeds + 1))
     disk = _bytes(egdb.disk_bytes(need))
-    return (f"`kalah egdb build --seeds {seeds}{_capture_flag(variant)}` ({disk}, an estimated "
+    return (f"`{egdb.build_command(variant, seeds)}` ({disk}, an estimated "
             f"{egdb.build_seconds(need) / 60:.0f} min)")
 
 
@@ -136,8 +136,8 @@ def kalah_6_5(rules: Variant, book: Any, on_disk: int, bot_seeds: int) -> str:
     held = f"its book's build is not finished ({len(book):,} positions)" if book is not None else "it has no book"
     levels = "" if on_disk >= LARGE_SEEDS else f", after {_egdb_build(variant, LARGE_SEEDS)}"
     return (f"not perfect in {name}: {held}, so some moves are searched, not proved (logged); `kalah book build -H 6 "
-            f"-s 5{_capture_flag(variant)} --egdb-seeds {LARGE_SEEDS} --node-limit {BOOK_NODE_LIMIT}` finishes it in "
-            f"the background, resumably{levels} (`kalah book status -H 6 -s 5{_capture_flag(variant)}`: how far)")
+            f"-s 5{capture_flag(variant)} --egdb-seeds {LARGE_SEEDS} --node-limit {BOOK_NODE_LIMIT}` finishes it in "
+            f"the background, resumably{levels} (`kalah book status -H 6 -s 5{capture_flag(variant)}`: how far)")
 
 
 def _lower_priority() -> None:
@@ -196,7 +196,6 @@ def announce(engines: Any, build: bool, say: Callable[[str], Any]) -> threading.
     plans = [(v, small_build(v, directory)) for v in RULE_SETS]
     for variant, seeds in plans:
         if seeds:
-            capture = "" if variant.capture is Capture.STANDARD else f" --capture {variant.capture.value}"
-            say(f"  `kalah egdb build --seeds {seeds}{capture}` builds {egdb.rule_key(variant)}'s small databases "
+            say(f"  `{egdb.build_command(variant, seeds)}` builds {egdb.rule_key(variant)}'s small databases "
                 "in seconds (a server started in a terminal builds them itself)")
     return None

@@ -30,6 +30,7 @@ from bots import egdb
 from bots.book import Book, BookBusyError, BookFormatError, Completion, house_key
 from bots.book_builder import Builder, BuildStats, Plan
 from bots.book_status import WRITE_EVERY_S, BuildStatus, builder, status_path
+from bots.inventory import capture_flag
 from bots.solver import Engine, relative_board
 from cli.egdb import Reporter, describe, duration
 from cli.interrupts import run_stoppable
@@ -141,9 +142,8 @@ def build(args: argparse.Namespace, variant: Variant) -> int:
         print("kalah book: --nice must be 0..19", file=sys.stderr)
         return 2
     if args.no_build_egdb and (have := egdb.present_seeds(variant)) < min(args.egdb_seeds, variant.total_seeds):
-        capture = "" if variant.capture.value == "standard" else f" --capture {variant.capture.value}"
         print(f"kalah book: the databases in {egdb.cache_dir()} reach {have} seeds, not {args.egdb_seeds} "
-              f"(--no-build-egdb): build them with `kalah egdb build --seeds {args.egdb_seeds}{capture}` or pass "
+              f"(--no-build-egdb): build them with `{egdb.build_command(variant, args.egdb_seeds)}` or pass "
               f"--egdb-seeds {have}", file=sys.stderr)
         return 2
     if args.nice:
@@ -290,10 +290,9 @@ def status(args: argparse.Namespace, variant: Variant) -> int:
         print(f"{variant.text()}: not complete; {held}")
     if state is None:
         if complete:
-            levels, rules = complete[0].databases, _flags(variant).partition(f"-s {variant.seeds}")[2]
+            levels = complete[0].databases
             print(f"build: none recorded here, none needed: the bots play every move of it proved with the databases "
-                  f"up to {levels} seeds (`kalah egdb build -H {variant.houses} --seeds {levels}{rules}`, "
-                  f"KALAH_BOT_EGDB_SEEDS={levels})")
+                  f"up to {levels} seeds (`{egdb.build_command(variant, levels)}`, KALAH_BOT_EGDB_SEEDS={levels})")
         else:
             print(f"build: none recorded here; `kalah book build {_flags(variant)} --egdb-seeds N` starts it")
         return 0
@@ -311,8 +310,7 @@ def status(args: argparse.Namespace, variant: Variant) -> int:
 
 def _flags(variant: Variant) -> str:
     """The variant flags of a Kalah(h,s) start, as `kalah book` takes them."""
-    capture = "" if variant.capture.value == "standard" else f" --capture {variant.capture.value}"
-    return f"-H {variant.houses} -s {variant.seeds}{capture}"
+    return f"-H {variant.houses} -s {variant.seeds}{capture_flag(variant)}"
 
 
 def show(args: argparse.Namespace, variant: Variant) -> int:

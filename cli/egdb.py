@@ -21,7 +21,7 @@ from pathlib import Path
 from bots import egdb, egdb_convert
 from cli.interrupts import run_stoppable
 from cli.variant_args import add_variant_args, variant_from_args
-from protocol import Capture, KalahError, Leftover, Variant
+from protocol import KalahError, Variant
 
 MAX_SEEDS = 40
 MIB = 1 << 20
@@ -98,18 +98,6 @@ def describe(variant: Variant, levels: list[egdb.Level], directory: Path) -> str
         f"estimated time: about {duration(egdb.build_seconds(todo))} on this machine's cores",
     ]
     return "\n".join(lines)
-
-
-def build_command(variant: Variant, seeds: int) -> str:
-    """The `kalah egdb build` command that builds a rule set's databases up to `seeds` seeds in play."""
-    flags = [f"--seeds {seeds}", f"-H {variant.houses}"]
-    if variant.capture is not Capture.STANDARD:
-        flags.append(f"--capture {variant.capture.value}")
-    if not variant.extra_turn:
-        flags.append("--no-extra-turn")
-    if variant.leftover is not Leftover.OWNER:
-        flags.append(f"--leftover {variant.leftover.value}")
-    return "kalah egdb build " + " ".join(flags)
 
 
 class Reporter:

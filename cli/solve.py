@@ -21,7 +21,7 @@ import time
 from bots import book, egdb, pie
 from bots.core import pit_to_bin, relative_board, south_value
 from bots.solver import Engine, Solution, auto_egdb_seeds, auto_tt_bits
-from cli.egdb import Reporter, build_command, describe, duration
+from cli.egdb import Reporter, describe, duration
 from cli.interrupts import run_stoppable
 from cli.server_args import CommandError
 from cli.variant_args import add_variant_args, variant_from_args
@@ -86,7 +86,7 @@ def _databases(args: argparse.Namespace, variant: Variant, seeds: int) -> bool:
     if not missing:
         return True
     print(describe(variant, levels, egdb.cache_dir()), file=sys.stderr)
-    hint = build_command(variant, seeds)
+    hint = egdb.build_command(variant, seeds)
     present = next((lv.k - 1 for lv in levels if not lv.present), len(levels))
     seconds = egdb.build_seconds(missing)
     if args.time_limit and seconds > args.time_limit:

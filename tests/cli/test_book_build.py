@@ -128,7 +128,7 @@ def test_a_build_that_cannot_use_the_databases_on_disk_is_refused_in_one_line(tm
     """With `--no-build-egdb`, a build asking for more levels than are on disk is refused in one line naming the
     build and the levels there, and builds none; a bad `--nice` is refused too."""
     for flags, said in ((["--egdb-seeds", "9"], "reach 8 seeds, not 9 (--no-build-egdb): build them with `kalah "
-                                                "egdb build --seeds 9` or pass --egdb-seeds 8"),
+                                                "egdb build --seeds 9 -H 4` or pass --egdb-seeds 8"),
                         (["--nice", "20"], "--nice must be 0..19")):
         done = run([*KALAH, "book", "build", *PLAN, "--dir", str(tmp_path / "books"), *flags], env=env)
         assert done.returncode == 2 and done.stderr.startswith("kalah book: ") and said in done.stderr, done.stderr
@@ -146,7 +146,7 @@ def test_status_without_a_build_says_whether_one_is_needed(tmp_path: Path, env: 
     assert empty.returncode == 0, empty.stderr
     assert empty.stdout.splitlines()[1] == (
         "build: none recorded here, none needed: the bots play every move of it proved with the databases up to 30 "
-        "seeds (`kalah egdb build -H 6 --seeds 30 --capture empty`, KALAH_BOT_EGDB_SEEDS=30)")
+        "seeds (`kalah egdb build --seeds 30 --capture empty`, KALAH_BOT_EGDB_SEEDS=30)")
     small = run([*KALAH, "book", "status", "-H", "4", "-s", "4", "--dir", str(tmp_path / "b")], env=env)
     assert small.returncode == 0, small.stderr
     assert small.stdout.splitlines() == [
