@@ -137,8 +137,7 @@ class Builder:
         """A hard position's entry, proved without limits (with every move's value if `depth` is small), each MTD(f)
         starting from a depth-limited guess when the board is far from the databases."""
         if depth > self.plan.per_move_depth:
-            guess = self.engine.guesses([(board, 0, True, False)])[0] if self.engine.far(board) else 0
-            pit, value = self.engine.prove(board, guess=guess)
+            pit, value = self.engine.prove(board, guess=self.engine.guess(board))
             return Entry(value, pit)
         kids = self.engine.children(board)
         far = self.engine.far(board)

@@ -269,6 +269,11 @@ class Engine:
         self.all_exact = exact
         return out
 
+    def guess(self, board: tuple[int, ...], deadline: float = 0.0) -> int:
+        """A first guess of a non-terminal board's own value for MTD(f): a depth-limited search where the board is
+        far from the databases (`far`), else 0."""
+        return self.guesses([(board, 0, True, False)], deadline)[0] if self.far(board) else 0
+
     def child_value(self, child: Child, depth: int, guess: int, deadline: float,
                     searcher: CoreSearcher | None = None, threads: int | Callable[[], int] = 1) -> int:
         """Mover's value of one move: its gain plus (or minus) the successor's value."""
@@ -408,7 +413,7 @@ class Engine:
                 value = max(values.values())
                 best = [p for p, v in values.items() if v == value]
             else:
-                g = self.guesses([(board, 0, True, False)], deadline)[0] if guess else 0
+                g = self.guess(board, deadline) if guess else 0
                 if guess:
                     value, best = self._value_and_best(board, kids, g, deadline)
                 else:

@@ -67,8 +67,10 @@ class SignInThrottle:
         self.limits = limits or ThrottleLimits()
         self.shared = shared
         """The counts every node of a cluster shares (None: a server on its own, its memory is all)."""
+        if scope not in REFUSALS:
+            raise ValueError(f"a sign-in throttle counts one of {', '.join(REFUSALS)}, not {scope!r}")
         self.scope = scope
-        """What this throttle counts (`password`, `code`): its keys in the shared counts begin with it."""
+        """What this throttle counts (`password`, `code`, `passkey`): its keys in the shared counts begin with it."""
         self._keys: dict[str, Failures] = {}
         self._unshared = False
         """Whether the shared counts failed at the last try (this node's own are used until they answer again)."""
@@ -152,7 +154,7 @@ class SignInThrottle:
 
     def _refusal(self, wait: float) -> SignInThrottledError:
         """The refusal of a try that must wait `wait` seconds more, naming what failed and what else signs in."""
-        what, other = REFUSALS.get(self.scope, REFUSALS["password"])
+        what, other = REFUSALS[self.scope]
         return SignInThrottledError(f"{what}: try again in {max(1, round(wait))} s{other}", wait)
 
     def _wait(self, key: str, now: float) -> float:
