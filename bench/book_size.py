@@ -32,7 +32,7 @@ from protocol import Capture, Position, Variant
 
 
 @dataclass
-class Path:
+class RandomPath:
     """One random path: each position's seeds in play, whether it is easy, and its weight."""
 
     steps: list[tuple[int, bool, int]] = field(default_factory=list)
@@ -55,9 +55,9 @@ def player_turn(engine: Engine, board: Board) -> Board | None:
         board = after
 
 
-def walk(builder: Builder, engine: Engine, rng: random.Random, second: bool) -> Path:
+def walk(builder: Builder, engine: Engine, rng: random.Random, second: bool) -> RandomPath:
     """One path from the start, the player sitting first, or `second`."""
-    path = Path()
+    path = RandomPath()
     board = relative_board(Position.initial(engine.variant))
     weight = 1
     if second:
